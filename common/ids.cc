@@ -1,0 +1,42 @@
+#include "common/ids.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+
+namespace dcu::common {
+
+std::string NewId(absl::string_view prefix) {
+  static absl::Mutex mu;
+  static std::mt19937_64* rng = new std::mt19937_64(std::random_device{}());
+  uint64_t v;
+  {
+    absl::MutexLock lock(&mu);
+    v = (*rng)();
+  }
+  return absl::StrCat(prefix, "-", absl::StrFormat("%012x", v & 0xffffffffffffULL));
+}
+
+std::string ValidateName(absl::string_view what, absl::string_view name) {
+  if (name.empty()) return absl::StrCat(what, " must not be empty");
+  if (name.size() > 63) {
+    return absl::StrCat(what, " is ", name.size(), " characters long; at most 63 are allowed");
+  }
+  auto ok_first = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  auto ok = [&](char c) { return ok_first(c) || c == '-' || c == '.' || c == '_'; };
+  if (!ok_first(name[0])) {
+    return absl::StrCat(what, " must start with a lower-case letter or digit");
+  }
+  for (char c : name) {
+    if (!ok(c)) {
+      return absl::StrCat(what, " contains '", absl::CEscape(std::string(1, c)),
+                          "'; only a-z, 0-9, '.', '_' and '-' are allowed");
+    }
+  }
+  return "";
+}
+
+}  // namespace dcu::common

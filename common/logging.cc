@@ -1,0 +1,42 @@
+#include "common/logging.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace dcu::common {
+namespace {
+std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
+absl::Mutex g_mu;
+std::string* g_component ABSL_GUARDED_BY(g_mu) = new std::string("dcufleet");
+}  // namespace
+
+void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
+LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load()); }
+
+void SetLogComponent(absl::string_view component) {
+  absl::MutexLock lock(&g_mu);
+  *g_component = std::string(component);
+}
+
+void LogLine(LogLevel level, absl::string_view message) {
+  static constexpr char kLetters[] = {'D', 'I', 'W', 'E'};
+  std::string line = absl::StrCat(
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
+      " ", std::string(1, kLetters[static_cast<int>(level)]), " ");
+  {
+    absl::MutexLock lock(&g_mu);
+    absl::StrAppend(&line, *g_component, "] ", message, "\n");
+  }
+  // One write() per line so concurrent lines never interleave.
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+}  // namespace dcu::common

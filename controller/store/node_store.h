@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dcufleet/v1/types.pb.h"
+
+namespace dcu::controller {
+
+// Durable facts about one node. Hot per-heartbeat figures live in FleetState.
+struct NodeRecord {
+  std::string node_id;
+  std::string name;
+  std::string agent_version;
+  std::vector<std::string> capabilities;
+  dcufleet::v1::NodeInventory inventory;
+  // "Ready", "NotReady", "Lost".
+  std::string state;
+  std::string state_reason;
+  int64_t registered_at_ms = 0;
+  int64_t last_seen_ms = 0;
+};
+
+// Durable node rows. Implementations must be safe to call from any thread.
+class NodeStore {
+ public:
+  virtual ~NodeStore() = default;
+  // Inserts the node, or updates the existing row with the same name (its
+  // node_id and registered_at_ms are kept). Returns the stored record.
+  virtual absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) = 0;
+  // Records a state transition. NOT_FOUND when no node has that name.
+  virtual absl::Status UpdateNodeState(const std::string& name, const std::string& state,
+                                       const std::string& reason, int64_t last_seen_ms) = 0;
+  // Stores a newer inventory. NOT_FOUND when no node has that name.
+  virtual absl::Status UpdateInventory(const std::string& name,
+                                       const dcufleet::v1::NodeInventory& inventory,
+                                       int64_t last_seen_ms) = 0;
+  virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+};
+
+struct Event {
+  int64_t event_id = 0;
+  int64_t at_ms = 0;
+  std::string subject_kind;
+  std::string subject;
+  // "Normal" or "Warning".
+  std::string type;
+  std::string reason;
+  std::string message;
+};
+
+// An append-only history of what happened, per subject.
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+  virtual absl::Status AppendEvent(const Event& event) = 0;
+  // Events for one subject, oldest first; `limit` <= 0 means all.
+  virtual absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
+                                                        const std::string& subject,
+                                                        int limit) = 0;
+};
+
+}  // namespace dcu::controller

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "migrations/embedded_migrations.h"
+
+namespace dcu::controller {
+
+// A prepared statement bound to one SqliteDatabase connection. Only used while
+// the database's mutex is held (inside SqliteDatabase::WithConnection).
+class SqliteStatement {
+ public:
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~SqliteStatement();
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+
+  SqliteStatement& Bind(int index, absl::string_view text);
+  SqliteStatement& BindBlob(int index, absl::string_view bytes);
+  SqliteStatement& Bind(int index, int64_t value);
+  SqliteStatement& BindNull(int index);
+  // Returns true when a row is available, false when done.
+  absl::StatusOr<bool> Step();
+  // Runs to completion, discarding rows.
+  absl::Status Run();
+  absl::Status Reset();
+
+  std::string ColumnText(int col) const;
+  std::string ColumnBlob(int col) const;
+  int64_t ColumnInt(int col) const;
+  bool ColumnIsNull(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+// One SQLite connection in WAL mode with foreign keys and a busy timeout. All
+// access is serialised through one mutex: the controller is the single writer.
+class SqliteDatabase {
+ public:
+  // Opens (creating if needed) `path`, or ":memory:". Fails with a message
+  // naming the path when the file cannot be opened, is not a database, or is
+  // corrupt.
+  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path);
+  ~SqliteDatabase();
+
+  // Applies, in order, every migration whose version is above the recorded
+  // one. Each migration runs in its own transaction with its schema_migrations
+  // row; a failing one is rolled back whole and reported with its name.
+  absl::Status Migrate(const std::vector<migrations::Migration>& migrations);
+  absl::StatusOr<int> SchemaVersion();
+
+  // Runs `fn` with the connection held exclusively.
+  absl::Status WithConnection(const std::function<absl::Status(SqliteDatabase&)>& fn);
+  // Runs `fn` in BEGIN IMMEDIATE ... COMMIT, rolling back on error.
+  absl::Status Transaction(const std::function<absl::Status(SqliteDatabase&)>& fn);
+
+  // Only valid inside WithConnection/Transaction.
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> Prepare(absl::string_view sql);
+  absl::Status Exec(absl::string_view sql);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  SqliteDatabase(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  absl::Status ExecLocked(absl::string_view sql);
+  absl::StatusOr<int> SchemaVersionLocked();
+
+  const std::string path_;
+  absl::Mutex mu_;
+  sqlite3* db_;
+  bool in_transaction_ = false;
+};
+
+// Maps an SQLite result code to a canonical status with `what` as context.
+absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what);
+
+}  // namespace dcu::controller

@@ -1,0 +1,163 @@
+#include "agent/link/controller_link.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "dcufleet/v1/node.grpc.pb.h"
+
+namespace dcu::agent {
+
+using dcufleet::v1::AgentMessage;
+using dcufleet::v1::ControllerMessage;
+
+// One connected stream: serialises writes (reads happen on the link thread).
+class ControllerLink::Stream {
+ public:
+  Stream(std::unique_ptr<grpc::ClientContext> ctx,
+         std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, ControllerMessage>> rw)
+      : ctx_(std::move(ctx)), rw_(std::move(rw)) {}
+  bool Write(const AgentMessage& m) {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return false;
+    return rw_->Write(m);
+  }
+  bool Read(ControllerMessage* m) { return rw_->Read(m); }
+  void Cancel() {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    ctx_->TryCancel();
+  }
+  grpc::Status Finish() { return rw_->Finish(); }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> ctx_;
+  std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, ControllerMessage>> rw_;
+  absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+ControllerLink::ControllerLink(Options options, LinkCallbacks callbacks)
+    : options_(std::move(options)), callbacks_(std::move(callbacks)) {}
+
+ControllerLink::~ControllerLink() { Stop(); }
+
+void ControllerLink::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void ControllerLink::Stop() {
+  if (stop_.exchange(true)) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (stream_) stream_->Cancel();
+    wake_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void ControllerLink::SendInstanceEvent(const dcufleet::v1::InstanceEvent& event) {
+  std::shared_ptr<Stream> s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = stream_;
+  }
+  if (!s) return;
+  AgentMessage m;
+  *m.mutable_instance_event() = event;
+  s->Write(m);
+}
+
+void ControllerLink::Run() {
+  std::mt19937_64 rng(std::random_device{}());
+  absl::Duration backoff = options_.initial_backoff;
+  auto channel = grpc::CreateChannel(options_.controller_address, grpc::InsecureChannelCredentials());
+  auto stub = dcufleet::v1::NodeService::NewStub(channel);
+  bool logged_down = false;
+  while (!stop_) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    auto rw = stub->Connect(ctx.get());
+    auto stream = std::make_shared<Stream>(std::move(ctx), std::move(rw));
+    AgentMessage hello;
+    *hello.mutable_hello() = callbacks_.make_hello();
+    bool ok = stream->Write(hello);
+    ControllerMessage msg;
+    if (ok) ok = stream->Read(&msg) && msg.has_welcome();
+    if (ok) {
+      absl::Duration interval = options_.status_interval;
+      if (msg.welcome().status_interval_ms() > 0) {
+        interval = absl::Milliseconds(msg.welcome().status_interval_ms());
+      }
+      DCU_LOG_INFO("connected to controller ", options_.controller_address, " as node id '",
+                   msg.welcome().node_id(), "'; reporting every ",
+                   absl::FormatDuration(interval));
+      logged_down = false;
+      backoff = options_.initial_backoff;
+      connected_ = true;
+      {
+        absl::MutexLock lock(&mu_);
+        stream_ = stream;
+      }
+      // Status sender: its own thread so reads (assignments) never wait.
+      std::atomic<bool> sender_stop{false};
+      std::thread sender([&] {
+        absl::MutexLock lock(&mu_);
+        while (!stop_ && !sender_stop) {
+          wake_.WaitWithTimeout(&mu_, interval);
+          if (stop_ || sender_stop) break;
+          mu_.Unlock();
+          AgentMessage status;
+          *status.mutable_status() = callbacks_.make_status();
+          bool wrote = stream->Write(status);
+          mu_.Lock();
+          if (!wrote) break;
+        }
+      });
+      while (!stop_ && stream->Read(&msg)) {
+        if (msg.has_assignment() && callbacks_.on_assignment) {
+          callbacks_.on_assignment(msg.assignment());
+        } else if (msg.has_command() && callbacks_.on_command) {
+          AgentMessage reply;
+          *reply.mutable_command_result() = callbacks_.on_command(msg.command());
+          stream->Write(reply);
+        }
+      }
+      connected_ = false;
+      {
+        absl::MutexLock lock(&mu_);
+        sender_stop = true;
+        stream_.reset();
+        wake_.SignalAll();
+      }
+      sender.join();
+      stream->Cancel();
+      grpc::Status st = stream->Finish();
+      if (!stop_) {
+        DCU_LOG_WARN("stream to controller ", options_.controller_address, " ended: ",
+                     st.ok() ? "closed by controller" : st.error_message());
+      }
+    } else {
+      stream->Cancel();
+      grpc::Status st = stream->Finish();
+      if (!logged_down && !stop_) {
+        DCU_LOG_WARN("cannot reach controller ", options_.controller_address, ": ",
+                     st.ok() ? "no Welcome" : st.error_message(), "; retrying with back-off");
+        logged_down = true;
+      }
+    }
+    if (stop_) break;
+    // Full jitter: sleep uniformly in [backoff/2, backoff], then double.
+    double f = std::uniform_real_distribution<double>(0.5, 1.0)(rng);
+    absl::Duration sleep = backoff * f;
+    {
+      absl::MutexLock lock(&mu_);
+      wake_.WaitWithTimeout(&mu_, sleep);
+    }
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+}  // namespace dcu::agent

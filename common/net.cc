@@ -1,0 +1,38 @@
+#include "common/net.h"
+
+#include <arpa/inet.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace dcu::common {
+
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text) {
+  HostPort hp;
+  size_t colon = text.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("address '", text, "' is not HOST:PORT"));
+  }
+  hp.host = std::string(text.substr(0, colon));
+  if (hp.host.size() > 2 && hp.host.front() == '[' && hp.host.back() == ']') {
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
+  }
+  if (!absl::SimpleAtoi(text.substr(colon + 1), &hp.port) || hp.port < 0 || hp.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("address '", text, "' has an invalid port (0-65535)"));
+  }
+  return hp;
+}
+
+bool IsLoopbackHost(absl::string_view host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr addr4;
+  std::string h(host);
+  if (inet_pton(AF_INET, h.c_str(), &addr4) == 1) {
+    return (ntohl(addr4.s_addr) >> 24) == 127;
+  }
+  return false;
+}
+
+}  // namespace dcu::common

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace dcu::common {
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+// Parses "HOST:PORT", "[::1]:PORT". INVALID_ARGUMENT naming the text when
+// malformed or the port is outside 0-65535.
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text);
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(absl::string_view host);
+
+}  // namespace dcu::common

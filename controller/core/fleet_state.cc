@@ -1,0 +1,278 @@
+#include "controller/core/fleet_state.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "common/units.h"
+#include "common/version.h"
+
+namespace dcu::controller {
+
+using dcufleet::v1::NodeState;
+
+std::string NodeStateName(NodeState state) {
+  switch (state) {
+    case dcufleet::v1::NODE_READY:
+      return "Ready";
+    case dcufleet::v1::NODE_NOT_READY:
+      return "NotReady";
+    case dcufleet::v1::NODE_LOST:
+      return "Lost";
+    default:
+      return "Unknown";
+  }
+}
+
+namespace {
+NodeState ParseNodeState(const std::string& s) {
+  if (s == "Ready") return dcufleet::v1::NODE_READY;
+  if (s == "Lost") return dcufleet::v1::NODE_LOST;
+  return dcufleet::v1::NODE_NOT_READY;
+}
+}  // namespace
+
+FleetState::FleetState(NodeStore* store, EventLog* events, const common::Clock* clock,
+                       Options options)
+    : store_(store), events_(events), clock_(clock), options_(options) {}
+
+absl::Status FleetState::Load() {
+  auto rows = store_->ListNodes();
+  if (!rows.ok()) return rows.status();
+  absl::Time now = clock_->Now();
+  absl::MutexLock lock(&mu_);
+  for (const NodeRecord& r : *rows) {
+    NodeEntry& e = nodes_[r.name];
+    e.view.set_node_id(r.node_id);
+    e.view.set_name(r.name);
+    e.view.set_agent_version(r.agent_version);
+    for (const auto& c : r.capabilities) e.view.add_capabilities(c);
+    *e.view.mutable_inventory() = r.inventory;
+    e.view.set_registered_at_ms(r.registered_at_ms);
+    e.view.set_last_seen_ms(r.last_seen_ms);
+    // Until the agent reconnects we know nothing current about the node. A
+    // node that was already Lost stays Lost.
+    NodeState stored = ParseNodeState(r.state);
+    e.view.set_state(stored == dcufleet::v1::NODE_LOST ? stored : dcufleet::v1::NODE_NOT_READY);
+    e.view.set_state_reason(stored == dcufleet::v1::NODE_LOST ? r.state_reason
+                                                               : "controller restarted; waiting "
+                                                                 "for the agent to reconnect");
+    // Grace counts from the restart, not from before it: agents need time to
+    // notice and reconnect.
+    e.last_seen = now;
+    e.inventory_persisted = now;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::Hello& hello,
+                                                          NodeSession* session) {
+  absl::Time now = clock_->Now();
+  int64_t now_ms = common::ToUnixMillis(now);
+  NodeRecord rec;
+  rec.name = hello.node_name();
+  rec.agent_version = hello.agent_version();
+  rec.capabilities.assign(hello.capabilities().begin(), hello.capabilities().end());
+  rec.inventory = hello.inventory();
+  rec.state = "Ready";
+  rec.state_reason = "agent connected";
+  rec.registered_at_ms = now_ms;
+  rec.last_seen_ms = now_ms;
+  // Durable first: a node the controller acknowledged must survive a crash.
+  auto stored = store_->RegisterNode(rec);
+  if (!stored.ok()) return stored.status();
+
+  dcufleet::v1::Welcome welcome;
+  welcome.set_controller_version(common::kVersion);
+  welcome.set_status_interval_ms(
+      static_cast<int32_t>(absl::ToInt64Milliseconds(options_.status_interval)));
+  welcome.set_node_id(stored->node_id);
+
+  std::vector<Event> events;
+  bool known = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto [it, inserted] = nodes_.try_emplace(hello.node_name());
+    known = !inserted;
+    NodeEntry& e = it->second;
+    e.view.set_node_id(stored->node_id);
+    e.view.set_name(hello.node_name());
+    e.view.set_agent_version(hello.agent_version());
+    e.view.mutable_capabilities()->Clear();
+    for (const auto& c : hello.capabilities()) e.view.add_capabilities(c);
+    *e.view.mutable_inventory() = hello.inventory();
+    e.view.mutable_instances()->Clear();
+    for (const auto& i : hello.instances()) *e.view.add_instances() = i;
+    e.view.set_registered_at_ms(stored->registered_at_ms);
+    e.view.set_last_seen_ms(now_ms);
+    e.view.set_connected_since_ms(now_ms);
+    e.last_seen = now;
+    e.inventory_persisted = now;
+    e.inventory_dirty = false;
+    e.session = session;
+    e.view.set_state(dcufleet::v1::NODE_READY);
+    e.view.set_state_reason("agent connected");
+    events.push_back(Event{0, now_ms, "node", hello.node_name(), "Normal",
+                           known ? "Reconnected" : "Registered",
+                           absl::StrCat("agent ", hello.agent_version(), " from ",
+                                        session ? session->Peer() : "?", " with ",
+                                        hello.inventory().devices_size(), " devices")});
+    dcufleet::v1::ControllerMessage msg;
+    *msg.mutable_welcome() = welcome;
+    if (session) session->Send(msg);
+  }
+  FlushEvents(events);
+  DCU_LOG_INFO("node '", hello.node_name(), "' ", known ? "reconnected" : "registered", " (",
+               hello.inventory().devices_size(), " devices)");
+  return welcome;
+}
+
+absl::Status FleetState::OnStatus(const std::string& node, const dcufleet::v1::NodeStatus& status,
+                                  NodeSession* session) {
+  absl::Time now = clock_->Now();
+  std::vector<Event> events;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end() || it->second.session != session) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("node '", node, "' is not connected on this stream"));
+    }
+    NodeEntry& e = it->second;
+    if (status.has_inventory()) {
+      *e.view.mutable_inventory() = status.inventory();
+      e.inventory_dirty = true;
+    }
+    e.view.mutable_instances()->Clear();
+    for (const auto& i : status.instances()) *e.view.add_instances() = i;
+    e.last_seen = now;
+    e.view.set_last_seen_ms(common::ToUnixMillis(now));
+    if (e.view.state() != dcufleet::v1::NODE_READY) {
+      SetStateLocked(e, dcufleet::v1::NODE_READY, "reporting again", &events);
+    }
+  }
+  FlushEvents(events);
+  return absl::OkStatus();
+}
+
+absl::Status FleetState::OnInstanceEvent(const std::string& node,
+                                         const dcufleet::v1::InstanceEvent& event,
+                                         NodeSession* session) {
+  absl::Time now = clock_->Now();
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.session != session) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("node '", node, "' is not connected on this stream"));
+  }
+  NodeEntry& e = it->second;
+  e.last_seen = now;
+  bool replaced = false;
+  for (auto& inst : *e.view.mutable_instances()) {
+    if (inst.instance_id() == event.status().instance_id()) {
+      inst = event.status();
+      replaced = true;
+    }
+  }
+  if (!replaced) *e.view.add_instances() = event.status();
+  return absl::OkStatus();
+}
+
+void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {
+  std::vector<Event> events;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end() || it->second.session != session) return;
+    NodeEntry& e = it->second;
+    e.session = nullptr;
+    e.view.set_connected_since_ms(0);
+    if (e.view.state() == dcufleet::v1::NODE_READY) {
+      SetStateLocked(e, dcufleet::v1::NODE_NOT_READY, "agent stream closed", &events);
+    }
+  }
+  FlushEvents(events);
+}
+
+void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string& reason,
+                                std::vector<Event>* events) {
+  NodeState old = e.view.state();
+  e.view.set_state(state);
+  e.view.set_state_reason(reason);
+  int64_t now_ms = common::ToUnixMillis(clock_->Now());
+  events->push_back(Event{0, now_ms, "node", e.view.name(),
+                          state == dcufleet::v1::NODE_READY ? "Normal" : "Warning",
+                          NodeStateName(state),
+                          absl::StrCat(NodeStateName(old), " -> ", NodeStateName(state), ": ",
+                                       reason)});
+}
+
+void FleetState::FlushEvents(const std::vector<Event>& events) {
+  for (const Event& ev : events) {
+    if (ev.subject_kind == "node" &&
+        (ev.reason == "Ready" || ev.reason == "NotReady" || ev.reason == "Lost")) {
+      absl::Status s = store_->UpdateNodeState(ev.subject, ev.reason, ev.message, ev.at_ms);
+      if (!s.ok()) DCU_LOG_WARN("persisting state of node '", ev.subject, "': ", s.message());
+      DCU_LOG_INFO("node '", ev.subject, "' ", ev.message);
+    }
+    if (events_) {
+      absl::Status s = events_->AppendEvent(ev);
+      if (!s.ok()) DCU_LOG_WARN("appending event: ", s.message());
+    }
+  }
+}
+
+void FleetState::Tick() {
+  absl::Time now = clock_->Now();
+  std::vector<Event> events;
+  std::vector<std::pair<std::string, dcufleet::v1::NodeInventory>> to_persist;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [name, e] : nodes_) {
+      absl::Duration silent = now - e.last_seen;
+      std::string silent_text = common::HumanDuration(absl::ToInt64Milliseconds(silent));
+      if (silent >= options_.lost_after && e.view.state() != dcufleet::v1::NODE_LOST) {
+        SetStateLocked(e, dcufleet::v1::NODE_LOST, absl::StrCat("no report for ", silent_text),
+                       &events);
+      } else if (silent >= options_.not_ready_after &&
+                 e.view.state() == dcufleet::v1::NODE_READY) {
+        SetStateLocked(e, dcufleet::v1::NODE_NOT_READY,
+                       absl::StrCat("no report for ", silent_text), &events);
+      }
+      if (e.inventory_dirty && now - e.inventory_persisted >= options_.inventory_persist_interval) {
+        to_persist.emplace_back(name, e.view.inventory());
+        e.inventory_dirty = false;
+        e.inventory_persisted = now;
+      }
+    }
+  }
+  FlushEvents(events);
+  for (const auto& [name, inv] : to_persist) {
+    absl::Status s = store_->UpdateInventory(name, inv, common::ToUnixMillis(now));
+    if (!s.ok()) DCU_LOG_WARN("persisting inventory of node '", name, "': ", s.message());
+  }
+}
+
+std::vector<dcufleet::v1::NodeView> FleetState::ListNodes() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<dcufleet::v1::NodeView> out;
+  out.reserve(nodes_.size());
+  for (const auto& [name, e] : nodes_) out.push_back(e.view);
+  return out;
+}
+
+std::optional<dcufleet::v1::NodeView> FleetState::GetNode(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second.view;
+}
+
+bool FleetState::SendToNode(const std::string& node,
+                            const dcufleet::v1::ControllerMessage& message) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.session == nullptr) return false;
+  return it->second.session->Send(message);
+}
+
+}  // namespace dcu::controller

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "controller/core/node_session.h"
+#include "controller/store/node_store.h"
+#include "dcufleet/v1/fleet.pb.h"
+#include "dcufleet/v1/node.pb.h"
+
+namespace dcu::controller {
+
+// The controller's in-memory picture of the fleet: one entry per node with
+// its latest inventory and instance reports. Durable transitions (register,
+// state changes) go to the NodeStore; per-heartbeat figures stay in memory and
+// are persisted at most once per `inventory_persist_interval` per node.
+class FleetState {
+ public:
+  struct Options {
+    // No report for this long → NotReady.
+    absl::Duration not_ready_after = absl::Seconds(15);
+    // No report for this long → Lost (its instances may be rescheduled).
+    absl::Duration lost_after = absl::Seconds(60);
+    absl::Duration inventory_persist_interval = absl::Seconds(30);
+    // Told to agents in Welcome.
+    absl::Duration status_interval = absl::Seconds(5);
+  };
+
+  FleetState(NodeStore* store, EventLog* events, const common::Clock* clock, Options options);
+
+  // Loads durable node rows; every node starts NotReady until it reconnects.
+  absl::Status Load() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Registers (or re-registers) a node from its Hello. `session` receives the
+  // Welcome and later assignments; it replaces any previous session of the
+  // same node. Returns the Welcome that was sent.
+  absl::StatusOr<dcufleet::v1::Welcome> OnHello(const dcufleet::v1::Hello& hello,
+                                                NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+  // Records a periodic report. FAILED_PRECONDITION when `session` is not the
+  // node's current session (a stale stream).
+  absl::Status OnStatus(const std::string& node, const dcufleet::v1::NodeStatus& status,
+                        NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+  // Records one instance's phase change.
+  absl::Status OnInstanceEvent(const std::string& node, const dcufleet::v1::InstanceEvent& event,
+                               NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+  // The stream of `session` ended. After this returns the core never touches
+  // `session` again.
+  void OnDisconnect(const std::string& node, NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Applies heartbeat timeouts and persists dirty inventories. Idempotent.
+  void Tick() ABSL_LOCKS_EXCLUDED(mu_);
+
+  std::vector<dcufleet::v1::NodeView> ListNodes() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<dcufleet::v1::NodeView> GetNode(const std::string& name) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Sends `message` to the node's current session. False when not connected.
+  bool SendToNode(const std::string& node, const dcufleet::v1::ControllerMessage& message)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  const Options& options() const { return options_; }
+
+ private:
+  struct NodeEntry {
+    dcufleet::v1::NodeView view;
+    absl::Time last_seen;
+    absl::Time inventory_persisted;
+    bool inventory_dirty = false;
+    NodeSession* session = nullptr;
+  };
+
+  void SetStateLocked(NodeEntry& entry, dcufleet::v1::NodeState state, const std::string& reason,
+                      std::vector<Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlushEvents(const std::vector<Event>& events) ABSL_LOCKS_EXCLUDED(mu_);
+
+  NodeStore* const store_;
+  EventLog* const events_;
+  const common::Clock* const clock_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+};
+
+// "Ready", "NotReady", "Lost".
+std::string NodeStateName(dcufleet::v1::NodeState state);
+
+}  // namespace dcu::controller

@@ -1,0 +1,126 @@
+// dcu-controller: wires the store, the fleet state and the gRPC services.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/net.h"
+#include "common/version.h"
+#include "controller/core/fleet_state.h"
+#include "controller/service/fleet_service.h"
+#include "controller/service/node_service.h"
+#include "controller/store/sqlite_store.h"
+
+namespace {
+// Set from the signal handler; the main loop polls it (only an atomic store is
+// async-signal-safe).
+std::atomic<bool> g_stop{false};
+void OnStopSignal(int) { g_stop = true; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  dcu::common::SetLogComponent("dcu-controller");
+  CLI::App app{"dcu-controller: the dcufleet control plane"};
+  std::string listen = "127.0.0.1:7070";
+  std::string db = "dcufleet.db";
+  std::string port_file;
+  bool insecure = false;
+  double not_ready_after_s = 15, lost_after_s = 60, status_interval_s = 5;
+  app.add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free port)");
+  app.add_option("--db", db, "SQLite database file (created if missing)");
+  app.add_option("--port-file", port_file, "write the bound port to this file once listening");
+  app.add_flag("--insecure", insecure,
+               "allow a non-loopback listen address without TLS (not recommended)");
+  app.add_option("--not-ready-after", not_ready_after_s, "seconds without a report before NotReady")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--lost-after", lost_after_s, "seconds without a report before Lost")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--status-interval", status_interval_s, "seconds between agent reports")
+      ->check(CLI::PositiveNumber);
+  app.set_version_flag("--version", dcu::common::kVersion);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version exit 0; every usage error exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  auto hp = dcu::common::ParseHostPort(listen);
+  if (!hp.ok()) {
+    std::cerr << "dcu-controller: --listen: " << hp.status().message() << "\n";
+    return 2;
+  }
+  if (!dcu::common::IsLoopbackHost(hp->host)) {
+    if (!insecure) {
+      std::cerr << "dcu-controller: refusing to listen on non-loopback address '" << listen
+                << "' without TLS; pass --insecure to do it anyway (anyone who can reach it "
+                   "can start processes on your nodes)\n";
+      return 2;
+    }
+    DCU_LOG_WARN("listening on non-loopback address '", listen,
+                 "' WITHOUT TLS or authentication (--insecure)");
+  }
+
+  auto store = dcu::controller::SqliteStore::Open(db);
+  if (!store.ok()) {
+    std::cerr << "dcu-controller: " << store.status().message() << "\n";
+    return 1;
+  }
+  auto schema = (*store)->database()->SchemaVersion();
+
+  dcu::controller::FleetState::Options opts;
+  opts.not_ready_after = absl::Seconds(not_ready_after_s);
+  opts.lost_after = absl::Seconds(lost_after_s);
+  opts.status_interval = absl::Seconds(status_interval_s);
+  dcu::controller::FleetState fleet(store->get(), store->get(), &dcu::common::RealClock::Get(),
+                                    opts);
+  if (absl::Status s = fleet.Load(); !s.ok()) {
+    std::cerr << "dcu-controller: loading nodes from '" << db << "': " << s.message() << "\n";
+    return 1;
+  }
+
+  dcu::controller::NodeServiceImpl node_service(&fleet);
+  dcu::controller::FleetServiceImpl fleet_service(
+      {&fleet, db, schema.ok() ? *schema : 0});
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(&node_service);
+  builder.RegisterService(&fleet_service);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    std::cerr << "dcu-controller: cannot listen on '" << listen
+              << "' (address in use or not available)\n";
+    return 1;
+  }
+  DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
+               bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, ")");
+  if (!port_file.empty()) {
+    std::ofstream(port_file + ".tmp") << bound_port << "\n";
+    std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+  }
+
+  signal(SIGTERM, OnStopSignal);
+  signal(SIGINT, OnStopSignal);
+  absl::Duration tick = std::min(absl::Seconds(1), opts.not_ready_after / 4);
+  while (!g_stop) {
+    absl::SleepFor(tick);
+    fleet.Tick();
+  }
+  DCU_LOG_INFO("shutting down");
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return 0;
+}

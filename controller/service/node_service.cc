@@ -1,0 +1,144 @@
+#include "controller/service/node_service.h"
+
+#include <deque>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "controller/service/status_convert.h"
+
+namespace dcu::controller {
+namespace {
+
+using dcufleet::v1::AgentMessage;
+using dcufleet::v1::ControllerMessage;
+
+class AgentStreamReactor final
+    : public grpc::ServerBidiReactor<AgentMessage, ControllerMessage>,
+      public NodeSession {
+ public:
+  AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet)
+      : ctx_(ctx), fleet_(fleet), peer_(ctx->peer()) {
+    StartRead(&incoming_);
+  }
+
+  bool Send(const ControllerMessage& message) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (finishing_) return false;
+    outgoing_.push_back(message);
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&outgoing_.front());
+    }
+    return true;
+  }
+
+  std::string Peer() const override { return peer_; }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      FinishOnce(grpc::Status::OK);
+      return;
+    }
+    absl::Status s = Handle(incoming_);
+    if (!s.ok()) {
+      DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
+      FinishOnce(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&incoming_);
+  }
+
+  void OnWriteDone(bool ok) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    outgoing_.pop_front();
+    if (!ok) {
+      writing_ = false;
+      return;
+    }
+    if (!outgoing_.empty() && !finishing_) {
+      StartWrite(&outgoing_.front());
+    } else {
+      writing_ = false;
+      if (finishing_ && !finished_) {
+        finished_ = true;
+        Finish(pending_status_);
+      }
+    }
+  }
+
+  void OnDone() override {
+    if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+    delete this;
+  }
+
+  void OnCancel() override {
+    if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+  }
+
+ private:
+  absl::Status Handle(const AgentMessage& msg) {
+    if (node_.empty()) {
+      if (!msg.has_hello()) {
+        return absl::FailedPreconditionError("the first message on a stream must be Hello");
+      }
+      std::string why = common::ValidateName("hello.node_name", msg.hello().node_name());
+      if (!why.empty()) return absl::InvalidArgumentError(why);
+      auto welcome = fleet_->OnHello(msg.hello(), this);
+      if (!welcome.ok()) return welcome.status();
+      node_ = msg.hello().node_name();
+      return absl::OkStatus();
+    }
+    switch (msg.body_case()) {
+      case AgentMessage::kHello:
+        return absl::FailedPreconditionError(
+            absl::StrCat("node '", node_, "' sent a second Hello on the same stream"));
+      case AgentMessage::kStatus:
+        return fleet_->OnStatus(node_, msg.status(), this);
+      case AgentMessage::kInstanceEvent:
+        return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
+      case AgentMessage::kCommandResult:
+        return absl::OkStatus();
+      default:
+        return absl::InvalidArgumentError("empty AgentMessage");
+    }
+  }
+
+  void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
+    if (!node_.empty()) {
+      fleet_->OnDisconnect(node_, this);
+    }
+    absl::MutexLock lock(&mu_);
+    if (finishing_) return;
+    finishing_ = true;
+    pending_status_ = status;
+    if (!writing_) {
+      finished_ = true;
+      Finish(status);
+    }
+  }
+
+  grpc::CallbackServerContext* ctx_;
+  FleetState* const fleet_;
+  const std::string peer_;
+  AgentMessage incoming_;
+  // Set once by the reading side; read only by reactor callbacks.
+  std::string node_;
+
+  absl::Mutex mu_;
+  std::deque<ControllerMessage> outgoing_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status pending_status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<AgentMessage, ControllerMessage>* NodeServiceImpl::Connect(
+    grpc::CallbackServerContext* context) {
+  return new AgentStreamReactor(context, fleet_);
+}
+
+}  // namespace dcu::controller

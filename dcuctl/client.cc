@@ -1,0 +1,46 @@
+#include "dcuctl/client.h"
+
+#include "absl/strings/str_cat.h"
+#include "dcuctl/exit_codes.h"
+
+namespace dcu::dcuctl {
+
+Client::Client(const GlobalOptions& options) : options_(options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  channel_ = grpc::CreateCustomChannel(options_.controller, grpc::InsecureChannelCredentials(), args);
+  stub_ = dcufleet::v1::FleetService::NewStub(channel_);
+}
+
+std::unique_ptr<grpc::ClientContext> Client::Context() const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(options_.timeout_s * 1000)));
+  return ctx;
+}
+
+int Client::Fail(const grpc::Status& s, const std::string& what, std::ostream& err) const {
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      err << "error: cannot reach the controller at '" << options_.controller
+          << "': " << s.error_message()
+          << " (is dcu-controller running? set --controller or DCUFLEET_CONTROLLER)\n";
+      return kExitUnreachable;
+    case grpc::StatusCode::NOT_FOUND:
+      err << "error: " << s.error_message() << "\n";
+      return kExitNotFound;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      err << "error: " << what << ": " << s.error_message() << "\n";
+      return kExitUsage;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      err << "error: " << what << " refused: " << s.error_message() << "\n";
+      return kExitDenied;
+    default:
+      err << "error: " << what << ": " << s.error_message() << "\n";
+      return kExitFailed;
+  }
+}
+
+}  // namespace dcu::dcuctl

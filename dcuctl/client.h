@@ -1,0 +1,40 @@
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "dcufleet/v1/fleet.grpc.pb.h"
+
+namespace dcu::dcuctl {
+
+// Global options every command sees.
+struct GlobalOptions {
+  std::string controller = "127.0.0.1:7070";
+  std::string output = "table";
+  double timeout_s = 10;
+};
+
+// A thin FleetService client. Every call gets a deadline; failures are turned
+// into one line for a person plus an exit code.
+class Client {
+ public:
+  explicit Client(const GlobalOptions& options);
+  dcufleet::v1::FleetService::Stub& stub() { return *stub_; }
+  // A fresh context with the deadline applied.
+  std::unique_ptr<grpc::ClientContext> Context() const;
+  // Prints the one-line error for `status` (naming the controller address
+  // when unreachable) and returns the exit code.
+  int Fail(const grpc::Status& status, const std::string& what, std::ostream& err) const;
+  const GlobalOptions& options() const { return options_; }
+
+ private:
+  GlobalOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<dcufleet::v1::FleetService::Stub> stub_;
+};
+
+}  // namespace dcu::dcuctl

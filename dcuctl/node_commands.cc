@@ -1,0 +1,184 @@
+#include "dcuctl/node_commands.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/units.h"
+#include "dcuctl/exit_codes.h"
+#include "dcuctl/output.h"
+
+namespace dcu::dcuctl {
+namespace {
+
+std::string StateName(dcufleet::v1::NodeState s) {
+  switch (s) {
+    case dcufleet::v1::NODE_READY:
+      return "Ready";
+    case dcufleet::v1::NODE_NOT_READY:
+      return "NotReady";
+    case dcufleet::v1::NODE_LOST:
+      return "Lost";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string Bytes(const dcufleet::v1::MemoryReading& r) {
+  return r.valid() ? common::HumanBytes(r.bytes()) : "-";
+}
+
+// "8x K100_AI" / "4x Z100, 1x BW1000".
+std::string DeviceSummary(const dcufleet::v1::NodeInventory& inv) {
+  std::map<std::string, int> count;
+  for (const auto& d : inv.devices()) count[d.product_name().empty() ? "?" : d.product_name()]++;
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : count) parts.push_back(absl::StrCat(n, "x ", name));
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
+
+std::string Arches(const dcufleet::v1::NodeInventory& inv) {
+  std::set<std::string> arches;
+  for (const auto& d : inv.devices()) arches.insert(d.arch().empty() ? "unknown" : d.arch());
+  return arches.empty() ? "-" : absl::StrJoin(arches, ",");
+}
+
+int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
+  int64_t total = 0;
+  for (const auto& d : inv.devices()) {
+    if (d.schedulable_free().valid()) total += d.schedulable_free().bytes();
+  }
+  return total;
+}
+
+}  // namespace
+
+int RunGetNodes(Client& client, std::ostream& out, std::ostream& err) {
+  dcufleet::v1::ListNodesRequest req;
+  dcufleet::v1::ListNodesResponse resp;
+  auto ctx = client.Context();
+  grpc::Status s = client.stub().ListNodes(ctx.get(), req, &resp);
+  if (!s.ok()) return client.Fail(s, "listing nodes", err);
+  const std::string& fmt = client.options().output;
+  if (fmt == "json" || fmt == "yaml") {
+    nlohmann::json j = ProtoToJson(resp);
+    if (!j.contains("nodes")) j["nodes"] = nlohmann::json::array();
+    PrintStructured(j, fmt, out);
+    return kExitOk;
+  }
+  if (resp.nodes().empty()) {
+    err << "No nodes registered. Start dcu-agent --controller " << client.options().controller
+        << " on a node.\n";
+    return kExitOk;
+  }
+  bool wide = fmt == "wide";
+  std::vector<std::string> header = {"NAME", "STATUS", "DEVICES", "ARCH", "LAST SEEN", "AGENT"};
+  if (wide) {
+    header.push_back("SCHEDULABLE FREE");
+    header.push_back("FINDINGS");
+    header.push_back("REASON");
+  }
+  Table t(header);
+  for (const auto& n : resp.nodes()) {
+    std::vector<std::string> row = {n.name(), StateName(n.state()), DeviceSummary(n.inventory()),
+                                    Arches(n.inventory()), Ago(n.last_seen_ms()),
+                                    n.agent_version()};
+    if (wide) {
+      int findings = n.inventory().findings_size();
+      for (const auto& d : n.inventory().devices()) findings += d.findings_size();
+      row.push_back(common::HumanBytes(SchedulableFree(n.inventory())));
+      row.push_back(absl::StrCat(findings));
+      row.push_back(n.state_reason());
+    }
+    t.AddRow(std::move(row));
+  }
+  t.Print(out);
+  return kExitOk;
+}
+
+void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
+  const auto& inv = n.inventory();
+  out << "Name:           " << n.name() << "\n";
+  out << "Node ID:        " << n.node_id() << "\n";
+  out << "Status:         " << StateName(n.state());
+  if (!n.state_reason().empty()) out << " (" << n.state_reason() << ")";
+  out << "\n";
+  out << "Agent:          " << n.agent_version() << "\n";
+  out << "Last seen:      " << Ago(n.last_seen_ms()) << "\n";
+  out << "Registered:     " << Ago(n.registered_at_ms()) << "\n";
+  if (!inv.hostname().empty()) out << "Host:           " << inv.hostname() << "\n";
+  if (!inv.driver_version().empty()) out << "Driver:         " << inv.driver_version() << "\n";
+  out << "Devices:        " << DeviceSummary(inv) << "\n\n";
+  Table t({"IDX", "PRODUCT", "ARCH", "PCI", "TOTAL", "HOST FREE", "DEVICE FREE", "UNRECLAIMED",
+           "HOLDERS"});
+  for (const auto& d : inv.devices()) {
+    t.AddRow({absl::StrCat(d.index()), d.product_name(), d.arch().empty() ? "unknown" : d.arch(),
+              d.pci_bus(), Bytes(d.total()), Bytes(d.host_free()), Bytes(d.device_free()),
+              d.unreclaimed_bytes() ? common::HumanBytes(d.unreclaimed_bytes()) : "0",
+              absl::StrCat(d.holders_size())});
+  }
+  t.Print(out);
+  // Where each figure came from, so a person can judge it.
+  out << "\nSources:\n";
+  for (const auto& d : inv.devices()) {
+    std::vector<std::string> src;
+    if (!d.arch_source().empty()) src.push_back(absl::StrCat("arch=", d.arch_source()));
+    if (d.total().valid()) src.push_back(absl::StrCat("total=", d.total().source()));
+    if (d.host_free().valid()) src.push_back(absl::StrCat("host_free=", d.host_free().source()));
+    if (d.device_free().valid()) src.push_back(absl::StrCat("device_free=", d.device_free().source()));
+    out << "  " << d.index() << ": " << (src.empty() ? "-" : absl::StrJoin(src, " ")) << "\n";
+  }
+  bool any_holder = false;
+  for (const auto& d : inv.devices()) {
+    for (const auto& h : d.holders()) {
+      if (!any_holder) {
+        out << "\nProcesses holding devices:\n";
+        any_holder = true;
+      }
+      std::string cls = dcufleet::v1::HolderClass_Name(h.holder_class());
+      out << "  device " << d.index() << ": pid " << h.pid() << " (" << cls << ", state "
+          << h.state() << ", ppid " << h.ppid() << (h.parent_alive() ? "" : " exited") << ")"
+          << (h.vram_bytes() > 0 ? absl::StrCat(" ", common::HumanBytes(h.vram_bytes())) : "")
+          << " `" << h.cmdline().substr(0, 80) << "`\n";
+    }
+  }
+  std::vector<std::string> findings;
+  for (const auto& f : inv.findings()) {
+    findings.push_back(absl::StrCat("  ", f.severity(), " ", f.code(), ": ", f.message()));
+  }
+  for (const auto& d : inv.devices()) {
+    for (const auto& f : d.findings()) {
+      findings.push_back(absl::StrCat("  device ", d.index(), ": ", f.severity(), " ", f.code(),
+                                      ": ", f.message()));
+    }
+  }
+  out << "\nFindings:" << (findings.empty() ? " none" : "") << "\n";
+  for (const auto& f : findings) out << f << "\n";
+  if (!n.instances().empty()) {
+    out << "\nInstances:\n";
+    for (const auto& i : n.instances()) {
+      out << "  " << i.instance_id() << "  " << dcufleet::v1::InstancePhase_Name(i.phase())
+          << "  pid " << i.pid() << "  port " << i.port() << "\n";
+    }
+  }
+}
+
+int RunDescribeNode(Client& client, const std::string& name, std::ostream& out,
+                    std::ostream& err) {
+  dcufleet::v1::GetNodeRequest req;
+  req.set_name(name);
+  dcufleet::v1::NodeView node;
+  auto ctx = client.Context();
+  grpc::Status s = client.stub().GetNode(ctx.get(), req, &node);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("describing node '", name, "'"), err);
+  const std::string& fmt = client.options().output;
+  if (fmt == "json" || fmt == "yaml") {
+    PrintStructured(ProtoToJson(node), fmt, out);
+    return kExitOk;
+  }
+  PrintNodeDescription(node, out);
+  return kExitOk;
+}
+
+}  // namespace dcu::dcuctl

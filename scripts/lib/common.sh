@@ -1,0 +1,45 @@
+# Shared by scripts/*: dependency install (idempotent) and build.
+set -euo pipefail
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUILD_DIR="${DCU_BUILD_DIR:-$REPO_ROOT/build}"
+
+# Every build and test dependency, from Debian 12's archive.
+DCU_APT_PACKAGES=(
+  g++ cmake ninja-build pkg-config make ccache
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libsqlite3-dev sqlite3 libre2-dev libssl-dev openssl
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev
+  procps curl ca-certificates
+)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Installs whatever of DCU_APT_PACKAGES is missing; does nothing when all are
+# present (so it needs no network on a prepared machine).
+ensure_deps() {
+  local missing=()
+  for p in "${DCU_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  log "installing ${#missing[@]} Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures (once) and builds everything; binaries land in build/bin.
+build_all() {
+  local jobs="${DCU_JOBS:-$(nproc)}"
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    log "configuring in $BUILD_DIR"
+    cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  log "building (ninja -j$jobs)"
+  ninja -C "$BUILD_DIR" -j "$jobs"
+}

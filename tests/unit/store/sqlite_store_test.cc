@@ -1,0 +1,183 @@
+#include "controller/store/sqlite_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "migrations/embedded_migrations.h"
+#include "tests/testing/test_env.h"
+
+namespace dcu::controller {
+namespace {
+
+using ::testing::HasSubstr;
+
+int LatestEmbeddedVersion() {
+  int v = 0;
+  for (const auto& m : migrations::EmbeddedMigrations()) v = std::max(v, m.version);
+  return v;
+}
+
+NodeRecord MakeNode(const std::string& name, int devices) {
+  NodeRecord r;
+  r.name = name;
+  r.agent_version = "0.1.0";
+  r.capabilities = {"inventory", "reap"};
+  for (int i = 0; i < devices; ++i) r.inventory.add_devices()->set_index(i);
+  r.state = "Ready";
+  r.registered_at_ms = 1000;
+  r.last_seen_ms = 1000;
+  return r;
+}
+
+// The same conformance checks on :memory: and on a file.
+class SqliteStoreConformance : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    path_ = GetParam() ? dir_.Join("store.db") : ":memory:";
+    auto s = SqliteStore::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+  }
+  testing::TempDir dir_;
+  std::string path_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_P(SqliteStoreConformance, RegisterTwiceKeepsOneRowAndItsId) {
+  auto first = store_->RegisterNode(MakeNode("node-a", 8));
+  ASSERT_TRUE(first.ok()) << first.status();
+  NodeRecord again = MakeNode("node-a", 4);
+  again.last_seen_ms = 5000;
+  again.registered_at_ms = 5000;
+  auto second = store_->RegisterNode(again);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->node_id, second->node_id);
+  EXPECT_EQ(second->registered_at_ms, 1000);
+  auto all = store_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].inventory.devices_size(), 4);
+  EXPECT_EQ((*all)[0].last_seen_ms, 5000);
+  EXPECT_THAT((*all)[0].capabilities, ::testing::ElementsAre("inventory", "reap"));
+}
+
+TEST_P(SqliteStoreConformance, StateAndInventoryUpdates) {
+  ASSERT_TRUE(store_->RegisterNode(MakeNode("node-a", 2)).ok());
+  ASSERT_TRUE(store_->UpdateNodeState("node-a", "NotReady", "no report for 20s", 2000).ok());
+  dcufleet::v1::NodeInventory inv;
+  inv.add_devices()->set_product_name("K100_AI");
+  ASSERT_TRUE(store_->UpdateInventory("node-a", inv, 3000).ok());
+  auto all = store_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[0].state, "NotReady");
+  EXPECT_EQ((*all)[0].state_reason, "no report for 20s");
+  EXPECT_EQ((*all)[0].inventory.devices(0).product_name(), "K100_AI");
+  EXPECT_EQ((*all)[0].last_seen_ms, 3000);
+  absl::Status missing = store_->UpdateNodeState("nope", "Ready", "", 1);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.message(), HasSubstr("'nope'"));
+}
+
+TEST_P(SqliteStoreConformance, EventsInOrderWithLimit) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_->AppendEvent({0, i, "node", "node-a", "Normal", "R", std::to_string(i)}).ok());
+  }
+  ASSERT_TRUE(store_->AppendEvent({0, 9, "node", "node-b", "Normal", "R", "other"}).ok());
+  auto last3 = store_->ListEvents("node", "node-a", 3);
+  ASSERT_TRUE(last3.ok());
+  ASSERT_EQ(last3->size(), 3u);
+  EXPECT_EQ((*last3)[0].message, "2");
+  EXPECT_EQ((*last3)[2].message, "4");
+  auto all = store_->ListEvents("node", "node-a", 0);
+  EXPECT_EQ(all->size(), 5u);
+}
+
+INSTANTIATE_TEST_SUITE_P(MemoryAndFile, SqliteStoreConformance, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "File" : "Memory"; });
+
+TEST(SqliteMigrations, EmptyFileGetsLatestSchemaAndReopenIsStable) {
+  testing::TempDir dir;
+  std::string path = dir.Join("c.db");
+  {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status();
+    ASSERT_TRUE((*s)->RegisterNode(MakeNode("node-a", 1)).ok());
+    EXPECT_EQ(*(*s)->database()->SchemaVersion(), LatestEmbeddedVersion());
+  }
+  auto again = SqliteStore::Open(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*(*again)->database()->SchemaVersion(), LatestEmbeddedVersion());
+  EXPECT_EQ((*again)->ListNodes()->size(), 1u);
+}
+
+TEST(SqliteMigrations, FailingMigrationRollsBackWhole) {
+  testing::TempDir dir;
+  auto db = SqliteDatabase::Open(dir.Join("m.db"));
+  ASSERT_TRUE(db.ok());
+  std::vector<migrations::Migration> ms = {
+      {1, "0001_ok", "CREATE TABLE a (x INTEGER);"},
+      // The first statement succeeds, the second fails: neither may remain.
+      {2, "0002_broken", "CREATE TABLE b (y INTEGER); INSERT INTO nonexistent VALUES (1);"},
+  };
+  absl::Status s = (*db)->Migrate(ms);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("0002_broken"));
+  EXPECT_THAT(s.message(), HasSubstr("rolled back"));
+  EXPECT_EQ(*(*db)->SchemaVersion(), 1);
+  bool b_exists = true;
+  ASSERT_TRUE((*db)->WithConnection([&](SqliteDatabase& c) -> absl::Status {
+    auto q = c.Prepare("SELECT count(*) FROM sqlite_master WHERE name = 'b'");
+    if (!q.ok()) return q.status();
+    auto row = (*q)->Step();
+    if (!row.ok()) return row.status();
+    b_exists = (*q)->ColumnInt(0) > 0;
+    return absl::OkStatus();
+  }).ok());
+  EXPECT_FALSE(b_exists);
+}
+
+TEST(SqliteMigrations, NewerDatabaseThanBinaryIsRefused) {
+  testing::TempDir dir;
+  auto db = SqliteDatabase::Open(dir.Join("n.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Migrate({{1, "0001_a", "CREATE TABLE a (x);"}, {2, "0002_b", "CREATE TABLE b (x);"}}).ok());
+  absl::Status s = (*db)->Migrate({{1, "0001_a", "CREATE TABLE a (x);"}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("newer dcu-controller"));
+}
+
+TEST(SqliteBadInput, CorruptFileNamesThePath) {
+  testing::TempDir dir;
+  std::string path = dir.Join("corrupt.db");
+  std::ofstream(path) << std::string(8192, 'x');
+  auto s = SqliteStore::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr(path));
+  EXPECT_THAT(s.status().message(), HasSubstr("not a database"));
+}
+
+TEST(SqliteBadInput, UnwritableDirectoryNamesThePath) {
+  if (geteuid() == 0) {
+    // root ignores directory permissions; use a path under a regular file instead.
+    testing::TempDir dir;
+    std::ofstream(dir.Join("file")) << "x";
+    std::string path = dir.Join("file/sub/c.db");
+    auto s = SqliteStore::Open(path);
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.status().message(), HasSubstr(path));
+    return;
+  }
+  testing::TempDir dir;
+  chmod(dir.path().c_str(), 0500);
+  std::string path = dir.Join("c.db");
+  auto s = SqliteStore::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr(path));
+}
+
+}  // namespace
+}  // namespace dcu::controller

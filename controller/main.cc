@@ -90,8 +90,12 @@ int main(int argc, char** argv) {
   }
 
   dcu::controller::NodeServiceImpl node_service(&fleet);
-  dcu::controller::FleetServiceImpl fleet_service(
-      {&fleet, db, schema.ok() ? *schema : 0});
+  dcu::controller::FleetServiceDeps deps;
+  deps.fleet = &fleet;
+  deps.events = store->get();
+  deps.db_path = db;
+  deps.schema_version = schema.ok() ? *schema : 0;
+  dcu::controller::FleetServiceImpl fleet_service(deps);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -123,6 +123,7 @@ absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::He
   FlushEvents(events);
   DCU_LOG_INFO("node '", hello.node_name(), "' ", known ? "reconnected" : "registered", " (",
                hello.inventory().devices_size(), " devices)");
+  if (listener_) listener_->OnNodeConnected(hello.node_name());
   return welcome;
 }
 
@@ -151,12 +152,21 @@ absl::Status FleetState::OnStatus(const std::string& node, const dcufleet::v1::N
     }
   }
   FlushEvents(events);
+  if (listener_) listener_->OnFleetChanged();
   return absl::OkStatus();
 }
 
 absl::Status FleetState::OnInstanceEvent(const std::string& node,
                                          const dcufleet::v1::InstanceEvent& event,
                                          NodeSession* session) {
+  absl::Status s = OnInstanceEventLocked(node, event, session);
+  if (s.ok() && listener_) listener_->OnFleetChanged();
+  return s;
+}
+
+absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
+                                               const dcufleet::v1::InstanceEvent& event,
+                                               NodeSession* session) {
   absl::Time now = clock_->Now();
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
@@ -191,6 +201,7 @@ void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {
     }
   }
   FlushEvents(events);
+  if (listener_) listener_->OnFleetChanged();
 }
 
 void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string& reason,
@@ -246,6 +257,7 @@ void FleetState::Tick() {
     }
   }
   FlushEvents(events);
+  if (!events.empty() && listener_) listener_->OnFleetChanged();
   for (const auto& [name, inv] : to_persist) {
     absl::Status s = store_->UpdateInventory(name, inv, common::ToUnixMillis(now));
     if (!s.ok()) DCU_LOG_WARN("persisting inventory of node '", name, "': ", s.message());
@@ -265,6 +277,40 @@ std::optional<dcufleet::v1::NodeView> FleetState::GetNode(const std::string& nam
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
   return it->second.view;
+}
+
+absl::StatusOr<dcufleet::v1::CommandResult> FleetState::RunCommand(const std::string& node,
+                                                                  dcufleet::v1::Command command,
+                                                                  absl::Duration timeout) {
+  command.set_command_id(common::NewId("cmd"));
+  dcufleet::v1::ControllerMessage msg;
+  *msg.mutable_command() = command;
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("node '", node, "' not found"));
+  if (it->second.session == nullptr || !it->second.session->Send(msg)) {
+    return absl::UnavailableError(absl::StrCat("node '", node, "' is not connected"));
+  }
+  const std::string id = command.command_id();
+  pending_commands_[id] = std::nullopt;
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pending_commands_[id].has_value();
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+  std::optional<dcufleet::v1::CommandResult> r = pending_commands_[id];
+  pending_commands_.erase(id);
+  if (!r) {
+    return absl::DeadlineExceededError(absl::StrCat("node '", node, "' did not answer within ",
+                                                    absl::FormatDuration(timeout)));
+  }
+  return *r;
+}
+
+void FleetState::OnCommandResult(const std::string& node,
+                                 const dcufleet::v1::CommandResult& result) {
+  absl::MutexLock lock(&mu_);
+  auto it = pending_commands_.find(result.command_id());
+  if (it != pending_commands_.end()) it->second = result;
 }
 
 bool FleetState::SendToNode(const std::string& node,

@@ -23,6 +23,15 @@ namespace dcu::controller {
 // its latest inventory and instance reports. Durable transitions (register,
 // state changes) go to the NodeStore; per-heartbeat figures stay in memory and
 // are persisted at most once per `inventory_persist_interval` per node.
+// Told about fleet changes (the deploy reconciler). Called without FleetState's
+// lock held; must not block.
+class FleetListener {
+ public:
+  virtual ~FleetListener() = default;
+  virtual void OnNodeConnected(const std::string& node) = 0;
+  virtual void OnFleetChanged() = 0;
+};
+
 class FleetState {
  public:
   struct Options {
@@ -67,6 +76,16 @@ class FleetState {
   bool SendToNode(const std::string& node, const dcufleet::v1::ControllerMessage& message)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Sends a one-shot command and waits for the agent's CommandResult.
+  // UNAVAILABLE when the node is not connected, DEADLINE_EXCEEDED on timeout.
+  absl::StatusOr<dcufleet::v1::CommandResult> RunCommand(const std::string& node,
+                                                         dcufleet::v1::Command command,
+                                                         absl::Duration timeout)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void OnCommandResult(const std::string& node, const dcufleet::v1::CommandResult& result)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  void SetListener(FleetListener* listener) { listener_ = listener; }
   const Options& options() const { return options_; }
 
  private:
@@ -78,6 +97,9 @@ class FleetState {
     NodeSession* session = nullptr;
   };
 
+  absl::Status OnInstanceEventLocked(const std::string& node,
+                                     const dcufleet::v1::InstanceEvent& event,
+                                     NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
   void SetStateLocked(NodeEntry& entry, dcufleet::v1::NodeState state, const std::string& reason,
                       std::vector<Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlushEvents(const std::vector<Event>& events) ABSL_LOCKS_EXCLUDED(mu_);
@@ -87,8 +109,12 @@ class FleetState {
   const common::Clock* const clock_;
   const Options options_;
 
+  FleetListener* listener_ = nullptr;
   mutable absl::Mutex mu_;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // Command id -> result, filled by OnCommandResult.
+  std::map<std::string, std::optional<dcufleet::v1::CommandResult>> pending_commands_
+      ABSL_GUARDED_BY(mu_);
 };
 
 // "Ready", "NotReady", "Lost".

@@ -4,13 +4,17 @@
 
 #include <string>
 
+#include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/store/node_store.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 
 namespace dcu::controller {
 
 struct FleetServiceDeps {
   FleetState* fleet = nullptr;
+  DeployController* deployments = nullptr;
+  EventLog* events = nullptr;
   std::string db_path;
   int schema_version = 0;
 };
@@ -29,6 +33,26 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* GetNode(grpc::CallbackServerContext* ctx,
                                     const dcufleet::v1::GetNodeRequest* req,
                                     dcufleet::v1::NodeView* resp) override;
+  grpc::ServerUnaryReactor* ReapNode(grpc::CallbackServerContext* ctx,
+                                     const dcufleet::v1::ReapNodeRequest* req,
+                                     dcufleet::v1::ReapNodeResponse* resp) override;
+  grpc::ServerUnaryReactor* Deploy(grpc::CallbackServerContext* ctx,
+                                   const dcufleet::v1::DeployRequest* req,
+                                   dcufleet::v1::DeployResponse* resp) override;
+  grpc::ServerUnaryReactor* ListDeployments(grpc::CallbackServerContext* ctx,
+                                            const dcufleet::v1::ListDeploymentsRequest* req,
+                                            dcufleet::v1::ListDeploymentsResponse* resp) override;
+  grpc::ServerUnaryReactor* GetDeployment(grpc::CallbackServerContext* ctx,
+                                          const dcufleet::v1::GetDeploymentRequest* req,
+                                          dcufleet::v1::GetDeploymentResponse* resp) override;
+  grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse>* WatchDeployment(
+      grpc::CallbackServerContext* ctx, const dcufleet::v1::WatchDeploymentRequest* req) override;
+  grpc::ServerUnaryReactor* DeleteDeployment(grpc::CallbackServerContext* ctx,
+                                             const dcufleet::v1::DeleteDeploymentRequest* req,
+                                             dcufleet::v1::DeleteDeploymentResponse* resp) override;
+  grpc::ServerUnaryReactor* GetLogs(grpc::CallbackServerContext* ctx,
+                                    const dcufleet::v1::GetLogsRequest* req,
+                                    dcufleet::v1::GetLogsResponse* resp) override;
 
  private:
   FleetServiceDeps deps_;

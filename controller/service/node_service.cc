@@ -99,6 +99,7 @@ class AgentStreamReactor final
       case AgentMessage::kInstanceEvent:
         return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
       case AgentMessage::kCommandResult:
+        fleet_->OnCommandResult(node_, msg.command_result());
         return absl::OkStatus();
       default:
         return absl::InvalidArgumentError("empty AgentMessage");

@@ -1,0 +1,922 @@
+#include "controller/core/deploy_controller.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "common/units.h"
+#include "google/protobuf/util/message_differencer.h"
+
+namespace dcu::controller {
+
+using dcufleet::v1::Attempt;
+using dcufleet::v1::Deployment;
+using dcufleet::v1::DeploymentPhase;
+using dcufleet::v1::DeploymentSpec;
+using dcufleet::v1::InstancePhase;
+using dcufleet::v1::InstanceSpec;
+using dcufleet::v1::InstanceStatus;
+using dcufleet::v1::NodeView;
+
+struct DeployController::StepContext {
+  absl::Time now;
+  int64_t now_ms = 0;
+  std::map<std::string, NodeView> nodes;
+  // Devices and ports taken by attempts of all deployments, per node.
+  std::map<std::string, std::set<int>> busy_devices;
+  std::map<std::string, std::set<int>> busy_ports;
+  std::vector<Event> events;
+};
+
+namespace {
+
+bool AttemptActive(const Attempt& a) { return a.ended_at_ms() == 0; }
+
+Attempt* ActiveAttempt(Deployment& d) {
+  if (d.status().attempts().empty()) return nullptr;
+  Attempt* a = d.mutable_status()->mutable_attempts(d.status().attempts_size() - 1);
+  return AttemptActive(*a) ? a : nullptr;
+}
+
+const InstanceStatus* FindInstance(const NodeView& n, const std::string& id) {
+  for (const auto& i : n.instances()) {
+    if (i.instance_id() == id) return &i;
+  }
+  return nullptr;
+}
+
+std::string PhaseName(DeploymentPhase p) {
+  std::string s = dcufleet::v1::DeploymentPhase_Name(p);
+  return s.substr(std::string("DEPLOYMENT_").size());
+}
+
+std::string InstancePhaseName(InstancePhase p) {
+  std::string s = dcufleet::v1::InstancePhase_Name(p);
+  return s.rfind("INSTANCE_", 0) == 0 ? s.substr(9) : s;
+}
+
+}  // namespace
+
+DeployController::DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,
+                                   DeploymentStore* store, EventLog* events,
+                                   const common::Clock* clock, Options options)
+    : fleet_(fleet),
+      knowledge_(knowledge),
+      diagnoser_(diagnoser),
+      store_(store),
+      events_(events),
+      clock_(clock),
+      options_(options) {
+  rng_state_ = options_.jitter_seed ? options_.jitter_seed
+                                    : static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+}
+
+DeployController::~DeployController() { Stop(); }
+
+absl::Status DeployController::Load() {
+  auto ds = store_->ListDeployments();
+  if (!ds.ok()) return ds.status();
+  auto gens = store_->ListNodeGenerations();
+  if (!gens.ok()) return gens.status();
+  absl::MutexLock lock(&mu_);
+  for (auto& d : *ds) deployments_[d.spec().name()] = std::move(d);
+  for (auto& [node, gen] : *gens) generations_[node] = gen;
+  dirty_ = true;
+  return absl::OkStatus();
+}
+
+void DeployController::Start() {
+  if (options_.interval <= absl::ZeroDuration()) return;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void DeployController::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    shutdown_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void DeployController::Run() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return dirty_ || shutdown_; };
+      mu_.AwaitWithTimeout(absl::Condition(&wake), options_.interval);
+      if (shutdown_) return;
+      dirty_ = false;
+    }
+    ReconcileOnce();
+  }
+}
+
+void DeployController::MarkDirty() {
+  absl::MutexLock lock(&mu_);
+  dirty_ = true;
+}
+
+void DeployController::OnNodeConnected(const std::string& node) {
+  absl::MutexLock lock(&mu_);
+  resend_.insert(node);
+  dirty_ = true;
+}
+
+DeploymentSpec DeployController::WithDefaults(DeploymentSpec s) const {
+  if (s.name().empty()) s.set_name(s.model());
+  if (s.replicas() == 0) s.set_replicas(1);
+  if (s.max_model_len() == 0) s.set_max_model_len(options_.default_max_model_len);
+  if (s.max_num_seqs() == 0) s.set_max_num_seqs(options_.default_max_num_seqs);
+  if (s.gpu_memory_utilization() == 0) {
+    s.set_gpu_memory_utilization(options_.default_gpu_memory_utilization);
+  }
+  if (s.backoff_initial_s() == 0) s.set_backoff_initial_s(options_.default_backoff_initial_s);
+  if (s.backoff_max_s() == 0) s.set_backoff_max_s(options_.default_backoff_max_s);
+  if (s.startup_timeout_s() == 0) s.set_startup_timeout_s(options_.default_startup_timeout_s);
+  if (s.max_attempts_per_plan() == 0) {
+    s.set_max_attempts_per_plan(options_.default_max_attempts_per_plan);
+  }
+  if (s.served_model_name().empty()) s.set_served_model_name(s.model());
+  return s;
+}
+
+absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const DeploymentSpec& in,
+                                                                      bool dry_run) {
+  std::string why = common::ValidateName("model", in.model());
+  if (!why.empty()) return absl::InvalidArgumentError(why);
+  DeploymentSpec spec = WithDefaults(in);
+  why = common::ValidateName("deployment name", spec.name());
+  if (!why.empty()) return absl::InvalidArgumentError(why);
+  if (!spec.node().empty()) {
+    why = common::ValidateName("node", spec.node());
+    if (!why.empty()) return absl::InvalidArgumentError(why);
+  }
+  if (!spec.stack_id().empty()) {
+    why = common::ValidateName("stack", spec.stack_id());
+    if (!why.empty()) return absl::InvalidArgumentError(why);
+  }
+  if (spec.tp() < 0 || spec.tp() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("tp ", spec.tp(), " is outside 0-64"));
+  }
+  if (spec.replicas() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replicas ", spec.replicas(),
+                     ": only one replica per deployment is supported; create one deployment per "
+                     "replica with --name"));
+  }
+  if (spec.max_model_len() < 16 || spec.max_model_len() > (1LL << 24)) {
+    return absl::InvalidArgumentError("max_model_len must be between 16 and 16777216");
+  }
+  if (spec.max_num_seqs() < 1 || spec.max_num_seqs() > 65536) {
+    return absl::InvalidArgumentError("max_num_seqs must be between 1 and 65536");
+  }
+  if (spec.gpu_memory_utilization() <= 0.05 || spec.gpu_memory_utilization() > 1.0) {
+    return absl::InvalidArgumentError("gpu_memory_utilization must be in (0.05, 1.0]");
+  }
+  if (!spec.runtime().empty() && spec.runtime() != "bare" && spec.runtime() != "container") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("runtime '", spec.runtime(), "' must be 'bare' or 'container'"));
+  }
+  if (spec.backoff_initial_s() < 0 || spec.backoff_max_s() < spec.backoff_initial_s() ||
+      spec.startup_timeout_s() < 1 || spec.max_attempts_per_plan() < 1) {
+    return absl::InvalidArgumentError("back-off, start-up timeout and attempts must be positive");
+  }
+  auto model = knowledge_->Model(spec.model());
+  if (!model.ok()) return model.status();
+
+  dcufleet::v1::DeployResponse resp;
+  absl::Time now = clock_->Now();
+  if (dry_run) {
+    Deployment d;
+    *d.mutable_spec() = spec;
+    StepContext ctx;
+    ctx.now = now;
+    ctx.now_ms = absl::ToUnixMillis(now);
+    for (auto& n : fleet_->ListNodes()) ctx.nodes[n.name()] = n;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& [name, other] : deployments_) {
+        for (const auto& a : other.status().attempts()) {
+          if (!AttemptActive(a) || other.status().deleted()) continue;
+          for (int i : a.placement().device_indices()) ctx.busy_devices[a.placement().node()].insert(i);
+          ctx.busy_ports[a.placement().node()].insert(a.placement().port());
+        }
+      }
+    }
+    ScheduleResult r = Schedule(MakeScheduleInput(d, ctx));
+    auto* st = d.mutable_status();
+    for (const auto& p : r.plans) *st->add_plans() = p;
+    for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
+    for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+    if (r.placed) {
+      Attempt* a = st->add_attempts();
+      a->set_stack_id(r.plan.stack_id());
+      a->set_runtime_kind(r.plan.runtime_kind());
+      *a->mutable_placement() = r.placement;
+      ModelPreparation prep = knowledge_->PrepareModel(spec.model(), ctx.nodes[r.placement.node()],
+                                                       r.model_path, r.plan, r.placement.tp());
+      for (const auto& f : prep.findings) *st->add_findings() = f;
+      a->set_config_remediation(prep.remediation);
+      auto launch = knowledge_->RenderLaunch(spec, r.plan, r.placement,
+                                             prep.model_path.empty() ? r.model_path : prep.model_path);
+      if (launch.ok()) *a->mutable_instance() = *launch;
+      st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+      st->set_message(absl::StrCat("dry run: would launch ", r.plan.stack_id(), " on node '",
+                                   r.placement.node(), "' devices [",
+                                   absl::StrJoin(r.placement.device_indices(), ","), "] TP=",
+                                   r.placement.tp()));
+    } else {
+      st->set_phase(dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+      st->set_message("dry run: nothing in the fleet fits");
+    }
+    *resp.mutable_deployment() = d;
+    return resp;
+  }
+
+  Deployment d;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = deployments_.find(spec.name());
+    if (it != deployments_.end()) {
+      if (it->second.status().deleted()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "deployment '", spec.name(), "' is being deleted; wait until it is gone"));
+      }
+      if (google::protobuf::util::MessageDifferencer::Equals(it->second.spec(), spec)) {
+        *resp.mutable_deployment() = it->second;
+        resp.set_created(false);
+        return resp;
+      }
+      return absl::AlreadyExistsError(absl::StrCat(
+          "deployment '", spec.name(), "' exists with a different spec; delete it first or pick "
+          "another --name"));
+    }
+    *d.mutable_spec() = spec;
+    d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+    d.mutable_status()->set_message("waiting to be scheduled");
+    d.mutable_status()->set_created_at_ms(absl::ToUnixMillis(now));
+    d.mutable_status()->set_updated_at_ms(absl::ToUnixMillis(now));
+    d.set_revision(1);
+  }
+  // Durable before acknowledged: a crash after this returns loses nothing.
+  absl::Status s = store_->PutDeployment(d);
+  if (!s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    deployments_[spec.name()] = d;
+    dirty_ = true;
+  }
+  if (events_) {
+    (void)events_->AppendEvent({0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal",
+                                "Created",
+                                absl::StrCat("model ", spec.model(),
+                                             spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
+                                             " max_model_len=", spec.max_model_len())});
+  }
+  *resp.mutable_deployment() = d;
+  resp.set_created(true);
+  return resp;
+}
+
+std::vector<Deployment> DeployController::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<Deployment> out;
+  for (const auto& [n, d] : deployments_) out.push_back(d);
+  return out;
+}
+
+absl::StatusOr<Deployment> DeployController::Get(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = deployments_.find(name);
+  if (it == deployments_.end()) {
+    return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
+  Deployment d;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = deployments_.find(name);
+    if (it == deployments_.end()) {
+      return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+    }
+    d = it->second;
+  }
+  if (d.status().deleted()) return d;
+  d.mutable_status()->set_deleted(true);
+  d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+  d.mutable_status()->set_message("stopping its instances");
+  d.set_revision(d.revision() + 1);
+  absl::Status s = store_->PutDeployment(d);
+  if (!s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    deployments_[name] = d;
+    dirty_ = true;
+  }
+  if (events_) {
+    (void)events_->AppendEvent({0, absl::ToUnixMillis(clock_->Now()), "deployment", name,
+                                "Normal", "Deleting", "stopping its instances"});
+  }
+  return d;
+}
+
+std::optional<Deployment> DeployController::WaitForChange(const std::string& name,
+                                                          int64_t after_revision,
+                                                          absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = deployments_.find(name);
+    return it == deployments_.end() || it->second.revision() > after_revision || shutdown_;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
+  auto it = deployments_.find(name);
+  if (it == deployments_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<InstanceSpec> DeployController::AssignedTo(const std::string& node) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<InstanceSpec> out;
+  for (const auto& [n, d] : deployments_) {
+    if (d.status().deleted() || d.status().attempts().empty()) continue;
+    const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
+    if (AttemptActive(a) && a.placement().node() == node) out.push_back(a.instance());
+  }
+  return out;
+}
+
+void DeployController::AddEvent(StepContext& ctx, const Deployment& d, const std::string& type,
+                                const std::string& reason, const std::string& message) {
+  ctx.events.push_back(Event{0, ctx.now_ms, "deployment", d.spec().name(), type, reason, message});
+}
+
+absl::Duration DeployController::Backoff(const Deployment& d, int failures_on_plan) {
+  // Exponential from the initial value, capped, with ±20% jitter so a fleet
+  // of failing deployments does not retry in lockstep.
+  double base = d.spec().backoff_initial_s();
+  for (int i = 1; i < failures_on_plan && base < d.spec().backoff_max_s(); ++i) base *= 2;
+  base = std::min<double>(base, d.spec().backoff_max_s());
+  uint64_t x;
+  {
+    absl::MutexLock lock(&mu_);
+    rng_state_ ^= rng_state_ << 13;
+    rng_state_ ^= rng_state_ >> 7;
+    rng_state_ ^= rng_state_ << 17;
+    x = rng_state_;
+  }
+  double jitter = 0.8 + 0.4 * static_cast<double>(x % 10000) / 10000.0;
+  return absl::Seconds(base * jitter);
+}
+
+ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const StepContext& ctx) {
+  ScheduleInput in;
+  in.spec = d.spec();
+  auto model = knowledge_->Model(d.spec().model());
+  if (model.ok()) in.model = *model;
+  for (const auto& [name, n] : ctx.nodes) in.nodes.push_back(n);
+  const std::string model_name = d.spec().model();
+  in.plans_for_arch = [this, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
+                                         std::vector<dcufleet::v1::Plan>* x) {
+    knowledge_->PlansForArch(model_name, arch, p, x);
+  };
+  const DeploymentSpec spec = d.spec();
+  in.memory = [this, spec](int tp, int64_t total) { return knowledge_->CheckMemory(spec, tp, total); };
+  in.model_path_on_node = [this, model_name](const NodeView& n) {
+    return knowledge_->ModelPathOnNode(model_name, n);
+  };
+  for (const auto& s : d.status().failed_stacks()) in.excluded_stacks.insert(s);
+  in.busy_devices = ctx.busy_devices;
+  in.busy_ports = ctx.busy_ports;
+  for (const auto& nd : d.status().avoided_devices()) {
+    std::vector<std::string> parts = absl::StrSplit(nd, '/');
+    int idx = 0;
+    if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &idx)) in.busy_devices[parts[0]].insert(idx);
+  }
+  for (const auto& [node, n] : ctx.nodes) {
+    for (int p : d.status().avoided_ports()) in.busy_ports[node].insert(p);
+    // Ports of instances the node runs that are not ours.
+    for (const auto& i : n.instances()) {
+      if (i.port() > 0) in.busy_ports[node].insert(i.port());
+    }
+  }
+  return in;
+}
+
+bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  ScheduleResult r = Schedule(MakeScheduleInput(d, ctx));
+  st->clear_plans();
+  st->clear_excluded_plans();
+  for (const auto& p : r.plans) *st->add_plans() = p;
+  for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
+  if (!r.placed) {
+    std::vector<std::string> lines;
+    for (const auto& rj : r.rejections) lines.push_back(absl::StrCat(rj.node(), ": ", rj.reason()));
+    std::string msg = absl::StrJoin(lines, "; ");
+    bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE || st->message() != msg;
+    st->clear_rejections();
+    for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+    if (changed) {
+      st->set_phase(dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+      st->set_message(msg);
+      AddEvent(ctx, d, "Warning", "Unschedulable", msg);
+    }
+    return changed;
+  }
+  st->clear_rejections();
+  for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+  const NodeView& node = ctx.nodes[r.placement.node()];
+  ModelPreparation prep =
+      knowledge_->PrepareModel(d.spec().model(), node, r.model_path, r.plan, r.placement.tp());
+  st->clear_findings();
+  for (const auto& f : prep.findings) *st->add_findings() = f;
+  if (!prep.blocking_reason.empty()) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+    st->set_message(prep.blocking_reason);
+    AddEvent(ctx, d, "Warning", "ModelUnusable", prep.blocking_reason);
+    return true;
+  }
+  std::string model_path = prep.model_path.empty() ? r.model_path : prep.model_path;
+  auto launch = knowledge_->RenderLaunch(d.spec(), r.plan, r.placement, model_path);
+  if (!launch.ok()) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+    st->set_message(absl::StrCat("cannot render the launch of stack '", r.plan.stack_id(),
+                                 "': ", launch.status().message()));
+    AddEvent(ctx, d, "Warning", "RenderFailed", st->message());
+    return true;
+  }
+  InstanceSpec spec = *launch;
+  int number = st->attempts_size() + 1;
+  spec.set_instance_id(absl::StrCat(d.spec().name(), "-", number, "-",
+                                    common::NewId("i").substr(2, 6)));
+  spec.set_deployment(d.spec().name());
+  spec.set_model(d.spec().model());
+  spec.set_attempt(number);
+  spec.set_port(r.placement.port());
+  spec.clear_device_indices();
+  for (int i : r.placement.device_indices()) spec.add_device_indices(i);
+  spec.set_startup_timeout_s(d.spec().startup_timeout_s());
+  if (spec.served_model_name().empty()) spec.set_served_model_name(d.spec().served_model_name());
+  if (!prep.overlay_dir.empty()) {
+    spec.set_overlay_dir(prep.overlay_dir);
+    spec.set_overlay_config_json(prep.overlay_config_json);
+  }
+  for (const auto& a : prep.extra_args) spec.add_argv(a);
+  // Remediations learned from earlier attempts.
+  for (const auto& [k, v] : st->extra_env()) (*spec.mutable_env())[k] = v;
+  for (const auto& a : st->extra_args()) spec.add_argv(a);
+  if (!st->ld_library_path_prefix().empty()) {
+    std::vector<std::string> prefixes(st->ld_library_path_prefix().begin(),
+                                      st->ld_library_path_prefix().end());
+    for (const auto& p : spec.ld_library_path_prefix()) {
+      if (std::find(prefixes.begin(), prefixes.end(), p) == prefixes.end()) prefixes.push_back(p);
+    }
+    spec.clear_ld_library_path_prefix();
+    for (const auto& p : prefixes) spec.add_ld_library_path_prefix(p);
+  }
+
+  Attempt* a = st->add_attempts();
+  a->set_number(number);
+  a->set_instance_id(spec.instance_id());
+  a->set_stack_id(r.plan.stack_id());
+  a->set_runtime_kind(r.plan.runtime_kind());
+  *a->mutable_placement() = r.placement;
+  a->set_phase(dcufleet::v1::INSTANCE_PENDING);
+  a->set_created_at_ms(ctx.now_ms);
+  a->set_config_remediation(prep.remediation);
+  for (const auto& rem : st->applied_remediations()) a->add_remediations(rem);
+  if (!prep.remediation.empty()) a->add_remediations(absl::StrCat("config: ", prep.remediation_detail));
+  *a->mutable_instance() = spec;
+  for (int i : r.placement.device_indices()) ctx.busy_devices[r.placement.node()].insert(i);
+  ctx.busy_ports[r.placement.node()].insert(r.placement.port());
+
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    if (r.plans[i].stack_id() == r.plan.stack_id()) st->set_current_plan(static_cast<int>(i));
+  }
+  st->set_phase(dcufleet::v1::DEPLOYMENT_LAUNCHING);
+  st->set_message(absl::StrCat("attempt ", number, ": ", r.plan.stack_id(), " on '",
+                               r.placement.node(), "'"));
+  if (!prep.findings.empty()) {
+    std::vector<std::string> codes;
+    for (const auto& f : prep.findings) codes.push_back(absl::StrCat(f.code(), " (", f.message(), ")"));
+    AddEvent(ctx, d, "Warning", "ConfigAudit", absl::StrJoin(codes, "; "));
+  }
+  if (!prep.remediation.empty()) {
+    AddEvent(ctx, d, "Normal", "ConfigRemediated",
+             absl::StrCat(prep.remediation, ": ", prep.remediation_detail,
+                          " (the model's own files are untouched)"));
+  }
+  AddEvent(ctx, d, "Normal", "Scheduled",
+           absl::StrCat("attempt ", number, ": node '", r.placement.node(), "' (", r.placement.arch(),
+                        ") devices [", absl::StrJoin(r.placement.device_indices(), ","), "] TP=",
+                        r.placement.tp(), " port ", r.placement.port(), ", plan ", r.plan.rank(), " ",
+                        r.plan.stack_id(), " (", r.plan.runtime_kind(), ", ", r.plan.verdict(), ")"));
+  return true;
+}
+
+bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  auto nit = ctx.nodes.find(a.placement().node());
+  if (nit == ctx.nodes.end() || nit->second.state() == dcufleet::v1::NODE_LOST) {
+    a.set_ended_at_ms(ctx.now_ms);
+    a.set_phase(dcufleet::v1::INSTANCE_FAILED);
+    a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
+    st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+    st->set_ready_at_ms(0);
+    st->set_endpoint("");
+    st->set_message(absl::StrCat("rescheduling: node '", a.placement().node(), "' lost"));
+    st->set_next_attempt_at_ms(0);
+    AddEvent(ctx, d, "Warning", "NodeLost",
+             absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
+    return true;
+  }
+  const NodeView& node = nit->second;
+  const InstanceStatus* is = FindInstance(node, a.instance_id());
+  if (!is) {
+    // Not reported yet. The agent reports failures itself; only when the node
+    // is silent about it well past the start-up deadline does the controller
+    // give up on the attempt.
+    int64_t deadline = a.created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
+                       absl::ToInt64Milliseconds(options_.report_grace);
+    if (node.state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline) {
+      a.set_ended_at_ms(ctx.now_ms);
+      a.set_phase(dcufleet::v1::INSTANCE_FAILED);
+      a.set_message("the agent never reported the instance");
+      HandleFailure(d, a, ctx);
+      return true;
+    }
+    return false;
+  }
+  bool changed = false;
+  if (a.phase() != is->phase()) {
+    InstancePhase old = a.phase();
+    a.set_phase(is->phase());
+    changed = true;
+    if (is->phase() != dcufleet::v1::INSTANCE_READY && is->phase() != dcufleet::v1::INSTANCE_FAILED) {
+      AddEvent(ctx, d, "Normal", InstancePhaseName(is->phase()),
+               absl::StrCat("instance '", a.instance_id(), "' ", InstancePhaseName(old), " -> ",
+                            InstancePhaseName(is->phase()),
+                            is->message().empty() ? "" : absl::StrCat(": ", is->message())));
+    }
+  }
+  if (a.shards_loaded() != is->shards_loaded() || a.shards_total() != is->shards_total()) {
+    a.set_shards_loaded(is->shards_loaded());
+    a.set_shards_total(is->shards_total());
+    changed = true;
+    if (is->shards_total() > 0 &&
+        (is->shards_loaded() == is->shards_total() || is->shards_loaded() % 4 == 1)) {
+      AddEvent(ctx, d, "Normal", "Loading",
+               absl::StrCat("loading safetensors shards ", is->shards_loaded(), "/",
+                            is->shards_total()));
+    }
+  }
+  if (is->message() != a.message()) {
+    a.set_message(is->message());
+    changed = true;
+  }
+  if (is->phase() == dcufleet::v1::INSTANCE_READY && st->phase() != dcufleet::v1::DEPLOYMENT_READY) {
+    a.set_ready_at_ms(is->ready_at_ms() ? is->ready_at_ms() : ctx.now_ms);
+    st->set_phase(dcufleet::v1::DEPLOYMENT_READY);
+    st->set_ready_at_ms(ctx.now_ms);
+    st->set_endpoint(absl::StrCat(node.name(), ":", a.placement().port()));
+    st->set_message(absl::StrCat("serving ", d.spec().served_model_name(), " on node '",
+                                 node.name(), "' port ", a.placement().port()));
+    AddEvent(ctx, d, "Normal", "Ready",
+             absl::StrCat("instance '", a.instance_id(), "' serving on node '", node.name(),
+                          "' port ", a.placement().port(), " (", a.stack_id(), ", ",
+                          common::HumanDuration(ctx.now_ms - a.created_at_ms()),
+                          " after launch)"));
+    LaunchOutcomeRecord rec;
+    rec.stack_id = a.stack_id();
+    rec.node = node.name();
+    rec.arch = a.placement().arch();
+    rec.model = d.spec().model();
+    rec.tp = a.placement().tp();
+    rec.ready = true;
+    rec.instance_id = a.instance_id();
+    rec.remediation = absl::StrJoin(a.remediations(), "; ");
+    rec.duration_ms = ctx.now_ms - a.created_at_ms();
+    rec.config_ok = a.config_remediation().empty();
+    knowledge_->RecordOutcome(rec);
+    return true;
+  }
+  if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
+    a.set_ended_at_ms(ctx.now_ms);
+    a.set_exit_code(is->exit_code());
+    a.clear_log_tail();
+    for (const auto& l : is->log_tail()) a.add_log_tail(l);
+    HandleFailure(d, a, ctx);
+    return true;
+  }
+  return changed;
+}
+
+void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  st->set_ready_at_ms(0);
+  st->set_endpoint("");
+  std::vector<std::string> tail(a.log_tail().begin(), a.log_tail().end());
+  std::vector<dcufleet::v1::AttemptFinding> findings;
+  if (diagnoser_ && !tail.empty()) findings = diagnoser_->Diagnose(tail);
+  a.clear_findings();
+  for (const auto& f : findings) *a.add_findings() = f;
+  std::string top = findings.empty() ? "unknown" : findings.front().failure_class();
+  AddEvent(ctx, d, "Warning", "Failed",
+           absl::StrCat("attempt ", a.number(), " (", a.stack_id(), ") failed",
+                        a.exit_code() ? absl::StrCat(" with exit code ", a.exit_code()) : "",
+                        ": ", top,
+                        findings.empty() || findings.front().evidence().empty()
+                            ? (a.message().empty() ? "" : absl::StrCat(" — ", a.message()))
+                            : absl::StrCat(" — ", findings.front().evidence(0))));
+
+  // Pick the first finding whose remediation has not been applied yet: when
+  // two causes are stacked, fixing the first lets the second surface.
+  const dcufleet::v1::AttemptFinding* chosen = nullptr;
+  std::string chosen_key;
+  for (const auto& f : findings) {
+    std::string key = absl::StrCat(f.failure_class(), ":", f.remediation_action());
+    for (const auto& [k, v] : f.params()) absl::StrAppend(&key, ":", k, "=", v);
+    bool applied = std::find(st->applied_remediations().begin(), st->applied_remediations().end(),
+                             key) != st->applied_remediations().end();
+    if (f.remediation_kind() == "auto" && applied) continue;
+    chosen = &f;
+    chosen_key = key;
+    break;
+  }
+
+  LaunchOutcomeRecord rec;
+  rec.stack_id = a.stack_id();
+  rec.node = a.placement().node();
+  rec.arch = a.placement().arch();
+  rec.model = d.spec().model();
+  rec.tp = a.placement().tp();
+  rec.ready = false;
+  rec.failure_class = top;
+  rec.message = findings.empty() || findings.front().evidence().empty() ? a.message()
+                                                                       : findings.front().evidence(0);
+  rec.instance_id = a.instance_id();
+  rec.remediation = absl::StrJoin(a.remediations(), "; ");
+  rec.duration_ms = ctx.now_ms - a.created_at_ms();
+  rec.config_ok = a.config_remediation().empty();
+
+  auto failover = [&](const std::string& why) {
+    st->add_failed_stacks(a.stack_id());
+    rec.scope = "stack_arch";
+    st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+    st->set_next_attempt_at_ms(0);
+    st->set_message(absl::StrCat("failing over from ", a.stack_id(), ": ", why));
+    AddEvent(ctx, d, "Warning", "Failover",
+             absl::StrCat(a.stack_id(), " cannot work on ", a.placement().arch(), " (", why,
+                          "); recorded as broken evidence, trying the next plan now"));
+  };
+  auto retry_with_backoff = [&](const std::string& why) {
+    int failures_on_plan = 0;
+    for (const auto& x : st->attempts()) {
+      if (x.stack_id() == a.stack_id() && x.ended_at_ms() != 0 && x.ready_at_ms() == 0) ++failures_on_plan;
+    }
+    if (failures_on_plan >= d.spec().max_attempts_per_plan()) {
+      failover(absl::StrCat(failures_on_plan, " failed attempts (last: ", why, ")"));
+      rec.scope = "stack_arch_model";
+      return;
+    }
+    absl::Duration b = Backoff(d, failures_on_plan);
+    st->set_phase(dcufleet::v1::DEPLOYMENT_BACKOFF);
+    st->set_next_attempt_at_ms(ctx.now_ms + absl::ToInt64Milliseconds(b));
+    st->set_message(absl::StrCat("retrying ", a.stack_id(), " in ",
+                                 common::HumanDuration(absl::ToInt64Milliseconds(b)), ": ", why));
+    AddEvent(ctx, d, "Normal", "BackOff",
+             absl::StrCat("retrying in ", common::HumanDuration(absl::ToInt64Milliseconds(b)),
+                          " (failure ", failures_on_plan, " of ", d.spec().max_attempts_per_plan(),
+                          " on this plan): ", why));
+  };
+
+  if (!chosen) {
+    retry_with_backoff(findings.empty() ? (a.message().empty() ? "no diagnosis" : a.message())
+                                        : absl::StrCat(top, ", remediation already applied"));
+  } else if (chosen->remediation_kind() == "failover") {
+    failover(chosen->failure_class());
+  } else if (chosen->remediation_kind() == "human") {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+    st->set_message(absl::StrCat(chosen->failure_class(), ": ", chosen->remediation_action(),
+                                 chosen->remediation_detail().empty()
+                                     ? ""
+                                     : absl::StrCat(" — ", chosen->remediation_detail())));
+    AddEvent(ctx, d, "Warning", "NeedsHuman", st->message());
+  } else if (chosen->remediation_kind() == "auto") {
+    const std::string& action = chosen->remediation_action();
+    const auto& params = chosen->params();
+    std::string applied;
+    bool retry_now = true;
+    if (action == "set_env") {
+      for (const auto& [k, v] : params) {
+        (*st->mutable_extra_env())[k] = v;
+        applied += absl::StrCat(applied.empty() ? "" : " ", k, "=", v);
+      }
+      applied = absl::StrCat("env ", applied);
+    } else if (action == "prepend_ld_library_path") {
+      std::vector<std::string> paths;
+      auto it = params.find("paths");
+      if (it != params.end()) paths = absl::StrSplit(it->second, ':', absl::SkipEmpty());
+      std::vector<std::string> merged = paths;
+      for (const auto& p : st->ld_library_path_prefix()) {
+        if (std::find(merged.begin(), merged.end(), p) == merged.end()) merged.push_back(p);
+      }
+      st->clear_ld_library_path_prefix();
+      for (const auto& p : merged) st->add_ld_library_path_prefix(p);
+      applied = absl::StrCat("LD_LIBRARY_PATH order ", absl::StrJoin(paths, ":"));
+    } else if (action == "add_arg") {
+      auto arg = params.find("arg");
+      auto val = params.find("value");
+      std::string value = val == params.end() ? "" : val->second;
+      if (value == "{kv_cache_bytes}") {
+        int64_t total = 0;
+        auto nit = ctx.nodes.find(a.placement().node());
+        if (nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
+          for (const auto& dev : nit->second.inventory().devices()) {
+            if (dev.index() == a.placement().device_indices(0)) total = dev.total().bytes();
+          }
+        }
+        value = absl::StrCat(knowledge_->KvCacheBytes(d.spec(), a.placement().tp(), total));
+      }
+      if (arg != params.end()) {
+        st->add_extra_args(arg->second);
+        if (!value.empty()) st->add_extra_args(value);
+        applied = absl::StrCat(arg->second, value.empty() ? "" : " ", value);
+      }
+    } else if (action == "reap_or_move_devices") {
+      for (int i : a.placement().device_indices()) {
+        st->add_avoided_devices(absl::StrCat(a.placement().node(), "/", i));
+      }
+      applied = absl::StrCat("avoid devices [", absl::StrJoin(a.placement().device_indices(), ","),
+                             "] on '", a.placement().node(), "' (device view below the start-up rule)");
+    } else if (action == "change_port") {
+      st->add_avoided_ports(a.placement().port());
+      applied = absl::StrCat("avoid port ", a.placement().port());
+    } else if (action == "change_tp") {
+      applied = "choose a TP that divides the heads";
+      d.mutable_spec()->set_tp(0);
+    } else {
+      retry_now = false;
+    }
+    if (retry_now) {
+      st->add_applied_remediations(chosen_key);
+      st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+      st->set_next_attempt_at_ms(0);
+      st->set_message(absl::StrCat("retrying with remediation for ", chosen->failure_class(), ": ",
+                                   applied));
+      rec.scope = "remediable";
+      AddEvent(ctx, d, "Normal", "Remediated",
+               absl::StrCat(chosen->failure_class(), " → ", applied, "; retrying now"));
+    } else {
+      retry_with_backoff(absl::StrCat(chosen->failure_class(), " (", action, ")"));
+    }
+  } else {
+    retry_with_backoff(top);
+  }
+  knowledge_->RecordOutcome(rec);
+}
+
+bool DeployController::Step(Deployment& d, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  Attempt* a = ActiveAttempt(d);
+  if (st->deleted()) {
+    if (a) {
+      auto nit = ctx.nodes.find(a->placement().node());
+      bool still_reported = nit != ctx.nodes.end() &&
+                            nit->second.state() != dcufleet::v1::NODE_LOST &&
+                            FindInstance(nit->second, a->instance_id()) != nullptr &&
+                            FindInstance(nit->second, a->instance_id())->phase() !=
+                                dcufleet::v1::INSTANCE_STOPPED;
+      if (still_reported) return false;
+      a->set_ended_at_ms(ctx.now_ms);
+      a->set_phase(dcufleet::v1::INSTANCE_STOPPED);
+      return true;
+    }
+    return false;
+  }
+  if (a) return StepActiveAttempt(d, *a, ctx);
+  if (st->phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
+      st->phase() == dcufleet::v1::DEPLOYMENT_READY) {
+    return false;
+  }
+  if (st->next_attempt_at_ms() > ctx.now_ms) return false;
+  return TryLaunch(d, ctx);
+}
+
+void DeployController::ReconcileOnce() {
+  absl::MutexLock pass(&reconcile_mu_);
+  StepContext ctx;
+  ctx.now = clock_->Now();
+  ctx.now_ms = absl::ToUnixMillis(ctx.now);
+  for (auto& n : fleet_->ListNodes()) ctx.nodes[n.name()] = std::move(n);
+
+  std::map<std::string, Deployment> snapshot;
+  {
+    absl::MutexLock lock(&mu_);
+    snapshot = deployments_;
+  }
+  for (auto& [name, d] : snapshot) {
+    if (d.status().deleted()) continue;
+    for (const auto& a : d.status().attempts()) {
+      if (!AttemptActive(a)) continue;
+      for (int i : a.placement().device_indices()) ctx.busy_devices[a.placement().node()].insert(i);
+      ctx.busy_ports[a.placement().node()].insert(a.placement().port());
+    }
+  }
+
+  std::vector<Deployment> changed;
+  std::vector<std::string> removed;
+  for (auto& [name, d] : snapshot) {
+    // The deployment's own devices are not "busy" to itself.
+    if (Step(d, ctx)) {
+      d.set_revision(d.revision() + 1);
+      d.mutable_status()->set_updated_at_ms(ctx.now_ms);
+      changed.push_back(d);
+    }
+    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(name);
+  }
+
+  // Intent first: persist, then publish to memory, then tell the nodes.
+  absl::Status s = store_->PutDeployments(changed);
+  if (!s.ok()) {
+    DCU_LOG_ERROR("persisting ", changed.size(), " deployments: ", s.message(),
+                  "; will retry");
+    absl::MutexLock lock(&mu_);
+    dirty_ = true;
+    return;
+  }
+  for (const auto& name : removed) {
+    absl::Status ds = store_->DeleteDeployment(name);
+    if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", name, "': ", ds.message());
+    ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
+                               "all instances stopped"});
+  }
+  std::map<std::string, std::vector<InstanceSpec>> desired;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& d : changed) {
+      auto it = deployments_.find(d.spec().name());
+      // A concurrent Delete or Deploy wins; the next pass sees it.
+      if (it == deployments_.end() || it->second.revision() != d.revision() - 1) {
+        dirty_ = true;
+        continue;
+      }
+      it->second = d;
+    }
+    for (const auto& name : removed) deployments_.erase(name);
+    for (const auto& [n, node] : ctx.nodes) desired[n];
+    for (const auto& [name, d] : deployments_) {
+      if (d.status().deleted() || d.status().attempts().empty()) continue;
+      const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
+      if (AttemptActive(a)) desired[a.placement().node()].push_back(a.instance());
+    }
+  }
+  if (events_) {
+    for (const auto& e : ctx.events) {
+      absl::Status es = events_->AppendEvent(e);
+      if (!es.ok()) DCU_LOG_WARN("appending event: ", es.message());
+    }
+  }
+  for (const auto& e : ctx.events) {
+    DCU_LOG_INFO("deployment '", e.subject, "' ", e.reason, ": ", e.message);
+  }
+  PushAssignments(desired);
+}
+
+void DeployController::PushAssignments(
+    const std::map<std::string, std::vector<InstanceSpec>>& desired) {
+  for (const auto& [node, specs] : desired) {
+    std::string key;
+    for (const auto& s : specs) key += s.SerializeAsString();
+    int64_t gen = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = last_sent_.find(node);
+      bool resend = resend_.count(node) > 0;
+      if (it != last_sent_.end() && it->second == key && !resend) continue;
+      if (it == last_sent_.end() || it->second != key) {
+        gen = std::max(generations_[node] + 1, absl::ToUnixMillis(clock_->Now()));
+      } else {
+        gen = generations_[node];
+      }
+    }
+    dcufleet::v1::ControllerMessage msg;
+    msg.mutable_assignment()->set_generation(gen);
+    for (const auto& s : specs) *msg.mutable_assignment()->add_instances() = s;
+    if (!fleet_->SendToNode(node, msg)) continue;  // sent again on reconnect
+    (void)store_->PutNodeGeneration(node, gen);
+    absl::MutexLock lock(&mu_);
+    generations_[node] = gen;
+    last_sent_[node] = key;
+    resend_.erase(node);
+  }
+}
+
+}  // namespace dcu::controller

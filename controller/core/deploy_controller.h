@@ -1,0 +1,127 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "controller/core/fleet_state.h"
+#include "controller/core/knowledge.h"
+#include "controller/store/deployment_store.h"
+#include "controller/store/node_store.h"
+#include "dcufleet/v1/deploy.pb.h"
+
+namespace dcu::controller {
+
+// The deploy reconciler (after TF Serving's AspiredVersionsManager): people
+// and the API change the desired deployments; one thread compares them with
+// what the agents report and acts — schedule, launch, diagnose, remediate,
+// retry with back-off, fail over, reschedule off lost nodes — idempotently.
+// Every decision is written to the store before it is sent to a node.
+class DeployController : public FleetListener {
+ public:
+  struct Options {
+    // Reconcile period when nothing wakes the loop; <= 0 disables the thread
+    // (tests call ReconcileOnceForTest()).
+    absl::Duration interval = absl::Seconds(1);
+    int default_backoff_initial_s = 10;
+    int default_backoff_max_s = 300;
+    int default_startup_timeout_s = 1800;
+    int default_max_attempts_per_plan = 3;
+    double default_gpu_memory_utilization = 0.9;
+    int64_t default_max_model_len = 8192;
+    int default_max_num_seqs = 16;
+    // Extra time past the start-up timeout before the controller itself
+    // declares a silent attempt failed (the agent normally reports first).
+    absl::Duration report_grace = absl::Seconds(60);
+    uint64_t jitter_seed = 0;
+  };
+
+  DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,
+                   DeploymentStore* store, EventLog* events, const common::Clock* clock,
+                   Options options);
+  ~DeployController();
+
+  // Loads deployments and node generations from the store.
+  absl::Status Load() ABSL_LOCKS_EXCLUDED(mu_);
+  void Start();
+  void Stop();
+
+  // Creates (or, for an existing name with the same spec, returns) a
+  // deployment. INVALID_ARGUMENT names the bad field; NOT_FOUND an unknown
+  // model; ALREADY_EXISTS a name taken with a different spec. With dry_run the
+  // plan and placement are computed and returned, nothing is stored.
+  absl::StatusOr<dcufleet::v1::DeployResponse> Deploy(const dcufleet::v1::DeploymentSpec& spec,
+                                                      bool dry_run) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<dcufleet::v1::Deployment> List() const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<dcufleet::v1::Deployment> Get(const std::string& name) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Marks the deployment deleted; its instances are removed from the nodes'
+  // assignments and the row goes once the agents no longer report them.
+  absl::StatusOr<dcufleet::v1::Deployment> Delete(const std::string& name)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Blocks until the deployment's revision exceeds `after_revision`, it is
+  // gone (nullopt), or `timeout` passes (the current state).
+  std::optional<dcufleet::v1::Deployment> WaitForChange(const std::string& name,
+                                                        int64_t after_revision,
+                                                        absl::Duration timeout)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Wakes the reconciler (fleet changed).
+  void MarkDirty() ABSL_LOCKS_EXCLUDED(mu_);
+  // FleetListener: the node (re)connected: send it its assignment again.
+  void OnNodeConnected(const std::string& node) override ABSL_LOCKS_EXCLUDED(mu_);
+  void OnFleetChanged() override { MarkDirty(); }
+  void ReconcileOnceForTest() { ReconcileOnce(); }
+
+  // The instances currently assigned to `node` (for tests and describe).
+  std::vector<dcufleet::v1::InstanceSpec> AssignedTo(const std::string& node) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct StepContext;
+  void Run();
+  void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  // Advances one deployment; returns true when it changed.
+  bool Step(dcufleet::v1::Deployment& d, StepContext& ctx);
+  bool StepActiveAttempt(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
+  void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
+  bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
+  ScheduleInput MakeScheduleInput(const dcufleet::v1::Deployment& d, const StepContext& ctx);
+  void AddEvent(StepContext& ctx, const dcufleet::v1::Deployment& d, const std::string& type,
+                const std::string& reason, const std::string& message);
+  absl::Duration Backoff(const dcufleet::v1::Deployment& d, int failures_on_plan);
+  void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
+
+  FleetState* const fleet_;
+  Knowledge* const knowledge_;
+  Diagnoser* const diagnoser_;
+  DeploymentStore* const store_;
+  EventLog* const events_;
+  const common::Clock* const clock_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, dcufleet::v1::Deployment> deployments_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);
+  bool dirty_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;
+  // Serialises whole reconcile passes (the thread and tests).
+  absl::Mutex reconcile_mu_;
+  std::thread thread_;
+};
+
+}  // namespace dcu::controller

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/core/scheduler.h"
+#include "dcufleet/v1/deploy.pb.h"
+#include "dcufleet/v1/fleet.pb.h"
+#include "dcufleet/v1/types.pb.h"
+
+namespace dcu::controller {
+
+// What the config audit of the model directory on the chosen node found, and
+// how the launch must change so the engine sees a correct config without the
+// user's files being touched.
+struct ModelPreparation {
+  std::vector<dcufleet::v1::Finding> findings;
+  // "" (nothing to do), "overlay_dir", "hf_overrides".
+  std::string remediation;
+  std::string remediation_detail;
+  // Overlay: the agent builds it (links to weights + this config.json).
+  std::string overlay_dir;
+  std::string overlay_config_json;
+  // The model path the engine must be given (the overlay when one is used).
+  std::string model_path;
+  std::vector<std::string> extra_args;
+  // An error-severity problem no remediation fixes (shards missing, …).
+  std::string blocking_reason;
+};
+
+// One launch outcome, as the stack matrix records it.
+struct LaunchOutcomeRecord {
+  std::string stack_id;
+  std::string node;
+  std::string arch;
+  std::string product_name;
+  std::string model;
+  int tp = 0;
+  bool ready = false;
+  std::string failure_class;
+  // "stack_arch" when the failure is deterministic for the stack on the arch.
+  std::string scope;
+  std::string message;
+  std::string instance_id;
+  std::string remediation;
+  int64_t duration_ms = 0;
+  bool config_ok = true;
+};
+
+// The controller's knowledge (stacks, verdicts, models, audit, memory plans)
+// as the deploy reconciler needs it. Implemented over the catalog store.
+class Knowledge {
+ public:
+  virtual ~Knowledge() = default;
+  // NOT_FOUND (naming the model and how to list known ones) when unknown.
+  virtual absl::StatusOr<ModelFacts> Model(const std::string& model) = 0;
+  // Ordered plans for the model on `arch`; stacks broken there go to
+  // `excluded` with the verdict's reason.
+  virtual void PlansForArch(const std::string& model, const std::string& arch,
+                            std::vector<dcufleet::v1::Plan>* plans,
+                            std::vector<dcufleet::v1::Plan>* excluded) = 0;
+  virtual MemoryCheck CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
+                                  int64_t device_total) = 0;
+  // The directory holding the model on `node`, "" when absent.
+  virtual std::string ModelPathOnNode(const std::string& model,
+                                      const dcufleet::v1::NodeView& node) = 0;
+  // Audits the model directory reported by `node` for `plan`'s stack.
+  virtual ModelPreparation PrepareModel(const std::string& model,
+                                        const dcufleet::v1::NodeView& node,
+                                        const std::string& model_path,
+                                        const dcufleet::v1::Plan& plan, int tp) = 0;
+  // argv/env/runtime of a launch of `plan` (everything but remediations and
+  // per-attempt fields, which the reconciler adds).
+  virtual absl::StatusOr<dcufleet::v1::InstanceSpec> RenderLaunch(
+      const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Plan& plan,
+      const dcufleet::v1::Placement& placement, const std::string& model_path) = 0;
+  // KV cache bytes to give --kv-cache-memory-bytes for this placement.
+  virtual int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
+                               int64_t device_total) = 0;
+  virtual void RecordOutcome(const LaunchOutcomeRecord& outcome) = 0;
+};
+
+// Turns a failed launch's log tail into ordered findings (most likely first).
+class Diagnoser {
+ public:
+  virtual ~Diagnoser() = default;
+  virtual std::vector<dcufleet::v1::AttemptFinding> Diagnose(
+      const std::vector<std::string>& log_tail) = 0;
+};
+
+}  // namespace dcu::controller

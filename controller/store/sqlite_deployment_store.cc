@@ -1,0 +1,89 @@
+#include "controller/store/sqlite_deployment_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_util.h"
+
+namespace dcu::controller {
+namespace {
+
+absl::Status PutLocked(SqliteDatabase& db, const dcufleet::v1::Deployment& d) {
+  DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(
+      "INSERT INTO deployments(name, model, phase, revision, doc, created_at_ms, updated_at_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET model = excluded.model, "
+      "phase = excluded.phase, revision = excluded.revision, doc = excluded.doc, "
+      "updated_at_ms = excluded.updated_at_ms"));
+  st->Bind(1, d.spec().name()).Bind(2, d.spec().model())
+      .Bind(3, dcufleet::v1::DeploymentPhase_Name(d.status().phase()))
+      .Bind(4, d.revision()).BindBlob(5, d.SerializeAsString())
+      .Bind(6, d.status().created_at_ms()).Bind(7, d.status().updated_at_ms());
+  return st->Run();
+}
+
+}  // namespace
+
+absl::Status SqliteDeploymentStore::PutDeployment(const dcufleet::v1::Deployment& d) {
+  return db_->Transaction([&](SqliteDatabase& db) { return PutLocked(db, d); });
+}
+
+absl::Status SqliteDeploymentStore::PutDeployments(
+    const std::vector<dcufleet::v1::Deployment>& ds) {
+  if (ds.empty()) return absl::OkStatus();
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    for (const auto& d : ds) DCU_RETURN_IF_ERROR(PutLocked(db, d));
+    return absl::OkStatus();
+  });
+}
+
+absl::Status SqliteDeploymentStore::DeleteDeployment(const std::string& name) {
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare("DELETE FROM deployments WHERE name = ?"));
+    st->Bind(1, name);
+    return st->Run();
+  });
+}
+
+absl::StatusOr<std::vector<dcufleet::v1::Deployment>> SqliteDeploymentStore::ListDeployments() {
+  std::vector<dcufleet::v1::Deployment> out;
+  DCU_RETURN_IF_ERROR(db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare("SELECT name, doc FROM deployments ORDER BY name"));
+    while (true) {
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      dcufleet::v1::Deployment d;
+      if (!d.ParseFromString(q->ColumnBlob(1))) {
+        return absl::DataLossError(
+            absl::StrCat("deployment '", q->ColumnText(0), "': stored document does not parse"));
+      }
+      out.push_back(std::move(d));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status SqliteDeploymentStore::PutNodeGeneration(const std::string& node, int64_t gen) {
+  return db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(
+        "INSERT INTO node_generations(node, generation) VALUES (?, ?) "
+        "ON CONFLICT(node) DO UPDATE SET generation = MAX(generation, excluded.generation)"));
+    st->Bind(1, node).Bind(2, gen);
+    return st->Run();
+  });
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>>
+SqliteDeploymentStore::ListNodeGenerations() {
+  std::vector<std::pair<std::string, int64_t>> out;
+  DCU_RETURN_IF_ERROR(db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare("SELECT node, generation FROM node_generations"));
+    while (true) {
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      out.emplace_back(q->ColumnText(0), q->ColumnInt(1));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace dcu::controller

@@ -1,0 +1,340 @@
+#include "controller/core/deploy_controller.h"
+
+#include "controller/store/sqlite_deployment_store.h"
+#include "controller/store/sqlite_store.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/fake_knowledge.h"
+
+namespace dcu::controller {
+namespace {
+
+using ::testing::HasSubstr;
+using dcufleet::v1::ControllerMessage;
+
+class RecordingSession : public NodeSession {
+ public:
+  bool Send(const ControllerMessage& m) override {
+    if (m.has_assignment()) assignments.push_back(m.assignment());
+    return true;
+  }
+  std::string Peer() const override { return "test"; }
+  std::vector<dcufleet::v1::Assignment> assignments;
+  const dcufleet::v1::Assignment& last() const { return assignments.back(); }
+};
+
+dcufleet::v1::Hello MakeHello(const std::string& name, const std::string& arch, int devices,
+                              int64_t total, int64_t free) {
+  dcufleet::v1::Hello h;
+  h.set_node_name(name);
+  for (int i = 0; i < devices; ++i) {
+    auto* d = h.mutable_inventory()->add_devices();
+    d->set_index(i);
+    d->set_arch(arch);
+    d->set_product_name(arch == "gfx928" ? "K100_AI" : "Z100");
+    d->mutable_total()->set_bytes(total);
+    d->mutable_total()->set_valid(true);
+    d->mutable_schedulable_free()->set_bytes(free);
+    d->mutable_schedulable_free()->set_valid(true);
+    d->mutable_schedulable_free()->set_source("hip:hipMemGetInfo");
+  }
+  return h;
+}
+
+constexpr int64_t kGiB = 1LL << 30;
+
+class DeployControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(*SqliteStore::Open(":memory:"));
+    deploy_store_ = std::make_unique<SqliteDeploymentStore>(store_->database());
+    fleet_ = std::make_unique<FleetState>(store_.get(), store_.get(), &clock_, FleetState::Options());
+    knowledge_.stacks = {{"vllm-0.11.0-bare", "bare", "gfx928", "untested", 3},
+                         {"vllm-0.9.2-bare", "bare", "gfx928", "works", 1},
+                         {"vllm-0.9.2-image", "container", "gfx928", "works", 2},
+                         {"vllm-0.18-image", "container", "gfx906", "untested", 4}};
+    MakeController();
+  }
+  void MakeController() {
+    DeployController::Options o;
+    o.interval = absl::ZeroDuration();
+    o.jitter_seed = 42;
+    if (controller_) fleet_->SetListener(nullptr);
+    controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
+                                                     deploy_store_.get(), store_.get(), &clock_, o);
+    fleet_->SetListener(controller_.get());
+    ASSERT_TRUE(controller_->Load().ok());
+  }
+  void Connect(const std::string& node, RecordingSession* s, const std::string& arch = "gfx928",
+               int devices = 8, int64_t free = 63 * kGiB) {
+    ASSERT_TRUE(fleet_->OnHello(MakeHello(node, arch, devices, 64 * kGiB, free), s).ok());
+  }
+  // The agent reports its instance in `phase` with an optional log tail.
+  void Report(const std::string& node, RecordingSession* s, const dcufleet::v1::InstanceSpec& spec,
+              dcufleet::v1::InstancePhase phase, std::vector<std::string> tail = {}) {
+    dcufleet::v1::InstanceEvent ev;
+    ev.mutable_status()->set_instance_id(spec.instance_id());
+    ev.mutable_status()->set_phase(phase);
+    ev.mutable_status()->set_port(spec.port());
+    for (auto& l : tail) ev.mutable_status()->add_log_tail(l);
+    if (phase == dcufleet::v1::INSTANCE_FAILED) ev.mutable_status()->set_exit_code(1);
+    ASSERT_TRUE(fleet_->OnInstanceEvent(node, ev, s).ok());
+  }
+  dcufleet::v1::Deployment Get(const std::string& n) { return *controller_->Get(n); }
+  std::vector<std::string> EventReasons(const std::string& n) {
+    std::vector<std::string> out;
+    for (const auto& e : *store_->ListEvents("deployment", n, 0)) out.push_back(e.reason);
+    return out;
+  }
+  dcufleet::v1::DeploymentSpec Spec(int tp = 4) {
+    dcufleet::v1::DeploymentSpec s;
+    s.set_model("qwen3-32b");
+    s.set_tp(tp);
+    return s;
+  }
+
+  common::FakeClock clock_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqliteDeploymentStore> deploy_store_;
+  std::unique_ptr<FleetState> fleet_;
+  testing::FakeKnowledge knowledge_;
+  testing::FakeDiagnoser diagnoser_;
+  std::unique_ptr<DeployController> controller_;
+};
+
+TEST_F(DeployControllerTest, PicksTheVerifiedBarePlanAndAssignsIt) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_LAUNCHING);
+  ASSERT_EQ(d.status().attempts_size(), 1);
+  EXPECT_EQ(d.status().attempts(0).stack_id(), "vllm-0.9.2-bare");
+  EXPECT_THAT(d.status().attempts(0).placement().device_indices(), ::testing::ElementsAre(0, 1, 2, 3));
+  ASSERT_FALSE(a.assignments.empty());
+  ASSERT_EQ(a.last().instances_size(), 1);
+  EXPECT_EQ(a.last().instances(0).instance_id(), d.status().attempts(0).instance_id());
+  // Plans are ordered: verified bare, verified container, untested bare.
+  ASSERT_EQ(d.status().plans_size(), 3);
+  EXPECT_EQ(d.status().plans(0).stack_id(), "vllm-0.9.2-bare");
+  EXPECT_EQ(d.status().plans(2).stack_id(), "vllm-0.11.0-bare");
+
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_EQ(d.status().endpoint(), "node-a:8000");
+  ASSERT_EQ(knowledge_.outcomes.size(), 1u);
+  EXPECT_TRUE(knowledge_.outcomes[0].ready);
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::ElementsAre("Created", "Scheduled", "Ready"));
+}
+
+TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) {
+  knowledge_.stacks[1].verdict = "untested";  // 0.9.2 bare untested now
+  knowledge_.stacks[0].rank = 0;              // 0.11.0 first
+  diagnoser_.Add("unsupported target: 'gfx928'", "triton_unsupported_gpu_target", "failover", "failover");
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto first = a.last().instances(0);
+  EXPECT_EQ(first.stack_id(), "vllm-0.11.0-bare");
+  Report("node-a", &a, first, dcufleet::v1::INSTANCE_FAILED,
+         {"Traceback (most recent call last):", "unsupported target: 'gfx928'", "PassManager::run failed"});
+  controller_->ReconcileOnceForTest();  // diagnose + failover
+  controller_->ReconcileOnceForTest();  // launch the next plan (no back-off)
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().attempts_size(), 2);
+  EXPECT_EQ(d.status().attempts(0).findings(0).failure_class(), "triton_unsupported_gpu_target");
+  EXPECT_EQ(d.status().attempts(1).stack_id(), "vllm-0.9.2-bare");
+  EXPECT_EQ(a.last().instances_size(), 1);
+  EXPECT_EQ(a.last().instances(0).instance_id(), d.status().attempts(1).instance_id());
+  EXPECT_THAT(d.status().failed_stacks(), ::testing::ElementsAre("vllm-0.11.0-bare"));
+  ASSERT_FALSE(knowledge_.outcomes.empty());
+  EXPECT_EQ(knowledge_.outcomes[0].scope, "stack_arch");
+  EXPECT_EQ(knowledge_.outcomes[0].failure_class, "triton_unsupported_gpu_target");
+  // A second deployment of the same model goes straight to the working plan.
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  auto spec2 = Spec(2);
+  spec2.set_name("qwen3-32b-b");
+  ASSERT_TRUE(controller_->Deploy(spec2, false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d2 = Get("qwen3-32b-b");
+  ASSERT_EQ(d2.status().attempts_size(), 1);
+  EXPECT_NE(d2.status().attempts(0).stack_id(), "vllm-0.11.0-bare");
+  EXPECT_EQ(d2.status().excluded_plans(0).stack_id(), "vllm-0.11.0-bare");
+  // It does not take the devices the first deployment holds.
+  EXPECT_THAT(d2.status().attempts(0).placement().device_indices(), ::testing::ElementsAre(4, 5));
+}
+
+TEST_F(DeployControllerTest, AutoRemediationIsAppliedOnceThenBackOff) {
+  diagnoser_.Add("wvSplitK", "missing_custom_op", "auto", "set_env", {{"VLLM_ROCM_USE_SKINNY_GEMM", "0"}});
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_FAILED,
+         {"AttributeError: '_OpNamespace' '_rocm_C' object has no attribute 'wvSplitK'"});
+  controller_->ReconcileOnceForTest();
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().attempts_size(), 2);
+  EXPECT_EQ(a.last().instances(0).env().at("VLLM_ROCM_USE_SKINNY_GEMM"), "0");
+  EXPECT_EQ(d.status().attempts(1).stack_id(), d.status().attempts(0).stack_id());
+  // Same failure again: the remediation is spent, so back off instead.
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_FAILED,
+         {"AttributeError: '_OpNamespace' '_rocm_C' object has no attribute 'wvSplitK'"});
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_BACKOFF);
+  int64_t wait_ms = d.status().next_attempt_at_ms() - absl::ToUnixMillis(clock_.Now());
+  // Second failure on this plan: 10 s doubled once, ± 20% jitter.
+  EXPECT_GE(wait_ms, 16000);
+  EXPECT_LE(wait_ms, 24000);
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(Get("qwen3-32b").status().attempts_size(), 2);  // still waiting
+  clock_.Advance(absl::Seconds(25));
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(Get("qwen3-32b").status().attempts_size(), 3);
+}
+
+TEST_F(DeployControllerTest, HumanRemediationStopsWithTheAction) {
+  diagnoser_.Add("No such file", "model_path_not_found", "human", "copy the model to the node");
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_FAILED, {"OSError: No such file"});
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_FAILED);
+  EXPECT_THAT(d.status().message(), HasSubstr("copy the model to the node"));
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(Get("qwen3-32b").status().attempts_size(), 1);
+  EXPECT_TRUE(a.last().instances().empty());
+}
+
+TEST_F(DeployControllerTest, UnschedulableNamesEveryNode) {
+  RecordingSession a, b, c;
+  Connect("node-a", &a, "gfx928", 8, 4 * kGiB);  // memory held
+  Connect("node-b", &b, "gfx90a", 4);             // no stack for the arch
+  Connect("node-c", &c, "gfx928", 8);
+  knowledge_.nodes_without_model.insert("node-c");
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+  ASSERT_EQ(d.status().rejections_size(), 3);
+  EXPECT_THAT(d.status().rejections(0).reason(), HasSubstr("0 of 8 devices"));
+  EXPECT_THAT(d.status().rejections(0).reason(), HasSubstr("device view"));
+  EXPECT_THAT(d.status().rejections(1).reason(), HasSubstr("gfx90a has no known stack"));
+  EXPECT_THAT(d.status().rejections(2).reason(), HasSubstr("not found"));
+  EXPECT_TRUE(a.assignments.empty() || a.last().instances().empty());
+}
+
+TEST_F(DeployControllerTest, LostNodeIsRescheduledAndReturningNodeGetsNoDuplicate) {
+  RecordingSession a, b;
+  Connect("node-a", &a);
+  Connect("node-b", &b);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto first = a.last().instances(0);
+  Report("node-a", &a, first, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  fleet_->OnDisconnect("node-a", &a);
+  clock_.Advance(absl::Seconds(61));
+  ASSERT_TRUE(fleet_->OnStatus("node-b", dcufleet::v1::NodeStatus(), &b).ok());
+  fleet_->Tick();
+  controller_->ReconcileOnceForTest();
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().attempts_size(), 2);
+  EXPECT_EQ(d.status().attempts(1).placement().node(), "node-b");
+  ASSERT_FALSE(b.assignments.empty());
+  EXPECT_EQ(b.last().instances_size(), 1);
+  // node-a comes back still running the old instance: its assignment is empty.
+  RecordingSession a2;
+  auto hello = MakeHello("node-a", "gfx928", 8, 64 * kGiB, 40 * kGiB);
+  auto* inst = hello.add_instances();
+  inst->set_instance_id(first.instance_id());
+  inst->set_phase(dcufleet::v1::INSTANCE_READY);
+  ASSERT_TRUE(fleet_->OnHello(hello, &a2).ok());
+  controller_->ReconcileOnceForTest();
+  ASSERT_FALSE(a2.assignments.empty());
+  EXPECT_EQ(a2.last().instances_size(), 0);
+  EXPECT_EQ(Get("qwen3-32b").status().attempts_size(), 2);
+}
+
+TEST_F(DeployControllerTest, RestartedControllerResendsTheSameInstanceNotANewOne) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  std::string id = a.last().instances(0).instance_id();
+  int64_t gen = a.last().generation();
+  // "kill -9": a new FleetState and controller over the same database.
+  fleet_ = std::make_unique<FleetState>(store_.get(), store_.get(), &clock_, FleetState::Options());
+  ASSERT_TRUE(fleet_->Load().ok());
+  controller_.reset();
+  MakeController();
+  RecordingSession a2;
+  auto hello = MakeHello("node-a", "gfx928", 8, 64 * kGiB, 40 * kGiB);
+  hello.add_instances()->set_instance_id(id);
+  ASSERT_TRUE(fleet_->OnHello(hello, &a2).ok());
+  controller_->ReconcileOnceForTest();
+  ASSERT_FALSE(a2.assignments.empty());
+  ASSERT_EQ(a2.last().instances_size(), 1);
+  EXPECT_EQ(a2.last().instances(0).instance_id(), id);
+  EXPECT_GE(a2.last().generation(), gen);
+  EXPECT_EQ(Get("qwen3-32b").status().attempts_size(), 1);
+}
+
+TEST_F(DeployControllerTest, DeleteEmptiesTheAssignmentThenForgets) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto inst = a.last().instances(0);
+  Report("node-a", &a, inst, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  ASSERT_TRUE(controller_->Delete("qwen3-32b").ok());
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(a.last().instances_size(), 0);
+  EXPECT_TRUE(controller_->Get("qwen3-32b").ok());  // still reported by the agent
+  Report("node-a", &a, inst, dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(controller_->Get("qwen3-32b").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
+}
+
+TEST_F(DeployControllerTest, BadSpecsAreRefusedNamingTheField) {
+  auto s = Spec();
+  s.set_model("Qwen3 32B; rm -rf /");
+  EXPECT_THAT(controller_->Deploy(s, false).status().message(), HasSubstr("model"));
+  s = Spec();
+  s.set_tp(1000);
+  EXPECT_THAT(controller_->Deploy(s, false).status().message(), HasSubstr("tp"));
+  s = Spec();
+  s.set_model("no-such-model");
+  EXPECT_EQ(controller_->Deploy(s, false).status().code(), absl::StatusCode::kNotFound);
+  s = Spec();
+  s.set_runtime("k8s");
+  EXPECT_THAT(controller_->Deploy(s, false).status().message(), HasSubstr("runtime"));
+  EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
+}
+
+TEST_F(DeployControllerTest, DryRunStoresNothing) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  auto r = controller_->Deploy(Spec(0), true);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(r->deployment().status().message(), HasSubstr("dry run"));
+  EXPECT_EQ(r->deployment().status().attempts(0).placement().tp(), 2);  // smallest that fits
+  EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
+  EXPECT_TRUE(a.assignments.empty());
+}
+
+}  // namespace
+}  // namespace dcu::controller

@@ -6,6 +6,7 @@
 
 #include "common/version.h"
 #include "dcuctl/client.h"
+#include "dcuctl/deploy_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
 
@@ -27,15 +28,91 @@ int main(int argc, char** argv) {
 
   auto* get = app.add_subcommand("get", "list objects")->require_subcommand(1);
   auto* get_nodes = get->add_subcommand("nodes", "list nodes")->alias("node");
+  auto* get_deployments =
+      get->add_subcommand("deployments", "list deployments")->alias("deployment")->alias("deploy");
 
   auto* describe = app.add_subcommand("describe", "show one object in detail")->require_subcommand(1);
   std::string node_name;
   auto* describe_node = describe->add_subcommand("node", "show a node's devices, memory views, "
                                                          "holders and findings");
   describe_node->add_option("NAME", node_name, "node name")->required();
+  std::string deployment_name;
+  auto* describe_deployment = describe->add_subcommand(
+      "deployment", "plans, placement, attempts, findings and events of a deployment");
+  describe_deployment->alias("deploy");
+  describe_deployment->add_option("NAME", deployment_name, "deployment name")->required();
+
+  // deploy
+  DeployArgs deploy_args;
+  std::string deploy_model;
+  int tp = 0, replicas = 1, max_num_seqs = 0;
+  int64_t max_model_len = 0;
+  double gpu_util = 0;
+  std::string deploy_node, deploy_stack, deploy_runtime, deploy_name, served_name;
+  int backoff_initial = 0, backoff_max = 0, startup_timeout = 0;
+  auto* deploy = app.add_subcommand("deploy", "run a model on the fleet: dcuctl deploy qwen3-32b");
+  deploy->add_option("MODEL", deploy_model, "catalog model name (dcuctl get models)")->required();
+  deploy->add_option("--name", deploy_name, "deployment name (default: the model name)");
+  deploy->add_option("--tp", tp, "tensor-parallel size (default: the smallest that fits)")
+      ->check(CLI::Range(1, 64));
+  deploy->add_option("--replicas", replicas, "instances (one per deployment for now)")
+      ->check(CLI::Range(1, 64));
+  deploy->add_option("--max-model-len", max_model_len, "context length (default 8192)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
+  deploy->add_option("--max-num-seqs", max_num_seqs, "concurrent sequences (default 16)")
+      ->check(CLI::Range(1, 65536));
+  deploy->add_option("--gpu-memory-utilization", gpu_util, "fraction of each device (default 0.9)")
+      ->check(CLI::Range(0.06, 1.0));
+  deploy->add_option("--node", deploy_node, "only this node");
+  deploy->add_option("--stack", deploy_stack, "only this stack (dcuctl get stacks)");
+  deploy->add_option("--runtime", deploy_runtime, "bare|container")
+      ->check(CLI::IsMember({"bare", "container"}));
+  deploy->add_option("--served-model-name", served_name, "name clients use (default: the model)");
+  deploy->add_option("--backoff", backoff_initial, "first retry delay, seconds (default 10)")
+      ->check(CLI::Range(1, 3600));
+  deploy->add_option("--backoff-max", backoff_max, "longest retry delay, seconds (default 300)")
+      ->check(CLI::Range(1, 86400));
+  deploy->add_option("--startup-timeout", startup_timeout,
+                     "seconds a launch may take to serve (default 1800)")
+      ->check(CLI::Range(1, 86400));
+  deploy->add_flag("--dry-run", deploy_args.dry_run, "print plans, placement and memory; launch nothing");
+  deploy->add_flag("--wait", deploy_args.wait, "wait until ready, failed or unschedulable");
+  deploy->add_flag("--watch", deploy_args.watch, "show progress until ready, failed or unschedulable");
+  deploy->add_option("--wait-timeout", deploy_args.wait_timeout_s, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+
+  // delete
+  auto* del = app.add_subcommand("delete", "remove objects")->require_subcommand(1);
+  std::string delete_name;
+  bool delete_wait = false;
+  auto* del_deployment = del->add_subcommand("deployment", "stop and remove a deployment");
+  del_deployment->alias("deploy");
+  del_deployment->add_option("NAME", delete_name, "deployment name")->required();
+  del_deployment->add_flag("--wait", delete_wait, "wait until its instances are stopped");
+
+  // logs
+  std::string logs_name, logs_instance;
+  int logs_tail = 200;
+  bool logs_follow = false;
+  auto* logs = app.add_subcommand("logs", "print a deployment's instance log");
+  logs->add_option("NAME", logs_name, "deployment name")->required();
+  logs->add_option("--instance", logs_instance, "instance id (default: the latest attempt)");
+  logs->add_option("--tail", logs_tail, "lines from the end")->check(CLI::Range(1, 100000));
+  logs->add_flag("-f,--follow", logs_follow, "keep printing new lines");
+
+  // node reap
+  auto* node_cmd = app.add_subcommand("node", "node operations")->require_subcommand(1);
+  std::string reap_node;
+  bool reap_dry = false, reap_unmanaged = false;
+  auto* reap = node_cmd->add_subcommand(
+      "reap", "end leftover processes holding a node's devices, then re-probe memory");
+  reap->add_option("NODE", reap_node, "node name")->required();
+  reap->add_flag("--dry-run", reap_dry, "only say what would be ended");
+  reap->add_flag("--include-unmanaged", reap_unmanaged,
+                 "also end processes dcufleet did not start (careful)");
 
   // -o may also follow the subcommand, as with kubectl.
-  for (CLI::App* sub : {get_nodes, describe_node}) {
+  for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap}) {
     sub->add_option("-o,--output", g.output, "output format: table|wide|json|yaml")
         ->check(CLI::IsMember({"table", "wide", "json", "yaml"}));
   }
@@ -62,6 +139,31 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (*get_nodes) return RunGetNodes(client, std::cout, std::cerr);
+  if (*get_deployments) return RunGetDeployments(client, std::cout, std::cerr);
+  if (*describe_deployment) {
+    return RunDescribeDeployment(client, deployment_name, std::cout, std::cerr);
+  }
+  if (*deploy) {
+    auto& sp = deploy_args.spec;
+    sp.set_model(deploy_model);
+    sp.set_name(deploy_name);
+    sp.set_tp(tp);
+    sp.set_replicas(replicas);
+    sp.set_max_model_len(max_model_len);
+    sp.set_max_num_seqs(max_num_seqs);
+    sp.set_gpu_memory_utilization(gpu_util);
+    sp.set_node(deploy_node);
+    sp.set_stack_id(deploy_stack);
+    sp.set_runtime(deploy_runtime);
+    sp.set_served_model_name(served_name);
+    sp.set_backoff_initial_s(backoff_initial);
+    sp.set_backoff_max_s(backoff_max);
+    sp.set_startup_timeout_s(startup_timeout);
+    return RunDeploy(client, deploy_args, std::cout, std::cerr);
+  }
+  if (*del_deployment) return RunDeleteDeployment(client, delete_name, delete_wait, std::cout, std::cerr);
+  if (*logs) return RunLogs(client, logs_name, logs_instance, logs_tail, logs_follow, std::cout, std::cerr);
+  if (*reap) return RunReapNode(client, reap_node, reap_dry, reap_unmanaged, std::cout, std::cerr);
   if (*describe_node) return RunDescribeNode(client, node_name, std::cout, std::cerr);
   return kExitUsage;
 }

@@ -1,0 +1,403 @@
+#include "dcuctl/deploy_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/units.h"
+#include "dcuctl/exit_codes.h"
+#include "dcuctl/output.h"
+
+namespace dcu::dcuctl {
+namespace {
+
+using dcufleet::v1::Deployment;
+using dcufleet::v1::DeploymentPhase;
+
+std::string Phase(DeploymentPhase p) {
+  std::string s = dcufleet::v1::DeploymentPhase_Name(p);
+  if (s.rfind("DEPLOYMENT_", 0) == 0) s = s.substr(11);
+  std::string out;
+  bool up = true;
+  for (char c : s) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? c : static_cast<char>(std::tolower(c));
+    up = false;
+  }
+  return out;
+}
+
+std::string InstPhase(dcufleet::v1::InstancePhase p) {
+  std::string s = dcufleet::v1::InstancePhase_Name(p);
+  if (s.rfind("INSTANCE_", 0) == 0) s = s.substr(9);
+  for (size_t i = 1; i < s.size(); ++i) s[i] = static_cast<char>(std::tolower(s[i]));
+  return s;
+}
+
+std::string Clock(int64_t ms) {
+  return absl::FormatTime("%H:%M:%S", absl::FromUnixMillis(ms), absl::LocalTimeZone());
+}
+
+const dcufleet::v1::Attempt* LastAttempt(const Deployment& d) {
+  return d.status().attempts().empty() ? nullptr
+                                       : &d.status().attempts(d.status().attempts_size() - 1);
+}
+
+int ExitFor(const Deployment& d) {
+  switch (d.status().phase()) {
+    case dcufleet::v1::DEPLOYMENT_READY:
+      return kExitOk;
+    case dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE:
+      return kExitUnschedulable;
+    case dcufleet::v1::DEPLOYMENT_FAILED:
+      return kExitDeployFailed;
+    default:
+      return -1;
+  }
+}
+
+void PrintRejections(const Deployment& d, std::ostream& out) {
+  for (const auto& r : d.status().rejections()) out << "  " << r.node() << ": " << r.reason() << "\n";
+}
+
+std::string Bar(int done, int total, int width = 30) {
+  if (total <= 0) return "";
+  int filled = width * done / total;
+  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, '.'), "] ", done,
+                      "/", total);
+}
+
+}  // namespace
+
+void PrintPlan(const Deployment& d, std::ostream& out) {
+  const auto& st = d.status();
+  out << "Plans (in the order they would be tried):\n";
+  if (st.plans().empty()) out << "  none\n";
+  for (int i = 0; i < st.plans_size(); ++i) {
+    const auto& p = st.plans(i);
+    out << "  " << (i + 1) << ". " << p.stack_id() << "  (" << p.runtime_kind() << ", "
+        << p.verdict() << " on " << p.arch() << ")"
+        << (p.verdict_reason().empty() ? "" : absl::StrCat("  ", p.verdict_reason())) << "\n";
+  }
+  for (const auto& p : st.excluded_plans()) {
+    out << "  x  " << p.stack_id() << "  excluded: " << p.excluded_reason() << "\n";
+  }
+  const auto* a = LastAttempt(d);
+  if (a) {
+    const auto& pl = a->placement();
+    out << "\nPlacement:\n  node " << pl.node() << " (" << pl.arch() << "), devices ["
+        << absl::StrJoin(pl.device_indices(), ",") << "], TP=" << pl.tp() << ", port "
+        << pl.port() << ", stack " << a->stack_id() << "\n";
+    if (!pl.memory_explanation().empty()) {
+      out << "\nMemory (per device):\n";
+      for (const auto& l : pl.memory_explanation()) out << "  " << l << "\n";
+    }
+    if (!a->instance().argv().empty()) {
+      out << "\nLaunch: " << absl::StrJoin(a->instance().argv(), " ") << "\n";
+    }
+  }
+  if (!st.findings().empty()) {
+    out << "\nModel config findings:\n";
+    for (const auto& f : st.findings()) {
+      out << "  " << f.severity() << " " << f.code() << ": " << f.message() << "\n";
+    }
+  }
+  if (!st.rejections().empty()) {
+    out << "\nNodes not chosen:\n";
+    PrintRejections(d, out);
+  }
+}
+
+void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp, std::ostream& out) {
+  const Deployment& d = resp.deployment();
+  const auto& s = d.spec();
+  const auto& st = d.status();
+  out << "Name:        " << s.name() << "\n";
+  out << "Model:       " << s.model() << "\n";
+  out << "Phase:       " << Phase(st.phase()) << "\n";
+  out << "Message:     " << st.message() << "\n";
+  if (!st.endpoint().empty()) out << "Endpoint:    http://" << st.endpoint() << "/v1\n";
+  out << "Requested:   TP=" << (s.tp() ? absl::StrCat(s.tp()) : "auto")
+      << " max_model_len=" << s.max_model_len() << " max_num_seqs=" << s.max_num_seqs()
+      << " gpu_memory_utilization=" << s.gpu_memory_utilization()
+      << (s.node().empty() ? "" : absl::StrCat(" node=", s.node()))
+      << (s.stack_id().empty() ? "" : absl::StrCat(" stack=", s.stack_id()))
+      << (s.runtime().empty() ? "" : absl::StrCat(" runtime=", s.runtime())) << "\n";
+  out << "Created:     " << Ago(st.created_at_ms()) << "\n";
+  if (!st.extra_env().empty() || !st.extra_args().empty() || !st.ld_library_path_prefix().empty()) {
+    out << "Remediations in force:\n";
+    for (const auto& [k, v] : st.extra_env()) out << "  env " << k << "=" << v << "\n";
+    if (!st.extra_args().empty()) out << "  args " << absl::StrJoin(st.extra_args(), " ") << "\n";
+    if (!st.ld_library_path_prefix().empty()) {
+      out << "  LD_LIBRARY_PATH first: " << absl::StrJoin(st.ld_library_path_prefix(), ":") << "\n";
+    }
+  }
+  out << "\n";
+  PrintPlan(d, out);
+  out << "\nAttempts:\n";
+  if (st.attempts().empty()) out << "  none\n";
+  Table t({"#", "INSTANCE", "STACK", "NODE", "DEVICES", "PHASE", "TOOK", "CAUSE"});
+  for (const auto& a : st.attempts()) {
+    int64_t end = a.ready_at_ms() ? a.ready_at_ms() : a.ended_at_ms();
+    t.AddRow({absl::StrCat(a.number()), a.instance_id(), a.stack_id(), a.placement().node(),
+              absl::StrJoin(a.placement().device_indices(), ","), InstPhase(a.phase()),
+              end ? common::HumanDuration(end - a.created_at_ms()) : "-",
+              a.findings().empty() ? (a.ended_at_ms() && !a.ready_at_ms() ? a.message() : "")
+                                   : a.findings(0).failure_class()});
+  }
+  if (!st.attempts().empty()) t.Print(out);
+  for (const auto& a : st.attempts()) {
+    if (a.findings().empty()) continue;
+    out << "\n  Attempt " << a.number() << " diagnosis:\n";
+    for (const auto& f : a.findings()) {
+      out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100)
+          << "%) → " << f.remediation_kind() << ": " << f.remediation_action() << "\n";
+      for (const auto& e : f.evidence()) out << "      | " << e.substr(0, 160) << "\n";
+    }
+  }
+  out << "\nEvents:\n";
+  if (resp.events().empty()) out << "  none\n";
+  Table ev({"  TIME", "TYPE", "REASON", "MESSAGE"});
+  for (const auto& e : resp.events()) {
+    ev.AddRow({absl::StrCat("  ", Clock(e.at_ms())), e.type(), e.reason(), e.message()});
+  }
+  if (!resp.events().empty()) ev.Print(out);
+}
+
+int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::ostream& err) {
+  dcufleet::v1::DeployRequest req;
+  *req.mutable_spec() = args.spec;
+  req.set_dry_run(args.dry_run);
+  dcufleet::v1::DeployResponse resp;
+  auto ctx = client.Context();
+  grpc::Status s = client.stub().Deploy(ctx.get(), req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("deploying ", args.spec.model()), err);
+  const std::string& fmt = client.options().output;
+  const Deployment& d = resp.deployment();
+  if (args.dry_run) {
+    if (fmt == "json" || fmt == "yaml") {
+      PrintStructured(ProtoToJson(d), fmt, out);
+    } else {
+      out << d.status().message() << "\n\n";
+      PrintPlan(d, out);
+    }
+    int code = ExitFor(d);
+    return code < 0 ? kExitOk : code;
+  }
+  out << "deployment '" << d.spec().name() << "' " << (resp.created() ? "created" : "unchanged")
+      << "\n";
+  if (!args.wait && !args.watch) {
+    out << "follow it with: dcuctl describe deployment " << d.spec().name()
+        << "  (or deploy with --watch)\n";
+    return kExitOk;
+  }
+  // Stream changes until ready, failed or unschedulable.
+  const bool tty = isatty(STDOUT_FILENO) && &out == &std::cout;
+  dcufleet::v1::WatchDeploymentRequest wreq;
+  wreq.set_name(d.spec().name());
+  grpc::ClientContext wctx;
+  if (args.wait_timeout_s > 0) {
+    wctx.set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(static_cast<int64_t>(args.wait_timeout_s * 1000)));
+  }
+  auto reader = client.stub().WatchDeployment(&wctx, wreq);
+  dcufleet::v1::GetDeploymentResponse update;
+  std::set<int64_t> seen_events;
+  size_t printed = 0;
+  bool bar_open = false;
+  Deployment last = d;
+  while (reader->Read(&update)) {
+    last = update.deployment();
+    if (args.watch) {
+      for (size_t i = printed; i < static_cast<size_t>(update.events_size()); ++i) {
+        const auto& e = update.events(static_cast<int>(i));
+        if (tty && bar_open) {
+          out << "\r\033[K";
+          bar_open = false;
+        }
+        out << Clock(e.at_ms()) << "  " << e.reason() << "  " << e.message() << "\n";
+      }
+      printed = std::max<size_t>(printed, update.events_size());
+      const auto* a = LastAttempt(last);
+      if (tty && a && a->shards_total() > 0 && a->ready_at_ms() == 0 && a->ended_at_ms() == 0) {
+        out << "\r\033[K  loading shards " << Bar(a->shards_loaded(), a->shards_total())
+            << std::flush;
+        bar_open = true;
+      }
+    }
+    int code = ExitFor(last);
+    if (code >= 0) {
+      if (tty && bar_open) out << "\r\033[K";
+      wctx.TryCancel();
+      reader->Finish();
+      if (code == kExitOk) {
+        out << "deployment '" << last.spec().name() << "' is ready: http://"
+            << last.status().endpoint() << "/v1 (model name '" << last.spec().served_model_name()
+            << "')\n";
+      } else if (code == kExitUnschedulable) {
+        err << "deployment '" << last.spec().name() << "' cannot be scheduled:\n";
+        PrintRejections(last, err);
+        err << "free devices (dcuctl node reap NODE), add nodes, or change --tp/--node/--stack\n";
+      } else {
+        err << "deployment '" << last.spec().name() << "' failed: " << last.status().message()
+            << "\nsee: dcuctl describe deployment " << last.spec().name() << "\n";
+      }
+      return code;
+    }
+  }
+  grpc::Status fs = reader->Finish();
+  if (fs.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    err << "gave up waiting after " << args.wait_timeout_s << "s; deployment '" << d.spec().name()
+        << "' is " << Phase(last.status().phase()) << ": " << last.status().message() << "\n";
+    return kExitFailed;
+  }
+  if (!fs.ok()) return client.Fail(fs, "watching the deployment", err);
+  return kExitFailed;
+}
+
+int RunGetDeployments(Client& client, std::ostream& out, std::ostream& err) {
+  dcufleet::v1::ListDeploymentsRequest req;
+  dcufleet::v1::ListDeploymentsResponse resp;
+  auto ctx = client.Context();
+  grpc::Status s = client.stub().ListDeployments(ctx.get(), req, &resp);
+  if (!s.ok()) return client.Fail(s, "listing deployments", err);
+  const std::string& fmt = client.options().output;
+  if (fmt == "json" || fmt == "yaml") {
+    nlohmann::json j = ProtoToJson(resp);
+    if (!j.contains("deployments")) j["deployments"] = nlohmann::json::array();
+    PrintStructured(j, fmt, out);
+    return kExitOk;
+  }
+  if (resp.deployments().empty()) {
+    err << "No deployments. Create one with: dcuctl deploy MODEL\n";
+    return kExitOk;
+  }
+  bool wide = fmt == "wide";
+  std::vector<std::string> header = {"NAME", "MODEL", "PHASE", "NODE", "STACK", "TP", "ATTEMPTS", "AGE"};
+  if (wide) header.push_back("MESSAGE");
+  Table t(header);
+  for (const auto& d : resp.deployments()) {
+    const auto* a = LastAttempt(d);
+    std::vector<std::string> row = {
+        d.spec().name(), d.spec().model(), Phase(d.status().phase()),
+        a ? a->placement().node() : "-", a ? a->stack_id() : "-",
+        a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
+        absl::StrCat(d.status().attempts_size()), Ago(d.status().created_at_ms())};
+    if (wide) row.push_back(d.status().message());
+    t.AddRow(row);
+  }
+  t.Print(out);
+  return kExitOk;
+}
+
+int RunDescribeDeployment(Client& client, const std::string& name, std::ostream& out,
+                          std::ostream& err) {
+  dcufleet::v1::GetDeploymentRequest req;
+  req.set_name(name);
+  dcufleet::v1::GetDeploymentResponse resp;
+  auto ctx = client.Context();
+  grpc::Status s = client.stub().GetDeployment(ctx.get(), req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("describing deployment '", name, "'"), err);
+  const std::string& fmt = client.options().output;
+  if (fmt == "json" || fmt == "yaml") {
+    PrintStructured(ProtoToJson(resp), fmt, out);
+    return kExitOk;
+  }
+  PrintDeploymentDescription(resp, out);
+  return kExitOk;
+}
+
+int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std::ostream& out,
+                        std::ostream& err) {
+  dcufleet::v1::DeleteDeploymentRequest req;
+  req.set_name(name);
+  dcufleet::v1::DeleteDeploymentResponse resp;
+  auto ctx = client.Context();
+  grpc::Status s = client.stub().DeleteDeployment(ctx.get(), req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("deleting deployment '", name, "'"), err);
+  out << "deployment '" << name << "' deleting\n";
+  if (!wait) return kExitOk;
+  absl::Time deadline = absl::Now() + absl::Seconds(client.options().timeout_s * 12);
+  while (absl::Now() < deadline) {
+    dcufleet::v1::GetDeploymentRequest g;
+    g.set_name(name);
+    dcufleet::v1::GetDeploymentResponse gr;
+    auto gctx = client.Context();
+    grpc::Status gs = client.stub().GetDeployment(gctx.get(), g, &gr);
+    if (gs.error_code() == grpc::StatusCode::NOT_FOUND) {
+      out << "deployment '" << name << "' deleted; its instances are stopped\n";
+      return kExitOk;
+    }
+    if (!gs.ok()) return client.Fail(gs, "waiting for the deletion", err);
+    absl::SleepFor(absl::Milliseconds(300));
+  }
+  err << "deployment '" << name << "' still deleting (its node may be unreachable)\n";
+  return kExitFailed;
+}
+
+int RunLogs(Client& client, const std::string& name, const std::string& instance, int tail,
+            bool follow, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> previous;
+  while (true) {
+    dcufleet::v1::GetLogsRequest req;
+    req.set_deployment(name);
+    req.set_instance_id(instance);
+    req.set_tail_lines(tail);
+    dcufleet::v1::GetLogsResponse resp;
+    auto ctx = client.Context();
+    grpc::Status s = client.stub().GetLogs(ctx.get(), req, &resp);
+    if (!s.ok()) return client.Fail(s, absl::StrCat("fetching logs of '", name, "'"), err);
+    std::vector<std::string> lines(resp.lines().begin(), resp.lines().end());
+    // Print only what follows the overlap with the previous fetch.
+    size_t start = 0;
+    if (!previous.empty()) {
+      start = lines.size();
+      for (size_t k = std::min(previous.size(), lines.size()); k > 0; --k) {
+        if (std::equal(previous.end() - static_cast<long>(k), previous.end(), lines.begin())) {
+          start = k;
+          break;
+        }
+      }
+      if (start == lines.size() && lines == previous) start = lines.size();
+    }
+    for (size_t i = start; i < lines.size(); ++i) out << lines[i] << "\n";
+    out.flush();
+    if (!follow) return kExitOk;
+    previous = lines;
+    absl::SleepFor(absl::Seconds(1));
+  }
+}
+
+int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,
+                std::ostream& out, std::ostream& err) {
+  dcufleet::v1::ReapNodeRequest req;
+  req.set_node(node);
+  req.set_dry_run(dry_run);
+  req.set_include_unmanaged(include_unmanaged);
+  dcufleet::v1::ReapNodeResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(150));
+  grpc::Status s = client.stub().ReapNode(&ctx, req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("reaping node '", node, "'"), err);
+  const std::string& fmt = client.options().output;
+  nlohmann::json report = nlohmann::json::parse(resp.report_json(), nullptr, false);
+  if (fmt == "json" || fmt == "yaml") {
+    nlohmann::json j = {{"ok", resp.ok()}, {"message", resp.message()}, {"report", report}};
+    PrintStructured(j, fmt, out);
+  } else {
+    out << resp.message() << "\n";
+    if (report.is_object()) out << report.dump(2) << "\n";
+  }
+  return resp.ok() ? kExitOk : kExitFailed;
+}
+
+}  // namespace dcu::dcuctl

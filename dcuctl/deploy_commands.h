@@ -1,0 +1,39 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "dcuctl/client.h"
+#include "dcufleet/v1/deploy.pb.h"
+#include "dcufleet/v1/fleet.pb.h"
+
+namespace dcu::dcuctl {
+
+struct DeployArgs {
+  dcufleet::v1::DeploymentSpec spec;
+  bool dry_run = false;
+  bool wait = false;
+  bool watch = false;
+  // Seconds --wait/--watch wait before giving up (exit 1), 0 = forever.
+  double wait_timeout_s = 3600;
+};
+
+// dcuctl deploy MODEL ...: exit 0 ready (or accepted without --wait),
+// 5 unschedulable, 6 failed, 2 refused input.
+int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::ostream& err);
+int RunGetDeployments(Client& client, std::ostream& out, std::ostream& err);
+int RunDescribeDeployment(Client& client, const std::string& name, std::ostream& out,
+                          std::ostream& err);
+int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std::ostream& out,
+                        std::ostream& err);
+int RunLogs(Client& client, const std::string& name, const std::string& instance, int tail,
+            bool follow, std::ostream& out, std::ostream& err);
+int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,
+                std::ostream& out, std::ostream& err);
+
+// The whole story of one deployment, as `describe deployment` prints it.
+void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& d, std::ostream& out);
+// Plans, placement and memory arithmetic (deploy --dry-run).
+void PrintPlan(const dcufleet::v1::Deployment& d, std::ostream& out);
+
+}  // namespace dcu::dcuctl

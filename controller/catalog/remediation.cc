@@ -117,7 +117,10 @@ absl::StatusOr<std::vector<ConfigCorrection>> ProposeCorrections(
   }
   if (f.head_dim() > 0 && f.kv_lora_rank() == 0) {
     const ojson* have = Find(text, "head_dim");
-    if (have == nullptr || !c.has_head_dim || c.head_dim != f.head_dim()) {
+    // Official configs may leave head_dim out when hidden / heads gives it.
+    bool wrong = have == nullptr ? c.EffectiveHeadDim() != f.head_dim()
+                                 : !c.has_head_dim || c.head_dim != f.head_dim();
+    if (wrong) {
       Correct(&out, prefix + "head_dim", have, ojson(f.head_dim()),
               have == nullptr
                   ? absl::StrCat("missing: engines would derive ", c.EffectiveHeadDim())

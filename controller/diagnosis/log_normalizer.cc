@@ -284,6 +284,8 @@ bool IsExceptionLine(absl::string_view text) {
   while (i < text.size() && (IsWordChar(text[i]) || text[i] == '.')) ++i;
   if (i < 5 || i > 120) return false;
   absl::string_view name = text.substr(0, i);
+  // A bare "Error:" / "Warning:" is a level word, not an exception type.
+  if (name == "Error" || name == "Warning" || name == "Exception") return false;
   if (!(absl::EndsWith(name, "Error") || absl::EndsWith(name, "Exception") ||
         absl::EndsWith(name, "Exit") || absl::EndsWith(name, "Interrupt") ||
         absl::EndsWith(name, "Warning") || absl::EndsWith(name, "Fault"))) {

@@ -1,0 +1,208 @@
+#include "dcuctl/diagnose_commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "controller/diagnosis/diagnosis_rules.h"
+#include "controller/diagnosis/log_classifier.h"
+
+namespace dcu::dcuctl {
+namespace {
+
+using dcufleet::v1::DiagnosisFinding;
+using dcufleet::v1::DiagnosisResult;
+using dcufleet::v1::Remediation;
+
+constexpr absl::string_view kSystemRulesPath = "/etc/dcufleet/diagnosis/rules.txtpb";
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::map<std::string, std::string> SortedParams(const Remediation& r) {
+  return {r.params().begin(), r.params().end()};
+}
+
+nlohmann::json RemediationToJson(const Remediation& r) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [key, value] : SortedParams(r)) params[key] = value;
+  return {{"kind", controller::RemediationKindName(r.kind())},
+          {"action", r.action()},
+          {"params", params},
+          {"summary", r.summary()}};
+}
+
+// "failover mark_broken=stack_arch arch=gfx928"
+std::string ActionLine(const Remediation& r) {
+  std::string line = r.action();
+  for (const auto& [key, value] : SortedParams(r)) {
+    absl::StrAppend(&line, " ", key, "=", value);
+  }
+  return line;
+}
+
+}  // namespace
+
+nlohmann::json DiagnosisResultToJson(const DiagnosisResult& result) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const DiagnosisFinding& f : result.findings()) {
+    nlohmann::json evidence = nlohmann::json::array();
+    nlohmann::json evidence_lines = nlohmann::json::array();
+    for (const auto& e : f.evidence()) {
+      evidence.push_back(e.text());
+      evidence_lines.push_back({{"line", e.line()}, {"text", e.text()}});
+    }
+    nlohmann::json alternatives = nlohmann::json::array();
+    for (const Remediation& r : f.alternatives()) alternatives.push_back(RemediationToJson(r));
+    nlohmann::json captures = nlohmann::json::object();
+    std::map<std::string, std::string> sorted(f.captures().begin(), f.captures().end());
+    for (const auto& [key, value] : sorted) captures[key] = value;
+    findings.push_back({{"class", f.failure_class()},
+                        {"confidence", f.confidence()},
+                        {"evidence", evidence},
+                        {"remediation", RemediationToJson(f.remediation())},
+                        {"rule", f.rule_id()},
+                        {"evidence_lines", evidence_lines},
+                        {"alternatives", alternatives},
+                        {"missing_facts", std::vector<std::string>(f.missing_facts().begin(),
+                                                                   f.missing_facts().end())},
+                        {"captures", captures}});
+  }
+  return {{"findings", findings},
+          {"lines_examined", result.lines_examined()},
+          {"rules_source", result.rules_source()}};
+}
+
+void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
+  size_t class_width = 5;
+  for (const DiagnosisFinding& f : result.findings()) {
+    class_width = std::max(class_width, f.failure_class().size());
+  }
+  out << absl::StrFormat("%-4s  %-*s  %-4s  %-8s  %s\n", "RANK", static_cast<int>(class_width),
+                         "CLASS", "CONF", "KIND", "ACTION");
+  int rank = 0;
+  for (const DiagnosisFinding& f : result.findings()) {
+    ++rank;
+    out << absl::StrFormat("%-4d  %-*s  %.2f  %-8s  %s\n", rank, static_cast<int>(class_width),
+                           f.failure_class(), f.confidence(),
+                           controller::RemediationKindName(f.remediation().kind()),
+                           ActionLine(f.remediation()));
+    for (const auto& e : f.evidence()) {
+      std::string text = e.text();
+      if (text.size() > 160) text = text.substr(0, 157) + "...";
+      out << "      evidence L" << e.line() << ": " << text << "\n";
+    }
+    if (!f.remediation().summary().empty()) {
+      out << "      what to do: " << f.remediation().summary() << "\n";
+    }
+    if (f.missing_facts_size() > 0) {
+      out << "      needs facts: " << absl::StrJoin(f.missing_facts(), ", ") << "\n";
+    }
+  }
+  out << "(" << result.lines_examined() << " lines examined";
+  if (!result.rules_source().empty()) out << ", rules " << result.rules_source();
+  out << ")\n";
+}
+
+int RenderDiagnosis(const DiagnosisResult& result, absl::string_view format, std::ostream& out,
+                    std::ostream& err) {
+  if (format == "json") {
+    out << DiagnosisResultToJson(result).dump(2) << "\n";
+    return 0;
+  }
+  if (format == "table" || format.empty()) {
+    RenderDiagnosisTable(result, out);
+    return 0;
+  }
+  err << "error: unknown output format '" << format << "' (use table or json)\n";
+  return 2;
+}
+
+std::string ResolveDiagnosisRulesPath(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  if (const char* env = std::getenv("DCU_DIAGNOSIS_RULES"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string local(controller::kDefaultDiagnosisRulesPath);
+  if (IsRegularFile(local)) return local;
+  std::string system(kSystemRulesPath);
+  if (IsRegularFile(system)) return system;
+  return "";
+}
+
+int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.log_path.empty()) {
+    err << "error: --log FILE is required\n";
+    return 2;
+  }
+  if (args.output != "table" && args.output != "json") {
+    err << "error: unknown output format '" << args.output << "' (use table or json)\n";
+    return 2;
+  }
+  if (args.tail_lines < 0) {
+    err << "error: --tail must be >= 0, got " << args.tail_lines << "\n";
+    return 2;
+  }
+  controller::ClassifyOptions options;
+  for (const std::string& fact : args.facts) {
+    size_t eq = fact.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      err << "error: --fact '" << fact << "' is not KEY=VALUE\n";
+      return 2;
+    }
+    options.facts[fact.substr(0, eq)] = fact.substr(eq + 1);
+  }
+
+  std::string rules_path = ResolveDiagnosisRulesPath(args.rules_path);
+  if (rules_path.empty()) {
+    err << "error: no diagnosis rules found (looked at $DCU_DIAGNOSIS_RULES, "
+        << controller::kDefaultDiagnosisRulesPath << ", " << kSystemRulesPath
+        << "); pass --rules FILE\n";
+    return 2;
+  }
+  auto rules = controller::LoadDiagnosisRulesFile(rules_path);
+  if (!rules.ok()) {
+    err << "error: " << rules.status().message() << "\n";
+    return 2;
+  }
+  auto classifier = controller::LogClassifier::Create(*rules, rules_path);
+  if (!classifier.ok()) {
+    err << "error: " << classifier.status().message() << "\n";
+    return 2;
+  }
+
+  if (!IsRegularFile(args.log_path)) {
+    err << "error: log '" << args.log_path << "' is not a readable file\n";
+    return 2;
+  }
+  std::ifstream in(args.log_path, std::ios::binary);
+  if (!in) {
+    err << "error: log '" << args.log_path << "' cannot be opened\n";
+    return 2;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) {
+    err << "error: log '" << args.log_path << "': read failed\n";
+    return 2;
+  }
+
+  DiagnosisResult result =
+      classifier->Classify(controller::SplitLogLines(buffer.str(), args.tail_lines), options);
+  int rc = RenderDiagnosis(result, args.output, out, err);
+  if (rc != 0) return rc;
+  bool identified = result.findings_size() > 0 && result.findings(0).failure_class() != "unknown";
+  return identified ? 0 : 1;
+}
+
+}  // namespace dcu::dcuctl

@@ -1,0 +1,150 @@
+// Runs the shipped rules over the whole corpus of real launch logs
+// (tests/data/launch-logs, see its SOURCE.md), prints a confusion table and
+// fails below 90% top-1 accuracy.
+
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "controller/diagnosis/diagnosis_rules.h"
+#include "controller/diagnosis/log_classifier.h"
+#include "gtest/gtest.h"
+
+namespace dcu::controller {
+namespace {
+
+std::string SourceDir() {
+  const char* dir = std::getenv("DCU_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+struct Entry {
+  std::string file;
+  std::string label;
+  std::string secondary;
+  std::string source;
+};
+
+std::vector<Entry> ReadIndex(const std::string& dir) {
+  std::vector<Entry> entries;
+  std::string text = ReadFile(dir + "/index.tsv");
+  bool header = true;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    if (fields.size() < 4) {
+      ADD_FAILURE() << "index.tsv line without 4 fields: " << line;
+      continue;
+    }
+    entries.push_back({fields[0], fields[1], fields[2], fields[3]});
+  }
+  return entries;
+}
+
+TEST(DiagnosisCorpusTest, TopOneAccuracyAtLeastNinetyPercent) {
+  const std::string dir = SourceDir() + "/tests/data/launch-logs";
+  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath));
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+
+  std::vector<Entry> entries = ReadIndex(dir);
+  ASSERT_GE(entries.size(), 60u) << "the corpus must hold at least 60 excerpts";
+
+  std::set<std::string> known(StandardFailureClasses().begin(), StandardFailureClasses().end());
+  known.insert("unknown");
+  std::map<std::string, std::map<std::string, int>> confusion;  // label -> predicted -> n
+  std::set<std::string> predicted_classes;
+  int correct = 0;
+  int secondary_found = 0;
+  int secondary_total = 0;
+  std::vector<std::string> misses;
+  for (const Entry& e : entries) {
+    EXPECT_TRUE(known.count(e.label)) << e.file << ": label '" << e.label << "' is not a class id";
+    EXPECT_FALSE(e.source.empty()) << e.file << " has no source";
+    std::string text = ReadFile(dir + "/" + e.file);
+    ASSERT_FALSE(text.empty()) << e.file << " is missing or empty";
+    dcufleet::v1::DiagnosisResult result = classifier->ClassifyText(text);
+    ASSERT_GT(result.findings_size(), 0) << e.file;
+    const std::string& top = result.findings(0).failure_class();
+    confusion[e.label][top]++;
+    predicted_classes.insert(top);
+    if (top == e.label) {
+      ++correct;
+    } else {
+      misses.push_back(e.file + ": expected " + e.label + ", got " + top + " (" +
+                       (result.findings(0).evidence_size() > 0
+                            ? result.findings(0).evidence(0).text().substr(0, 100)
+                            : std::string("no evidence")) +
+                       ")");
+    }
+    if (!e.secondary.empty()) {
+      ++secondary_total;
+      for (const auto& f : result.findings()) {
+        if (f.failure_class() == e.secondary) {
+          ++secondary_found;
+          break;
+        }
+      }
+    }
+  }
+
+  // Confusion table: one row per label, columns are the predicted classes.
+  std::vector<std::string> columns(predicted_classes.begin(), predicted_classes.end());
+  std::cout << "\nConfusion table (rows: label, columns: top-1 prediction)\n";
+  for (size_t c = 0; c < columns.size(); ++c) {
+    std::cout << "  [" << std::setw(2) << c << "] " << columns[c] << "\n";
+  }
+  std::cout << std::left << std::setw(40) << "label" << std::right;
+  for (size_t c = 0; c < columns.size(); ++c) std::cout << std::setw(4) << c;
+  std::cout << std::setw(7) << "n" << std::setw(7) << "ok\n";
+  for (const auto& [label, row] : confusion) {
+    int n = 0;
+    std::cout << std::left << std::setw(40) << label << std::right;
+    for (const std::string& col : columns) {
+      auto it = row.find(col);
+      int v = it == row.end() ? 0 : it->second;
+      n += v;
+      if (v == 0) {
+        std::cout << std::setw(4) << ".";
+      } else {
+        std::cout << std::setw(4) << v;
+      }
+    }
+    auto ok = row.find(label);
+    std::cout << std::setw(7) << n << std::setw(6) << (ok == row.end() ? 0 : ok->second) << "\n";
+  }
+  for (const std::string& miss : misses) std::cout << "MISS " << miss << "\n";
+  double accuracy = static_cast<double>(correct) / entries.size();
+  std::cout << "top-1 accuracy: " << correct << "/" << entries.size() << " = " << std::fixed
+            << std::setprecision(3) << accuracy << "\n";
+  std::cout << "secondary causes also reported: " << secondary_found << "/" << secondary_total
+            << "\n";
+
+  EXPECT_GE(accuracy, 0.90);
+  EXPECT_EQ(secondary_found, secondary_total);
+  // Every class of issue 6 is represented by at least one real excerpt.
+  for (const std::string& cls : StandardFailureClasses()) {
+    EXPECT_TRUE(confusion.count(cls)) << "no corpus excerpt labelled " << cls;
+  }
+}
+
+}  // namespace
+}  // namespace dcu::controller

@@ -1,0 +1,331 @@
+#include "controller/diagnosis/log_classifier.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "controller/diagnosis/diagnosis_rules.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dcu::controller {
+namespace {
+
+using dcufleet::v1::DiagnosisFinding;
+using dcufleet::v1::DiagnosisResult;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string SourceDir() {
+  const char* dir = std::getenv("DCU_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string CorpusFile(const std::string& name) {
+  return ReadFile(SourceDir() + "/tests/data/launch-logs/" + name);
+}
+
+class LogClassifierTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath));
+    ASSERT_TRUE(rules.ok()) << rules.status();
+    auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+    ASSERT_TRUE(classifier.ok()) << classifier.status();
+    classifier_ = new LogClassifier(std::move(*classifier));
+  }
+  static void TearDownTestSuite() {
+    delete classifier_;
+    classifier_ = nullptr;
+  }
+
+  static std::vector<std::string> Classes(const DiagnosisResult& result) {
+    std::vector<std::string> classes;
+    for (const auto& f : result.findings()) classes.push_back(f.failure_class());
+    return classes;
+  }
+  static const DiagnosisFinding* Find(const DiagnosisResult& result, const std::string& cls) {
+    for (const auto& f : result.findings()) {
+      if (f.failure_class() == cls) return &f;
+    }
+    return nullptr;
+  }
+
+  static LogClassifier* classifier_;
+};
+
+LogClassifier* LogClassifierTest::classifier_ = nullptr;
+
+// Every message the two incident reports quote (copied verbatim into the
+// corpus as seed*.log, see index.tsv) lands in its class with the
+// remediation the reports arrived at by hand.
+TEST_F(LogClassifierTest, EverySeedMessageMapsToItsClass) {
+  const std::map<std::string, std::string> expected = {
+      {"seed000_free_memory.log", "startup_free_memory_below_utilization"},
+      {"seed000_head_size_80.log", "unsupported_head_size"},
+      {"seed000_triton_gfx928.log", "triton_unsupported_gpu_target"},
+      {"seed003_rsmi_init.log", "shared_lib_undefined_symbol"},
+      {"seed003_permlanex16.log", "triton_kernel_compile_failure"},
+      {"seed003_invalid_device_function.log", "hip_invalid_device_function"},
+      {"seed003_wvsplitk.log", "missing_custom_op"},
+      {"seed003_no_cache_blocks.log", "no_cache_blocks"},
+      {"seed003_gcn_arch_garbage.log", "unsupported_gpu_arch_runtime"},
+  };
+  for (const auto& [file, cls] : expected) {
+    std::string text = CorpusFile(file);
+    ASSERT_FALSE(text.empty()) << file;
+    DiagnosisResult result = classifier_->ClassifyText(text);
+    ASSERT_GT(result.findings_size(), 0);
+    EXPECT_EQ(result.findings(0).failure_class(), cls) << file;
+    EXPECT_GT(result.findings(0).confidence(), 0.5) << file;
+    ASSERT_EQ(result.findings(0).evidence_size(), 1) << file;
+    EXPECT_EQ(result.findings(0).evidence(0).line(), 1);
+  }
+}
+
+TEST_F(LogClassifierTest, SeedRemediationsAreMachineUsable) {
+  {  // rsmi_init undefined -> the DTK library-order recipe.
+    auto f = classifier_->ClassifyText(CorpusFile("seed003_rsmi_init.log")).findings(0);
+    EXPECT_EQ(f.remediation().kind(), dcufleet::v1::REMEDIATION_KIND_AUTO);
+    EXPECT_EQ(f.remediation().action(), "prepend_ld_library_path");
+    EXPECT_EQ(f.remediation().params().at("paths"),
+              "/opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib:/opt/dtk/lib64:/opt/hyhal/lib:"
+              "/opt/hyhal/lib64");
+    EXPECT_EQ(f.captures().at("symbol"), "rsmi_init");
+  }
+  {  // ... unless the stack has its own recipe.
+    ClassifyOptions options;
+    options.facts["stack.ld_library_path_recipe"] = "/opt/dtk-25.04/.hyhal/rocm_smi/lib";
+    auto f = classifier_->ClassifyText(CorpusFile("seed003_rsmi_init.log"), options).findings(0);
+    EXPECT_EQ(f.remediation().params().at("paths"), "/opt/dtk-25.04/.hyhal/rocm_smi/lib");
+    EXPECT_EQ(f.alternatives_size(), 1);
+  }
+  {  // _rocm_C without wvSplitK -> VLLM_ROCM_USE_SKINNY_GEMM=0.
+    auto f = classifier_->ClassifyText(CorpusFile("seed003_wvsplitk.log")).findings(0);
+    EXPECT_EQ(f.rule_id(), "custom_op.rocm_skinny_gemm");
+    EXPECT_EQ(f.remediation().action(), "set_env");
+    EXPECT_EQ(f.remediation().params().at("VLLM_ROCM_USE_SKINNY_GEMM"), "0");
+  }
+  {  // Triton rejecting gfx928 -> the (stack, arch) is broken: fail over.
+    auto f = classifier_->ClassifyText(CorpusFile("seed000_triton_gfx928.log")).findings(0);
+    EXPECT_EQ(f.remediation().kind(), dcufleet::v1::REMEDIATION_KIND_FAILOVER);
+    EXPECT_EQ(f.remediation().params().at("mark_broken"), "stack_arch");
+    EXPECT_EQ(f.remediation().params().at("arch"), "gfx928");
+  }
+  {  // Free memory below utilisation -> re-probe, reap or move devices.
+    auto f = classifier_->ClassifyText(CorpusFile("seed000_free_memory.log")).findings(0);
+    EXPECT_EQ(f.remediation().action(), "reap_or_move_devices");
+    EXPECT_EQ(f.remediation().params().at("free_gib"), "4.8");
+    EXPECT_EQ(f.remediation().params().at("desired_gib"), "57.59");
+    EXPECT_THAT(f.remediation().summary(), HasSubstr("Only 4.8 of 63.98 GiB"));
+  }
+  {  // Invalid device function -> fail over, mark broken.
+    auto f = classifier_->ClassifyText(CorpusFile("seed003_invalid_device_function.log"))
+                 .findings(0);
+    EXPECT_EQ(f.remediation().action(), "failover");
+    EXPECT_EQ(f.remediation().params().at("mark_broken"), "stack_arch");
+  }
+}
+
+TEST_F(LogClassifierTest, HeadSizeRunsTheConfigAuditFirstThenFailsOver) {
+  std::string text = CorpusFile("seed000_head_size_80.log");
+  auto first = classifier_->ClassifyText(text).findings(0);
+  EXPECT_EQ(first.remediation().action(), "audit_config");
+  EXPECT_EQ(first.remediation().params().at("head_size"), "80");
+  EXPECT_EQ(first.remediation().params().at("fix"), "config_overlay_or_hf_overrides");
+  EXPECT_EQ(first.captures().at("backend"), "FlashAttention");
+
+  ClassifyOptions audited;
+  audited.facts["model.config_audit_clean"] = "true";
+  audited.facts_complete = true;
+  auto second = classifier_->ClassifyText(text, audited).findings(0);
+  EXPECT_EQ(second.remediation().kind(), dcufleet::v1::REMEDIATION_KIND_FAILOVER);
+  EXPECT_EQ(second.remediation().params().at("head_size"), "80");
+}
+
+TEST_F(LogClassifierTest, NoCacheBlocksSizesTheKvCacheFromTheMemoryPlan) {
+  std::string text = CorpusFile("seed003_no_cache_blocks.log");
+  {  // Offline: the preferred option, with the facts it still needs.
+    auto f = classifier_->ClassifyText(text).findings(0);
+    EXPECT_EQ(f.remediation().action(), "add_arg");
+    EXPECT_EQ(f.remediation().params().at("flag"), "--kv-cache-memory-bytes");
+    EXPECT_THAT(std::vector<std::string>(f.missing_facts().begin(), f.missing_facts().end()),
+                ElementsAre("memory_plan.kv_cache_bytes", "stack.accepts_kv_cache_memory_bytes"));
+  }
+  {  // A DTK stack that accepts the flag: the value comes from the plan.
+    ClassifyOptions options;
+    options.facts_complete = true;
+    options.facts["stack.accepts_kv_cache_memory_bytes"] = "true";
+    options.facts["memory_plan.kv_cache_bytes"] = "1073741824";
+    auto f = classifier_->ClassifyText(text, options).findings(0);
+    EXPECT_EQ(f.remediation().action(), "add_arg");
+    EXPECT_EQ(f.remediation().params().at("value"), "1073741824");
+    EXPECT_EQ(f.missing_facts_size(), 0);
+  }
+  {  // A stack without the flag: plan the memory again instead.
+    ClassifyOptions options;
+    options.facts_complete = true;
+    options.facts["stack.accepts_kv_cache_memory_bytes"] = "false";
+    options.facts["memory_plan.kv_cache_bytes"] = "1073741824";
+    auto f = classifier_->ClassifyText(text, options).findings(0);
+    EXPECT_EQ(f.remediation().action(), "replan_memory");
+    ASSERT_EQ(f.alternatives_size(), 1);
+    EXPECT_EQ(f.alternatives(0).action(), "add_arg");
+  }
+}
+
+// A warning printed after the real error (NCCL's shutdown warning, here a
+// failed optional import) must rank below it even though it comes later.
+TEST_F(LogClassifierTest, WarningAfterTheRealErrorRanksBelowIt) {
+  std::vector<std::string> lines = {
+      "INFO 05-01 10:06:49 [model_runner.py:1108] Starting to load model x...",
+      "Traceback (most recent call last):",
+      "  File \"/usr/local/lib/python3.12/dist-packages/torch/utils/_device.py\", line 104",
+      "RuntimeError: HIP error: invalid device function",
+      "WARNING 05-22 08:41:53 [rocm.py:44] Failed to import from vllm._C with "
+      "ImportError('/x/_C.abi3.so: undefined symbol: _ZN3c103hip19getCurrentHIPStreamEa')",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  EXPECT_THAT(Classes(result),
+              ElementsAre("hip_invalid_device_function", "shared_lib_undefined_symbol"));
+  EXPECT_GT(result.findings(0).confidence(), result.findings(1).confidence());
+  EXPECT_EQ(result.findings(0).evidence(0).line(), 4);
+}
+
+// The real log where the warning is the NCCL shutdown notice: it must not
+// even count as NCCL evidence.
+TEST_F(LogClassifierTest, NcclShutdownWarningIsNotAnNcclFailure) {
+  DiagnosisResult result =
+      classifier_->ClassifyText(CorpusFile("rl-swarm-118_no_cache_blocks_with_nccl_warning.log"));
+  EXPECT_THAT(Classes(result), ElementsAre("no_cache_blocks"));
+}
+
+// Several independent causes can be stacked (seed 000): both are reported,
+// the one that ended the run first.
+TEST_F(LogClassifierTest, StackedCausesAreAllReportedInOrder) {
+  std::vector<std::string> lines = {
+      "ERROR 07-10 10:00:00 [core.py:1] ValueError: Free memory on device (4.8/63.98 GiB) on "
+      "startup is less than desired GPU memory utilization (0.9, 57.59 GiB)",
+      "INFO 07-11 10:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+      "(EngineCore_DP0 pid=7) Traceback (most recent call last):",
+      "(EngineCore_DP0 pid=7)   File \"/x/compiler.py\", line 186, in make_llir",
+      "(EngineCore_DP0 pid=7) unsupported target: 'gfx928' PassManager::run failed",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  EXPECT_THAT(Classes(result), ElementsAre("triton_unsupported_gpu_target",
+                                           "startup_free_memory_below_utilization"));
+  // The compile-failure rule is suppressed by the more specific signature.
+  EXPECT_EQ(Find(result, "triton_kernel_compile_failure"), nullptr);
+}
+
+TEST_F(LogClassifierTest, SameMessageFromEveryRankIsOneEvidenceLine) {
+  std::vector<std::string> lines;
+  for (int rank = 0; rank < 8; ++rank) {
+    lines.push_back("(VllmWorkerProcess pid=" + std::to_string(100 + rank) +
+                    ") ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] RuntimeError: NCCL "
+                    "error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)");
+  }
+  DiagnosisResult result = classifier_->Classify(lines);
+  ASSERT_EQ(result.findings_size(), 1);
+  EXPECT_EQ(result.findings(0).failure_class(), "nccl_rccl_init_failure");
+  ASSERT_EQ(result.findings(0).evidence_size(), 1);
+  EXPECT_EQ(result.findings(0).evidence(0).text(),
+            "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+            "details)");
+  EXPECT_EQ(result.findings(0).evidence(0).line(), 8);
+}
+
+TEST_F(LogClassifierTest, AnsiColouredLinesAreClassified) {
+  std::vector<std::string> lines = {
+      "\x1b[1;36m(EngineCore_DP0 pid=1)\x1b[0;0m \x1b[1;31mERROR\x1b[0m 10-25 13:08:43 "
+      "[core.py:708] ValueError: Total number of attention heads (\x1b[1m52\x1b[0m) must be "
+      "divisible by tensor parallel size (8).",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  ASSERT_EQ(result.findings(0).failure_class(), "tp_not_divisible_heads");
+  EXPECT_EQ(result.findings(0).remediation().params().at("heads"), "52");
+  EXPECT_EQ(result.findings(0).remediation().params().at("tp"), "8");
+}
+
+TEST_F(LogClassifierTest, NothingMatchingIsUnknownWithTheLastErrorAsEvidence) {
+  DiagnosisResult result =
+      classifier_->ClassifyText(CorpusFile("sglang-2468_warmup_502_unknown.log"));
+  ASSERT_EQ(result.findings_size(), 1);
+  const DiagnosisFinding& f = result.findings(0);
+  EXPECT_EQ(f.failure_class(), "unknown");
+  EXPECT_EQ(f.remediation().kind(), dcufleet::v1::REMEDIATION_KIND_HUMAN);
+  ASSERT_EQ(f.evidence_size(), 1);
+  EXPECT_EQ(f.evidence(0).text(), "AssertionError: res=<Response [502]>, res.text=''");
+}
+
+TEST_F(LogClassifierTest, EmptyLogIsUnknownWithoutEvidence) {
+  DiagnosisResult result = classifier_->Classify({});
+  ASSERT_EQ(result.findings_size(), 1);
+  EXPECT_EQ(result.findings(0).failure_class(), "unknown");
+  EXPECT_EQ(result.findings(0).evidence_size(), 0);
+  EXPECT_EQ(result.lines_examined(), 0);
+}
+
+TEST_F(LogClassifierTest, WrongPlatformOutranksTheLoaderFailureItCauses) {
+  DiagnosisResult result =
+      classifier_->ClassifyText(CorpusFile("rocm-5668_wrong_platform_cuda_wheel.log"));
+  EXPECT_THAT(Classes(result), ElementsAre("wrong_platform_build", "shared_lib_undefined_symbol"));
+}
+
+TEST(SplitLogLinesTest, HandlesCrLfAndTail) {
+  EXPECT_THAT(SplitLogLines("a\r\nb\nc\n"), ElementsAre("a", "b", "c"));
+  EXPECT_THAT(SplitLogLines("a\nb\nc", 2), ElementsAre("b", "c"));
+  EXPECT_THAT(SplitLogLines(""), ElementsAre());
+  EXPECT_THAT(SplitLogLines("\n\n"), ElementsAre("", ""));
+}
+
+// Rules are data: a user rule file classifies without recompiling, and
+// `all` / `not_in_log` behave as documented.
+TEST(LogClassifierCustomRulesTest, AllAndNotInLogSemantics) {
+  auto rules = ParseDiagnosisRules(R"pb(
+    rule {
+      id: "triton.dcu"
+      failure_class: "triton_unsupported_gpu_target"
+      any: "PassManager::run failed"
+      all: "gfx9[0-9]{2}"
+      not_in_log: "enforce-eager worked"
+      confidence: 0.9
+      remediation {
+        kind: REMEDIATION_KIND_FAILOVER
+        action: "failover"
+        params { key: "mark_broken" value: "stack_arch" }
+      }
+    }
+  )pb", "custom.txtpb");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "custom.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+
+  auto with_arch = classifier->Classify({"arch gfx906 found", "RuntimeError: PassManager::run failed"});
+  EXPECT_EQ(with_arch.findings(0).failure_class(), "triton_unsupported_gpu_target");
+  EXPECT_EQ(with_arch.findings(0).evidence(0).line(), 2);
+  EXPECT_EQ(with_arch.rules_source(), "custom.txtpb");
+
+  auto without_arch = classifier->Classify({"RuntimeError: PassManager::run failed"});
+  EXPECT_EQ(without_arch.findings(0).failure_class(), "unknown");
+  // No "unknown" rule in this file: a built-in human remediation.
+  EXPECT_EQ(without_arch.findings(0).remediation().action(), "human");
+
+  auto suppressed = classifier->Classify(
+      {"gfx906", "RuntimeError: PassManager::run failed", "enforce-eager worked"});
+  EXPECT_EQ(suppressed.findings(0).failure_class(), "unknown");
+}
+
+}  // namespace
+}  // namespace dcu::controller

@@ -1,0 +1,158 @@
+// The prefixes below are copied from real logs of the corpus
+// (tests/data/launch-logs); the test checks each is removed and the level
+// kept.
+
+#include "controller/diagnosis/log_normalizer.h"
+
+#include "gtest/gtest.h"
+
+namespace dcu::controller {
+namespace {
+
+TEST(StripAnsiTest, RemovesCsiOscAndControlCharacters) {
+  EXPECT_EQ(StripAnsi("\x1b[1;31mERROR\x1b[0m boom"), "ERROR boom");
+  EXPECT_EQ(StripAnsi("\x1b[36m(EngineCore_DP0 pid=1)\x1b[0;0m x"), "(EngineCore_DP0 pid=1) x");
+  EXPECT_EQ(StripAnsi("\x1b]0;title\x07" "after"), "after");
+  EXPECT_EQ(StripAnsi("\x1b]8;;http://x\x1b\\link"), "link");
+  EXPECT_EQ(StripAnsi("50%\r100%"), "50% 100%");
+  EXPECT_EQ(StripAnsi("tab\tkept"), "tab\tkept");
+  // A lone ESC at the end (a cut line) must not read past the end.
+  EXPECT_EQ(StripAnsi("cut\x1b"), "cut");
+  EXPECT_EQ(StripAnsi("cut\x1b["), "cut");
+}
+
+struct Case {
+  const char* raw;
+  const char* text;
+  LineSeverity severity;
+  bool exception;
+};
+
+class NormalizeLogLineTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(NormalizeLogLineTest, StripsPrefixesAndKeepsLevel) {
+  const Case& c = GetParam();
+  NormalizedLine line = NormalizeLogLine(c.raw);
+  EXPECT_EQ(line.text, c.text) << c.raw;
+  EXPECT_EQ(line.severity, c.severity) << c.raw;
+  EXPECT_EQ(line.exception, c.exception) << c.raw;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RealPrefixes, NormalizeLogLineTest,
+    ::testing::Values(
+        // vLLM V1 engine core, ANSI-coloured prefix as vLLM prints it on a tty.
+        Case{"\x1b[1;36m(EngineCore_DP0 pid=223840)\x1b[0;0m ERROR 10-25 13:08:43 [core.py:708] "
+             "ValueError: No available memory for the cache blocks.",
+             "ValueError: No available memory for the cache blocks.", LineSeverity::kError, true},
+        // Ray workers with an ip and the "repeated" suffix.
+        Case{"(RayWorkerWrapper pid=880) ERROR 04-16 01:01:44 [worker_base.py:620] RuntimeError: "
+             "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details) "
+             "[repeated 6x across cluster]",
+             "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for "
+             "details)",
+             LineSeverity::kError, true},
+        Case{"(RayWorkerWrapper pid=206994, ip=192.168.10.25) ERROR 03-27 10:29:13 "
+             "[worker_base.py:620]     return self.forward(*args, **kwargs)",
+             "return self.forward(*args, **kwargs)", LineSeverity::kError, false},
+        // vLLM V0 worker, old level prefix without '['.
+        Case{"(VllmWorkerProcess pid=760) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] "
+             "RuntimeError: NCCL error: unhandled cuda error",
+             "RuntimeError: NCCL error: unhandled cuda error", LineSeverity::kError, true},
+        Case{"INFO 04-27 10:13:05 llm_engine.py:275] # GPU blocks: 0, # CPU blocks: 256",
+             "# GPU blocks: 0, # CPU blocks: 256", LineSeverity::kDebugInfo, false},
+        // CI timestamp + engine prefix.
+        Case{"[2026-02-24T20:21:58Z] (EngineCore_DP0 pid=6940) ValueError: Free memory on device "
+             "cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory utilization "
+             "(0.9, 19.84 GiB).",
+             "ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than "
+             "desired GPU memory utilization (0.9, 19.84 GiB).",
+             LineSeverity::kError, true},
+        // docker compose.
+        Case{"vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: No available memory",
+             "ValueError: No available memory", LineSeverity::kError, true},
+        // torch c10 log after a rank prefix: a warning.
+        Case{"[rank0]:[W409 11:42:27.776885251 ProcessGroupNCCL.cpp:1250] Warning: WARNING: "
+             "process group has NOT been destroyed",
+             "Warning: WARNING: process group has NOT been destroyed", LineSeverity::kWarning,
+             false},
+        Case{"[rank0]: RuntimeError: CUDA error: no kernel image is available",
+             "RuntimeError: CUDA error: no kernel image is available", LineSeverity::kError, true},
+        // SGLang.
+        Case{"[2025-03-10 14:17:52 TP6] Ignore import error when loading sglang.srt.models.x",
+             "Ignore import error when loading sglang.srt.models.x", LineSeverity::kUnknown, false},
+        Case{"[2024-12-13 01:47:34] Initialization failed. warmup error: Traceback (most recent "
+             "call last):",
+             "Initialization failed. warmup error: Traceback (most recent call last):",
+             LineSeverity::kError, false},
+        // A launcher's timestamp and tags before vLLM's own prefixes.
+        Case{"2026-05-08 11:47:02.257 [Error] (Process) (EngineCore pid=2651) ERROR 05-08 "
+             "11:47:02 [core.py:1136] torch.OutOfMemoryError: HIP out of memory.",
+             "torch.OutOfMemoryError: HIP out of memory.", LineSeverity::kError, true},
+        Case{"2024-04-27 10:13:05 | ERROR | stderr | Traceback (most recent call last):",
+             "Traceback (most recent call last):", LineSeverity::kError, false},
+        Case{"2025-12-11 10:34:03.939481+08:00 - gpustack.worker.backends.base - INFO - "
+             "Preparing model files...",
+             "Preparing model files...", LineSeverity::kDebugInfo, false},
+        Case{"[vllm]: [rank0]: RuntimeError: NCCL error: unhandled syst",
+             "RuntimeError: NCCL error: unhandled syst", LineSeverity::kError, true},
+        Case{"(Worker pid=2291010) [Stage-0] INFO 03-12 08:22:28 [multiproc_executor.py:749] "
+             "Parent process exited, terminating worker",
+             "Parent process exited, terminating worker", LineSeverity::kDebugInfo, false},
+        Case{"[multiproc_executor.py:492] ValueError: Free memory on device (31.44/47.38 GiB)",
+             "ValueError: Free memory on device (31.44/47.38 GiB)", LineSeverity::kError, true},
+        // uvicorn.
+        Case{"ERROR:    [Errno 98] error while attempting to bind on address ('::', 2242, 0, 0): "
+             "address already in use",
+             "[Errno 98] error while attempting to bind on address ('::', 2242, 0, 0): address "
+             "already in use",
+             LineSeverity::kError, false},
+        Case{"ERROR (uvicorn.error):  [Errno 98] error while attempting to bind",
+             "[Errno 98] error while attempting to bind", LineSeverity::kError, false},
+        Case{"WARNING 05-22 08:41:53 [rocm.py:44] Failed to import from vllm._C with ImportError",
+             "Failed to import from vllm._C with ImportError", LineSeverity::kWarning, false},
+        // Lines that only look like prefixes are left alone.
+        Case{"  File \"/usr/lib/python3.10/runpy.py\", line 196, in _run_module_as_main",
+             "File \"/usr/lib/python3.10/runpy.py\", line 196, in _run_module_as_main",
+             LineSeverity::kUnknown, false},
+        Case{"[New LWP 252]", "[New LWP 252]", LineSeverity::kUnknown, false},
+        Case{"(base) [root@localhost opt]# rocminfo", "(base) [root@localhost opt]# rocminfo",
+             LineSeverity::kUnknown, false},
+        Case{"LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.permlanex16",
+             "LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.permlanex16",
+             LineSeverity::kError, true},
+        Case{"    Found GPU1 Tesla V100-PCIE-16GB which is of cuda capability 7.0.",
+             "Found GPU1 Tesla V100-PCIE-16GB which is of cuda capability 7.0.",
+             LineSeverity::kUnknown, false},
+        Case{"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning: ",
+             "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning:",
+             LineSeverity::kWarning, false},
+        Case{"", "", LineSeverity::kUnknown, false}));
+
+TEST(IsExceptionLineTest, RecognisesPythonAndNativeErrors) {
+  EXPECT_TRUE(IsExceptionLine("torch.OutOfMemoryError: CUDA out of memory."));
+  EXPECT_TRUE(IsExceptionLine("ValueError"));
+  EXPECT_TRUE(IsExceptionLine("UserWarning: PyTorch no longer supports this GPU"));
+  EXPECT_TRUE(IsExceptionLine("LLVM ERROR: Cannot select: intrinsic"));
+  EXPECT_TRUE(IsExceptionLine("GGML_ASSERT: ggml/src/ggml-cuda.cu:101: !\"CUDA error\""));
+  EXPECT_FALSE(IsExceptionLine("raise ValueError("));
+  EXPECT_FALSE(IsExceptionLine("Error in inspecting model architecture 'Qwen2ForCausalLM'"));
+  EXPECT_FALSE(IsExceptionLine("ValueErrors are common"));
+  // c10's "Warning: ..." and a bare "Error: ..." are log levels, not exceptions.
+  EXPECT_FALSE(IsExceptionLine("Warning: WARNING: process group has NOT been destroyed"));
+  EXPECT_FALSE(IsExceptionLine("Error: Invalid configuration : NUM_MMA_Q=2"));
+  EXPECT_FALSE(IsExceptionLine(""));
+}
+
+TEST(NormalizeLogLineTest, NeverCrashesOnBinaryOrHugeInput) {
+  std::string junk;
+  for (int i = 0; i < 4096; ++i) junk.push_back(static_cast<char>(i % 256));
+  NormalizedLine line = NormalizeLogLine(junk);
+  EXPECT_FALSE(line.text.empty());
+  std::string nested;
+  for (int i = 0; i < 100; ++i) nested += "(W pid=1) [rank0]: ";
+  EXPECT_NE(NormalizeLogLine(nested + "x").text, "");
+}
+
+}  // namespace
+}  // namespace dcu::controller

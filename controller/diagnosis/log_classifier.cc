@@ -87,11 +87,11 @@ std::string Substitute(const std::string& text, const std::map<std::string, std:
 // on the way out (NCCL's destroy_process_group) is not.
 double LineWeight(const NormalizedLine& line, int index, int count, int first_traceback) {
   double position = count > 1 ? static_cast<double>(index) / (count - 1) : 1.0;
-  double w = 0.6 + 0.2 * position;
+  double w = 0.7 + 0.15 * position;
   if (line.exception) {
-    w += 0.15;
-  } else if (line.severity == LineSeverity::kError) {
     w += 0.1;
+  } else if (line.severity == LineSeverity::kError) {
+    w += 0.07;
   }
   if (first_traceback >= 0 && index > first_traceback) w += 0.05;
   if (line.severity == LineSeverity::kWarning) {

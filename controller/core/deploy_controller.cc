@@ -624,7 +624,16 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   st->set_endpoint("");
   std::vector<std::string> tail(a.log_tail().begin(), a.log_tail().end());
   std::vector<dcufleet::v1::AttemptFinding> findings;
-  if (diagnoser_ && !tail.empty()) findings = diagnoser_->Diagnose(tail);
+  int64_t device_total = 0;
+  if (auto nit = ctx.nodes.find(a.placement().node());
+      nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
+    for (const auto& dev : nit->second.inventory().devices()) {
+      if (dev.index() == a.placement().device_indices(0)) device_total = dev.total().bytes();
+    }
+  }
+  if (diagnoser_ && !tail.empty()) {
+    findings = diagnoser_->Diagnose(tail, knowledge_->DiagnosisFacts(d.spec(), a, device_total));
+  }
   a.clear_findings();
   for (const auto& f : findings) *a.add_findings() = f;
   std::string top = findings.empty() ? "unknown" : findings.front().failure_class();
@@ -666,9 +675,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   rec.duration_ms = ctx.now_ms - a.created_at_ms();
   rec.config_ok = a.config_remediation().empty();
 
-  auto failover = [&](const std::string& why) {
+  auto failover = [&](const std::string& why, const std::string& mark_broken = "stack_arch") {
     st->add_failed_stacks(a.stack_id());
-    rec.scope = "stack_arch";
+    rec.scope = mark_broken == "none" ? "stack_arch_model" : mark_broken;
     st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     st->set_next_attempt_at_ms(0);
     st->set_message(absl::StrCat("failing over from ", a.stack_id(), ": ", why));
@@ -701,7 +710,8 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
     retry_with_backoff(findings.empty() ? (a.message().empty() ? "no diagnosis" : a.message())
                                         : absl::StrCat(top, ", remediation already applied"));
   } else if (chosen->remediation_kind() == "failover") {
-    failover(chosen->failure_class());
+    auto mb = chosen->params().find("mark_broken");
+    failover(chosen->failure_class(), mb == chosen->params().end() ? "stack_arch" : mb->second);
   } else if (chosen->remediation_kind() == "human") {
     st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
     st->set_message(absl::StrCat(chosen->failure_class(), ": ", chosen->remediation_action(),
@@ -732,10 +742,11 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
       for (const auto& p : merged) st->add_ld_library_path_prefix(p);
       applied = absl::StrCat("LD_LIBRARY_PATH order ", absl::StrJoin(paths, ":"));
     } else if (action == "add_arg") {
-      auto arg = params.find("arg");
+      auto arg = params.find("flag");
+      if (arg == params.end()) arg = params.find("arg");
       auto val = params.find("value");
       std::string value = val == params.end() ? "" : val->second;
-      if (value == "{kv_cache_bytes}") {
+      if (value == "{kv_cache_bytes}" || value.empty() || value.find("${") != std::string::npos) {
         int64_t total = 0;
         auto nit = ctx.nodes.find(a.placement().node());
         if (nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
@@ -762,6 +773,25 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
     } else if (action == "change_tp") {
       applied = "choose a TP that divides the heads";
       d.mutable_spec()->set_tp(0);
+    } else if (action == "move_to_node_with_model") {
+      auto nit = ctx.nodes.find(a.placement().node());
+      if (nit != ctx.nodes.end()) {
+        for (const auto& dev : nit->second.inventory().devices()) {
+          st->add_avoided_devices(absl::StrCat(a.placement().node(), "/", dev.index()));
+        }
+      }
+      applied = absl::StrCat("avoid node '", a.placement().node(), "' (model not usable there)");
+    } else if (action == "reduce_max_model_len") {
+      auto v = params.find("max_model_len");
+      int64_t len = 0;
+      if (v != params.end() && absl::SimpleAtoi(v->second, &len) && len >= 16 &&
+          len < d.spec().max_model_len()) {
+        d.mutable_spec()->set_max_model_len(len);
+        applied = absl::StrCat("max_model_len ", len);
+      } else {
+        d.mutable_spec()->set_max_model_len(std::max<int64_t>(16, d.spec().max_model_len() / 2));
+        applied = absl::StrCat("max_model_len halved to ", d.spec().max_model_len());
+      }
     } else {
       retry_now = false;
     }
@@ -815,7 +845,11 @@ void DeployController::ReconcileOnce() {
   StepContext ctx;
   ctx.now = clock_->Now();
   ctx.now_ms = absl::ToUnixMillis(ctx.now);
-  for (auto& n : fleet_->ListNodes()) ctx.nodes[n.name()] = std::move(n);
+  {
+    std::vector<NodeView> nodes = fleet_->ListNodes();
+    knowledge_->ObserveNodes(nodes);
+    for (auto& n : nodes) ctx.nodes[n.name()] = std::move(n);
+  }
 
   std::map<std::string, Deployment> snapshot;
   {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,14 +80,24 @@ class Knowledge {
   virtual int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                                int64_t device_total) = 0;
   virtual void RecordOutcome(const LaunchOutcomeRecord& outcome) = 0;
+  // What the diagnosis may rely on for this attempt ("stack.accepts_…",
+  // "memory_plan.kv_cache_bytes", "model.config_audit_clean", …).
+  // Sees every node once per reconcile pass (records discovered model
+  // directories and environments; cheap when nothing changed).
+  virtual void ObserveNodes(const std::vector<dcufleet::v1::NodeView>& nodes) {}
+  virtual std::map<std::string, std::string> DiagnosisFacts(
+      const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Attempt& attempt,
+      int64_t device_total) = 0;
 };
 
 // Turns a failed launch's log tail into ordered findings (most likely first).
 class Diagnoser {
  public:
   virtual ~Diagnoser() = default;
+  // `facts` are complete: an absent fact counts as false.
   virtual std::vector<dcufleet::v1::AttemptFinding> Diagnose(
-      const std::vector<std::string>& log_tail) = 0;
+      const std::vector<std::string>& log_tail,
+      const std::map<std::string, std::string>& facts) = 0;
 };
 
 }  // namespace dcu::controller

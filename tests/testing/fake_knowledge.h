@@ -94,6 +94,11 @@ class FakeKnowledge : public controller::Knowledge {
     return 1LL << 30;
   }
   void RecordOutcome(const controller::LaunchOutcomeRecord& o) override { outcomes.push_back(o); }
+  std::map<std::string, std::string> DiagnosisFacts(const dcufleet::v1::DeploymentSpec&,
+                                                    const dcufleet::v1::Attempt& a,
+                                                    int64_t) override {
+    return {{"stack.id", a.stack_id()}};
+  }
 };
 
 // Maps substrings of a log to findings; the test states the mapping.
@@ -115,7 +120,8 @@ class FakeDiagnoser : public controller::Diagnoser {
     for (auto& [k, v] : params) (*r.finding.mutable_params())[k] = v;
     rules.push_back(r);
   }
-  std::vector<dcufleet::v1::AttemptFinding> Diagnose(const std::vector<std::string>& tail) override {
+  std::vector<dcufleet::v1::AttemptFinding> Diagnose(
+      const std::vector<std::string>& tail, const std::map<std::string, std::string>&) override {
     std::vector<dcufleet::v1::AttemptFinding> out;
     for (const auto& r : rules) {
       for (const auto& line : tail) {

@@ -1,0 +1,28 @@
+#include "controller/adapters/classifier_diagnoser.h"
+
+#include "controller/diagnosis/diagnosis_rules.h"
+
+namespace dcu::controller {
+
+std::vector<dcufleet::v1::AttemptFinding> ClassifierDiagnoser::Diagnose(
+    const std::vector<std::string>& log_tail, const std::map<std::string, std::string>& facts) {
+  ClassifyOptions opts;
+  opts.facts = facts;
+  opts.facts_complete = true;
+  dcufleet::v1::DiagnosisResult r = classifier_.Classify(log_tail, opts);
+  std::vector<dcufleet::v1::AttemptFinding> out;
+  for (const auto& f : r.findings()) {
+    dcufleet::v1::AttemptFinding a;
+    a.set_failure_class(f.failure_class());
+    a.set_confidence(f.confidence());
+    for (const auto& e : f.evidence()) a.add_evidence(e.text());
+    a.set_remediation_kind(RemediationKindName(f.remediation().kind()));
+    a.set_remediation_action(f.remediation().action());
+    a.set_remediation_detail(f.remediation().summary());
+    for (const auto& [k, v] : f.remediation().params()) (*a.mutable_params())[k] = v;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace dcu::controller

@@ -165,6 +165,8 @@ absl::StatusOr<std::unique_ptr<RocmSmiDeviceProbe>> RocmSmiDeviceProbe::Create(R
   return probe;
 }
 
+RocmSmiDeviceProbe::RocmSmiDeviceProbe(RocmSmiOptions options) : options_(std::move(options)) {}
+
 RocmSmiDeviceProbe::~RocmSmiDeviceProbe() {
   absl::MutexLock lock(&mu_);
   if (initialized_ && api_ && api_->shut_down) api_->shut_down();

@@ -74,7 +74,7 @@ class RocmSmiDeviceProbe : public DeviceProbe {
 
  private:
   struct Api;
-  explicit RocmSmiDeviceProbe(RocmSmiOptions options) : options_(std::move(options)) {}
+  explicit RocmSmiDeviceProbe(RocmSmiOptions options);
 
   RocmSmiOptions options_;
   std::vector<RocmSmiCandidate> candidates_;

@@ -100,17 +100,20 @@ void MergeDevices(const std::vector<BackendResult>& results, const MergeOptions&
     node->add_probe_log(absl::StrCat(r.name, ": ok, ", rep.devices.size(), " device(s)"));
     for (const Finding& f : rep.findings) AddFinding(node->mutable_findings(), f);
     if (node->driver_version().empty()) node->set_driver_version(rep.driver_version);
+    // Devices of one backend are never merged with each other (two KFD
+    // partitions may share a PCI address); only with earlier backends'.
+    const size_t known = merged.size();
     for (const Device& d : rep.devices) {
       Device* m = nullptr;
       size_t mi = 0;
-      for (size_t i = 0; i < merged.size() && !m; ++i) {
+      for (size_t i = 0; i < known && !m; ++i) {
         if (!d.pci_bus().empty() && merged[i].pci_bus() == d.pci_bus()) m = &merged[i], mi = i;
       }
-      for (size_t i = 0; i < merged.size() && !m; ++i) {
+      for (size_t i = 0; i < known && !m; ++i) {
         if (!d.unique_id().empty() && merged[i].unique_id() == d.unique_id()) m = &merged[i], mi = i;
       }
       if (!m && d.pci_bus().empty() && d.unique_id().empty()) {
-        for (size_t i = 0; i < merged.size() && !m; ++i) {
+        for (size_t i = 0; i < known && !m; ++i) {
           if (merged[i].index() == d.index()) m = &merged[i], mi = i;
         }
       }

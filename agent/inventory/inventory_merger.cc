@@ -118,7 +118,7 @@ void MergeDevices(const std::vector<BackendResult>& results, const MergeOptions&
         }
       }
       if (!m) {
-        if (!merged.empty()) {
+        if (known > 0) {
           Device copy = d;
           AddFinding(copy.mutable_findings(),
                      MakeFinding(kInfo, kDeviceUnmatched, absl::StrCat("probe:", r.name),

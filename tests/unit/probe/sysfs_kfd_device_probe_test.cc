@@ -58,6 +58,7 @@ TEST(SysfsKfdDeviceProbeTest, K100AiEightDevices) {
   EXPECT_FALSE(d.device_free().valid());  // not this backend's view
   EXPECT_EQ(r->devices[7].pci_bus(), "0000:1c:00.0");
   EXPECT_EQ(r->devices[7].drm_card(), "card8");
+  for (const auto& dev : r->devices) EXPECT_EQ(dev.findings_size(), 0) << dev.DebugString();
 }
 
 TEST(SysfsKfdDeviceProbeTest, Z100UsesVerifiedPciId) {
@@ -68,6 +69,7 @@ TEST(SysfsKfdDeviceProbeTest, Z100UsesVerifiedPciId) {
   EXPECT_EQ((*devs)[0].pci_device_id(), 0x54b7u);
   EXPECT_EQ((*devs)[0].product_name(), "Z100");
   EXPECT_EQ((*devs)[0].arch(), "gfx906");
+  for (const auto& d : *devs) EXPECT_EQ(d.findings_size(), 0) << d.DebugString();
 }
 
 TEST(SysfsKfdDeviceProbeTest, Bw1000ArchWithoutKnownPciId) {

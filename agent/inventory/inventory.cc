@@ -99,6 +99,18 @@ void InventoryCollector::SetLiveInstances(absl::flat_hash_set<std::string> ids) 
 }
 
 NodeInventory InventoryCollector::Collect() {
+  const int every = options_.full_scan_every;
+  bool full = every == 1 || (every > 1 && collects_ % every == 0);
+  ++collects_;
+  return DoCollect(full);
+}
+
+NodeInventory InventoryCollector::CollectFull() {
+  ++collects_;
+  return DoCollect(true);
+}
+
+NodeInventory InventoryCollector::DoCollect(bool full_fd_scan) {
   const common::Clock& clock = options_.clock ? *options_.clock : common::RealClock::Get();
   NodeInventory inv;
   inv.set_root(options_.root);
@@ -134,15 +146,20 @@ NodeInventory InventoryCollector::Collect() {
     ProcScanOptions so;
     so.root = options_.root;
     so.proc_root = options_.proc_root;
+    so.fd_scan = full_fd_scan ? FdScan::kAll : FdScan::kKfdProcesses;
     auto scan = ScanDeviceHolders(so, options_.live_instance_ids);
     if (!scan.ok()) {
-      *inv.add_findings() = MakeFinding(kWarning, kProcUnreadable, "proc", scan.status().message());
+      // A fixture root without a proc/ is normal; an unreadable one is not.
+      *inv.add_findings() = MakeFinding(absl::IsNotFound(scan.status()) ? kInfo : kWarning, kProcUnreadable, "proc",
+                                        absl::StrCat(scan.status().message(), ": device holders not scanned"));
     } else {
       std::vector<dcufleet::v1::ProcessHolder> unattributed;
       AttachHolders(*scan, &devices, &unattributed);
       for (auto& h : unattributed) *inv.add_unattributed_holders() = std::move(h);
       for (const auto& f : scan->findings) *inv.add_findings() = f;
       inv.set_processes_scanned(scan->processes_scanned);
+      inv.add_probe_log(absl::StrCat("procscan: ", scan->full_fd_scan ? "all processes" : "KFD processes only", ", ",
+                                     scan->processes_scanned, " scanned, ", scan->processes.size(), " holder(s)"));
     }
   }
   inv.clear_devices();
@@ -159,15 +176,15 @@ NodeInventory InventoryCollector::Collect() {
 absl::StatusOr<NodeInventory> CollectInventory(const InventoryOptions& options) {
   auto c = InventoryCollector::Create(options);
   if (!c.ok()) return c.status();
-  return (*c)->Collect();
+  return (*c)->CollectFull();
 }
 
 dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptions& options) {
-  NodeInventory before = collector->Collect();
+  NodeInventory before = collector->CollectFull();
   Reaper reaper;
   return reaper.Reap(before, options, [&]() -> absl::StatusOr<NodeInventory> {
     collector->InvalidateDeviceView();
-    return collector->Collect();
+    return collector->CollectFull();
   });
 }
 
@@ -275,6 +292,7 @@ int RunInventoryCommand(const InventoryArgs& args, std::ostream& out, std::ostre
   o.hip_library = args.hip_library;
   o.memprobe_timeout = absl::Seconds(args.memprobe_timeout_s);
   o.scan_processes = !args.no_processes;
+  o.proc_root = args.proc_root;
   for (const auto& id : args.instances) o.live_instance_ids.insert(id);
   auto inv = CollectInventory(o);
   if (!inv.ok()) {

@@ -37,6 +37,10 @@ struct InventoryOptions {
   // rocm-smi search dirs (host paths, under root); empty = defaults.
   std::vector<std::string> rocm_smi_dirs;
   bool scan_processes = true;
+  // Periodic Collect() reads only the fds of processes KFD lists (cheap);
+  // every `full_scan_every`-th call (and CollectFull) reads every process's
+  // fds (1: always; 0: never, only CollectFull). See FdScan in agent/procscan/proc_scanner.h.
+  int full_scan_every = 30;
   int64_t unreclaimed_tolerance_bytes = common::kGiB;
   // Test seams; defaults are the real ones.
   const DeviceProbeRegistry* registry = nullptr;
@@ -61,6 +65,8 @@ class InventoryCollector {
   // backend; only when nothing at all can be read would a caller care, and
   // that is visible as findings.
   dcufleet::v1::NodeInventory Collect();
+  // Same, with every process's fd table read (inventory command, reap).
+  dcufleet::v1::NodeInventory CollectFull();
 
   // Drops cached device views (HIP TTL cache) so the next Collect measures.
   void InvalidateDeviceView();
@@ -68,7 +74,9 @@ class InventoryCollector {
 
  private:
   explicit InventoryCollector(InventoryOptions options) : options_(std::move(options)) {}
+  dcufleet::v1::NodeInventory DoCollect(bool full_fd_scan);
   InventoryOptions options_;
+  int64_t collects_ = 0;
   struct Backend {
     std::string name;
     std::unique_ptr<DeviceProbe> probe;  // null when its factory failed
@@ -77,11 +85,11 @@ class InventoryCollector {
   std::vector<Backend> backends_;
 };
 
-// One-shot: Create + Collect. INVALID_ARGUMENT for a bad probe list.
+// One-shot: Create + CollectFull. INVALID_ARGUMENT for a bad probe list.
 absl::StatusOr<dcufleet::v1::NodeInventory> CollectInventory(const InventoryOptions& options);
 
-// Reap with before/after memory: Collect, Reaper::Reap, InvalidateDeviceView,
-// Collect again. Every ReapAction in the report is an event to forward.
+// Reap with before/after memory: CollectFull, Reaper::Reap,
+// InvalidateDeviceView, CollectFull again. Every ReapAction in the report is an event to forward.
 dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptions& options);
 
 // `dcu-agent inventory` — the first thing a person runs on a broken node.
@@ -94,6 +102,7 @@ dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptio
 //   --memprobe_timeout SECONDS default 20
 //   --instance ID              a running instance id (repeatable); holders
 //                              with another marker are leftovers
+//   --proc_root DIR            where processes are listed (default <root>/proc)
 //   --no_processes             skip the /proc scan
 // Exit: 0 no warnings, 1 warnings/errors found (unreclaimed memory,
 // leftovers, library conflict, probe failures...), 2 bad arguments.
@@ -105,6 +114,7 @@ struct InventoryArgs {
   std::string hip_library;
   double memprobe_timeout_s = 20;
   std::vector<std::string> instances;
+  std::string proc_root;
   bool no_processes = false;
 };
 int RunInventoryCommand(const InventoryArgs& args, std::ostream& out, std::ostream& err);

@@ -176,32 +176,25 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
   }
 
   int proc_fd = open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (proc_fd < 0) {
-    return absl::UnavailableError(common::ErrnoToStatus(errno, "cannot list processes in", proc_root).message());
-  }
+  if (proc_fd < 0) return common::ErrnoToStatus(errno, "cannot list processes in", proc_root);
   std::map<int, Holding> holders;
   int unreadable = 0;
-  DIR* pd = fdopendir(proc_fd);
-  if (!pd) {
-    int e = errno;
-    close(proc_fd);
-    return absl::UnavailableError(common::ErrnoToStatus(e, "cannot list processes in", proc_root).message());
-  }
   char fd_path[320];
   char target[4096];
-  while (dirent* pe = readdir(pd)) {
-    if (!IsNumber(pe->d_name)) continue;
+  // Reads one process's fd table; records it in `holders` when it holds a
+  // device.
+  auto scan_fds = [&](const char* pid_name) {
     ++result.processes_scanned;
-    snprintf(fd_path, sizeof(fd_path), "%s/fd", pe->d_name);
+    snprintf(fd_path, sizeof(fd_path), "%s/fd", pid_name);
     int fdd = openat(proc_fd, fd_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fdd < 0) {
       if (errno == EACCES || errno == EPERM) ++unreadable;
-      continue;  // gone, a kernel thread, or not ours to read
+      return;  // gone, a kernel thread, or not ours to read
     }
     DIR* fdir = fdopendir(fdd);
     if (!fdir) {
       close(fdd);
-      continue;
+      return;
     }
     Holding h;
     while (dirent* fe = readdir(fdir)) {
@@ -216,11 +209,12 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
     closedir(fdir);
     if (h.kfd || !h.render.empty() || !h.paths.empty()) {
       int pid = 0;
-      if (absl::SimpleAtoi(pe->d_name, &pid)) holders[pid] = std::move(h);
+      if (absl::SimpleAtoi(pid_name, &pid)) holders[pid] = std::move(h);
     }
-  }
+  };
+
   // KFD's own per-process list: VRAM per gpu_id, and processes whose fds we
-  // could not see (other namespaces, zombie leaders).
+  // cannot see (other namespaces, zombie leaders).
   std::map<int, std::vector<std::pair<uint32_t, int64_t>>> kfd_vram;
   const std::string kfd_proc = common::JoinRoot(options.root, "sys/class/kfd/kfd/proc");
   auto kfd_pids = common::ListDir(kfd_proc);
@@ -228,9 +222,9 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
     for (const std::string& p : *kfd_pids) {
       int pid = 0;
       if (!absl::SimpleAtoi(p, &pid)) continue;
+      auto& entries = kfd_vram[pid];
       auto files = common::ListDir(absl::StrCat(kfd_proc, "/", p));
       if (!files.ok()) continue;
-      auto& entries = kfd_vram[pid];
       for (const std::string& f : *files) {
         absl::string_view rest = f;
         uint32_t gpu_id = 0;
@@ -239,12 +233,32 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
         int64_t bytes = -1;
         if (v.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*v), &bytes)) entries.emplace_back(gpu_id, bytes);
       }
-      Holding& h = holders[pid];
-      h.kfd = true;
     }
   } else if (absl::IsPermissionDenied(kfd_pids.status())) {
     result.findings.push_back(MakeFinding(kWarning, kFileUnreadable, kfd_proc, kfd_pids.status().message()));
   }
+
+  const bool full = options.fd_scan == FdScan::kAll || !kfd_pids.ok();
+  result.full_fd_scan = full;
+  DIR* pd = nullptr;
+  if (full) {
+    pd = fdopendir(proc_fd);
+    if (!pd) {
+      int e = errno;
+      close(proc_fd);
+      return common::ErrnoToStatus(e, "cannot list processes in", proc_root);
+    }
+    while (dirent* pe = readdir(pd)) {
+      if (IsNumber(pe->d_name)) scan_fds(pe->d_name);
+    }
+  } else {
+    char name[16];
+    for (const auto& [pid, v] : kfd_vram) {
+      snprintf(name, sizeof(name), "%d", pid);
+      scan_fds(name);
+    }
+  }
+  for (const auto& [pid, v] : kfd_vram) holders[pid].kfd = true;
 
   std::string buf;
   for (auto& [pid, h] : holders) {
@@ -298,7 +312,11 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
     if (kv != kfd_vram.end()) sp.kfd_vram = std::move(kv->second);
     result.processes.push_back(std::move(sp));
   }
-  closedir(pd);  // closes proc_fd
+  if (pd) {
+    closedir(pd);  // closes proc_fd
+  } else {
+    close(proc_fd);
+  }
   if (unreadable > 0) {
     result.findings.push_back(MakeFinding(
         kWarning, kProcUnreadable, proc_root,

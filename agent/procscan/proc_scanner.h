@@ -38,9 +38,24 @@ inline constexpr char kInstanceMarkerEnv[] = "DCUFLEET_INSTANCE";
 // Only /dev/kfd, /dev/dri/renderD<minor> and /dev/nvidia* count. Threads'
 // private fd tables (/proc/PID/task/TID/fd) are not read: all threads of a
 // process share one table in practice (CLONE_FILES).
+//
+// Cost. Reading every process's fd table is ~1-2 us per fd (readlink): 2,000
+// processes with 8 fds each cost ~30 ms of CPU here, too much for every
+// heartbeat. KFD itself lists every process that has /dev/kfd open
+// (sys/class/kfd/kfd/proc/<pid>, created when the process opens it), so the
+// periodic scan can read only those processes' fds (kKfdProcesses). What it
+// misses are processes that hold a render node without /dev/kfd (display or
+// video users, which hold no compute memory); the full scan (kAll) finds
+// them and is what `dcu-agent inventory` and a reap use.
+enum class FdScan {
+  kAll,           // every process in proc_root
+  kKfdProcesses,  // only pids listed by KFD; falls back to kAll without KFD
+};
+
 struct ProcScanOptions {
   std::string root = "/";
   std::string proc_root;  // empty = <root>/proc
+  FdScan fd_scan = FdScan::kAll;
 };
 
 // A process that holds a device, before attribution to devices.
@@ -59,6 +74,8 @@ struct ProcScanResult {
   std::vector<ScannedProcess> processes;  // holders only, by pid
   std::vector<dcufleet::v1::Finding> findings;
   int processes_scanned = 0;
+  // Whether every process's fd table was read (see FdScan).
+  bool full_fd_scan = true;
 };
 
 // Classifies one holder. `reason` gets a human explanation.
@@ -68,7 +85,8 @@ dcufleet::v1::HolderClass ClassifyHolder(absl::string_view state, absl::string_v
 
 // Scans proc_root/*/fd and the KFD proc tree. Classifies each holder given
 // the ids of instances that are running now (managed / leftover /
-// unmanaged / zombie). UNAVAILABLE when proc_root cannot be listed;
+// unmanaged / zombie). NOT_FOUND / PERMISSION_DENIED when proc_root cannot
+// be listed;
 // unreadable single processes (EACCES on another user's fd dir) become a
 // "proc_unreadable" finding counting them.
 absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,

@@ -1,6 +1,7 @@
 #include "agent/inventory/inventory.h"
 
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include <google/protobuf/util/json_util.h>
@@ -73,7 +74,8 @@ TEST_F(InventoryTest, SeedNodeFullReport) {
   ASSERT_EQ(inv->devices_size(), 8);
   EXPECT_EQ(inv->driver_version(), "hydcu 6.3.14-V1.12.0");
   EXPECT_EQ(inv->root(), root_);
-  ASSERT_EQ(inv->probe_log_size(), 3);
+  ASSERT_EQ(inv->probe_log_size(), 4);
+  EXPECT_TRUE(absl::StartsWith(inv->probe_log(3), "procscan: all processes")) << inv->probe_log(3);
   EXPECT_EQ(inv->probe_log(0), "sysfs_kfd: ok, 8 device(s)");
   EXPECT_EQ(inv->probe_log(1), "rocm_smi: ok, 2 device(s)");
   EXPECT_EQ(inv->probe_log(2), "hip: ok, 2 device(s)");
@@ -140,6 +142,29 @@ TEST_F(InventoryTest, HungHipRuntimeDoesNotStopTheReport) {
   EXPECT_TRUE(inv->devices(1).host_free().valid());
 }
 
+TEST_F(InventoryTest, PeriodicCollectReadsOnlyKfdProcessesButSeesThem) {
+  ChildProcess worker(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
+                                   "/dev/dri/renderD130'; echo ready; exec sleep 1000"),
+                      {{kInstanceMarkerEnv, "inst-live"}});
+  ASSERT_EQ(worker.ReadLine(), "ready");
+  // KFD lists every process that opened /dev/kfd.
+  dcu::testing::WriteFile(absl::StrCat(root_, "/sys/class/kfd/kfd/proc/", worker.pid(), "/vram_52222"), "1024\n");
+  options_.probes = {"sysfs_kfd"};
+  options_.full_scan_every = 0;
+  options_.live_instance_ids = {"inst-live"};
+  auto c = InventoryCollector::Create(options_);
+  ASSERT_TRUE(c.ok());
+  NodeInventory inv = (*c)->Collect();
+  EXPECT_TRUE(absl::StrContains(inv.probe_log(1), "KFD processes only, 1 scanned")) << inv.probe_log(1);
+  ASSERT_EQ(inv.devices(2).holders_size(), 1);
+  EXPECT_EQ(inv.devices(2).holders(0).pid(), worker.pid());
+  EXPECT_EQ(inv.devices(2).holders(0).holder_class(), dcufleet::v1::HOLDER_MANAGED);
+  EXPECT_EQ(inv.devices(2).holders(0).device_paths_size(), 2);  // its fds were read
+  NodeInventory full = (*c)->CollectFull();
+  EXPECT_TRUE(absl::StrContains(full.probe_log(1), "all processes")) << full.probe_log(1);
+  EXPECT_GT(full.processes_scanned(), 1);
+}
+
 TEST_F(InventoryTest, UnknownProbeIsInvalidArgument) {
   options_.probes = {"sysfs_kfd", "nvml"};
   EXPECT_TRUE(absl::IsInvalidArgument(CollectInventory(options_).status()));
@@ -187,6 +212,7 @@ TEST_F(InventoryTest, CommandTableAndJson) {
   int rc = RunInventoryCommand(args, out, err);
   EXPECT_EQ(rc, 1) << err.str();  // unreclaimed memory and a library conflict are warnings
   std::string t = out.str();
+  if (getenv("DCU_SHOW")) std::cerr << t;
   EXPECT_TRUE(absl::StrContains(t, "driver hydcu 6.3.14-V1.12.0")) << t;
   EXPECT_TRUE(absl::StrContains(t, "IDX  PRODUCT")) << t;
   EXPECT_TRUE(absl::StrContains(t, "gfx928 (kfd:gfx_target_version)")) << t;

@@ -11,7 +11,7 @@
 #include "agent/probe/findings.h"
 #include "agent/procscan/proc_scanner.h"
 #include "gtest/gtest.h"
-#include "tests/testing/node_truth_test_util.h"
+#include "tests/node_truth/node_truth_test_util.h"
 
 namespace dcu::agent {
 namespace {

@@ -10,7 +10,7 @@
 #include "agent/probe/findings.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/node_truth_test_util.h"
+#include "tests/node_truth/node_truth_test_util.h"
 
 namespace dcu::agent {
 namespace {

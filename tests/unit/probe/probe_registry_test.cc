@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "agent/probe/fake_device_probe.h"
 #include "gtest/gtest.h"
-#include "tests/testing/node_truth_test_util.h"
+#include "tests/node_truth/node_truth_test_util.h"
 
 namespace dcu::agent {
 namespace {

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "agent/probe/findings.h"
 #include "gtest/gtest.h"
-#include "tests/testing/node_truth_test_util.h"
+#include "tests/node_truth/node_truth_test_util.h"
 
 namespace dcu::agent {
 namespace {

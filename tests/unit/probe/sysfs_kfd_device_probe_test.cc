@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/probe/findings.h"
 #include "gtest/gtest.h"
-#include "tests/testing/node_truth_test_util.h"
+#include "tests/node_truth/node_truth_test_util.h"
 
 namespace dcu::agent {
 namespace {

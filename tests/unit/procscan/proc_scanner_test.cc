@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/probe/sysfs_kfd_device_probe.h"
 #include "gtest/gtest.h"
-#include "tests/testing/node_truth_test_util.h"
+#include "tests/node_truth/node_truth_test_util.h"
 
 namespace dcu::agent {
 namespace {

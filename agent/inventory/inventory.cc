@@ -1,0 +1,324 @@
+#include "agent/inventory/inventory.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "agent/inventory/inventory_merger.h"
+#include "agent/probe/findings.h"
+#include "agent/probe/sysfs_kfd_device_probe.h"
+#include "agent/procscan/proc_scanner.h"
+#include "common/fs_util.h"
+#include "common/units.h"
+
+namespace dcu::agent {
+namespace {
+
+using common::HumanBytes;
+using dcufleet::v1::NodeInventory;
+
+std::string ReadTrimmed(const std::string& path) {
+  auto t = common::ReadSmallFile(path, 4096);
+  return t.ok() ? std::string(absl::StripAsciiWhitespace(*t)) : "";
+}
+
+}  // namespace
+
+std::string HolderClassName(dcufleet::v1::HolderClass c) {
+  switch (c) {
+    case dcufleet::v1::HOLDER_MANAGED:
+      return "managed";
+    case dcufleet::v1::HOLDER_LEFTOVER:
+      return "leftover";
+    case dcufleet::v1::HOLDER_UNMANAGED:
+      return "unmanaged";
+    case dcufleet::v1::HOLDER_ZOMBIE:
+      return "zombie";
+    default:
+      return "unknown";
+  }
+}
+
+absl::StatusOr<std::unique_ptr<InventoryCollector>> InventoryCollector::Create(InventoryOptions options) {
+  static const DeviceProbeRegistry* builtin = new DeviceProbeRegistry(DeviceProbeRegistry::WithBuiltins());
+  const DeviceProbeRegistry* registry = options.registry ? options.registry : builtin;
+  for (size_t i = 0; i < options.probes.size(); ++i) {
+    if (!registry->Has(options.probes[i])) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown device probe '", options.probes[i], "' (known: ",
+                                                     absl::StrJoin(registry->Names(), ", "), ")"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (options.probes[j] == options.probes[i]) {
+        return absl::InvalidArgumentError(absl::StrCat("device probe '", options.probes[i], "' listed twice"));
+      }
+    }
+  }
+  std::unique_ptr<InventoryCollector> c(new InventoryCollector(options));
+  ProbeContext ctx;
+  ctx.root = options.root;
+  ctx.products = options.products;
+  ctx.clock = options.clock;
+  ctx.runner = options.runner;
+  ctx.memprobe_path = options.memprobe_path;
+  ctx.hip_library = options.hip_library;
+  ctx.memprobe_timeout = options.memprobe_timeout;
+  ctx.memprobe_ttl = options.memprobe_ttl;
+  ctx.rocm_smi_dirs = options.rocm_smi_dirs;
+  for (const std::string& name : options.probes) {
+    Backend b;
+    b.name = name;
+    auto p = registry->Create(name, ctx);
+    if (p.ok()) {
+      b.probe = std::move(*p);
+    } else {
+      b.create_status = p.status();
+    }
+    c->backends_.push_back(std::move(b));
+  }
+  return c;
+}
+
+void InventoryCollector::InvalidateDeviceView() {
+  for (auto& b : backends_) {
+    if (b.probe) b.probe->Invalidate();
+  }
+}
+
+void InventoryCollector::SetLiveInstances(absl::flat_hash_set<std::string> ids) {
+  options_.live_instance_ids = std::move(ids);
+}
+
+NodeInventory InventoryCollector::Collect() {
+  const int every = options_.full_scan_every;
+  bool full = every == 1 || (every > 1 && collects_ % every == 0);
+  ++collects_;
+  return DoCollect(full);
+}
+
+NodeInventory InventoryCollector::CollectFull() {
+  ++collects_;
+  return DoCollect(true);
+}
+
+NodeInventory InventoryCollector::DoCollect(bool full_fd_scan) {
+  const common::Clock& clock = options_.clock ? *options_.clock : common::RealClock::Get();
+  NodeInventory inv;
+  inv.set_root(options_.root);
+  inv.set_collected_at_ms(absl::ToUnixMillis(clock.Now()));
+  if (common::JoinRoot(options_.root, "") == "/") {
+    char host[256] = {0};
+    if (gethostname(host, sizeof(host) - 1) == 0) inv.set_hostname(host);
+    utsname u;
+    if (uname(&u) == 0) inv.set_kernel_release(u.release);
+  } else {
+    std::string h = ReadTrimmed(common::JoinRoot(options_.root, "proc/sys/kernel/hostname"));
+    if (h.empty()) h = ReadTrimmed(common::JoinRoot(options_.root, "etc/hostname"));
+    inv.set_hostname(h);
+    inv.set_kernel_release(ReadTrimmed(common::JoinRoot(options_.root, "proc/sys/kernel/osrelease")));
+  }
+
+  std::vector<BackendResult> results;
+  for (auto& b : backends_) {
+    if (!b.probe) {
+      results.push_back({b.name, b.create_status});
+      continue;
+    }
+    results.push_back({b.name, b.probe->Probe()});
+  }
+  MergeOptions mo;
+  mo.unreclaimed_tolerance_bytes = options_.unreclaimed_tolerance_bytes;
+  mo.products = options_.products;
+  MergeDevices(results, mo, &inv);
+  if (inv.driver_version().empty()) inv.set_driver_version(ReadDriverVersion(options_.root));
+
+  std::vector<dcufleet::v1::Device> devices(inv.devices().begin(), inv.devices().end());
+  if (options_.scan_processes) {
+    ProcScanOptions so;
+    so.root = options_.root;
+    so.proc_root = options_.proc_root;
+    so.fd_scan = full_fd_scan ? FdScan::kAll : FdScan::kKfdProcesses;
+    auto scan = ScanDeviceHolders(so, options_.live_instance_ids);
+    if (!scan.ok()) {
+      // A fixture root without a proc/ is normal; an unreadable one is not.
+      *inv.add_findings() = MakeFinding(absl::IsNotFound(scan.status()) ? kInfo : kWarning, kProcUnreadable, "proc",
+                                        absl::StrCat(scan.status().message(), ": device holders not scanned"));
+    } else {
+      std::vector<dcufleet::v1::ProcessHolder> unattributed;
+      AttachHolders(*scan, &devices, &unattributed);
+      for (auto& h : unattributed) *inv.add_unattributed_holders() = std::move(h);
+      for (const auto& f : scan->findings) *inv.add_findings() = f;
+      inv.set_processes_scanned(scan->processes_scanned);
+      inv.add_probe_log(absl::StrCat("procscan: ", scan->full_fd_scan ? "all processes" : "KFD processes only", ", ",
+                                     scan->processes_scanned, " scanned, ", scan->processes.size(), " holder(s)"));
+    }
+  }
+  inv.clear_devices();
+  for (auto& d : devices) *inv.add_devices() = std::move(d);
+  ComputeMemoryVerdicts(mo, &inv);
+  if (inv.devices_size() == 0) {
+    *inv.add_findings() = MakeFinding(kWarning, "no_devices", "devices",
+                                      absl::StrCat("no accelerator found under root '", options_.root,
+                                                   "' by any of: ", absl::StrJoin(options_.probes, ", ")));
+  }
+  return inv;
+}
+
+absl::StatusOr<NodeInventory> CollectInventory(const InventoryOptions& options) {
+  auto c = InventoryCollector::Create(options);
+  if (!c.ok()) return c.status();
+  return (*c)->CollectFull();
+}
+
+dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptions& options) {
+  NodeInventory before = collector->CollectFull();
+  Reaper reaper;
+  return reaper.Reap(before, options, [&]() -> absl::StatusOr<NodeInventory> {
+    collector->InvalidateDeviceView();
+    return collector->CollectFull();
+  });
+}
+
+namespace {
+
+std::string Fig(const dcufleet::v1::MemoryReading& r) { return r.valid() ? HumanBytes(r.bytes()) : "-"; }
+
+// Left-aligned columns sized to their widest cell.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w;
+  for (const auto& r : rows) {
+    if (w.size() < r.size()) w.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatInventoryTable(const NodeInventory& inv) {
+  std::string out = absl::StrCat("NODE ", inv.hostname().empty() ? "-" : inv.hostname(), "  kernel ",
+                                 inv.kernel_release().empty() ? "-" : inv.kernel_release(), "  driver ",
+                                 inv.driver_version().empty() ? "-" : inv.driver_version(), "  root ", inv.root(), "\n");
+  absl::StrAppend(&out, "PROBES ", absl::StrJoin(inv.probe_log(), " | "), "\n\n");
+  std::vector<std::vector<std::string>> rows = {{"IDX", "PRODUCT", "ARCH (SOURCE)", "PCI", "TOTAL", "HOST FREE",
+                                                 "DEVICE FREE", "UNRECLAIMED", "SCHED FREE", "HOLDERS"}};
+  for (const auto& d : inv.devices()) {
+    int counts[5] = {0, 0, 0, 0, 0};
+    for (const auto& h : d.holders()) counts[std::clamp<int>(h.holder_class(), 0, 4)]++;
+    std::vector<std::string> parts;
+    for (int c = 1; c <= 4; ++c) {
+      if (counts[c]) parts.push_back(absl::StrCat(counts[c], " ", HolderClassName(static_cast<dcufleet::v1::HolderClass>(c))));
+    }
+    std::string unrec = d.unreclaimed().valid() ? HumanBytes(d.unreclaimed_bytes())
+                        : d.unreclaimed().source().empty() ? "-"
+                                                           : "?";
+    rows.push_back({absl::StrCat(d.index()), d.product_name().empty() ? "?" : d.product_name(),
+                    d.arch().empty() ? "? (none valid)" : absl::StrCat(d.arch(), " (", d.arch_source(), ")"),
+                    d.pci_bus().empty() ? "-" : d.pci_bus(), Fig(d.total()), Fig(d.host_free()), Fig(d.device_free()),
+                    unrec, Fig(d.schedulable_free()), parts.empty() ? "0" : absl::StrJoin(parts, ", ")});
+  }
+  out += Table(rows);
+
+  std::vector<std::vector<std::string>> hrows = {{"IDX", "PID", "CLASS", "STATE", "VRAM", "INSTANCE", "PARENT", "CMDLINE"}};
+  auto holder_row = [&](const std::string& idx, const dcufleet::v1::ProcessHolder& h) {
+    hrows.push_back({idx, absl::StrCat(h.pid()), HolderClassName(h.holder_class()), h.state(),
+                     h.vram_bytes() >= 0 ? HumanBytes(h.vram_bytes()) : "?", h.instance_id().empty() ? "-" : h.instance_id(),
+                     h.ppid() > 0 ? absl::StrCat(h.ppid(), h.parent_alive() ? "" : " (gone)") : "-",
+                     h.cmdline().substr(0, 70)});
+  };
+  for (const auto& d : inv.devices()) {
+    for (const auto& h : d.holders()) holder_row(absl::StrCat(d.index()), h);
+  }
+  for (const auto& h : inv.unattributed_holders()) holder_row("-", h);
+  if (hrows.size() > 1) {
+    absl::StrAppend(&out, "\nHOLDERS (", inv.processes_scanned(), " processes scanned)\n");
+    out += Table(hrows);
+  }
+
+  std::vector<std::vector<std::string>> frows = {{"SEVERITY", "WHERE", "CODE", "MESSAGE"}};
+  for (const auto& f : inv.findings()) frows.push_back({f.severity(), "node", f.code(), f.message()});
+  for (const auto& d : inv.devices()) {
+    for (const auto& f : d.findings()) {
+      frows.push_back({f.severity(), absl::StrCat("device ", d.index()), f.code(), f.message()});
+    }
+  }
+  if (frows.size() > 1) {
+    out += "\nFINDINGS\n";
+    out += Table(frows);
+  } else {
+    out += "\nFINDINGS none\n";
+  }
+  return out;
+}
+
+int RunInventoryCommand(const InventoryArgs& args, std::ostream& out, std::ostream& err) {
+  std::string output = absl::AsciiStrToLower(args.output);
+  if (output != "table" && output != "json") {
+    err << "dcu-agent inventory: -o must be 'table' or 'json', got '" << args.output << "'\n";
+    return 2;
+  }
+  auto probes = ParseProbeList(args.device_probe);
+  if (!probes.ok()) {
+    err << "dcu-agent inventory: " << probes.status().message() << "\n";
+    return 2;
+  }
+  if (!(args.memprobe_timeout_s > 0) || args.memprobe_timeout_s > 3600) {
+    err << "dcu-agent inventory: --memprobe_timeout must be in (0, 3600] seconds\n";
+    return 2;
+  }
+  InventoryOptions o;
+  o.root = args.root.empty() ? "/" : args.root;
+  o.probes = *probes;
+  o.memprobe_path = args.memprobe_path;
+  o.hip_library = args.hip_library;
+  o.memprobe_timeout = absl::Seconds(args.memprobe_timeout_s);
+  o.scan_processes = !args.no_processes;
+  o.proc_root = args.proc_root;
+  for (const auto& id : args.instances) o.live_instance_ids.insert(id);
+  auto inv = CollectInventory(o);
+  if (!inv.ok()) {
+    err << "dcu-agent inventory: " << inv.status().message() << "\n";
+    return 2;
+  }
+  bool bad = false;
+  for (const auto& f : inv->findings()) bad |= f.severity() != kInfo;
+  for (const auto& d : inv->devices()) {
+    for (const auto& f : d.findings()) bad |= f.severity() != kInfo;
+  }
+  if (output == "json") {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions jo;
+    jo.add_whitespace = true;
+    jo.preserve_proto_field_names = true;
+    auto s = google::protobuf::util::MessageToJsonString(*inv, &json, jo);
+    if (!s.ok()) {
+      err << "dcu-agent inventory: cannot print JSON: " << s.ToString() << "\n";
+      return 1;
+    }
+    out << json << "\n";
+  } else {
+    out << FormatInventoryTable(*inv);
+  }
+  return bad ? 1 : 0;
+}
+
+}  // namespace dcu::agent

@@ -16,7 +16,16 @@
 #include "common/logging.h"
 #include "common/net.h"
 #include "common/version.h"
+#include "common/data_path.h"
+#include "controller/adapters/catalog_knowledge.h"
+#include "controller/adapters/classifier_diagnoser.h"
+#include "controller/catalog/catalog_loader.h"
+#include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/diagnosis/diagnosis_rules.h"
+#include "controller/diagnosis/log_classifier.h"
+#include "controller/store/sqlite_catalog_store.h"
+#include "controller/store/sqlite_deployment_store.h"
 #include "controller/service/fleet_service.h"
 #include "controller/service/node_service.h"
 #include "controller/store/sqlite_store.h"
@@ -46,6 +55,18 @@ int main(int argc, char** argv) {
   app.add_option("--lost-after", lost_after_s, "seconds without a report before Lost")
       ->check(CLI::PositiveNumber);
   app.add_option("--status-interval", status_interval_s, "seconds between agent reports")
+      ->check(CLI::PositiveNumber);
+  std::string catalog_dir, rules_file;
+  double reconcile_interval_s = 1;
+  app.add_option("--catalog", catalog_dir,
+                 "catalog directory (*.txtpb stacks, models, evidence) imported at start-up "
+                 "(default: $DCUFLEET_CATALOG, /etc/dcufleet/catalog, the source tree's "
+                 "deploy/catalog)");
+  app.add_option("--diagnosis-rules", rules_file,
+                 "diagnosis rules file (default: $DCU_DIAGNOSIS_RULES, "
+                 "/etc/dcufleet/diagnosis/rules.txtpb, the source tree's)");
+  app.add_option("--reconcile-interval", reconcile_interval_s,
+                 "seconds between deploy reconcile passes when nothing changes")
       ->check(CLI::PositiveNumber);
   app.set_version_flag("--version", dcu::common::kVersion);
   try {
@@ -78,6 +99,51 @@ int main(int argc, char** argv) {
   }
   auto schema = (*store)->database()->SchemaVersion();
 
+  std::shared_ptr<dcu::controller::SqliteDatabase> database = (*store)->database();
+  dcu::controller::SqliteCatalogStore catalog_store(database);
+  dcu::controller::SqliteDeploymentStore deployment_store(database);
+
+  // The shipped catalog: imported at every start (idempotent). A bad file
+  // stops the start with file:line and reason rather than running half-known.
+  catalog_dir = dcu::common::FindDataPath(catalog_dir, "DCUFLEET_CATALOG", "catalog");
+  if (catalog_dir.empty()) {
+    DCU_LOG_WARN("no catalog directory found; starting with what the database knows "
+                 "(import with 'dcuctl stack import FILE')");
+  } else {
+    auto parsed = dcu::controller::LoadCatalogDir(catalog_dir);
+    if (!parsed.ok()) {
+      std::cerr << "dcu-controller: catalog '" << catalog_dir << "': " << parsed.status().message()
+                << "\n";
+      return 1;
+    }
+    auto imported = catalog_store.ImportCatalog(*parsed, absl::ToUnixMillis(absl::Now()));
+    if (!imported.ok()) {
+      std::cerr << "dcu-controller: importing catalog '" << catalog_dir
+                << "': " << imported.status().message() << "\n";
+      return 1;
+    }
+    DCU_LOG_INFO("catalog '", catalog_dir, "': ", parsed->stack_size(), " stacks, ",
+                 parsed->model_size(), " models, ", parsed->evidence_size(), " evidence rows (",
+                 imported->stacks_added_size(), " stacks added, ", imported->evidence_added(),
+                 " evidence added)");
+  }
+  rules_file = dcu::common::FindDataPath(rules_file, "DCU_DIAGNOSIS_RULES",
+                                         "diagnosis/rules.txtpb");
+  auto rules = dcu::controller::LoadDiagnosisRulesFile(rules_file);
+  if (!rules.ok()) {
+    std::cerr << "dcu-controller: diagnosis rules '" << rules_file
+              << "': " << rules.status().message() << "\n";
+    return 1;
+  }
+  auto classifier = dcu::controller::LogClassifier::Create(*rules, rules_file);
+  if (!classifier.ok()) {
+    std::cerr << "dcu-controller: diagnosis rules '" << rules_file
+              << "': " << classifier.status().message() << "\n";
+    return 1;
+  }
+  dcu::controller::ClassifierDiagnoser diagnoser(std::move(*classifier));
+  dcu::controller::CatalogKnowledge knowledge(&catalog_store, &dcu::common::RealClock::Get());
+
   dcu::controller::FleetState::Options opts;
   opts.not_ready_after = absl::Seconds(not_ready_after_s);
   opts.lost_after = absl::Seconds(lost_after_s);
@@ -89,10 +155,23 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  dcu::controller::DeployController::Options dopts;
+  dopts.interval = absl::Seconds(reconcile_interval_s);
+  dcu::controller::DeployController deployments(&fleet, &knowledge, &diagnoser, &deployment_store,
+                                                store->get(), &dcu::common::RealClock::Get(),
+                                                dopts);
+  if (absl::Status s = deployments.Load(); !s.ok()) {
+    std::cerr << "dcu-controller: loading deployments from '" << db << "': " << s.message() << "\n";
+    return 1;
+  }
+  fleet.SetListener(&deployments);
+  deployments.Start();
+
   dcu::controller::NodeServiceImpl node_service(&fleet);
   dcu::controller::FleetServiceDeps deps;
   deps.fleet = &fleet;
   deps.events = store->get();
+  deps.deployments = &deployments;
   deps.db_path = db;
   deps.schema_version = schema.ok() ? *schema : 0;
   dcu::controller::FleetServiceImpl fleet_service(deps);
@@ -125,6 +204,7 @@ int main(int argc, char** argv) {
     fleet.Tick();
   }
   DCU_LOG_INFO("shutting down");
+  deployments.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;
 }

@@ -1,0 +1,465 @@
+#include "controller/adapters/catalog_knowledge.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/logging.h"
+#include "common/units.h"
+#include "controller/catalog/argv_template.h"
+#include "controller/catalog/config_audit.h"
+#include "controller/catalog/memory_plan.h"
+#include "controller/catalog/remediation.h"
+#include "controller/catalog/verdict.h"
+
+namespace dcu::controller {
+namespace {
+
+using dcufleet::v1::Plan;
+using dcufleet::v1::Stack;
+
+std::string KindName(dcufleet::v1::RuntimeKind k) {
+  return k == dcufleet::v1::RUNTIME_CONTAINER ? "container" : "bare";
+}
+
+bool StackCoversArch(const Stack& s, const std::string& arch,
+                     const std::vector<dcufleet::v1::Evidence>& evidence) {
+  if (std::find(s.arches().begin(), s.arches().end(), arch) != s.arches().end()) return true;
+  for (const auto& r : s.arch_recipes()) {
+    if (r.arch() == arch) return true;
+  }
+  for (const auto& e : evidence) {
+    if (e.stack_id() == s.id() && e.arch() == arch) return true;
+  }
+  return false;
+}
+
+const dcufleet::v1::ArchRecipe* RecipeFor(const Stack& s, const std::string& arch) {
+  for (const auto& r : s.arch_recipes()) {
+    if (r.arch() == arch) return &r;
+  }
+  return nullptr;
+}
+
+dcufleet::v1::FailureScope ScopeFromName(const std::string& s) {
+  if (s == "stack_arch") return dcufleet::v1::SCOPE_STACK_ARCH;
+  if (s == "stack_arch_model" || s == "stack_model") return dcufleet::v1::SCOPE_STACK_ARCH_MODEL;
+  if (s == "remediable") return dcufleet::v1::SCOPE_REMEDIABLE;
+  if (s == "node_state" || s == "stack_node") return dcufleet::v1::SCOPE_NODE_STATE;
+  if (s == "model_config") return dcufleet::v1::SCOPE_MODEL_CONFIG;
+  return dcufleet::v1::FAILURE_SCOPE_UNSPECIFIED;
+}
+
+bool IsNvidiaArch(const std::string& arch) { return absl::StartsWith(arch, "sm_"); }
+
+}  // namespace
+
+CatalogKnowledge::CatalogKnowledge(CatalogStore* store, const common::Clock* clock)
+    : store_(store), clock_(clock) {}
+
+void CatalogKnowledge::Invalidate() {
+  absl::MutexLock lock(&mu_);
+  valid_ = false;
+}
+
+CatalogKnowledge::Snapshot CatalogKnowledge::Load() {
+  absl::Time now = clock_->Now();
+  {
+    absl::MutexLock lock(&mu_);
+    if (valid_ && now - loaded_at_ < absl::Seconds(2)) return cache_;
+  }
+  Snapshot snap;
+  auto stacks = store_->ListStacks();
+  if (stacks.ok()) snap.stacks = std::move(*stacks);
+  auto ev = store_->ListEvidence(EvidenceFilter());
+  if (ev.ok()) snap.evidence = std::move(*ev);
+  auto models = store_->ListModels();
+  if (models.ok()) snap.models = std::move(*models);
+  if (!stacks.ok() || !ev.ok() || !models.ok()) {
+    DCU_LOG_WARN("reading the catalog: ",
+                 !stacks.ok() ? stacks.status().message()
+                              : !ev.ok() ? ev.status().message() : models.status().message());
+  }
+  absl::MutexLock lock(&mu_);
+  cache_ = snap;
+  valid_ = true;
+  loaded_at_ = now;
+  return snap;
+}
+
+absl::StatusOr<ModelFacts> CatalogKnowledge::Model(const std::string& model) {
+  auto entry = store_->GetModel(model);
+  if (!entry.ok()) {
+    if (entry.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(absl::StrCat("model '", model,
+                                              "' is not in the catalog; list known models with "
+                                              "'dcuctl get models' or import one with 'dcuctl "
+                                              "stack import FILE'"));
+    }
+    return entry.status();
+  }
+  ModelShape shape = ShapeFromCatalog(*entry);
+  ModelFacts f;
+  f.name = entry->name();
+  f.weight_bytes = entry->weight_bytes();
+  f.num_attention_heads = shape.num_attention_heads;
+  f.num_key_value_heads = shape.num_kv_heads;
+  f.valid_tp = shape.ValidTp(64);
+  return f;
+}
+
+void CatalogKnowledge::PlansForArch(const std::string& model, const std::string& arch,
+                                    std::vector<Plan>* plans, std::vector<Plan>* excluded) {
+  Snapshot snap = Load();
+  struct Ranked {
+    int group;
+    Plan plan;
+  };
+  std::vector<Ranked> ranked;
+  for (const Stack& s : snap.stacks) {
+    if (!StackCoversArch(s, arch, snap.evidence)) continue;
+    Plan p;
+    p.set_stack_id(s.id());
+    p.set_runtime_kind(KindName(s.runtime_kind()));
+    p.set_runtime_location(s.runtime_location());
+    p.set_arch(arch);
+    dcufleet::v1::Verdict mv = ComputeModelVerdict(s.id(), arch, model, snap.evidence);
+    dcufleet::v1::Verdict av = ComputeStackArchVerdict(s.id(), arch, snap.evidence);
+    if (mv.state() == dcufleet::v1::VERDICT_BROKEN) {
+      p.set_verdict("broken");
+      p.set_excluded_reason(mv.reason());
+      excluded->push_back(p);
+      continue;
+    }
+    bool verified = mv.state() == dcufleet::v1::VERDICT_WORKS || av.state() == dcufleet::v1::VERDICT_WORKS;
+    p.set_verdict(verified ? "works" : "untested");
+    p.set_verdict_reason(mv.state() == dcufleet::v1::VERDICT_WORKS ? mv.reason() : av.reason());
+    // Verified bare, verified container, untested bare, untested container.
+    int group = (verified ? 0 : 2) + (s.runtime_kind() == dcufleet::v1::RUNTIME_CONTAINER ? 1 : 0);
+    ranked.push_back({group, p});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.group != b.group) return a.group < b.group;
+    return a.plan.stack_id() < b.plan.stack_id();
+  });
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    ranked[i].plan.set_rank(static_cast<int>(i) + 1);
+    plans->push_back(ranked[i].plan);
+  }
+}
+
+MemoryCheck CatalogKnowledge::CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
+                                          int64_t device_total) {
+  MemoryCheck m;
+  auto entry = store_->GetModel(spec.model());
+  if (!entry.ok()) {
+    m.reason = std::string(entry.status().message());
+    return m;
+  }
+  dcufleet::v1::MemoryPlanRequest req;
+  req.set_model(spec.model());
+  req.set_tp(tp);
+  req.set_max_model_len(spec.max_model_len());
+  req.set_max_num_seqs(spec.max_num_seqs());
+  req.set_gpu_memory_utilization(spec.gpu_memory_utilization());
+  req.set_device_total_bytes(device_total);
+  // The scheduler compares each device's own free figure with the budget;
+  // here the plan is about whether the model fits a clean device.
+  req.set_device_free_bytes(device_total);
+  req.set_device_count(tp);
+  dcufleet::v1::MemoryPlan plan = PlanMemory(ShapeFromCatalog(*entry), req);
+  m.fits = plan.fits();
+  m.required_free_bytes = plan.budget_bytes();
+  m.explanation.assign(plan.explanation().begin(), plan.explanation().end());
+  m.reason = plan.failure_reason();
+  return m;
+}
+
+const dcufleet::v1::ModelDirectory* CatalogKnowledge::FindModelDir(
+    const std::string& model, const dcufleet::v1::NodeView& node, const Snapshot& snap) {
+  AuditOptions opts;
+  opts.models = snap.models;
+  for (const auto& dir : node.inventory().models()) {
+    const dcufleet::v1::ModelEntry* m = FindCatalogModel(opts, dir.name());
+    if (!m || m->name() != model) continue;
+    if (!dir.missing_shards().empty()) continue;
+    return &dir;
+  }
+  return nullptr;
+}
+
+std::string CatalogKnowledge::ModelPathOnNode(const std::string& model,
+                                              const dcufleet::v1::NodeView& node) {
+  Snapshot snap = Load();
+  const auto* dir = FindModelDir(model, node, snap);
+  return dir ? dir->path() : "";
+}
+
+ModelPreparation CatalogKnowledge::PrepareModel(const std::string& model,
+                                                const dcufleet::v1::NodeView& node,
+                                                const std::string& model_path, const Plan& plan,
+                                                int tp) {
+  ModelPreparation prep;
+  prep.model_path = model_path;
+  Snapshot snap = Load();
+  const dcufleet::v1::ModelDirectory* dir = nullptr;
+  for (const auto& d : node.inventory().models()) {
+    if (d.path() == model_path) dir = &d;
+  }
+  auto entry = store_->GetModel(model);
+  auto stack = store_->GetStack(plan.stack_id());
+  if (!dir || !entry.ok()) return prep;
+  if (dir->config_json().empty()) {
+    dcufleet::v1::Finding f;
+    f.set_severity("warning");
+    f.set_code("config_not_reported");
+    f.set_field("config.json");
+    f.set_message(absl::StrCat("node '", node.name(), "' did not report ", model_path,
+                               "/config.json; it cannot be audited"));
+    prep.findings.push_back(f);
+    return prep;
+  }
+  AuditOptions opts;
+  opts.models = snap.models;
+  if (stack.ok()) opts.stacks.push_back(*stack);
+  opts.model_name = model;
+  dcufleet::v1::AuditReport audit = AuditConfigText(dir->config_json(), dir->name(), opts);
+  for (const auto& f : audit.findings()) {
+    if (f.severity() == "warning" || f.severity() == "error") prep.findings.push_back(f);
+  }
+  RemediationOptions ropts;
+  std::string state_dir = node.inventory().agent_state_dir();
+  ropts.overlay_root = absl::StrCat(state_dir.empty() ? "/var/lib/dcufleet" : state_dir, "/overlays");
+  std::vector<std::string> entries(dir->entries().begin(), dir->entries().end());
+  auto rem = PlanConfigRemediation(model_path, entries, dir->config_json(), *entry,
+                                   stack.ok() ? &*stack : nullptr, ropts);
+  if (!rem.ok()) {
+    if (HasErrors(audit)) {
+      prep.blocking_reason = absl::StrCat("model directory ", model_path, " on node '", node.name(),
+                                          "' cannot be corrected: ", rem.status().message());
+    }
+    return prep;
+  }
+  std::vector<std::string> fixes;
+  for (const auto& c : rem->corrections()) {
+    fixes.push_back(absl::StrCat(c.field(), " ", c.old_value().empty() ? "(missing)" : c.old_value(),
+                                 " → ", c.new_value()));
+  }
+  switch (rem->kind()) {
+    case dcufleet::v1::REMEDIATION_OVERLAY_DIR:
+      prep.remediation = "overlay_dir";
+      prep.overlay_dir = rem->overlay_dir();
+      prep.overlay_config_json = rem->corrected_config_json();
+      prep.model_path = rem->model_path().empty() ? rem->overlay_dir() : rem->model_path();
+      prep.remediation_detail = absl::StrCat("config overlay ", rem->overlay_dir(), " (",
+                                             absl::StrJoin(fixes, ", "), ")");
+      break;
+    case dcufleet::v1::REMEDIATION_HF_OVERRIDES:
+      prep.remediation = "hf_overrides";
+      prep.extra_args.assign(rem->extra_args().begin(), rem->extra_args().end());
+      prep.remediation_detail = absl::StrCat("--hf-overrides ", rem->hf_overrides_json(), " (",
+                                             absl::StrJoin(fixes, ", "), ")");
+      break;
+    default:
+      break;
+  }
+  return prep;
+}
+
+absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
+    const dcufleet::v1::DeploymentSpec& spec, const Plan& plan,
+    const dcufleet::v1::Placement& placement, const std::string& model_path) {
+  auto stack = store_->GetStack(plan.stack_id());
+  if (!stack.ok()) return stack.status();
+  const dcufleet::v1::ArchRecipe* recipe = RecipeFor(*stack, placement.arch());
+  std::map<std::string, std::string> values = {
+      {"model_path", model_path},
+      {"port", absl::StrCat(placement.port())},
+      {"tp", absl::StrCat(placement.tp())},
+      {"served_name", spec.served_model_name().empty() ? spec.model() : spec.served_model_name()},
+      {"max_model_len", absl::StrCat(spec.max_model_len())},
+      {"max_num_seqs", absl::StrCat(spec.max_num_seqs())},
+      {"gpu_memory_utilization", absl::StrCat(spec.gpu_memory_utilization())},
+      {"dtype", "auto"},
+      {"host", "0.0.0.0"},
+      {"python", stack->runtime_kind() == dcufleet::v1::RUNTIME_BARE
+                     ? absl::StrCat(stack->runtime_location(), "/bin/python")
+                     : "python3"},
+  };
+  int64_t total = 0;
+  (void)total;
+  values["kv_cache_memory_bytes"] = "0";
+  std::vector<std::string> tmpl(stack->argv_template().begin(), stack->argv_template().end());
+  if (recipe) tmpl.insert(tmpl.end(), recipe->extra_args().begin(), recipe->extra_args().end());
+  bool needs_kv = false;
+  for (const auto& t : tmpl) needs_kv |= absl::StrContains(t, "{kv_cache_memory_bytes}");
+  if (needs_kv) {
+    // Sized from the memory plan on the placed devices.
+    values["kv_cache_memory_bytes"] = absl::StrCat(KvCacheBytes(spec, placement.tp(), 0));
+  }
+  auto argv = RenderArgv(tmpl, values);
+  if (!argv.ok()) return argv.status();
+  dcufleet::v1::InstanceSpec out;
+  out.set_stack_id(stack->id());
+  out.set_runtime_kind(KindName(stack->runtime_kind()));
+  out.set_runtime_location(stack->runtime_location());
+  for (const auto& a : *argv) out.add_argv(a);
+  out.set_model_path(model_path);
+  out.set_served_model_name(values["served_name"]);
+  out.set_visible_devices_env(IsNvidiaArch(placement.arch()) ? "CUDA_VISIBLE_DEVICES"
+                                                             : "HIP_VISIBLE_DEVICES");
+  auto apply_env = [&](const dcufleet::v1::EnvRecipe& env, bool prefixes_first) {
+    for (const auto& s : env.source_scripts()) out.add_source_scripts(s);
+    for (const auto& v : env.variables()) (*out.mutable_env())[v.name()] = v.value();
+    std::vector<std::string> prefixes(env.ld_library_path_prefix().begin(),
+                                      env.ld_library_path_prefix().end());
+    std::vector<std::string> existing(out.ld_library_path_prefix().begin(),
+                                      out.ld_library_path_prefix().end());
+    out.clear_ld_library_path_prefix();
+    std::vector<std::string> merged = prefixes_first ? prefixes : existing;
+    for (const auto& p : prefixes_first ? existing : prefixes) {
+      if (std::find(merged.begin(), merged.end(), p) == merged.end()) merged.push_back(p);
+    }
+    for (const auto& p : merged) out.add_ld_library_path_prefix(p);
+  };
+  apply_env(stack->env(), false);
+  // The arch recipe's library order goes first: it exists to override.
+  if (recipe) apply_env(recipe->env(), true);
+  return out;
+}
+
+int64_t CatalogKnowledge::KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
+                                       int64_t device_total) {
+  auto entry = store_->GetModel(spec.model());
+  if (!entry.ok()) return 1LL << 30;
+  ModelShape shape = ShapeFromCatalog(*entry);
+  // KV for max_num_seqs full sequences, at least one, and never more than
+  // the budget leaves after weights and overhead (when the total is known).
+  int64_t per_token = shape.KvBytesPerTokenPerDevice(std::max(1, tp));
+  int64_t want = per_token * spec.max_model_len() * std::max(1, spec.max_num_seqs());
+  int64_t min = per_token * spec.max_model_len();
+  if (device_total > 0) {
+    dcufleet::v1::MemoryPlanRequest req;
+    req.set_tp(tp);
+    req.set_max_model_len(spec.max_model_len());
+    req.set_max_num_seqs(spec.max_num_seqs());
+    req.set_gpu_memory_utilization(spec.gpu_memory_utilization());
+    req.set_device_total_bytes(device_total);
+    req.set_device_free_bytes(device_total);
+    req.set_device_count(tp);
+    dcufleet::v1::MemoryPlan plan = PlanMemory(shape, req);
+    if (plan.kv_available_bytes() > 0) want = std::min(want, plan.kv_available_bytes());
+  }
+  return std::max({want, min, int64_t{1} << 28});
+}
+
+void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
+  dcufleet::v1::Evidence e;
+  e.set_stack_id(o.stack_id);
+  e.set_node(o.node);
+  e.set_arch(o.arch);
+  e.set_product_name(o.product_name);
+  e.set_model(o.model);
+  e.set_tp(o.tp);
+  e.set_outcome(o.ready ? dcufleet::v1::LAUNCH_READY : dcufleet::v1::LAUNCH_FAILED);
+  e.set_failure_class(o.failure_class);
+  if (!o.ready) e.set_scope(ScopeFromName(o.scope));
+  e.set_message(o.message.substr(0, 2000));
+  e.set_kind(dcufleet::v1::EVIDENCE_LAUNCH);
+  e.set_source(absl::StrCat("instance ", o.instance_id));
+  e.set_at_ms(absl::ToUnixMillis(clock_->Now()));
+  e.set_duration_ms(o.duration_ms);
+  e.set_instance_id(o.instance_id);
+  e.set_remediation(o.remediation);
+  e.set_config_ok(o.config_ok);
+  auto r = store_->RecordEvidence(e);
+  if (!r.ok()) DCU_LOG_WARN("recording evidence for '", o.stack_id, "': ", r.status().message());
+  Invalidate();
+}
+
+void CatalogKnowledge::ObserveNodes(const std::vector<dcufleet::v1::NodeView>& nodes) {
+  int64_t now_ms = absl::ToUnixMillis(clock_->Now());
+  for (const auto& n : nodes) {
+    std::string fp;
+    for (const auto& m : n.inventory().models()) {
+      absl::StrAppend(&fp, m.path(), "|", m.config_sha256(), "|", m.weight_bytes(), ";");
+    }
+    for (const auto& e : n.inventory().environments()) {
+      absl::StrAppend(&fp, e.kind(), "|", e.location(), ";");
+      for (const auto& [k, v] : e.package_versions()) absl::StrAppend(&fp, k, "=", v, ",");
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = observed_.find(n.name());
+      if (it != observed_.end() && it->second == fp) continue;
+      observed_[n.name()] = fp;
+    }
+    std::vector<dcufleet::v1::NodeModelDirectory> dirs;
+    Snapshot snap = Load();
+    AuditOptions opts;
+    opts.models = snap.models;
+    for (const auto& m : n.inventory().models()) {
+      dcufleet::v1::NodeModelDirectory d;
+      d.set_node(n.name());
+      *d.mutable_directory() = m;
+      d.mutable_directory()->clear_config_json();
+      const auto* entry = FindCatalogModel(opts, m.name());
+      if (entry) d.set_model(entry->name());
+      if (!m.config_json().empty()) {
+        opts.model_name = entry ? entry->name() : "";
+        *d.mutable_audit() = AuditConfigText(m.config_json(), m.name(), opts);
+      }
+      d.set_seen_at_ms(now_ms);
+      dirs.push_back(std::move(d));
+    }
+    absl::Status s = store_->ReplaceNodeModelDirectories(n.name(), dirs, now_ms);
+    if (!s.ok()) DCU_LOG_WARN("recording models of node '", n.name(), "': ", s.message());
+    std::vector<dcufleet::v1::RuntimeEnvironment> envs(n.inventory().environments().begin(),
+                                                       n.inventory().environments().end());
+    auto rec = store_->RecordNodeEnvironments(n.name(), envs, now_ms);
+    if (!rec.ok()) {
+      DCU_LOG_WARN("recording environments of node '", n.name(), "': ", rec.status().message());
+    } else {
+      for (const auto& e : *rec) {
+        if (e.registered_new()) {
+          DCU_LOG_INFO("registered new untested stack '", e.stack_id(), "' found on node '",
+                       n.name(), "' at ", e.environment().location());
+          Invalidate();
+        }
+      }
+    }
+  }
+}
+
+std::map<std::string, std::string> CatalogKnowledge::DiagnosisFacts(
+    const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Attempt& attempt,
+    int64_t device_total) {
+  std::map<std::string, std::string> facts;
+  facts["model.name"] = spec.model();
+  facts["stack.id"] = attempt.stack_id();
+  facts["arch"] = attempt.placement().arch();
+  auto stack = store_->GetStack(attempt.stack_id());
+  if (stack.ok()) {
+    if (stack->capabilities().accepts_kv_cache_memory_bytes()) {
+      facts["stack.accepts_kv_cache_memory_bytes"] = "true";
+      facts["memory_plan.kv_cache_bytes"] =
+          absl::StrCat(KvCacheBytes(spec, attempt.placement().tp(), device_total));
+    }
+    if (stack->capabilities().accepts_hf_overrides()) facts["stack.accepts_hf_overrides"] = "true";
+    std::vector<std::string> prefixes(stack->env().ld_library_path_prefix().begin(),
+                                      stack->env().ld_library_path_prefix().end());
+    if (const auto* r = RecipeFor(*stack, attempt.placement().arch())) {
+      prefixes.insert(prefixes.begin(), r->env().ld_library_path_prefix().begin(),
+                      r->env().ld_library_path_prefix().end());
+    }
+    if (!prefixes.empty()) facts["stack.ld_library_path_recipe"] = absl::StrJoin(prefixes, ":");
+  }
+  // The config was audited before launch; when it needed a fix the fix is in
+  // force, so a head-size error now is the stack's, not the config's.
+  facts["model.config_audit_clean"] = "true";
+  return facts;
+}
+
+}  // namespace dcu::controller

@@ -46,7 +46,7 @@ absl::Status RunScript(const std::vector<std::string>& argv, absl::Duration time
 std::string FakeVllmBinary() {
   const char* bin = std::getenv("DCU_BIN_DIR");
   if (bin != nullptr && *bin != '\0') return absl::StrCat(bin, "/fake_vllm");
-  return "build/bin/fake_vllm";
+  return DCU_FAKE_VLLM_BIN;
 }
 
 std::string MakeTempDir(const std::string& prefix) {
@@ -79,6 +79,9 @@ absl::Status MakeFakeEnv(const std::string& env_dir, const FakeEnvOptions& optio
                                    FakeVllmBinary(), "--vllm", options.vllm, "--torch",
                                    options.torch, "--triton", options.triton};
   std::string scenario_file;
+  std::error_code ec;
+  std::filesystem::create_directories(env_dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("mkdir '", env_dir, "': ", ec.message()));
   if (!options.scenario_json.empty()) {
     scenario_file = env_dir + ".scenario.json";
     if (auto s = WriteFile(scenario_file, options.scenario_json); !s.ok()) return s;

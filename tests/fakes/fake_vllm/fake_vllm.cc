@@ -556,7 +556,9 @@ int StageOf(const Failure& f) {
 // ---------------------------------------------------------------- messages
 
 // Lines printed by the EngineCore process when it dies during start-up, then
-// the API server's own error. Shape: vllm-project/vllm#20305, #23192, #27508.
+// the API server's own error. Shape: vllm-project/vllm#20305, #23192, #27508;
+// the wrapper's frame (vllm/v1/engine/utils.py wait_for_engine_startup) as
+// quoted in many public vLLM logs.
 void EngineCoreFailure(const Context& c, const std::vector<std::string>& frames,
                        const std::string& exc) {
   std::string pre = "(EngineCore_0 pid=" + std::to_string(getpid()) + ") ERROR " + Stamp() +
@@ -575,9 +577,7 @@ void EngineCoreFailure(const Context& c, const std::vector<std::string>& frames,
   Err("Traceback (most recent call last):");
   Err(Frame(c, "vllm/entrypoints/openai/api_server.py", 1495, "<module>"));
   Err("    uvloop.run(run_server(args))");
-  Err(Frame(c, "vllm/v1/engine/core_client.py", 420, "__init__"));
-  Err("    self._wait_for_engine_startup(output_address, parallel_config)");
-  Err(Frame(c, "vllm/v1/engine/core_client.py", 484, "_wait_for_engine_startup"));
+  Err(Frame(c, "vllm/v1/engine/utils.py", 782, "wait_for_engine_startup"));
   Err("    raise RuntimeError(\"Engine core initialization failed. \"");
   Err("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}");
 }

@@ -42,6 +42,7 @@ struct InstanceState {
   uint64_t start_ticks = 0;
   std::string boot_id;
   int monitor_pid = 0;
+  uint64_t monitor_start_ticks = 0;
   int64_t started_at_ms = 0;
   bool stop_requested = false;
   std::string executable;
@@ -75,7 +76,8 @@ absl::Status WriteAtomically(const std::string& path, const std::string& data) {
 absl::Status SaveState(const std::string& dir, const InstanceState& st) {
   json j = {{"instance_id", st.instance_id},   {"pid", st.pid},
             {"start_ticks", st.start_ticks},   {"boot_id", st.boot_id},
-            {"monitor_pid", st.monitor_pid},   {"started_at_ms", st.started_at_ms},
+            {"monitor_pid", st.monitor_pid},   {"monitor_start_ticks", st.monitor_start_ticks},
+            {"started_at_ms", st.started_at_ms},
             {"stop_requested", st.stop_requested},
             {"marker", absl::StrCat(kInstanceMarkerEnv, "=", st.instance_id)},
             {"executable", st.executable},     {"notes", st.notes}};
@@ -93,6 +95,7 @@ absl::StatusOr<InstanceState> LoadState(const std::string& dir) {
     st.start_ticks = j.at("start_ticks").get<uint64_t>();
     st.boot_id = j.value("boot_id", "");
     st.monitor_pid = j.value("monitor_pid", 0);
+    st.monitor_start_ticks = j.value("monitor_start_ticks", uint64_t{0});
     st.started_at_ms = j.value("started_at_ms", int64_t{0});
     st.stop_requested = j.value("stop_requested", false);
     st.executable = j.value("executable", "");
@@ -471,6 +474,9 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Start(const dcufleet::v1::Instan
   st.started_at_ms = absl::ToUnixMillis(started);
   st.executable = plan.executable;
   st.notes = plan.notes;
+  if (auto mstat = ReadProcStat(options_.proc_root, launched.monitor_pid); mstat.ok()) {
+    st.monitor_start_ticks = mstat->start_ticks;
+  }
   auto stat = ReadProcStat(options_.proc_root, launched.server_pid);
   // A server that already exited leaves start_ticks 0: it never matches.
   if (stat.ok()) st.start_ticks = stat->start_ticks;
@@ -529,6 +535,15 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Inspect(absl::string_view instan
   }
   if (!ri.running) {
     ExitStatus es = LoadExit(dir);
+    // The server is gone but its monitor may not have written the status
+    // yet (it reaps, then writes): give it a moment rather than report
+    // "unknown".
+    absl::Time wait_until = absl::Now() + absl::Seconds(2);
+    while (!es.known && st->monitor_start_ticks != 0 && absl::Now() < wait_until &&
+           ProcessAlive(options_.proc_root, st->monitor_pid, st->monitor_start_ticks)) {
+      absl::SleepFor(absl::Milliseconds(5));
+      es = LoadExit(dir);
+    }
     ri.exit_known = es.known;
     ri.exit_code = es.exit_code;
     ri.term_signal = es.term_signal;

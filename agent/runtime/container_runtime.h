@@ -1,0 +1,82 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/runtime/env_recipe.h"
+#include "agent/runtime/runtime.h"
+#include "common/process_runner.h"
+
+namespace dcu::agent {
+
+struct ContainerRuntimeOptions {
+  // "docker" or "podman" (same CLI surface for what is used here).
+  std::string cli = "docker";
+  // Specs of started containers: <state_dir>/containers/<id>/spec.binpb.
+  std::string state_dir;
+  // Device nodes passed with --device.
+  std::vector<std::string> devices = {"/dev/kfd", "/dev/dri"};
+  // Devices absent on the host (test machines) are skipped with a note
+  // instead of failing the start.
+  bool skip_missing_devices = true;
+  std::vector<std::string> group_add = {"video"};
+  std::string default_shm_size = "16g";
+  // Host directories mounted read-only at the same path where present
+  // (the DCU driver's user-space libraries).
+  std::vector<std::string> readonly_host_mounts = {"/opt/hyhal"};
+  // Where presence of devices and host mounts is checked ("/" in production).
+  std::string host_root = "/";
+  std::string name_prefix = "dcufleet-";
+  // Shell inside the image, used only when the spec has source_scripts.
+  std::string image_bash = "/bin/bash";
+  absl::Duration cli_timeout = absl::Seconds(120);
+};
+
+// Runs an instance as a container through the docker (or podman) CLI:
+//   run -d --name dcufleet-<id> --label dcufleet.instance=<id>
+//       --device /dev/kfd --device /dev/dri --group-add video --ipc host
+//       --network host --shm-size S [-v /opt/hyhal:/opt/hyhal:ro]
+//       -v MODEL:MODEL:ro [-v OVERLAY:OVERLAY:ro] -e K=V...
+//       --entrypoint ARGV0 IMAGE ARGV1...
+// then inspect, logs, stop, rm. Recover() finds containers by label.
+class ContainerRuntime final : public Runtime {
+ public:
+  // INVALID_ARGUMENT when state_dir or cli is empty. `runner` is not owned
+  // and must outlive the runtime.
+  static absl::StatusOr<std::unique_ptr<ContainerRuntime>> Create(
+      ContainerRuntimeOptions options, common::ProcessRunner* runner);
+
+  std::string kind() const override { return "container"; }
+  absl::StatusOr<RuntimeInstance> Start(const dcufleet::v1::InstanceSpec& spec) override;
+  absl::Status Stop(absl::string_view instance_id, absl::Duration grace) override;
+  absl::StatusOr<RuntimeInstance> Inspect(absl::string_view instance_id) override;
+  absl::StatusOr<std::vector<RuntimeInstance>> List() override;
+  absl::StatusOr<std::vector<RuntimeInstance>> Recover() override;
+  absl::StatusOr<std::string> ReadLogTail(absl::string_view instance_id,
+                                          size_t max_bytes) override;
+  absl::Status Remove(absl::string_view instance_id) override;
+
+  // The `run` argv (without the CLI itself) Start() would use, and notes
+  // (devices skipped, mounts absent). Inspects the image for its environment.
+  absl::StatusOr<std::pair<std::vector<std::string>, std::vector<std::string>>> RenderRunArgs(
+      const dcufleet::v1::InstanceSpec& spec);
+
+  // Whether the engine answers (`CLI version`); UNAVAILABLE with the reason.
+  absl::Status CheckEngine();
+
+  std::string ContainerName(absl::string_view instance_id) const;
+
+ private:
+  ContainerRuntime(ContainerRuntimeOptions options, common::ProcessRunner* runner);
+
+  absl::StatusOr<common::ProcessOutput> Cli(const std::vector<std::string>& args,
+                                            absl::Duration timeout);
+  absl::StatusOr<EnvMap> ImageEnv(const std::string& image);
+  std::string SpecDir(absl::string_view instance_id) const;
+
+  const ContainerRuntimeOptions options_;
+  common::ProcessRunner* runner_;
+};
+
+}  // namespace dcu::agent

@@ -1,0 +1,87 @@
+#include "agent/runtime/runtime_registry.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/runtime/container_runtime.h"
+#include "agent/runtime/fake_runtime.h"
+#include "agent/runtime/process_runtime.h"
+
+namespace dcu::agent {
+namespace {
+
+bool OnPath(const std::string& prog) {
+  if (prog.find('/') != std::string::npos) return access(prog.c_str(), X_OK) == 0;
+  const char* path = getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path ? path : "/usr/bin:/bin", ':')) {
+    if (dir.empty()) continue;
+    if (access(absl::StrCat(dir, "/", prog).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// Keeps a private runner alive for as long as the runtime it serves.
+class RunnerHolder {
+ public:
+  static common::ProcessRunner* Get() {
+    static common::SubprocessRunner* runner = new common::SubprocessRunner();
+    return runner;
+  }
+};
+
+}  // namespace
+
+void RuntimeRegistry::Register(const std::string& kind, RuntimeFactory factory) {
+  factories_[kind] = std::move(factory);
+}
+
+absl::StatusOr<std::unique_ptr<Runtime>> RuntimeRegistry::Create(
+    const std::string& kind, const RuntimeConfig& config) const {
+  auto it = factories_.find(kind);
+  if (it == factories_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown runtime '", kind, "' (known: ",
+                                            absl::StrJoin(Kinds(), ", "), ")"));
+  }
+  return it->second(config);
+}
+
+std::vector<std::string> RuntimeRegistry::Kinds() const {
+  std::vector<std::string> out;
+  for (const auto& [k, f] : factories_) out.push_back(k);
+  return out;
+}
+
+RuntimeRegistry RuntimeRegistry::WithBuiltins() {
+  RuntimeRegistry r;
+  r.Register("bare", [](const RuntimeConfig& c) -> absl::StatusOr<std::unique_ptr<Runtime>> {
+    ProcessRuntimeOptions o;
+    o.state_dir = absl::StrCat(c.state_dir, "/bare");
+    o.proc_root = c.proc_root;
+    auto rt = ProcessRuntime::Create(std::move(o), c.runner);
+    if (!rt.ok()) return rt.status();
+    return std::unique_ptr<Runtime>(std::move(*rt));
+  });
+  r.Register("container", [](const RuntimeConfig& c) -> absl::StatusOr<std::unique_ptr<Runtime>> {
+    if (!OnPath(c.container_cli)) {
+      return absl::UnavailableError(
+          absl::StrCat("container runtime: CLI '", c.container_cli, "' not found in PATH"));
+    }
+    ContainerRuntimeOptions o;
+    o.cli = c.container_cli;
+    o.state_dir = absl::StrCat(c.state_dir, "/container");
+    o.skip_missing_devices = c.skip_missing_devices;
+    o.host_root = c.host_root;
+    auto rt = ContainerRuntime::Create(std::move(o),
+                                       c.runner != nullptr ? c.runner : RunnerHolder::Get());
+    if (!rt.ok()) return rt.status();
+    return std::unique_ptr<Runtime>(std::move(*rt));
+  });
+  r.Register("fake", [](const RuntimeConfig&) -> absl::StatusOr<std::unique_ptr<Runtime>> {
+    return std::unique_ptr<Runtime>(std::make_unique<FakeRuntime>());
+  });
+  return r;
+}
+
+}  // namespace dcu::agent

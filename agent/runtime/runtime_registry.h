@@ -1,0 +1,54 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/runtime/runtime.h"
+#include "common/process_runner.h"
+
+namespace dcu::agent {
+
+// What runtime factories need; main.cc fills it from flags.
+struct RuntimeConfig {
+  // Root of the agent's state: runtimes keep records below it.
+  std::string state_dir;
+  // Container CLI: "docker" or "podman".
+  std::string container_cli = "docker";
+  // When false, --device entries absent on the host fail the start.
+  bool skip_missing_devices = true;
+  // Root under which device nodes and host mounts are looked up.
+  std::string host_root = "/";
+  std::string proc_root = "/proc";
+  // Runs external tools (bash for sourced scripts, the container CLI). Not
+  // owned; must outlive the runtimes. Null means a private SubprocessRunner
+  // where one is needed.
+  common::ProcessRunner* runner = nullptr;
+};
+
+// Returns UNAVAILABLE when the backend cannot work on this host (e.g. the
+// container CLI is missing).
+using RuntimeFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Runtime>>(const RuntimeConfig&)>;
+
+// Name → factory (Mesos' containerizer `creators`): "bare", "container",
+// "fake". main.cc selects with --runtimes=bare,container.
+class RuntimeRegistry {
+ public:
+  void Register(const std::string& kind, RuntimeFactory factory);
+  // NOT_FOUND for an unknown kind, else what the factory returns.
+  absl::StatusOr<std::unique_ptr<Runtime>> Create(const std::string& kind,
+                                                  const RuntimeConfig& config) const;
+  std::vector<std::string> Kinds() const;
+
+  // A registry with the built-in backends.
+  static RuntimeRegistry WithBuiltins();
+
+ private:
+  std::map<std::string, RuntimeFactory> factories_;
+};
+
+}  // namespace dcu::agent

@@ -1,0 +1,356 @@
+// ContainerRuntime against the real Docker engine (podman works the same),
+// with an image made by `docker import` of the statically linked fake vLLM
+// server. Where no engine answers, the engine tests are skipped with the
+// reason. The argv rendering test needs no engine.
+#include "agent/runtime/container_runtime.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/http_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/fakes/fake_vllm/fake_env.h"
+
+namespace dcu::agent {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+bool WaitUntil(const std::function<bool()>& pred, absl::Duration limit = absl::Seconds(20)) {
+  absl::Time deadline = absl::Now() + limit;
+  while (absl::Now() < deadline) {
+    if (pred()) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return pred();
+}
+
+std::string Cli() {
+  const char* cli = getenv("DCU_CONTAINER_CLI");
+  return cli != nullptr && *cli != '\0' ? cli : "docker";
+}
+
+class ContainerRuntimeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    runner_ = new common::SubprocessRunner();
+    suite_root_ = dcu::testing::MakeTempDir("dcu-container-suite");
+    ContainerRuntimeOptions o;
+    o.cli = Cli();
+    o.state_dir = suite_root_ + "/probe";
+    auto rt = ContainerRuntime::Create(o, runner_);
+    absl::Status engine = rt.ok() ? (*rt)->CheckEngine() : rt.status();
+    if (!engine.ok()) {
+      skip_reason_ = std::string(engine.message());
+      std::ifstream status("/tmp/dcufleet-docker.status");
+      std::string line;
+      if (std::getline(status, line)) absl::StrAppend(&skip_reason_, " (ensure-docker.sh: ", line, ")");
+      return;
+    }
+    image_ = absl::StrCat("dcufleet-fake-vllm:test-", getpid());
+    // The image's scenario: the second seed's `_rocm_C` failure.
+    auto built = dcu::testing::BuildFakeImage(*runner_, Cli(), image_,
+                                              R"({"failures": [{"kind": "wvsplitk_missing"}]})");
+    if (!built.ok()) {
+      build_error_ = std::string(built.status().message());
+      image_.clear();
+    }
+  }
+  static void TearDownTestSuite() {
+    if (!image_.empty()) {
+      common::ProcessOptions o;
+      runner_->Run({Cli(), "rmi", "-f", image_}, o).IgnoreError();
+    }
+    dcu::testing::RemoveTree(suite_root_);
+    delete runner_;
+    runner_ = nullptr;
+  }
+
+  void SetUp() override {
+    root_ = dcu::testing::MakeTempDir("dcu-container-runtime");
+    model_ = root_ + "/models/Qwen3-32B";
+    ASSERT_TRUE(dcu::testing::MakeFakeModelDir(model_, dcu::testing::Qwen3_32bConfig(), 3).ok());
+    // An empty host root: no /dev/kfd, no /opt/hyhal, deterministically.
+    std::filesystem::create_directories(root_ + "/host");
+    runtime_ = NewRuntime();
+  }
+  void TearDown() override {
+    if (runtime_ != nullptr) {
+      for (const auto& id : started_) {
+        runtime_->Stop(id, absl::Seconds(1)).IgnoreError();
+        runtime_->Remove(id).IgnoreError();
+      }
+    }
+    dcu::testing::RemoveTree(root_);
+  }
+
+  bool NeedEngine() {
+    if (!skip_reason_.empty()) return false;
+    return image_.empty() ? (ADD_FAILURE() << "image build failed: " << build_error_, false) : true;
+  }
+
+  std::unique_ptr<ContainerRuntime> NewRuntime() {
+    ContainerRuntimeOptions o;
+    o.cli = Cli();
+    o.state_dir = root_ + "/state";
+    o.host_root = root_ + "/host";
+    o.default_shm_size = "256m";
+    auto rt = ContainerRuntime::Create(o, runner_);
+    EXPECT_TRUE(rt.ok());
+    return rt.ok() ? std::move(*rt) : nullptr;
+  }
+
+  dcufleet::v1::InstanceSpec Spec(const std::string& id) {
+    dcufleet::v1::InstanceSpec s;
+    s.set_instance_id(absl::StrCat(id, "-", getpid()));
+    s.set_deployment("qwen3-32b");
+    s.set_model_path(model_);
+    s.set_runtime_kind("container");
+    s.set_runtime_location(image_);
+    s.set_port(dcu::testing::PickFreePort());
+    s.set_served_model_name("qwen3-32b");
+    s.add_device_indices(2);
+    s.add_device_indices(3);
+    for (std::string a : {"python3", "-m", "vllm.entrypoints.openai.api_server", "--model"}) {
+      s.add_argv(a);
+    }
+    s.add_argv(model_);
+    for (std::string a : {"--served-model-name", "qwen3-32b", "--host", "127.0.0.1", "--port"}) {
+      s.add_argv(a);
+    }
+    s.add_argv(absl::StrCat(s.port()));
+    started_.push_back(s.instance_id());
+    return s;
+  }
+
+  bool Healthy(int port) {
+    common::SocketHttpClient http;
+    common::HttpRequest req;
+    req.port = port;
+    req.path = "/health";
+    req.timeout = absl::Seconds(1);
+    auto r = http.Send(req);
+    return r.ok() && r->status == 200;
+  }
+
+  std::string DockerOut(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {Cli()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    common::ProcessOptions o;
+    auto out = runner_->Run(argv, o);
+    return out.ok() ? out->stdout_data : "";
+  }
+
+  static common::SubprocessRunner* runner_;
+  static std::string suite_root_;
+  static std::string skip_reason_;
+  static std::string image_;
+  static std::string build_error_;
+  std::string root_;
+  std::string model_;
+  std::vector<std::string> started_;
+  std::unique_ptr<ContainerRuntime> runtime_;
+};
+
+common::SubprocessRunner* ContainerRuntimeTest::runner_ = nullptr;
+std::string ContainerRuntimeTest::suite_root_;
+std::string ContainerRuntimeTest::skip_reason_;
+std::string ContainerRuntimeTest::image_;
+std::string ContainerRuntimeTest::build_error_;
+
+#define REQUIRE_ENGINE()                                                    \
+  do {                                                                      \
+    if (!skip_reason_.empty()) GTEST_SKIP() << "no container engine: " << skip_reason_; \
+    if (!NeedEngine()) return;                                              \
+  } while (0)
+
+TEST_F(ContainerRuntimeTest, RemediatedInstanceServesThenLeavesNoContainer) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-serve");
+  (*spec.mutable_env())["VLLM_ROCM_USE_SKINNY_GEMM"] = "0";
+  spec.add_ld_library_path_prefix("/opt/dtk/.hyhal/rocm_smi/lib");
+  auto ri = runtime_->Start(spec);
+  ASSERT_TRUE(ri.ok()) << ri.status();
+  EXPECT_TRUE(ri->running);
+  EXPECT_FALSE(ri->container_id.empty());
+  EXPECT_THAT(ri->notes, Contains(HasSubstr("device '/dev/kfd' absent on host")));
+  ASSERT_TRUE(WaitUntil([&] { return Healthy(spec.port()); }))
+      << *runtime_->ReadLogTail(spec.instance_id(), 8192);
+
+  common::SocketHttpClient http;
+  common::HttpRequest req;
+  req.port = spec.port();
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = R"({"model": "qwen3-32b", "prompt": "hi", "max_tokens": 1})";
+  auto resp = http.Send(req);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->status, 200);
+
+  // What the engine was asked for.
+  auto inspected = nlohmann::json::parse(DockerOut({"inspect", runtime_->ContainerName(spec.instance_id())}))[0];
+  EXPECT_EQ(inspected["HostConfig"]["IpcMode"], "host");
+  EXPECT_EQ(inspected["HostConfig"]["NetworkMode"], "host");
+  EXPECT_EQ(inspected["HostConfig"]["ShmSize"], 256 * 1024 * 1024);
+  EXPECT_THAT(inspected["HostConfig"]["Binds"].get<std::vector<std::string>>(),
+              Contains(model_ + ":" + model_ + ":ro"));
+  EXPECT_EQ(inspected["Config"]["Labels"]["dcufleet.instance"], spec.instance_id());
+  std::vector<std::string> env = inspected["Config"]["Env"].get<std::vector<std::string>>();
+  EXPECT_THAT(env, Contains("HIP_VISIBLE_DEVICES=2,3"));
+  EXPECT_THAT(env, Contains(absl::StrCat("DCUFLEET_INSTANCE=", spec.instance_id())));
+  // The prefix goes before the image's own LD_LIBRARY_PATH.
+  EXPECT_THAT(env, Contains("LD_LIBRARY_PATH=/opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib"));
+
+  ASSERT_TRUE(runtime_->Stop(spec.instance_id(), absl::Seconds(5)).ok());
+  auto stopped = runtime_->Inspect(spec.instance_id());
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_FALSE(stopped->running);
+  EXPECT_TRUE(stopped->stop_requested);
+  ASSERT_TRUE(runtime_->Remove(spec.instance_id()).ok());
+  EXPECT_EQ(absl::StripAsciiWhitespace(DockerOut(
+                {"ps", "-a", "-q", "--filter",
+                 absl::StrCat("label=dcufleet.instance=", spec.instance_id())})),
+            "");
+  EXPECT_EQ(runtime_->Inspect(spec.instance_id()).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ContainerRuntimeTest, WithoutRemediationExitsWithTheRealMessageInOrder) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-fail");
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  absl::StatusOr<RuntimeInstance> ri;
+  ASSERT_TRUE(WaitUntil([&] {
+    ri = runtime_->Inspect(spec.instance_id());
+    return ri.ok() && !ri->running;
+  }));
+  EXPECT_TRUE(ri->exit_known);
+  EXPECT_EQ(ri->exit_code, 1);
+  auto log = runtime_->ReadLogTail(spec.instance_id(), 1 << 20);
+  ASSERT_TRUE(log.ok());
+  size_t start = log->find("vLLM API server version 0.9.2");
+  size_t shards = log->find("Completed | 3/3");
+  size_t failed = log->find("EngineCore failed to start.");
+  size_t error = log->find("AttributeError: '_OpNamespace' '_rocm_C' object has no attribute 'wvSplitK'");
+  ASSERT_NE(error, std::string::npos) << *log;
+  // stdout and stderr merged back in the order they were written.
+  EXPECT_LT(start, shards);
+  EXPECT_LT(shards, failed);
+  EXPECT_LT(failed, error);
+}
+
+TEST_F(ContainerRuntimeTest, RecoverFindsContainersByLabelWithoutDuplicating) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-adopt");
+  (*spec.mutable_env())["VLLM_ROCM_USE_SKINNY_GEMM"] = "0";
+  auto ri = runtime_->Start(spec);
+  ASSERT_TRUE(ri.ok()) << ri.status();
+  ASSERT_TRUE(WaitUntil([&] { return Healthy(spec.port()); }));
+  runtime_ = NewRuntime();  // agent restart
+  auto found = runtime_->Recover();
+  ASSERT_TRUE(found.ok()) << found.status();
+  const RuntimeInstance* mine = nullptr;
+  for (const auto& f : *found) {
+    if (f.instance_id == spec.instance_id()) mine = &f;
+  }
+  ASSERT_NE(mine, nullptr);
+  EXPECT_TRUE(mine->running);
+  EXPECT_EQ(mine->container_id, ri->container_id);
+  EXPECT_EQ(mine->spec.port(), spec.port());
+  EXPECT_EQ(runtime_->Start(spec).status().code(), absl::StatusCode::kAlreadyExists);
+  std::vector<std::string> running = absl::StrSplit(
+      absl::StripAsciiWhitespace(DockerOut(
+          {"ps", "-q", "--filter", absl::StrCat("label=dcufleet.instance=", spec.instance_id())})),
+      '\n');
+  EXPECT_EQ(running.size(), 1u);
+  EXPECT_TRUE(Healthy(spec.port()));
+}
+
+// A ProcessRunner that records argv and answers `image inspect`.
+class RecordingRunner : public common::ProcessRunner {
+ public:
+  absl::StatusOr<common::ProcessOutput> Run(const std::vector<std::string>& argv,
+                                            const common::ProcessOptions&) override {
+    calls.push_back(argv);
+    common::ProcessOutput out;
+    out.exit_code = 0;
+    if (argv.size() > 2 && argv[1] == "image" && argv[2] == "inspect") {
+      out.stdout_data = R"(["PATH=/usr/local/bin:/usr/bin","LD_LIBRARY_PATH=/opt/dtk/lib:/opt/hyhal/lib"])";
+    }
+    return out;
+  }
+  std::vector<std::vector<std::string>> calls;
+};
+
+TEST(ContainerRunArgsTest, RendersDevicesMountsEnvAndArgvWithoutAShell) {
+  std::string root = dcu::testing::MakeTempDir("dcu-run-args");
+  std::filesystem::create_directories(root + "/host/dev/dri");
+  std::ofstream(root + "/host/dev/kfd") << "";
+  std::filesystem::create_directories(root + "/host/opt/hyhal");
+  std::string model = root + "/model";
+  ASSERT_TRUE(dcu::testing::MakeFakeModelDir(model, dcu::testing::Qwen3_32bConfig(), 1).ok());
+  RecordingRunner runner;
+  ContainerRuntimeOptions o;
+  o.cli = "podman";
+  o.state_dir = root + "/state";
+  o.host_root = root + "/host";
+  auto rt = ContainerRuntime::Create(o, &runner);
+  ASSERT_TRUE(rt.ok());
+  dcufleet::v1::InstanceSpec spec;
+  spec.set_instance_id("inst-7");
+  spec.set_deployment("qwen3-32b");
+  spec.set_runtime_location("harbor.example/dcu/vllm:0.9.2");
+  spec.set_model_path(model);
+  spec.add_device_indices(0);
+  spec.add_ld_library_path_prefix("/opt/dtk/.hyhal/rocm_smi/lib");
+  (*spec.mutable_env())["VLLM_ROCM_USE_SKINNY_GEMM"] = "0";
+  for (std::string a : {"python3", "-m", "vllm.entrypoints.openai.api_server", "--hf-overrides",
+                        "{\"head_dim\": 128}"}) {
+    spec.add_argv(a);
+  }
+  auto args = (*rt)->RenderRunArgs(spec);
+  ASSERT_TRUE(args.ok()) << args.status();
+  std::string joined = absl::StrJoin(args->first, " ");
+  EXPECT_THAT(joined, HasSubstr("run -d --name dcufleet-inst-7 --label dcufleet.instance=inst-7 "
+                                "--label dcufleet.deployment=qwen3-32b --device /dev/kfd --device "
+                                "/dev/dri --group-add video --ipc host --network host --shm-size 16g "
+                                "-v /opt/hyhal:/opt/hyhal:ro"));
+  EXPECT_THAT(joined, HasSubstr(absl::StrCat("-v ", model, ":", model, ":ro")));
+  EXPECT_THAT(args->first, Contains("LD_LIBRARY_PATH=/opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib:/opt/hyhal/lib"));
+  EXPECT_THAT(args->first, Contains("HIP_VISIBLE_DEVICES=0"));
+  EXPECT_THAT(args->first, Contains("DCUFLEET_INSTANCE=inst-7"));
+  // Variables the image already has with the same value are not repeated.
+  EXPECT_THAT(args->first, Not(Contains("PATH=/usr/local/bin:/usr/bin")));
+  // The JSON argument stays one argv element.
+  EXPECT_THAT(joined, HasSubstr("--entrypoint python3 harbor.example/dcu/vllm:0.9.2 -m "
+                                "vllm.entrypoints.openai.api_server --hf-overrides"));
+  EXPECT_EQ(args->first.back(), "{\"head_dim\": 128}");
+  EXPECT_TRUE(args->second.empty());
+  ASSERT_FALSE(runner.calls.empty());
+  EXPECT_EQ(runner.calls[0][0], "podman");
+
+  // Devices absent and skipping disabled: a clear error.
+  std::filesystem::remove(root + "/host/dev/kfd");
+  o.skip_missing_devices = false;
+  auto strict = ContainerRuntime::Create(o, &runner);
+  auto err = (*strict)->RenderRunArgs(spec);
+  EXPECT_EQ(err.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(err.status().message(), HasSubstr("/dev/kfd"));
+  dcu::testing::RemoveTree(root);
+}
+
+}  // namespace
+}  // namespace dcu::agent

@@ -1,0 +1,107 @@
+// Registry, recipe rendering helpers and FakeRuntime.
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "agent/runtime/env_recipe.h"
+#include "agent/runtime/fake_runtime.h"
+#include "agent/runtime/runtime_registry.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dcu::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RuntimeRegistryTest, BuiltinsAndUnknownKind) {
+  auto reg = RuntimeRegistry::WithBuiltins();
+  EXPECT_EQ(reg.Kinds(), (std::vector<std::string>{"bare", "container", "fake"}));
+  RuntimeConfig cfg;
+  cfg.state_dir = ::testing::TempDir() + "/dcu-registry";
+  auto bare = reg.Create("bare", cfg);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ((*bare)->kind(), "bare");
+  auto none = reg.Create("kubernetes", cfg);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), HasSubstr("bare, container, fake"));
+  cfg.container_cli = "/nonexistent/docker";
+  EXPECT_EQ(reg.Create("container", cfg).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(EnvRecipeTest, PrependKeepsOrderAndDropsDuplicates) {
+  EXPECT_EQ(PrependSearchPath({"/opt/dtk/.hyhal/rocm_smi/lib", "/opt/dtk/lib"},
+                              "/opt/hyhal/lib:/opt/dtk/lib::/usr/lib"),
+            "/opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib:/opt/hyhal/lib:/usr/lib");
+  EXPECT_EQ(PrependSearchPath({}, ""), "");
+}
+
+TEST(EnvRecipeTest, MarkerAndDevicesWinOverSpecEnv) {
+  dcufleet::v1::InstanceSpec spec;
+  spec.set_instance_id("i-1");
+  spec.set_port(8001);
+  spec.add_device_indices(4);
+  spec.add_device_indices(5);
+  spec.set_visible_devices_env("CUDA_VISIBLE_DEVICES");
+  (*spec.mutable_env())["DCUFLEET_INSTANCE"] = "other";
+  (*spec.mutable_env())["CUDA_VISIBLE_DEVICES"] = "0";
+  EnvMap env;
+  ApplyRecipe(spec, &env);
+  EXPECT_EQ(env["DCUFLEET_INSTANCE"], "i-1");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "4,5");
+  EXPECT_EQ(env["DCUFLEET_PORT"], "8001");
+  EXPECT_EQ(env.count("HIP_VISIBLE_DEVICES"), 0u);
+}
+
+TEST(EnvRecipeTest, ParseEnvZDropsShellVariables) {
+  std::string text("A=1\0_=/usr/bin/env\0SHLVL=1\0B=x=y\0PWD=/\0", 38);
+  EnvMap env = ParseEnvZ(text);
+  EXPECT_EQ(env, (EnvMap{{"A", "1"}, {"B", "x=y"}}));
+}
+
+TEST(EnvRecipeTest, ModelOverlayReplacesConfigWithoutTouchingTheModel) {
+  std::string root = ::testing::TempDir() + "/dcu-overlay";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root + "/model");
+  std::ofstream(root + "/model/config.json") << R"({"architectures": ["Qwen2ForCausalLM"]})";
+  std::ofstream(root + "/model/model-00001-of-00001.safetensors") << "w";
+  dcufleet::v1::InstanceSpec spec;
+  spec.set_model_path(root + "/model");
+  spec.set_overlay_dir(root + "/overlay");
+  spec.set_overlay_config_json(R"({"architectures": ["Qwen3ForCausalLM"], "head_dim": 128})");
+  auto notes = PrepareModelOverlay(spec);
+  ASSERT_TRUE(notes.ok()) << notes.status();
+  ASSERT_EQ(notes->size(), 1u);
+  EXPECT_TRUE(std::filesystem::is_symlink(root + "/overlay/model-00001-of-00001.safetensors"));
+  std::ifstream cfg(root + "/overlay/config.json");
+  std::string text((std::istreambuf_iterator<char>(cfg)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("head_dim"));
+  std::ifstream orig(root + "/model/config.json");
+  std::string orig_text((std::istreambuf_iterator<char>(orig)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(orig_text, HasSubstr("Qwen2ForCausalLM"));
+  std::filesystem::remove_all(root);
+}
+
+TEST(FakeRuntimeTest, StatefulWithInjectedStatuses) {
+  FakeRuntime rt;
+  dcufleet::v1::InstanceSpec spec;
+  spec.set_instance_id("a");
+  ASSERT_TRUE(rt.Start(spec).ok());
+  EXPECT_EQ(rt.Start(spec).status().code(), absl::StatusCode::kAlreadyExists);
+  rt.AppendLog("a", "line 1\nValueError: boom\n");
+  rt.SetExited("a", 1);
+  auto ri = rt.Inspect("a");
+  ASSERT_TRUE(ri.ok());
+  EXPECT_FALSE(ri->running);
+  EXPECT_EQ(ri->exit_code, 1);
+  EXPECT_THAT(*rt.ReadLogTail("a", 10), HasSubstr("boom"));
+  rt.set_start_status(absl::UnavailableError("injected"));
+  spec.set_instance_id("b");
+  EXPECT_EQ(rt.Start(spec).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(rt.start_calls(), 3);
+  EXPECT_TRUE(rt.Remove("a").ok());
+  EXPECT_EQ(rt.Inspect("a").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace dcu::agent

@@ -339,11 +339,11 @@ absl::StatusOr<RuntimeInstance> ContainerRuntime::Inspect(absl::string_view inst
 
 absl::Status ContainerRuntime::Stop(absl::string_view instance_id, absl::Duration grace) {
   DCU_ASSIGN_OR_RETURN(RuntimeInstance ri, Inspect(instance_id));
+  if (!ri.running) return absl::OkStatus();
   std::string dir = SpecDir(instance_id);
   std::error_code ec;
   fs::create_directories(dir, ec);
   std::ofstream(absl::StrCat(dir, "/", kStopFile)) << "1\n";
-  if (!ri.running) return absl::OkStatus();
   int64_t secs = std::max<int64_t>(0, absl::ToInt64Seconds(grace));
   DCU_ASSIGN_OR_RETURN(
       common::ProcessOutput out,

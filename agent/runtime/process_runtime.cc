@@ -121,7 +121,7 @@ ExitStatus LoadExit(const std::string& dir) {
   std::vector<std::string> f = absl::StrSplit(absl::StripAsciiWhitespace(*text), ' ');
   int value = 0;
   if (f.size() < 2 || !absl::SimpleAtoi(f[1], &value)) return es;
-  if (f.size() >= 3) absl::SimpleAtoi(f[2], &es.at_ms);
+  if (f.size() >= 3 && !absl::SimpleAtoi(f[2], &es.at_ms)) es.at_ms = 0;
   if (f[0] == "exited") {
     es.known = true;
     es.exit_code = value;
@@ -578,11 +578,13 @@ absl::Status ProcessRuntime::Stop(absl::string_view instance_id, absl::Duration 
     }
     return st.status();
   }
-  if (!st->stop_requested) {
+  DCU_ASSIGN_OR_RETURN(RuntimeInstance ri, Inspect(instance_id));
+  // Only a running instance is marked as stopped on request: an instance
+  // that had already ended keeps its own story (the sweep still runs).
+  if (ri.running && !st->stop_requested) {
     st->stop_requested = true;
     DCU_RETURN_IF_ERROR(SaveState(dir, *st));
   }
-  DCU_ASSIGN_OR_RETURN(RuntimeInstance ri, Inspect(instance_id));
   if (ri.running) {
     auto stat = ReadProcStat(options_.proc_root, st->pid);
     // The server leads its own group; signal the whole group.

@@ -33,7 +33,7 @@ struct RuntimeInstance {
   // Exit status; -1 when it was killed by a signal (see term_signal).
   int exit_code = -1;
   int term_signal = 0;
-  // Whether Stop() was called for it.
+  // Whether Stop() was called while it was running.
   bool stop_requested = false;
   absl::Time started_at = absl::InfinitePast();
   absl::Time finished_at = absl::InfinitePast();

@@ -465,8 +465,12 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   spec.set_startup_timeout_s(d.spec().startup_timeout_s());
   if (spec.served_model_name().empty()) spec.set_served_model_name(d.spec().served_model_name());
   if (!prep.overlay_dir.empty()) {
+    // The engine is given the overlay (argv); the agent builds it from the
+    // user's directory, which stays the instance's model_path.
     spec.set_overlay_dir(prep.overlay_dir);
     spec.set_overlay_config_json(prep.overlay_config_json);
+    spec.set_overlay_source_dir(r.model_path);
+    spec.set_model_path(r.model_path);
   }
   for (const auto& a : prep.extra_args) spec.add_argv(a);
   // Remediations learned from earlier attempts.

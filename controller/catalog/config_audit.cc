@@ -681,10 +681,13 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view text) {
       for (const auto& lt : *types) {
         if (!lt.is_string()) continue;
         const std::string& s = lt.get_ref<const std::string&>();
-        if (s == "full_attention" || s == "attention") {
-          ++full;
-        } else {
+        // Sliding/chunked attention layers still hold a (bounded) KV cache;
+        // linear attention and state-space layers hold a fixed-size state.
+        if (absl::StrContains(s, "linear") || absl::StrContains(s, "mamba") ||
+            absl::StrContains(s, "conv")) {
           any_linear = true;
+        } else {
+          ++full;
         }
       }
       if (any_linear) c.full_attention_layers = full;

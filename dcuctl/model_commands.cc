@@ -276,7 +276,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
     } else if (!plan_error.empty()) {
       json["remediation"] = {{"error", plan_error}};
     }
-    out << json.dump(2) << "\n";
+    out << json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   } else {
     RenderAuditReport(report, out);
     if (plan) {
@@ -369,7 +369,7 @@ int RunModelPlan(const ModelPlanArgs& args, std::ostream& out, std::ostream& err
     j["failure_reason"] = plan.failure_reason();
     j["explanation"] = nlohmann::ordered_json::array();
     for (const auto& l : plan.explanation()) j["explanation"].push_back(l);
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   } else {
     RenderMemoryPlan(plan, out);
   }

@@ -184,7 +184,8 @@ absl::StatusOr<RemediationPlan> PlanConfigRemediation(const std::string& model_d
   auto parsed = ParseForEdit(config_text);
   if (!parsed.ok()) return parsed.status();
   Apply(&*parsed, *corrections);
-  std::string corrected = parsed->root.dump(2) + "\n";
+  std::string corrected =
+      parsed->root.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
   if (options.overlay_root.empty() || options.overlay_root[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("overlay root '", options.overlay_root, "' must be an absolute path"));

@@ -346,6 +346,26 @@ TEST(ConfigParseTest, ValidTensorParallelSizesFollowVllm) {
   EXPECT_TRUE(ValidTensorParallelSizes(0, 0).empty());
 }
 
+// Found by model_config_fuzzer: a byte that is not UTF-8 in a key made the
+// parser quote it in its message, and the JSON report could not be printed.
+TEST(ConfigParseTest, InvalidUtf8NeverBreaksTheReport) {
+  std::string text = "{\n  \"quantization_config\": {\"\xe6mt\": 1}\n}";
+  AuditReport r = AuditConfigText(text, "", {});
+  ASSERT_GE(r.findings_size(), 1);
+  EXPECT_EQ(r.findings(0).code(), "invalid_json");
+  std::string dumped;
+  EXPECT_NO_THROW(dumped = AuditReportToJson(r).dump());
+  EXPECT_THAT(dumped, HasSubstr("invalid JSON at line 2"));
+  std::string serialized;
+  EXPECT_TRUE(r.SerializeToString(&serialized));
+  AuditReport back;
+  EXPECT_TRUE(back.ParseFromString(serialized));
+  // A value cut in the middle of a multi-byte character.
+  AuditReport cut = AuditConfigText(
+      "{\"hidden_size\": \"" + std::string(79, 'a') + "\xc3\xa9\"}", "", {});
+  EXPECT_NO_THROW(AuditReportToJson(cut).dump());
+}
+
 TEST(ConfigParseTest, InvalidJsonPositions) {
   auto r = ParseModelConfig("{\n  \"a\": 1,\n  \"b\": ,\n}");
   ASSERT_FALSE(r.ok());

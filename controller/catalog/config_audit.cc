@@ -27,13 +27,45 @@ using json = nlohmann::json;
 constexpr size_t kMaxConfigBytes = 16 << 20;
 constexpr size_t kMaxIndexBytes = 64 << 20;
 
+// Proto strings and JSON output must be valid UTF-8, but config values and
+// parser messages quote whatever bytes the file had: invalid sequences become '?'.
+std::string SanitizeUtf8(absl::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  size_t i = 0;
+  while (i < in.size()) {
+    unsigned char c = static_cast<unsigned char>(in[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= in.size() && !(len == 2 && c < 0xC2) && !(len == 4 && c > 0xF4);
+    for (int k = 1; ok && k < len; ++k) {
+      ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+    }
+    if (ok && len == 3) {
+      unsigned char c1 = static_cast<unsigned char>(in[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);  // overlong, surrogates
+    }
+    if (ok && len == 4) {
+      unsigned char c1 = static_cast<unsigned char>(in[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(in.data() + i, len);
+      i += len;
+    } else {
+      out.push_back('?');
+      ++i;
+    }
+  }
+  return out;
+}
+
 Finding MakeFinding(absl::string_view severity, absl::string_view code, absl::string_view field,
                     absl::string_view message) {
   Finding f;
   f.set_severity(std::string(severity));
   f.set_code(std::string(code));
-  f.set_field(std::string(field));
-  f.set_message(std::string(message));
+  f.set_field(SanitizeUtf8(field));
+  f.set_message(SanitizeUtf8(message));
   return f;
 }
 
@@ -445,9 +477,9 @@ void CheckHeadSize(const ModelConfig& c, const ModelEntry* match, const AuditOpt
 }
 
 void FillFromConfig(const ModelConfig& c, AuditReport* r) {
-  for (const auto& a : c.architectures) r->add_architectures(a);
-  r->set_architecture(c.architectures.empty() ? "" : c.architectures[0]);
-  r->set_model_type(c.model_type);
+  for (const auto& a : c.architectures) r->add_architectures(SanitizeUtf8(a));
+  r->set_architecture(r->architectures().empty() ? "" : r->architectures(0));
+  r->set_model_type(SanitizeUtf8(c.model_type));
   r->set_hidden_size(c.hidden_size);
   r->set_num_attention_heads(c.num_attention_heads);
   r->set_num_key_value_heads(c.EffectiveKvHeads());
@@ -455,7 +487,7 @@ void FillFromConfig(const ModelConfig& c, AuditReport* r) {
   r->set_effective_head_dim(c.EffectiveHeadDim());
   r->set_head_dim_source(c.has_head_dim ? "config" : "derived");
   r->set_num_hidden_layers(c.num_hidden_layers);
-  r->set_torch_dtype(c.torch_dtype);
+  r->set_torch_dtype(SanitizeUtf8(c.torch_dtype));
   r->set_kv_cache_bytes_per_token(KvCacheBytesPerToken(c, 1));
   r->set_is_moe(c.is_moe());
   r->set_num_experts(c.num_experts);
@@ -615,7 +647,7 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view text) {
   } catch (const json::parse_error& e) {
     auto [line, col] = LineColumn(text, e.byte > 0 ? e.byte - 1 : 0);
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON at line ", line, " column ", col,
-                                                   ": ", ParseErrorReason(e.what())));
+                                                   ": ", SanitizeUtf8(ParseErrorReason(e.what()))));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
   }
@@ -681,10 +713,13 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view text) {
       for (const auto& lt : *types) {
         if (!lt.is_string()) continue;
         const std::string& s = lt.get_ref<const std::string&>();
-        if (s == "full_attention" || s == "attention") {
-          ++full;
-        } else {
+        // Sliding/chunked attention layers still hold a (bounded) KV cache;
+        // linear attention and state-space layers hold a fixed-size state.
+        if (absl::StrContains(s, "linear") || absl::StrContains(s, "mamba") ||
+            absl::StrContains(s, "conv")) {
           any_linear = true;
+        } else {
+          ++full;
         }
       }
       if (any_linear) c.full_attention_layers = full;
@@ -831,7 +866,7 @@ AuditReport AuditConfigText(absl::string_view text, absl::string_view dir_name,
 
 AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& options) {
   AuditReport r;
-  r.set_path(path);
+  r.set_path(SanitizeUtf8(path));
   r.set_weight_bytes_source("none");
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {

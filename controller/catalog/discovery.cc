@@ -40,6 +40,9 @@ std::string IdPart(absl::string_view s) {
   return out.empty() ? "x" : out;
 }
 
+// "0.9.2+das.opt1.dtk2504" -> "0.9.2": vendor builds add a local suffix.
+std::string BaseVersion(const std::string& v) { return v.substr(0, v.find('+')); }
+
 }  // namespace
 
 dcufleet::v1::RuntimeKind RuntimeKindFromName(absl::string_view kind) {
@@ -59,9 +62,15 @@ const Stack* MatchEnvironment(const std::vector<Stack>& stacks, const RuntimeEnv
   std::string torch = Version(env, {"torch"});
   std::string triton = Version(env, {"triton", "pytorch-triton-rocm"});
   for (const auto& s : stacks) {
-    if (s.runtime_kind() != kind || s.engine() != engine || s.engine_version() != version) continue;
+    if (s.runtime_kind() != kind || s.engine() != engine ||
+        BaseVersion(s.engine_version()) != BaseVersion(version)) {
+      continue;
+    }
     if (torch.empty() || triton.empty()) continue;
-    if (s.torch_version() == torch && s.triton_version() == triton) return &s;
+    if (BaseVersion(s.torch_version()) == BaseVersion(torch) &&
+        BaseVersion(s.triton_version()) == BaseVersion(triton)) {
+      return &s;
+    }
   }
   return nullptr;
 }

@@ -23,8 +23,9 @@ std::string Dump(const ojson* v) { return v == nullptr ? std::string() : v->dump
 
 struct Parsed {
   ojson root;
-  ojson* text = nullptr;  // object holding the text fields
-  std::string text_key;   // "" or "text_config"
+  std::string text_key;  // "" or "text_config"
+  // The object holding the text fields.
+  const ojson& Text() const { return text_key.empty() ? root : root.at(text_key); }
 };
 
 absl::StatusOr<Parsed> ParseForEdit(absl::string_view config_text) {
@@ -41,7 +42,6 @@ absl::StatusOr<Parsed> ParseForEdit(absl::string_view config_text) {
     return absl::FailedPreconditionError(absl::StrCat("config.json cannot be parsed: ", e.what()));
   }
   p.text_key = summary->text_config_key;
-  p.text = p.text_key.empty() ? &p.root : &p.root[p.text_key];
   return p;
 }
 
@@ -97,7 +97,7 @@ absl::StatusOr<std::vector<ConfigCorrection>> ProposeCorrections(
   }
   std::vector<ConfigCorrection> out;
   const ojson& root = parsed->root;
-  const ojson& text = *parsed->text;
+  const ojson& text = parsed->Text();
   std::string prefix = parsed->text_key.empty() ? "" : parsed->text_key + ".";
   if (!f.architectures().empty()) {
     ojson want = ojson::array();
@@ -184,7 +184,8 @@ absl::StatusOr<RemediationPlan> PlanConfigRemediation(const std::string& model_d
   auto parsed = ParseForEdit(config_text);
   if (!parsed.ok()) return parsed.status();
   Apply(&*parsed, *corrections);
-  std::string corrected = parsed->root.dump(2) + "\n";
+  std::string corrected =
+      parsed->root.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
   if (options.overlay_root.empty() || options.overlay_root[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("overlay root '", options.overlay_root, "' must be an absolute path"));

@@ -172,6 +172,11 @@ int main(int argc, char** argv) {
   deps.fleet = &fleet;
   deps.events = store->get();
   deps.deployments = &deployments;
+  deps.catalog = &catalog_store;
+  deps.on_catalog_changed = [&knowledge, &deployments] {
+    knowledge.Invalidate();
+    deployments.MarkDirty();
+  };
   deps.db_path = db;
   deps.schema_version = schema.ok() ? *schema : 0;
   dcu::controller::FleetServiceImpl fleet_service(deps);

@@ -6,7 +6,10 @@
 
 #include "common/version.h"
 #include "dcuctl/client.h"
+#include "dcuctl/catalog_commands.h"
 #include "dcuctl/deploy_commands.h"
+#include "dcuctl/diagnose_commands.h"
+#include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
 
@@ -28,6 +31,11 @@ int main(int argc, char** argv) {
 
   auto* get = app.add_subcommand("get", "list objects")->require_subcommand(1);
   auto* get_nodes = get->add_subcommand("nodes", "list nodes")->alias("node");
+  std::string stacks_arch;
+  auto* get_stacks = get->add_subcommand("stacks", "the tested-stack matrix")->alias("stack");
+  get_stacks->add_option("--arch", stacks_arch, "only stacks for this arch, with their verdicts");
+  auto* get_models = get->add_subcommand("models", "the model catalog and where each model is")
+                         ->alias("model");
   auto* get_deployments =
       get->add_subcommand("deployments", "list deployments")->alias("deployment")->alias("deploy");
 
@@ -41,6 +49,61 @@ int main(int argc, char** argv) {
       "deployment", "plans, placement, attempts, findings and events of a deployment");
   describe_deployment->alias("deploy");
   describe_deployment->add_option("NAME", deployment_name, "deployment name")->required();
+
+  std::string stack_id;
+  auto* describe_stack = describe->add_subcommand("stack", "versions, recipes, verdicts and evidence");
+  describe_stack->add_option("ID", stack_id, "stack id")->required();
+
+  auto* stack_cmd = app.add_subcommand("stack", "stack catalog operations")->require_subcommand(1);
+  std::vector<std::string> import_files;
+  bool import_dry = false;
+  auto* stack_import = stack_cmd->add_subcommand(
+      "import", "import stacks/models/evidence from textproto files (all or nothing)");
+  stack_import->add_option("FILE", import_files, "catalog files (*.txtpb)")->required()
+      ->check(CLI::ExistingFile);
+  stack_import->add_flag("--dry-run", import_dry, "validate only");
+
+  auto* model_cmd = app.add_subcommand("model", "model operations (offline)")->require_subcommand(1);
+  ModelAuditArgs audit_args;
+  auto* model_audit = model_cmd->add_subcommand(
+      "audit", "audit a model directory's config.json against the catalog (offline)");
+  model_audit->add_option("PATH", audit_args.path, "model directory or config.json")->required();
+  model_audit->add_option("--catalog", audit_args.catalog_dir, "catalog directory");
+  model_audit->add_option("--model", audit_args.model, "catalog model to compare with");
+  model_audit->add_option("--stack", audit_args.stacks, "check head sizes against these stacks");
+  model_audit->add_flag("--fix-plan", audit_args.fix_plan, "show the remediation (overlay or --hf-overrides)");
+  model_audit->add_option("--overlay-root", audit_args.overlay_root, "where overlays go");
+  model_audit->add_flag("--apply-overlay", audit_args.apply_overlay,
+                        "create the overlay directory (never touches the model's files)");
+  ModelPlanArgs plan_args;
+  auto* model_plan = model_cmd->add_subcommand("plan", "memory plan for a model on a device (offline)");
+  model_plan->add_option("MODEL", plan_args.model, "catalog name or model directory")->required();
+  model_plan->add_option("--catalog", plan_args.catalog_dir, "catalog directory");
+  model_plan->add_option("--device-total", plan_args.device_total, "e.g. 64GiB")->required();
+  model_plan->add_option("--device-free", plan_args.device_free, "device-view free, e.g. 4.8GiB");
+  model_plan->add_option("--tp", plan_args.tp, "tensor parallel (0 = smallest that fits)");
+  model_plan->add_option("--max-model-len", plan_args.max_model_len, "context length");
+  model_plan->add_option("--max-num-seqs", plan_args.max_num_seqs, "concurrent sequences");
+  model_plan->add_option("--gpu-memory-utilization", plan_args.gpu_memory_utilization, "fraction");
+  model_plan->add_option("--devices", plan_args.devices, "devices on the node");
+  model_plan->add_option("--overhead", plan_args.overhead, "per-device overhead");
+  model_plan->add_option("--kv-cache-memory-bytes", plan_args.kv_cache_memory_bytes, "fixed KV size");
+
+  auto* diagnose = app.add_subcommand("diagnose", "explain a failed launch")->require_subcommand(1);
+  DiagnoseLogArgs diag_args;
+  auto* diagnose_log = diagnose->add_subcommand("log", "classify a log file (offline)");
+  diagnose_log->add_option("FILE", diag_args.log_path, "log file")->required();
+  diagnose_log->add_option("--rules", diag_args.rules_path, "rules file");
+  diagnose_log->add_option("--tail", diag_args.tail_lines, "only the last N lines");
+  diagnose_log->add_option("--fact", diag_args.facts, "KEY=VALUE facts (repeatable)");
+  std::string diagnose_name;
+  auto* diagnose_deployment =
+      diagnose->add_subcommand("deployment", "the findings of a deployment's failed attempts");
+  diagnose_deployment->add_option("NAME", diagnose_name, "deployment name")->required();
+  // `dcuctl diagnose --log FILE` (the spelling) also works.
+  diagnose->add_option("--log", diag_args.log_path, "log file (offline)");
+  diagnose->add_option("--rules", diag_args.rules_path, "rules file");
+  diagnose->require_subcommand(0, 1);
 
   // deploy
   DeployArgs deploy_args;
@@ -112,7 +175,9 @@ int main(int argc, char** argv) {
                  "also end processes dcufleet did not start (careful)");
 
   // -o may also follow the subcommand, as with kubectl.
-  for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap}) {
+  for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap,
+                        get_stacks, get_models, describe_stack, stack_import, model_audit,
+                        model_plan, diagnose_log, diagnose_deployment, diagnose}) {
     sub->add_option("-o,--output", g.output, "output format: table|wide|json|yaml")
         ->check(CLI::IsMember({"table", "wide", "json", "yaml"}));
   }
@@ -124,6 +189,24 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
+  }
+
+  // Offline commands: no controller needed.
+  if (*model_audit) {
+    audit_args.output = g.output;
+    return RunModelAudit(audit_args, std::cout, std::cerr);
+  }
+  if (*model_plan) {
+    plan_args.output = g.output;
+    return RunModelPlan(plan_args, std::cout, std::cerr);
+  }
+  if (*diagnose_log || (*diagnose && !*diagnose_deployment)) {
+    if (diag_args.log_path.empty()) {
+      std::cerr << "error: diagnose needs --log FILE or 'deployment NAME'\n";
+      return kExitUsage;
+    }
+    diag_args.output = g.output;
+    return RunDiagnoseLog(diag_args, std::cout, std::cerr);
   }
 
   Client client(g);
@@ -140,6 +223,11 @@ int main(int argc, char** argv) {
   }
   if (*get_nodes) return RunGetNodes(client, std::cout, std::cerr);
   if (*get_deployments) return RunGetDeployments(client, std::cout, std::cerr);
+  if (*get_stacks) return RunGetStacks(client, stacks_arch, std::cout, std::cerr);
+  if (*get_models) return RunGetModels(client, std::cout, std::cerr);
+  if (*describe_stack) return RunDescribeStack(client, stack_id, std::cout, std::cerr);
+  if (*stack_import) return RunStackImport(client, import_files, import_dry, std::cout, std::cerr);
+  if (*diagnose_deployment) return RunDiagnoseDeployment(client, diagnose_name, std::cout, std::cerr);
   if (*describe_deployment) {
     return RunDescribeDeployment(client, deployment_name, std::cout, std::cerr);
   }

@@ -288,3 +288,112 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
 }
 
 }  // namespace dcu::controller
+
+#include "controller/catalog/stack_view.h"
+#include "controller/store/catalog_import.h"
+
+namespace dcu::controller {
+
+grpc::ServerUnaryReactor* FleetServiceImpl::ListStacks(grpc::CallbackServerContext* ctx,
+                                                       const dcufleet::v1::ListStacksRequest* req,
+                                                       dcufleet::v1::ListStacksResponse* resp) {
+  if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
+  if (!req->arch().empty() && req->arch().size() > 32) {
+    return Done(ctx, absl::InvalidArgumentError("arch is longer than 32 characters"));
+  }
+  auto stacks = deps_.catalog->ListStacks();
+  if (!stacks.ok()) return Done(ctx, stacks.status());
+  auto evidence = deps_.catalog->ListEvidence(EvidenceFilter());
+  if (!evidence.ok()) return Done(ctx, evidence.status());
+  auto envs = deps_.catalog->ListNodeEnvironments("");
+  if (!envs.ok()) return Done(ctx, envs.status());
+  *resp = BuildListStacksResponse(*req, *stacks, *evidence, *envs);
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::GetStack(grpc::CallbackServerContext* ctx,
+                                                     const dcufleet::v1::GetStackRequest* req,
+                                                     dcufleet::v1::GetStackResponse* resp) {
+  if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
+  absl::Status s = CheckName("stack id", req->id());
+  if (!s.ok()) return Done(ctx, s);
+  if (req->evidence_limit() < 0 || req->evidence_limit() > 10000) {
+    return Done(ctx, absl::InvalidArgumentError("evidence_limit must be between 0 and 10000"));
+  }
+  auto stack = deps_.catalog->GetStack(req->id());
+  if (!stack.ok()) {
+    if (stack.status().code() == absl::StatusCode::kNotFound) {
+      return Done(ctx, absl::NotFoundError(absl::StrCat("stack '", req->id(),
+                                                        "' not found (dcuctl get stacks)")));
+    }
+    return Done(ctx, stack.status());
+  }
+  EvidenceFilter all;
+  all.stack_id = req->id();
+  auto evidence = deps_.catalog->ListEvidence(all);
+  if (!evidence.ok()) return Done(ctx, evidence.status());
+  auto envs = deps_.catalog->ListNodeEnvironments(req->id());
+  if (!envs.ok()) return Done(ctx, envs.status());
+  *resp->mutable_view() = MakeStackView(*stack, *evidence, *envs);
+  EvidenceFilter recent = all;
+  recent.newest_first = true;
+  recent.limit = req->evidence_limit() ? req->evidence_limit() : 20;
+  auto rows = deps_.catalog->ListEvidence(recent);
+  if (rows.ok()) {
+    for (auto& e : *rows) *resp->add_evidence() = std::move(e);
+  }
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::ImportCatalog(
+    grpc::CallbackServerContext* ctx, const dcufleet::v1::ImportCatalogRequest* req,
+    dcufleet::v1::ImportCatalogResponse* resp) {
+  if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
+  if (req->files().empty()) return Done(ctx, absl::InvalidArgumentError("files: none given"));
+  for (const auto& f : req->files()) {
+    if (f.name().size() > 1024 || f.text().size() > (8 << 20)) {
+      return Done(ctx, absl::InvalidArgumentError(
+                           "files: a name over 1 KiB or a text over 8 MiB was refused"));
+    }
+  }
+  auto r = ImportCatalogRequestInto(*deps_.catalog, *req, absl::ToUnixMillis(absl::Now()));
+  if (!r.ok()) return Done(ctx, r.status());
+  *resp = std::move(*r);
+  if (!req->dry_run() && deps_.on_catalog_changed) deps_.on_catalog_changed();
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::ListModels(grpc::CallbackServerContext* ctx,
+                                                       const dcufleet::v1::ListModelsRequest*,
+                                                       dcufleet::v1::ListModelsResponse* resp) {
+  if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
+  auto models = deps_.catalog->ListModels();
+  if (!models.ok()) return Done(ctx, models.status());
+  for (auto& m : *models) *resp->add_models() = std::move(m);
+  auto dirs = deps_.catalog->ListNodeModelDirectories("");
+  if (dirs.ok()) {
+    for (auto& d : *dirs) *resp->add_directories() = std::move(d);
+  }
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::ListEvidence(
+    grpc::CallbackServerContext* ctx, const dcufleet::v1::ListEvidenceRequest* req,
+    dcufleet::v1::ListEvidenceResponse* resp) {
+  if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
+  if (req->limit() < 0 || req->limit() > 100000) {
+    return Done(ctx, absl::InvalidArgumentError("limit must be between 0 and 100000"));
+  }
+  EvidenceFilter f;
+  f.stack_id = req->stack_id();
+  f.arch = req->arch();
+  f.model = req->model();
+  f.limit = req->limit() ? req->limit() : 200;
+  f.newest_first = true;
+  auto rows = deps_.catalog->ListEvidence(f);
+  if (!rows.ok()) return Done(ctx, rows.status());
+  for (auto& e : *rows) *resp->add_evidence() = std::move(e);
+  return Done(ctx, absl::OkStatus());
+}
+
+}  // namespace dcu::controller

@@ -6,6 +6,7 @@
 
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/store/catalog_store.h"
 #include "controller/store/node_store.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 
@@ -15,6 +16,9 @@ struct FleetServiceDeps {
   FleetState* fleet = nullptr;
   DeployController* deployments = nullptr;
   EventLog* events = nullptr;
+  CatalogStore* catalog = nullptr;
+  // Called after a successful import (drops caches).
+  std::function<void()> on_catalog_changed;
   std::string db_path;
   int schema_version = 0;
 };
@@ -53,6 +57,21 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* GetLogs(grpc::CallbackServerContext* ctx,
                                     const dcufleet::v1::GetLogsRequest* req,
                                     dcufleet::v1::GetLogsResponse* resp) override;
+  grpc::ServerUnaryReactor* ListStacks(grpc::CallbackServerContext* ctx,
+                                       const dcufleet::v1::ListStacksRequest* req,
+                                       dcufleet::v1::ListStacksResponse* resp) override;
+  grpc::ServerUnaryReactor* GetStack(grpc::CallbackServerContext* ctx,
+                                     const dcufleet::v1::GetStackRequest* req,
+                                     dcufleet::v1::GetStackResponse* resp) override;
+  grpc::ServerUnaryReactor* ImportCatalog(grpc::CallbackServerContext* ctx,
+                                          const dcufleet::v1::ImportCatalogRequest* req,
+                                          dcufleet::v1::ImportCatalogResponse* resp) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* ctx,
+                                       const dcufleet::v1::ListModelsRequest* req,
+                                       dcufleet::v1::ListModelsResponse* resp) override;
+  grpc::ServerUnaryReactor* ListEvidence(grpc::CallbackServerContext* ctx,
+                                         const dcufleet::v1::ListEvidenceRequest* req,
+                                         dcufleet::v1::ListEvidenceResponse* resp) override;
 
  private:
   FleetServiceDeps deps_;

@@ -1,20 +1,34 @@
 // dcu-agent: reports this node's accelerators to the controller and runs the
 // instances assigned to it. `dcu-agent inventory` prints the node report
-// offline (the first thing to run on a broken node).
+// offline (the first thing to run on a broken node). main() only parses flags
+// and wires the pieces: InventoryCollector (probes + holder scan),
+// NodeDiscovery (models, envs, images), InstanceManager (runtimes +
+// supervision) and ControllerLink (the outbound stream).
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "agent/discovery/node_discovery.h"
+#include "agent/inventory/inventory.h"
 #include "agent/link/controller_link.h"
-#include "agent/probe/sysfs_kfd_device_probe.h"
+#include "agent/runtime/container_runtime.h"
+#include "agent/runtime/process_runtime.h"
+#include "agent/supervisor/instance_manager.h"
+#include "common/clock.h"
+#include "common/http_client.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "common/process_runner.h"
 #include "common/version.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -23,28 +37,22 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnStopSignal(int) { g_stop = true; }
 
-dcufleet::v1::NodeInventory Collect(const std::string& root) {
-  dcufleet::v1::NodeInventory inv;
-  dcu::agent::SysfsKfdDeviceProbe probe(root);
-  auto devices = probe.Enumerate();
-  if (devices.ok()) {
-    for (auto& d : *devices) *inv.add_devices() = std::move(d);
-    inv.add_probe_log(absl::StrCat("sysfs_kfd: ", inv.devices_size(), " devices"));
-  } else {
-    auto* f = inv.add_findings();
-    f->set_severity(devices.status().code() == absl::StatusCode::kNotFound ? "info" : "error");
-    f->set_code("probe_sysfs_kfd_failed");
-    f->set_field("sysfs_kfd");
-    f->set_message(std::string(devices.status().message()));
-    inv.add_probe_log(absl::StrCat("sysfs_kfd: ", devices.status().message()));
+bool OnPath(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+    std::string p = absl::StrCat(dir, "/", tool);
+    if (access(p.c_str(), X_OK) == 0) return true;
   }
-  utsname u;
-  if (uname(&u) == 0) {
-    inv.set_hostname(u.nodename);
-    inv.set_kernel_release(u.release);
-  }
-  inv.set_collected_at_ms(absl::ToUnixMillis(absl::Now()));
-  return inv;
+  return false;
+}
+
+std::string ProtoJson(const google::protobuf::Message& m) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &json, o);
+  return json;
 }
 
 }  // namespace
@@ -56,11 +64,27 @@ int main(int argc, char** argv) {
   std::string controller = "127.0.0.1:7070";
   std::string node;
   std::string root = "/";
-  double status_interval_s = 5, max_backoff_s = 30;
+  std::string state_dir = "/var/lib/dcufleet/agent";
+  std::vector<std::string> model_roots, env_roots;
+  std::string container_cli = "auto";
+  std::string device_probe = dcu::agent::kDefaultProbeList;
+  std::string memprobe, hip_library, proc_root;
+  double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
   app.add_option("--controller", controller, "controller HOST:PORT to dial");
   app.add_option("--node", node, "node name (default: the host name)");
   app.add_option("--root", root, "filesystem root to read sys/, proc/, dev/ from (tests, fixtures)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--state-dir", state_dir, "where instance state, logs and config overlays live");
+  app.add_option("--model-root", model_roots, "directory whose subdirectories are models (repeatable)");
+  app.add_option("--env-root", env_roots, "conda env, or directory of envs (repeatable)");
+  app.add_option("--container-cli", container_cli, "docker|podman|none|auto")
+      ->check(CLI::IsMember({"docker", "podman", "none", "auto"}));
+  app.add_option("--device_probe,--device-probe", device_probe, "probe backends, in order");
+  app.add_option("--memprobe", memprobe, "dcu-memprobe helper (default: next to dcu-agent)");
+  app.add_option("--hip_library,--hip-library", hip_library, "libamdhip64 the memprobe loads");
+  app.add_option("--proc_root,--proc-root", proc_root, "where processes are listed (default <root>/proc)");
+  app.add_option("--memprobe-timeout", memprobe_timeout_s, "seconds before a hung runtime is given up")
+      ->check(CLI::PositiveNumber);
   app.add_option("--status-interval", status_interval_s,
                  "seconds between reports until the controller says otherwise")
       ->check(CLI::PositiveNumber);
@@ -68,10 +92,19 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
 
   auto* inventory_cmd = app.add_subcommand("inventory", "print this node's report and exit");
-  std::string output = "table";
-  inventory_cmd->add_option("-o,--output", output, "table|json")
+  dcu::agent::InventoryArgs inv_args;
+  inventory_cmd->add_option("-o,--output", inv_args.output, "table|json")
       ->check(CLI::IsMember({"table", "json"}));
-  inventory_cmd->add_option("--root", root, "filesystem root")->check(CLI::ExistingDirectory);
+  inventory_cmd->add_option("--root", inv_args.root, "filesystem root")->check(CLI::ExistingDirectory);
+  inventory_cmd->add_option("--device_probe,--device-probe", inv_args.device_probe, "probe backends");
+  inventory_cmd->add_option("--memprobe", inv_args.memprobe_path, "dcu-memprobe helper");
+  inventory_cmd->add_option("--hip_library,--hip-library", inv_args.hip_library, "libamdhip64");
+  inventory_cmd->add_option("--memprobe_timeout,--memprobe-timeout", inv_args.memprobe_timeout_s,
+                            "seconds");
+  inventory_cmd->add_option("--instance", inv_args.instances, "ids of live instances (repeatable)");
+  inventory_cmd->add_option("--proc_root,--proc-root", inv_args.proc_root, "process list root");
+  inventory_cmd->add_flag("--no_processes,--no-processes", inv_args.no_processes,
+                          "skip the holder scan");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -79,24 +112,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  if (*inventory_cmd) {
-    dcufleet::v1::NodeInventory inv = Collect(root);
-    if (output == "json") {
-      std::string json;
-      google::protobuf::util::JsonPrintOptions o;
-      o.add_whitespace = true;
-      o.preserve_proto_field_names = true;
-      (void)google::protobuf::util::MessageToJsonString(inv, &json, o);
-      std::cout << json;
-    } else {
-      for (const auto& d : inv.devices()) {
-        std::cout << d.index() << "  " << d.product_name() << "  " << d.arch() << "  "
-                  << d.pci_bus() << "\n";
-      }
-      for (const auto& f : inv.findings()) std::cout << f.severity() << ": " << f.message() << "\n";
-    }
-    return 0;
-  }
+  if (*inventory_cmd) return dcu::agent::RunInventoryCommand(inv_args, std::cout, std::cerr);
 
   if (node.empty()) {
     char host[256] = {0};
@@ -108,6 +124,90 @@ int main(int argc, char** argv) {
     std::cerr << "dcu-agent: " << why << "\n";
     return 2;
   }
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) {
+    std::cerr << "dcu-agent: cannot create --state-dir '" << state_dir << "': " << ec.message()
+              << "\n";
+    return 1;
+  }
+  state_dir = std::filesystem::absolute(state_dir).string();
+
+  // Node truth.
+  dcu::agent::InventoryOptions io;
+  io.root = root;
+  io.proc_root = proc_root;
+  io.probes = absl::StrSplit(device_probe, ',', absl::SkipEmpty());
+  io.memprobe_path = memprobe;
+  io.hip_library = hip_library;
+  io.memprobe_timeout = absl::Seconds(memprobe_timeout_s);
+  auto collector = dcu::agent::InventoryCollector::Create(io);
+  if (!collector.ok()) {
+    std::cerr << "dcu-agent: --device_probe: " << collector.status().message() << "\n";
+    return 2;
+  }
+  dcu::common::SubprocessRunner runner;
+  if (container_cli == "auto") container_cli = OnPath("docker") ? "docker" : OnPath("podman") ? "podman" : "none";
+  dcu::agent::DiscoveryOptions dopts;
+  dopts.model_roots = model_roots;
+  dopts.env_roots = env_roots;
+  dopts.container_cli = container_cli == "none" ? "" : container_cli;
+  dcu::agent::NodeDiscovery discovery(dopts, &runner);
+
+  // Runtimes and supervision.
+  dcu::agent::ProcessRuntimeOptions po;
+  po.state_dir = absl::StrCat(state_dir, "/bare");
+  auto bare = dcu::agent::ProcessRuntime::Create(po, &runner);
+  if (!bare.ok()) {
+    std::cerr << "dcu-agent: bare runtime: " << bare.status().message() << "\n";
+    return 1;
+  }
+  std::map<std::string, dcu::agent::Runtime*> runtimes = {{"bare", bare->get()}};
+  std::unique_ptr<dcu::agent::ContainerRuntime> container;
+  if (container_cli != "none") {
+    dcu::agent::ContainerRuntimeOptions co;
+    co.cli = container_cli;
+    co.state_dir = absl::StrCat(state_dir, "/container");
+    auto c = dcu::agent::ContainerRuntime::Create(co, &runner);
+    if (c.ok()) {
+      container = std::move(*c);
+      runtimes["container"] = container.get();
+    } else {
+      DCU_LOG_WARN("container runtime unavailable: ", c.status().message());
+    }
+  }
+  dcu::common::SocketHttpClient http;
+  dcu::common::RealClock clock;
+  std::unique_ptr<dcu::agent::ControllerLink> link;
+  dcu::agent::InstanceManager manager(
+      runtimes, &http, &clock, dcu::agent::InstanceManager::Options(),
+      [&link](const dcufleet::v1::InstanceStatus& st) {
+        if (!link) return;
+        dcufleet::v1::InstanceEvent ev;
+        *ev.mutable_status() = st;
+        link->SendInstanceEvent(ev);
+      });
+  if (absl::Status s = manager.Recover(); !s.ok()) {
+    DCU_LOG_WARN("recovering instances: ", s.message());
+  }
+  for (const auto& st : manager.Snapshot()) {
+    DCU_LOG_INFO("re-adopted instance '", st.instance_id(), "' (pid ", st.pid(), ")");
+  }
+
+  auto live_ids = [&manager] {
+    absl::flat_hash_set<std::string> ids;
+    for (const auto& st : manager.Snapshot()) {
+      if (st.phase() != dcufleet::v1::INSTANCE_STOPPED) ids.insert(st.instance_id());
+    }
+    return ids;
+  };
+  auto make_inventory = [&](bool force_discovery) {
+    (*collector)->SetLiveInstances(live_ids());
+    dcufleet::v1::NodeInventory inv = (*collector)->Collect();
+    discovery.Fill(&inv, force_discovery);
+    inv.set_agent_state_dir(state_dir);
+    return inv;
+  };
 
   dcu::agent::LinkCallbacks cb;
   cb.make_hello = [&] {
@@ -115,26 +215,85 @@ int main(int argc, char** argv) {
     h.set_node_name(node);
     h.set_agent_version(dcu::common::kVersion);
     h.add_capabilities("inventory");
-    *h.mutable_inventory() = Collect(root);
+    h.add_capabilities("reap");
+    h.add_capabilities("logs");
+    for (const auto& [kind, r] : runtimes) h.add_capabilities(absl::StrCat("runtime:", kind));
+    *h.mutable_inventory() = make_inventory(/*force_discovery=*/true);
+    for (const auto& st : manager.Snapshot()) *h.add_instances() = st;
+    h.set_applied_generation(manager.generation());
     return h;
   };
   cb.make_status = [&] {
     dcufleet::v1::NodeStatus s;
-    *s.mutable_inventory() = Collect(root);
+    *s.mutable_inventory() = make_inventory(false);
+    for (const auto& st : manager.Snapshot()) *s.add_instances() = st;
+    s.set_applied_generation(manager.generation());
     s.set_sent_at_ms(absl::ToUnixMillis(absl::Now()));
     return s;
   };
+  cb.on_assignment = [&](const dcufleet::v1::Assignment& a) {
+    std::vector<dcufleet::v1::InstanceSpec> specs(a.instances().begin(), a.instances().end());
+    DCU_LOG_INFO("assignment generation ", a.generation(), ": ", specs.size(), " instance(s)");
+    manager.Apply(a.generation(), std::move(specs));
+  };
+  cb.on_command = [&](const dcufleet::v1::Command& c) {
+    dcufleet::v1::CommandResult r;
+    r.set_command_id(c.command_id());
+    if (c.has_reap()) {
+      dcu::agent::ReapOptions ro;
+      ro.dry_run = c.reap().dry_run();
+      ro.include_unmanaged = c.reap().include_unmanaged();
+      ro.grace = absl::Milliseconds(c.reap().grace_ms() > 0 ? c.reap().grace_ms() : 5000);
+      (*collector)->SetLiveInstances(live_ids());
+      dcufleet::v1::ReapReport report = dcu::agent::ReapNode(collector->get(), ro);
+      r.set_ok(true);
+      r.set_message(absl::StrCat(ro.dry_run ? "dry run: " : "", report.actions_size(),
+                                 " action(s) on node '", node, "'"));
+      r.set_payload_json(ProtoJson(report));
+    } else if (c.has_fetch_logs()) {
+      const std::string& id = c.fetch_logs().instance_id();
+      int lines = c.fetch_logs().tail_lines() > 0 ? c.fetch_logs().tail_lines() : 200;
+      absl::StatusOr<std::string> text = absl::NotFoundError(
+          absl::StrCat("instance '", id, "' is not known on node '", node, "'"));
+      for (const auto& [kind, rt] : runtimes) {
+        auto t = rt->ReadLogTail(id, static_cast<size_t>(lines) * 400);
+        if (t.ok()) {
+          text = t;
+          break;
+        }
+      }
+      if (text.ok()) {
+        std::vector<std::string> all = absl::StrSplit(*text, '\n');
+        if (!all.empty() && all.back().empty()) all.pop_back();
+        if (all.size() > static_cast<size_t>(lines)) all.erase(all.begin(), all.end() - lines);
+        nlohmann::json j = {{"lines", all}};
+        r.set_ok(true);
+        r.set_payload_json(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      } else {
+        r.set_ok(false);
+        r.set_message(std::string(text.status().message()));
+      }
+    } else {
+      r.set_ok(false);
+      r.set_message("unknown command");
+    }
+    return r;
+  };
+
   dcu::agent::ControllerLink::Options lo;
   lo.controller_address = controller;
   lo.status_interval = absl::Seconds(status_interval_s);
   lo.max_backoff = absl::Seconds(max_backoff_s);
-  dcu::agent::ControllerLink link(lo, cb);
+  link = std::make_unique<dcu::agent::ControllerLink>(lo, cb);
   signal(SIGTERM, OnStopSignal);
   signal(SIGINT, OnStopSignal);
   DCU_LOG_INFO("dcu-agent ", dcu::common::kVersion, " node '", node, "' root '", root,
-               "' dialing ", controller);
-  link.Start();
+               "' state '", state_dir, "' runtimes bare", container ? "+container" : "",
+               " dialing ", controller);
+  link->Start();
   while (!g_stop) absl::SleepFor(absl::Milliseconds(100));
-  link.Stop();
+  // Instances keep running: a restarted agent re-adopts them.
+  link->Stop();
+  manager.Shutdown();
   return 0;
 }

@@ -199,10 +199,12 @@ TEST(BadInput, MalformedTopologyFileIsReportedWithItsPath) {
                         std::filesystem::copy_options::recursive);
   std::string props = dir.Join("root/sys/class/kfd/kfd/topology/nodes/2/properties");
   std::ofstream(props, std::ios::app) << "gfx_target_version banana\n";
-  CmdResult r = RunCmd({BinPath("dcu-agent"), "inventory", "--root", dir.Join("root"), "-o", "json"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("nodes/2/properties"));
+  CmdResult r = RunCmd({BinPath("dcu-agent"), "inventory", "--root", dir.Join("root")});
+  // A finding (exit 1), not a crash; the other devices are still reported.
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("nodes/2/properties' line"));
   EXPECT_THAT(r.out, HasSubstr("banana"));
+  EXPECT_THAT(r.out, HasSubstr("0000:0d:00.0"));
 }
 
 }  // namespace

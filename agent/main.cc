@@ -233,6 +233,20 @@ int main(int argc, char** argv) {
   };
   cb.on_assignment = [&](const dcufleet::v1::Assignment& a) {
     std::vector<dcufleet::v1::InstanceSpec> specs(a.instances().begin(), a.instances().end());
+    // Recipe paths (DTK's env.sh, library directories) are paths on the
+    // node: under --root when the node is a recorded tree, as sys/ and dev/.
+    if (root != "/") {
+      std::string r = std::filesystem::absolute(root).string();
+      for (auto& spec : specs) {
+        if (spec.runtime_kind() != "bare") continue;  // image paths stay image paths
+        for (auto& s : *spec.mutable_source_scripts()) {
+          if (!s.empty() && s[0] == '/') s = absl::StrCat(r, s);
+        }
+        for (auto& p : *spec.mutable_ld_library_path_prefix()) {
+          if (!p.empty() && p[0] == '/') p = absl::StrCat(r, p);
+        }
+      }
+    }
     DCU_LOG_INFO("assignment generation ", a.generation(), ": ", specs.size(), " instance(s)");
     manager.Apply(a.generation(), std::move(specs));
   };

@@ -84,9 +84,10 @@ void PrintPlan(const Deployment& d, std::ostream& out) {
   if (st.plans().empty()) out << "  none\n";
   for (int i = 0; i < st.plans_size(); ++i) {
     const auto& p = st.plans(i);
-    out << "  " << (i + 1) << ". " << p.stack_id() << "  (" << p.runtime_kind() << ", "
-        << p.verdict() << " on " << p.arch() << ")"
-        << (p.verdict_reason().empty() ? "" : absl::StrCat("  ", p.verdict_reason())) << "\n";
+    out << "  " << (i + 1) << ". " << p.stack_id() << "  (" << p.runtime_kind() << ")  "
+        << (p.verdict_reason().empty() ? absl::StrCat(p.verdict(), " on ", p.arch())
+                                       : p.verdict_reason())
+        << "\n";
   }
   for (const auto& p : st.excluded_plans()) {
     out << "  x  " << p.stack_id() << "  excluded: " << p.excluded_reason() << "\n";

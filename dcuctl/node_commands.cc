@@ -137,10 +137,14 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
         any_holder = true;
       }
       std::string cls = dcufleet::v1::HolderClass_Name(h.holder_class());
+      if (cls.rfind("HOLDER_", 0) == 0) cls = cls.substr(7);
+      for (auto& ch : cls) ch = static_cast<char>(std::tolower(ch));
       out << "  device " << d.index() << ": pid " << h.pid() << " (" << cls << ", state "
           << h.state() << ", ppid " << h.ppid() << (h.parent_alive() ? "" : " exited") << ")"
           << (h.vram_bytes() > 0 ? absl::StrCat(" ", common::HumanBytes(h.vram_bytes())) : "")
-          << " `" << h.cmdline().substr(0, 80) << "`\n";
+          << (h.cmdline().empty() ? " (no live process: KFD record only)"
+                                  : absl::StrCat(" `", h.cmdline().substr(0, 80), "`"))
+          << "\n";
     }
   }
   std::vector<std::string> findings;

@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "controller/catalog/argv_template.h"
 #include "controller/catalog/config_audit.h"
+#include "controller/catalog/discovery.h"
 #include "controller/catalog/memory_plan.h"
 #include "controller/catalog/remediation.h"
 #include "controller/catalog/verdict.h"
@@ -172,7 +173,11 @@ MemoryCheck CatalogKnowledge::CheckMemory(const dcufleet::v1::DeploymentSpec& sp
   dcufleet::v1::MemoryPlan plan = PlanMemory(ShapeFromCatalog(*entry), req);
   m.fits = plan.fits();
   m.required_free_bytes = plan.budget_bytes();
-  m.explanation.assign(plan.explanation().begin(), plan.explanation().end());
+  // The start-up rule is checked per device by the scheduler against each
+  // device's own free figure; this plan assumed a clean device.
+  for (const auto& line : plan.explanation()) {
+    if (!absl::StartsWith(line, "start-up rule")) m.explanation.push_back(line);
+  }
   m.reason = plan.failure_reason();
   return m;
 }
@@ -195,6 +200,17 @@ std::string CatalogKnowledge::ModelPathOnNode(const std::string& model,
   Snapshot snap = Load();
   const auto* dir = FindModelDir(model, node, snap);
   return dir ? dir->path() : "";
+}
+
+std::string CatalogKnowledge::RuntimeOnNode(const Plan& plan, const dcufleet::v1::NodeView& node) {
+  Snapshot snap = Load();
+  for (const auto& env : node.inventory().environments()) {
+    if (env.kind() != plan.runtime_kind()) continue;
+    if (env.location() == plan.runtime_location()) return env.location();
+    const Stack* match = MatchEnvironment(snap.stacks, env);
+    if (match && match->id() == plan.stack_id()) return env.location();
+  }
+  return "";
 }
 
 ModelPreparation CatalogKnowledge::PrepareModel(const std::string& model,
@@ -274,6 +290,9 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
   auto stack = store_->GetStack(plan.stack_id());
   if (!stack.ok()) return stack.status();
   const dcufleet::v1::ArchRecipe* recipe = RecipeFor(*stack, placement.arch());
+  // The plan carries where the env/image is on the chosen node.
+  const std::string location =
+      plan.runtime_location().empty() ? stack->runtime_location() : plan.runtime_location();
   std::map<std::string, std::string> values = {
       {"model_path", model_path},
       {"port", absl::StrCat(placement.port())},
@@ -285,7 +304,7 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
       {"dtype", "auto"},
       {"host", "0.0.0.0"},
       {"python", stack->runtime_kind() == dcufleet::v1::RUNTIME_BARE
-                     ? absl::StrCat(stack->runtime_location(), "/bin/python")
+                     ? absl::StrCat(location, "/bin/python")
                      : "python3"},
   };
   int64_t total = 0;
@@ -304,7 +323,7 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
   dcufleet::v1::InstanceSpec out;
   out.set_stack_id(stack->id());
   out.set_runtime_kind(KindName(stack->runtime_kind()));
-  out.set_runtime_location(stack->runtime_location());
+  out.set_runtime_location(location);
   for (const auto& a : *argv) out.add_argv(a);
   out.set_model_path(model_path);
   out.set_served_model_name(values["served_name"]);

@@ -26,6 +26,7 @@ class CatalogKnowledge : public Knowledge {
   MemoryCheck CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
                           int64_t device_total) override;
   std::string ModelPathOnNode(const std::string& model, const dcufleet::v1::NodeView& node) override;
+  std::string RuntimeOnNode(const dcufleet::v1::Plan& plan, const dcufleet::v1::NodeView& node) override;
   ModelPreparation PrepareModel(const std::string& model, const dcufleet::v1::NodeView& node,
                                 const std::string& model_path, const dcufleet::v1::Plan& plan,
                                 int tp) override;

@@ -265,17 +265,17 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
   // Durable before acknowledged: a crash after this returns loses nothing.
   absl::Status s = store_->PutDeployment(d);
   if (!s.ok()) return s;
-  {
-    absl::MutexLock lock(&mu_);
-    deployments_[spec.name()] = d;
-    dirty_ = true;
-  }
   if (events_) {
     (void)events_->AppendEvent({0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal",
                                 "Created",
                                 absl::StrCat("model ", spec.model(),
                                              spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
                                              " max_model_len=", spec.max_model_len())});
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    deployments_[spec.name()] = d;
+    dirty_ = true;
   }
   *resp.mutable_deployment() = d;
   resp.set_created(true);
@@ -388,6 +388,9 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const Ste
   };
   const DeploymentSpec spec = d.spec();
   in.memory = [this, spec](int tp, int64_t total) { return knowledge_->CheckMemory(spec, tp, total); };
+  in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
+    return knowledge_->RuntimeOnNode(p, n);
+  };
   in.model_path_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelPathOnNode(model_name, n);
   };
@@ -627,6 +630,8 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   st->set_ready_at_ms(0);
   st->set_endpoint("");
   std::vector<std::string> tail(a.log_tail().begin(), a.log_tail().end());
+  // A launch that failed before printing anything: its message is the log.
+  if (tail.empty() && !a.message().empty()) tail.push_back(a.message());
   std::vector<dcufleet::v1::AttemptFinding> findings;
   int64_t device_total = 0;
   if (auto nit = ctx.nodes.find(a.placement().node());

@@ -63,6 +63,9 @@ class Knowledge {
                             std::vector<dcufleet::v1::Plan>* excluded) = 0;
   virtual MemoryCheck CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
                                   int64_t device_total) = 0;
+  // Where `plan`'s env or image is on `node` ("" when absent).
+  virtual std::string RuntimeOnNode(const dcufleet::v1::Plan& plan,
+                                    const dcufleet::v1::NodeView& node) = 0;
   // The directory holding the model on `node`, "" when absent.
   virtual std::string ModelPathOnNode(const std::string& model,
                                       const dcufleet::v1::NodeView& node) = 0;

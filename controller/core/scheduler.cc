@@ -1,6 +1,7 @@
 #include "controller/core/scheduler.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -53,8 +54,11 @@ std::string DeviceProblem(const Device& d, int64_t required_free, int64_t tolera
     for (const auto& h : d.holders()) {
       if (h.holder_class() == dcufleet::v1::HOLDER_MANAGED) continue;
       std::string cmd = h.cmdline().substr(0, 40);
-      holders.push_back(absl::StrCat("pid ", h.pid(), " `", cmd, h.cmdline().size() > 40 ? "…" : "",
-                                     "`", h.parent_alive() ? "" : ", exited parent"));
+      holders.push_back(absl::StrCat(
+          "pid ", h.pid(),
+          cmd.empty() ? " (no live process: KFD record only)"
+                      : absl::StrCat(" `", cmd, h.cmdline().size() > 40 ? "…" : "", "`"),
+          h.parent_alive() || cmd.empty() ? "" : ", exited parent"));
     }
     if (!holders.empty()) absl::StrAppend(&why, " (", absl::StrJoin(holders, "; "), ")");
     return why;
@@ -121,7 +125,14 @@ NodeCandidate Evaluate(const ScheduleInput& in, const NodeView& node) {
       excluded.push_back(p);
       continue;
     }
-    if (!HasEnvironment(node, p)) {
+    if (in.runtime_on_node) {
+      std::string where = in.runtime_on_node(p, node);
+      if (where.empty()) {
+        plan_problems.push_back(absl::StrCat(p.stack_id(), " not installed"));
+        continue;
+      }
+      p.set_runtime_location(where);
+    } else if (!HasEnvironment(node, p)) {
       plan_problems.push_back(absl::StrCat(p.stack_id(), " not installed"));
       continue;
     }
@@ -204,6 +215,16 @@ NodeCandidate Evaluate(const ScheduleInput& in, const NodeView& node) {
       c.devices.assign(good.begin(), good.begin() + tp);
       c.plan = usable.front();
       c.explanation = m.explanation;
+      int64_t min_free = INT64_MAX;
+      for (int idx : c.devices) {
+        for (const Device* d : devices) {
+          if (d->index() == idx) min_free = std::min(min_free, FreeOf(*d));
+        }
+      }
+      c.explanation.push_back(absl::StrCat(
+          "start-up rule on devices [", absl::StrJoin(c.devices, ","), "]: device-view free ≥ ",
+          common::HumanBytes(m.required_free_bytes), " (smallest: ", common::HumanBytes(min_free),
+          "): ok"));
       if (!problems.empty()) {
         c.explanation.push_back(absl::StrCat("avoided: ", absl::StrJoin(problems, "; ")));
       }

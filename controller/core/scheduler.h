@@ -44,6 +44,10 @@ struct ScheduleInput {
       plans_for_arch;
   // Memory plan for `tp` devices of `total` bytes.
   std::function<MemoryCheck(int tp, int64_t device_total)> memory;
+  // Where the plan's env/image is on a node ("" when absent). Conda env paths
+  // differ between nodes; when unset the plan's own location must be listed.
+  std::function<std::string(const dcufleet::v1::Plan&, const dcufleet::v1::NodeView&)>
+      runtime_on_node;
   // Where the model's weights are on a node ("" when absent).
   std::function<std::string(const dcufleet::v1::NodeView&)> model_path_on_node;
   // Stacks this deployment already proved broken (failover moves past them).

@@ -68,6 +68,9 @@ class FakeKnowledge : public controller::Knowledge {
     if (!m.fits) m.reason = "weights do not fit";
     return m;
   }
+  std::string RuntimeOnNode(const dcufleet::v1::Plan& p, const dcufleet::v1::NodeView&) override {
+    return absl::StrCat("/opt/conda/envs/", p.stack_id());
+  }
   std::string ModelPathOnNode(const std::string&, const dcufleet::v1::NodeView& n) override {
     return nodes_without_model.count(n.name()) ? "" : model_path;
   }

@@ -36,3 +36,33 @@ bool IsLoopbackHost(absl::string_view host) {
 }
 
 }  // namespace dcu::common
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace dcu::common {
+
+absl::Status CheckTcpPortFree(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  int err = errno;
+  close(fd);
+  if (rc != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("port ", port, " on this node: [Errno ", err, "] ", strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dcu::common

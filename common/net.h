@@ -20,3 +20,10 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text);
 bool IsLoopbackHost(absl::string_view host);
 
 }  // namespace dcu::common
+
+namespace dcu::common {
+// OK when nothing listens on TCP `port` (tries to bind 0.0.0.0:port with
+// SO_REUSEADDR, then releases it). FAILED_PRECONDITION with the OS's words
+// ("Address already in use") otherwise.
+absl::Status CheckTcpPortFree(int port);
+}  // namespace dcu::common

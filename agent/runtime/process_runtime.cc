@@ -1,5 +1,7 @@
 #include "agent/runtime/process_runtime.h"
 
+#include "common/net.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -442,6 +444,16 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Start(const dcufleet::v1::Instan
                                                  existing->pid, ")"));
   }
   DCU_ASSIGN_OR_RETURN(LaunchPlan plan, Render(spec));
+  // Another server on the port would answer our health checks for us: refuse
+  // the launch with the same words vLLM's uvicorn prints, so the controller's
+  // diagnosis (port_in_use) picks another port.
+  if (spec.port() > 0) {
+    if (absl::Status port = common::CheckTcpPortFree(spec.port()); !port.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', ",
+          spec.port(), "): address already in use (", port.message(), ")"));
+    }
+  }
 
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -115,7 +115,7 @@ sim_seed003() {
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-  SIM_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  SIM_REPO="${SIM_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
   out=$1 build=$2; shift 2
   for s in "$@"; do "sim_$s" "$out" "$build"; done
 fi

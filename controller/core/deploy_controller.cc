@@ -715,6 +715,11 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
                           " on this plan): ", why));
   };
 
+  if (chosen && chosen->failure_class() == "unknown") {
+    // Nothing recognised (a kill, a crash without a message): transient until
+    // proven otherwise — back off, and fail over after max attempts.
+    chosen = nullptr;
+  }
   if (!chosen) {
     retry_with_backoff(findings.empty() ? (a.message().empty() ? "no diagnosis" : a.message())
                                         : absl::StrCat(top, ", remediation already applied"));

@@ -147,6 +147,18 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
           << "\n";
     }
   }
+  for (const auto& h : inv.unattributed_holders()) {
+    if (!any_holder) {
+      out << "\nProcesses holding devices:\n";
+      any_holder = true;
+    }
+    std::string cls = dcufleet::v1::HolderClass_Name(h.holder_class());
+    if (cls.rfind("HOLDER_", 0) == 0) cls = cls.substr(7);
+    for (auto& ch : cls) ch = static_cast<char>(std::tolower(ch));
+    out << "  device ?: pid " << h.pid() << " (" << cls << ", state " << h.state() << ", ppid "
+        << h.ppid() << (h.parent_alive() ? "" : " exited") << ") `" << h.cmdline().substr(0, 80)
+        << "` (holds /dev/kfd; device not identified)\n";
+  }
   std::vector<std::string> findings;
   for (const auto& f : inv.findings()) {
     findings.push_back(absl::StrCat("  ", f.severity(), " ", f.code(), ": ", f.message()));

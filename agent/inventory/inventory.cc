@@ -74,6 +74,8 @@ absl::StatusOr<std::unique_ptr<InventoryCollector>> InventoryCollector::Create(I
   ctx.memprobe_timeout = options.memprobe_timeout;
   ctx.memprobe_ttl = options.memprobe_ttl;
   ctx.rocm_smi_dirs = options.rocm_smi_dirs;
+  ctx.nvml_library = options.nvml_library;
+  ctx.cuda_library = options.cuda_library;
   for (const std::string& name : options.probes) {
     Backend b;
     b.name = name;
@@ -147,6 +149,15 @@ NodeInventory InventoryCollector::DoCollect(bool full_fd_scan) {
     so.root = options_.root;
     so.proc_root = options_.proc_root;
     so.fd_scan = full_fd_scan ? FdScan::kAll : FdScan::kKfdProcesses;
+    for (const auto& d : devices) {
+      for (const auto& p : d.vendor_processes()) so.extra_pids.push_back(p.pid());
+    }
+    // NVML opens /dev/nvidiactl and /dev/nvidia<N> in this process: the
+    // agent is not a holder. Only meaningful when the processes listed are
+    // the live ones.
+    const std::string proc_root =
+        options_.proc_root.empty() ? common::JoinRoot(options_.root, "proc") : options_.proc_root;
+    if (proc_root == "/proc" || proc_root == "/proc/") so.exclude_pids.push_back(getpid());
     auto scan = ScanDeviceHolders(so, options_.live_instance_ids);
     if (!scan.ok()) {
       // A fixture root without a proc/ is normal; an unreadable one is not.
@@ -290,6 +301,8 @@ int RunInventoryCommand(const InventoryArgs& args, std::ostream& out, std::ostre
   o.probes = *probes;
   o.memprobe_path = args.memprobe_path;
   o.hip_library = args.hip_library;
+  o.nvml_library = args.nvml_library;
+  o.cuda_library = args.cuda_library;
   o.memprobe_timeout = absl::Seconds(args.memprobe_timeout_s);
   o.scan_processes = !args.no_processes;
   o.proc_root = args.proc_root;

@@ -5,7 +5,8 @@
  *   "0000:19:00.0,149600000000,150110011392,90,1f0e2d3c4b5a69788796a5b4c3d2e1f0"
  * (cc = major*10+minor; default: one H200-like device). cuMemGetInfo fails
  * with CUDA_ERROR_INVALID_CONTEXT (201) unless a context is current, as the
- * real one does. Built twice: normal, and with -DFAKE_CUDA_HANG where cuInit
+ * real one does. With FAKE_GPU_PROCS_FILE (see fake_nvml.c), free shrinks
+ * by the bytes of the processes listed there that are still alive. Built twice: normal, and with -DFAKE_CUDA_HANG where cuInit
  * never returns (a wedged driver). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,10 +117,36 @@ int cuCtxSetCurrent(void* ctx) {
   current = (int*)ctx;
   return 0;
 }
+static unsigned long long held_on(int dev) {
+  const char* path = getenv("FAKE_GPU_PROCS_FILE");
+  if (!path) return 0;
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  unsigned long long sum = 0;
+  char line[256];
+  while (fgets(line, sizeof(line), f)) {
+    int d = 0;
+    unsigned int pid = 0;
+    unsigned long long bytes = 0;
+    if (sscanf(line, "%d:%u:%llu", &d, &pid, &bytes) != 3 || d != dev) continue;
+    char p[64], buf[512];
+    snprintf(p, sizeof(p), "/proc/%u/stat", pid);
+    FILE* s = fopen(p, "r");
+    if (!s) continue;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, s);
+    fclose(s);
+    buf[n] = 0;
+    char* close = strrchr(buf, ')');
+    if (close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X') sum += bytes;
+  }
+  fclose(f);
+  return sum;
+}
+
 int cuMemGetInfo_v2(size_t* free_b, size_t* total_b) {
   if (!current) return 201; /* CUDA_ERROR_INVALID_CONTEXT */
   int d = (int)(current - ctx_tokens);
-  *free_b = (size_t)devs[d].free_b;
+  *free_b = (size_t)(devs[d].free_b - held_on(d));
   *total_b = (size_t)devs[d].total_b;
   return 0;
 }

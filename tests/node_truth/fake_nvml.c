@@ -6,6 +6,11 @@
  *   FAKE_NVML_PROCS    "dev:pid:bytes;..." pid "self" = the calling process,
  *                      bytes "na" = NVML_VALUE_NOT_AVAILABLE
  *   FAKE_NVML_INIT_RC  nvmlInit's return code (e.g. 9 = DRIVER_NOT_LOADED)
+ *   FAKE_GPU_PROCS_FILE  optional "dev:pid:bytes" lines appended by running
+ *                      processes (the drill's CPU dry run): like a driver,
+ *                      the fake lists only those still alive and counts
+ *                      their bytes as used; a process that exits gives its
+ *                      memory back
  * Built twice: normal (the _v2/_v3 calls) and with -DFAKE_NVML_V1_ONLY
  * (only nvmlInit, nvmlDeviceGetMemoryInfo and the v1 process call with the
  * 16-byte nvmlProcessInfo_v1_t, as old drivers have). */
@@ -38,6 +43,8 @@ static int ndev = -1;
 static proc_t_ procs[MAX_PROC];
 static int nproc;
 
+static void load_file(void);
+
 static void load(void) {
   if (ndev >= 0) return;
   ndev = 0;
@@ -63,6 +70,7 @@ static void load(void) {
     ++ndev;
   }
   nproc = 0;
+  load_file();
   const char* ps = getenv("FAKE_NVML_PROCS");
   if (!ps) return;
   snprintf(buf, sizeof(buf), "%s", ps);
@@ -78,6 +86,40 @@ static void load(void) {
     procs[nproc].bytes = strcmp(c, "na") == 0 ? NOT_AVAILABLE : strtoull(c, NULL, 10);
     ++nproc;
   }
+}
+
+/* Alive as the driver sees it: in /proc and not a zombie. */
+static int alive(unsigned int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  char* close = strrchr(buf, ')');
+  return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+}
+
+static void load_file(void) {
+  const char* path = getenv("FAKE_GPU_PROCS_FILE");
+  if (!path) return;
+  FILE* f = fopen(path, "r");
+  if (!f) return;
+  char line[256];
+  while (fgets(line, sizeof(line), f) && nproc < MAX_PROC) {
+    int dev = 0;
+    unsigned int pid = 0;
+    unsigned long long bytes = 0;
+    if (sscanf(line, "%d:%u:%llu", &dev, &pid, &bytes) != 3 || !alive(pid)) continue;
+    if (dev < 0 || dev >= ndev) continue;
+    procs[nproc].dev = dev;
+    procs[nproc].pid = pid;
+    procs[nproc].bytes = bytes;
+    devs[dev].used += bytes;
+    ++nproc;
+  }
+  fclose(f);
 }
 
 static int dev_index(void* h) {

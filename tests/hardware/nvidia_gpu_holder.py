@@ -62,6 +62,7 @@ def hold(gib, ready):
             "mem_get_info_free_after": free1,
             "allocated_bytes": torch.cuda.memory_allocated(0),
             "reserved_bytes": torch.cuda.memory_reserved(0),
+            "libcuda": sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcuda.so" in l}),
         })
     write_json(ready, info)
     sys.stdout.flush()

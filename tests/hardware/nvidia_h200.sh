@@ -53,6 +53,11 @@ cleanup() {
 trap cleanup EXIT
 
 step() { echo; echo "== $(date -u +%T) $*"; }
+# The device run is cut at 600 s: leave time for the checks and the capture.
+T0=$SECONDS
+budget_ok() {
+  if (( SECONDS - T0 > ${DRILL_BUDGET_S:-450} )); then echo "time budget spent: skipping $1"; return 1; fi
+}
 
 # ---------------------------------------------------------------- facts
 step facts
@@ -106,7 +111,7 @@ if [ ! -x "$MEMPROBE" ] || ! "$MEMPROBE" --help >/dev/null 2>&1; then
     "$SRCROOT"/agent/memprobe/memprobe_cuda.cc -ldl -o "$WORK/bin/dcu-memprobe" && MEMPROBE=$WORK/bin/dcu-memprobe
 fi
 echo "drill usable: $DRILL_OK; memprobe: $MEMPROBE"
-LIBFLAGS=(--nvml_library "$NVML_LIB" --cuda_library "$CUDA_LIB" --memprobe "$MEMPROBE" --memprobe_timeout 90)
+LIBFLAGS=(--nvml_library "$NVML_LIB" --cuda_library "$CUDA_LIB" --memprobe "$MEMPROBE" --memprobe_timeout 60)
 
 # ---------------------------------------------------------------- helpers
 # raw PHASE: what the tools see, outside the agent's code.
@@ -149,9 +154,12 @@ EOF
 inventory() {
   local ph=$1; shift
   if [ $DRILL_OK -ne 1 ]; then echo "inventory($ph): skipped, no usable dcu-nvdrill"; return; fi
+  local t=$(date +%s%N)
   drill inventory -o json --device_probe nvml,cuda "${LIBFLAGS[@]}" "$@" \
     >"$OUT_DIR/inventory_$ph.json" 2>"$WORK/inventory_$ph.err"
-  echo "inventory($ph): rc $? $(head -c 300 "$WORK/inventory_$ph.err")"
+  local rc=$?
+  echo $((($(date +%s%N) - t) / 1000000)) >"$WORK/timing_$ph"
+  echo "inventory($ph): rc $rc in $(cat "$WORK/timing_$ph") ms $(head -c 300 "$WORK/inventory_$ph.err")"
   drill inventory -o table --device_probe nvml,cuda "${LIBFLAGS[@]}" "$@" 2>&1
 }
 
@@ -180,6 +188,7 @@ step "phase idle"
 raw idle
 inventory idle
 
+budget_ok alloc && {
 step "phase alloc: an unmanaged process holds $GIB GiB"
 "$PY" "$HERE/nvidia_gpu_holder.py" hold --gib "$GIB" --ready "$WORK/u.ready" &
 UPID=$!
@@ -199,13 +208,14 @@ kill -TERM "$UPID"
 wait "$UPID" 2>/dev/null
 wait_gone_from_gpu "$UPID" 60
 raw between
+}
 
 step "phase managed: a server started through ProcessRuntime as instance '$ID'"
 ENVFLAGS=(--env "PATH=$PATH" --env NCCL_NVLS_ENABLE=0 --env TORCH_SYMM_MEM_DISABLE_MULTICAST=1
           --env NVSHMEM_DISABLE_NVLS=1 --env PYTHONUNBUFFERED=1)
 [ -n "$ORIG_LD" ] && ENVFLAGS+=(--env "LD_LIBRARY_PATH=$ORIG_LD")
 [ "${DCU_DRILL_FAKE:-0}" = 1 ] && ENVFLAGS+=(--env DCU_DRILL_FAKE_GPU=1 --env "FAKE_GPU_PROCS_FILE=$FAKE_GPU_PROCS_FILE")
-if [ $DRILL_OK -eq 1 ]; then
+if [ $DRILL_OK -eq 1 ] && budget_ok managed; then
   drill launch --state_dir "$WORK/state" --id "$ID" --device 0 "${ENVFLAGS[@]}" -- \
     "$PY" "$HERE/nvidia_gpu_holder.py" spawn --gib "$GIB" --ready "$WORK/m.ready" >"$WORK/launch.json"
   cat "$WORK/launch.json"
@@ -231,6 +241,7 @@ if [ $DRILL_OK -eq 1 ]; then
   inventory leftover   # no live instance: the marked child is a leftover
 
   step "phase reap"
+  budget_ok "reap (the child is killed at the end)"
   drill reap --device_probe nvml,cuda "${LIBFLAGS[@]}" --grace 10 >"$OUT_DIR/reap_report.json" 2>"$WORK/reap.err"
   echo "reap: rc $? $(head -c 300 "$WORK/reap.err")"
   wait_gone_from_gpu "$CHILD" 60
@@ -248,5 +259,6 @@ step checks
 "$PY" "$HERE/nvidia_h200_check.py" --out "$OUT_DIR" --work "$WORK" --gib "$GIB" --nvml "$NVML_LIB" \
   --cuda "$CUDA_LIB" --drill_ok "$DRILL_OK"
 rc=$?
-echo "== done rc $rc"
+echo "== done rc $rc in $((SECONDS - T0)) s"
+sleep 0.3  # let tee write the log
 exit $rc

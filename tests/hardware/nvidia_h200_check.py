@@ -209,6 +209,8 @@ def main():
         "raw": raw,
         "stderr": {os.path.basename(p): read(p)[-2000:] for p in glob.glob(os.path.join(work, "*.err"))
                    if read(p)},
+        "inventory_ms": {os.path.basename(p)[7:]: i(read(p).strip()) for p in
+                         glob.glob(os.path.join(work, "timing_*")) if read(p)},
         "figures": figures,
         "checks": checks,
         "passed": all(c["ok"] for c in checks),

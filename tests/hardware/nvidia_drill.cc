@@ -30,6 +30,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/inventory/inventory.h"
+#include "agent/probe/findings.h"
 #include "agent/runtime/process_runtime.h"
 
 namespace {
@@ -230,7 +231,8 @@ int Reap(Flags& f) {
       ok = false;
     }
   }
-  return ok && report.findings_size() == 0 ? 0 : 1;
+  for (const auto& finding : report.findings()) ok &= finding.severity() == dcu::agent::kInfo;
+  return ok ? 0 : 1;
 }
 
 }  // namespace

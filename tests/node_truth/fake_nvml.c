@@ -10,7 +10,8 @@
  *                      processes (the drill's CPU dry run): like a driver,
  *                      the fake lists only those still alive and counts
  *                      their bytes as used; a process that exits gives its
- *                      memory back
+ *                      memory back (with FAKE_GPU_LIST_ZOMBIES set, only
+ *                      once its zombie is collected: a driver that releases late)
  * Built twice: normal (the _v2/_v3 calls) and with -DFAKE_NVML_V1_ONLY
  * (only nvmlInit, nvmlDeviceGetMemoryInfo and the v1 process call with the
  * 16-byte nvmlProcessInfo_v1_t, as old drivers have). */
@@ -98,7 +99,11 @@ static int alive(unsigned int pid) {
   fclose(f);
   buf[n] = 0;
   char* close = strrchr(buf, ')');
-  return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+  if (!close || close[1] != ' ') return 0;
+  /* FAKE_GPU_LIST_ZOMBIES: like a driver that has not torn the context of
+   * an ended process down yet. */
+  if (getenv("FAKE_GPU_LIST_ZOMBIES")) return close[2] != 'X';
+  return close[2] != 'Z' && close[2] != 'X';
 }
 
 static void load_file(void) {
@@ -154,6 +159,7 @@ const char* nvmlErrorString(int rc) {
 
 #ifndef FAKE_NVML_V1_ONLY
 int nvmlDeviceGetCount_v2(unsigned int* n) {
+  ndev = -1; /* a new pass: the processes (and their memory) are read again, as a driver's are live */
   load();
   *n = (unsigned)ndev;
   return 0;

@@ -6,6 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/inventory/inventory.h"
@@ -160,6 +163,42 @@ TEST_F(NvidiaInventoryTest, ReapingTheLeftoverGivesItsMemoryBack) {
   ASSERT_EQ(report.memory_size(), 1);
   EXPECT_EQ(report.memory(0).device_free_after().bytes() - report.memory(0).device_free_before().bytes(), a);
   EXPECT_EQ(report.memory(0).unreclaimed_after(), 0);
+}
+
+// On the H200 the driver listed a reaped process (a zombie by then) with its
+// 20 GiB for a while after it ended. The fake driver here keeps listing
+// zombies until they are collected; ReapNode measures again until the ended
+// process is gone from the list, so "after" shows the memory back.
+TEST_F(NvidiaInventoryTest, ReapNodeWaitsForTheDriverToRelease) {
+  auto leftover = Hold("inst-ended");
+  const int64_t a = 20 * kGiB;
+  SetFigures(0, "");
+  const std::string procs = tmp_.path() + "/gpu_procs";
+  std::ofstream(procs) << "0:" << leftover->pid() << ":" << a << "\n";
+  setenv("FAKE_GPU_PROCS_FILE", procs.c_str(), 1);
+  setenv("FAKE_GPU_LIST_ZOMBIES", "1", 1);
+  auto collector = InventoryCollector::Create(options_);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  // The zombie is collected (as its parent, this test) 300 ms after it ended.
+  std::thread collect([&] {
+    while (dcu::testing::ProcState(leftover->pid()) != 'Z') usleep(5000);
+    usleep(300000);
+    leftover->Wait();
+  });
+  ReapOptions ro;
+  ro.grace = absl::Seconds(5);
+  auto report = ReapNode(collector->get(), ro);
+  collect.join();
+  unsetenv("FAKE_GPU_PROCS_FILE");
+  unsetenv("FAKE_GPU_LIST_ZOMBIES");
+  ASSERT_EQ(report.memory_size(), 1);
+  EXPECT_EQ(report.memory(0).host_used_before().bytes(), a);
+  EXPECT_EQ(report.memory(0).host_used_after().bytes(), 0);
+  EXPECT_EQ(report.memory(0).device_free_after().bytes() - report.memory(0).device_free_before().bytes(), a);
+  ASSERT_EQ(report.findings_size(), 1) << report.DebugString();
+  EXPECT_EQ(report.findings(0).code(), "driver_release_lag");
+  EXPECT_TRUE(absl::StrContains(report.findings(0).message(), absl::StrCat(leftover->pid()))) << report.findings(0).message();
+  EXPECT_TRUE(absl::StrContains(report.findings(0).message(), "released within")) << report.findings(0).message();
 }
 
 TEST_F(NvidiaInventoryTest, HungCudaLeavesTheHostView) {

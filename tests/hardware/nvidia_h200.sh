@@ -204,7 +204,48 @@ grep State "/proc/$UPID/status"
 raw stopped
 inventory stopped
 kill -CONT "$UPID"
-kill -TERM "$UPID"
+# How long the driver keeps an ended process's memory: SIGTERM, then NVML
+# polled every few ms while the process stays a zombie (not yet waited for).
+"$PY" - "$UPID" "$WORK/release_lag.json" <<'EOF'
+import json, os, signal, sys, time
+pid, out = int(sys.argv[1]), {}
+def state():
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+try:
+    import pynvml as n
+    n.nvmlInit()
+    h = n.nvmlDeviceGetHandleByIndex(0)
+    listed = lambda: any(p.pid == pid for p in n.nvmlDeviceGetComputeRunningProcesses(h))
+    used = lambda: n.nvmlDeviceGetMemoryInfo(h, version=n.nvmlMemory_v2).used
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGTERM)
+    last, changes, marks = None, [], {}
+    while time.monotonic() - t0 < 10:
+        t = round((time.monotonic() - t0) * 1000, 1)
+        s = (state(), listed(), used())
+        if s != last:
+            changes.append([t, *s])
+            last = s
+        if s[0] in ("Z", "gone"): marks.setdefault("ended_ms", t)
+        if not s[1]: marks.setdefault("unlisted_ms", t)
+        if s[2] < (1 << 30): marks.setdefault("used_below_1gib_ms", t)
+        if len(marks) == 3:
+            break
+        time.sleep(0.002)
+    out = dict(marks, changes=changes)
+except Exception as e:
+    out["error"] = repr(e)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
+json.dump(out, open(sys.argv[2], "w"))
+print("release lag:", json.dumps(out)[:600])
+EOF
+kill -KILL "$UPID" 2>/dev/null  # never wait forever on a holder that ignored SIGTERM
 wait "$UPID" 2>/dev/null
 wait_gone_from_gpu "$UPID" 60
 raw between

@@ -187,6 +187,12 @@ def main():
                            "reap_ms": (i((reap or {}).get("finished_at_ms")) or 0) -
                            (i((reap or {}).get("started_at_ms")) or 0)}
         check(f"reap: the device view recovered {n} GiB", lo <= rec <= hi, f"{rec} bytes = {rec / GIB:.3f} GiB")
+        hb, ha = reading(mem, "host_used_before"), reading(mem, "host_used_after")
+        hrec = (hb or 0) - (ha or 0)
+        figures["reap"].update({"host_used_before": hb, "host_used_after": ha, "host_recovered": hrec,
+                                "findings": [(f.get("code"), f.get("message")) for f in (reap or {}).get("findings", [])]})
+        check(f"reap: the host view (NVML) recovered {n} GiB too", lo <= hrec <= hi,
+              f"{hrec} bytes = {hrec / GIB:.3f} GiB; findings {figures['reap']['findings']}")
     dr = d["recovered"]
     if dr and di:
         gap = abs((reading(dr, "device_free") or 0) - (reading(di, "device_free") or 0))
@@ -211,6 +217,7 @@ def main():
                    if read(p)},
         "inventory_ms": {os.path.basename(p)[7:]: i(read(p).strip()) for p in
                          glob.glob(os.path.join(work, "timing_*")) if read(p)},
+        "release_lag": load(os.path.join(work, "release_lag.json")),
         "figures": figures,
         "checks": checks,
         "passed": all(c["ok"] for c in checks),

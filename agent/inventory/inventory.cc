@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "agent/inventory/inventory_merger.h"
 #include "agent/probe/findings.h"
 #include "agent/probe/sysfs_kfd_device_probe.h"
@@ -74,6 +75,8 @@ absl::StatusOr<std::unique_ptr<InventoryCollector>> InventoryCollector::Create(I
   ctx.memprobe_timeout = options.memprobe_timeout;
   ctx.memprobe_ttl = options.memprobe_ttl;
   ctx.rocm_smi_dirs = options.rocm_smi_dirs;
+  ctx.nvml_library = options.nvml_library;
+  ctx.cuda_library = options.cuda_library;
   for (const std::string& name : options.probes) {
     Backend b;
     b.name = name;
@@ -147,6 +150,15 @@ NodeInventory InventoryCollector::DoCollect(bool full_fd_scan) {
     so.root = options_.root;
     so.proc_root = options_.proc_root;
     so.fd_scan = full_fd_scan ? FdScan::kAll : FdScan::kKfdProcesses;
+    for (const auto& d : devices) {
+      for (const auto& p : d.vendor_processes()) so.extra_pids.push_back(p.pid());
+    }
+    // NVML opens /dev/nvidiactl and /dev/nvidia<N> in this process: the
+    // agent is not a holder. Only meaningful when the processes listed are
+    // the live ones.
+    const std::string proc_root =
+        options_.proc_root.empty() ? common::JoinRoot(options_.root, "proc") : options_.proc_root;
+    if (proc_root == "/proc" || proc_root == "/proc/") so.exclude_pids.push_back(getpid());
     auto scan = ScanDeviceHolders(so, options_.live_instance_ids);
     if (!scan.ok()) {
       // A fixture root without a proc/ is normal; an unreadable one is not.
@@ -179,13 +191,75 @@ absl::StatusOr<NodeInventory> CollectInventory(const InventoryOptions& options) 
   return (*c)->CollectFull();
 }
 
+namespace {
+
+// Pids of `before`'s holders that have ended since (gone, or a zombie).
+absl::flat_hash_set<int> EndedHolders(const NodeInventory& before, const std::string& proc_root) {
+  absl::flat_hash_set<int> ended;
+  auto check = [&](const dcufleet::v1::ProcessHolder& h) {
+    auto text = common::ReadSmallFile(absl::StrCat(proc_root, "/", h.pid(), "/stat"), 4096);
+    std::string comm;
+    char state = '?';
+    int ppid = 0;
+    uint64_t start = 0;
+    if (!text.ok() || !ParseProcStat(*text, &comm, &state, &ppid, &start) ||
+        (h.start_time_ticks() != 0 && start != h.start_time_ticks()) || state == 'Z' || state == 'X') {
+      ended.insert(h.pid());
+    }
+  };
+  for (const auto& d : before.devices()) {
+    for (const auto& h : d.holders()) check(h);
+  }
+  for (const auto& h : before.unattributed_holders()) check(h);
+  return ended;
+}
+
+// Ended pids the vendor library still lists (the driver has not released
+// their memory yet).
+std::vector<int> StillListed(const NodeInventory& inv, const absl::flat_hash_set<int>& ended) {
+  std::vector<int> out;
+  for (const auto& d : inv.devices()) {
+    for (const auto& p : d.vendor_processes()) {
+      if (ended.contains(p.pid())) out.push_back(p.pid());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptions& options) {
   NodeInventory before = collector->CollectFull();
   Reaper reaper;
-  return reaper.Reap(before, options, [&]() -> absl::StatusOr<NodeInventory> {
-    collector->InvalidateDeviceView();
-    return collector->CollectFull();
+  std::string settle_note;
+  auto report = reaper.Reap(before, options, [&]() -> absl::StatusOr<NodeInventory> {
+    const absl::Time start = absl::Now();
+    const absl::flat_hash_set<int> ended = EndedHolders(before, options.proc_root);
+    while (true) {
+      collector->InvalidateDeviceView();
+      NodeInventory after = collector->CollectFull();
+      std::vector<int> pending = StillListed(after, ended);
+      const absl::Duration waited = absl::Now() - start;
+      if (pending.empty()) {
+        if (!settle_note.empty()) {
+          absl::StrAppend(&settle_note, "; released within ",
+                          absl::FormatDuration(absl::Trunc(waited, absl::Milliseconds(1))));
+        }
+        return after;
+      }
+      if (settle_note.empty()) {
+        settle_note = absl::StrCat("the driver still listed ended pid(s) ", absl::StrJoin(pending, ","),
+                                   " with their memory at the first measurement after the reap");
+      }
+      if (waited >= options.settle_timeout) {
+        absl::StrAppend(&settle_note, "; still listed after ", absl::FormatDuration(options.settle_timeout));
+        return after;
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
   });
+  if (!settle_note.empty()) *report.add_findings() = MakeFinding(kInfo, "driver_release_lag", "reprobe", settle_note);
+  return report;
 }
 
 namespace {
@@ -290,6 +364,8 @@ int RunInventoryCommand(const InventoryArgs& args, std::ostream& out, std::ostre
   o.probes = *probes;
   o.memprobe_path = args.memprobe_path;
   o.hip_library = args.hip_library;
+  o.nvml_library = args.nvml_library;
+  o.cuda_library = args.cuda_library;
   o.memprobe_timeout = absl::Seconds(args.memprobe_timeout_s);
   o.scan_processes = !args.no_processes;
   o.proc_root = args.proc_root;

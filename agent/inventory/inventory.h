@@ -32,6 +32,8 @@ struct InventoryOptions {
   // HIP device view helper.
   std::string memprobe_path;  // default: dcu-memprobe next to this binary
   std::string hip_library;    // default: the loader's libamdhip64.so
+  std::string nvml_library;   // default: the loader's libnvidia-ml.so.1
+  std::string cuda_library;   // default: the loader's libcuda.so.1
   absl::Duration memprobe_timeout = absl::Seconds(20);
   absl::Duration memprobe_ttl = absl::Seconds(30);
   // rocm-smi search dirs (host paths, under root); empty = defaults.
@@ -96,9 +98,13 @@ dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptio
 // Flags the lead's argv parsing maps onto InventoryArgs:
 //   --root DIR                 filesystem root (default /)
 //   -o, --output table|json    default table
-//   --device_probe LIST        default sysfs_kfd,rocm_smi,hip
+//   --device_probe LIST        default sysfs_kfd,rocm_smi,hip; NVIDIA nodes:
+//                              nvml,cuda (kNvidiaProbeList)
 //   --memprobe PATH            dcu-memprobe helper (default next to dcu-agent)
 //   --hip_library PATH         libamdhip64 for the helper
+//   --nvml_library PATH        libnvidia-ml.so.1 for the nvml probe and the
+//                              cuda helper (default: the loader's)
+//   --cuda_library PATH        libcuda.so.1 for the cuda helper
 //   --memprobe_timeout SECONDS default 20
 //   --instance ID              a running instance id (repeatable); holders
 //                              with another marker are leftovers
@@ -112,6 +118,8 @@ struct InventoryArgs {
   std::string device_probe = kDefaultProbeList;
   std::string memprobe_path;
   std::string hip_library;
+  std::string nvml_library;
+  std::string cuda_library;
   double memprobe_timeout_s = 20;
   std::vector<std::string> instances;
   std::string proc_root;

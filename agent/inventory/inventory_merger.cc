@@ -65,6 +65,13 @@ void MergeInto(const Device& d, Device* m, const std::string& backend) {
   TakeReading(d.host_free(), m->mutable_host_free());
   TakeReading(d.device_free(), m->mutable_device_free());
   TakeReading(d.device_total(), m->mutable_device_total());
+  TakeReading(d.host_reserved(), m->mutable_host_reserved());
+  TakeReading(d.device_self_used(), m->mutable_device_self_used());
+  if (!m->has_nvidia_minor() && d.has_nvidia_minor()) m->set_nvidia_minor(d.nvidia_minor());
+  if (m->vendor_processes_source().empty() && !d.vendor_processes_source().empty()) {
+    m->set_vendor_processes_source(d.vendor_processes_source());
+    *m->mutable_vendor_processes() = d.vendor_processes();
+  }
   for (const Finding& f : d.findings()) AddFinding(m->mutable_findings(), f);
   (void)backend;
 }
@@ -196,7 +203,12 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
     std::string used_src;
     if (d.device_total().valid() && d.device_free().valid()) {
       used = std::max<int64_t>(0, d.device_total().bytes() - d.device_free().bytes());
-      used_src = "hip:hipMemGetInfo total - free";
+      used_src = absl::StrCat(d.device_free().source(), " total - free");
+      // The device-view helper's own context is not a leftover.
+      if (d.device_self_used().valid() && d.device_self_used().bytes() > 0) {
+        used = std::max<int64_t>(0, used - d.device_self_used().bytes());
+        absl::StrAppend(&used_src, " - the helper's own context");
+      }
     } else if (d.host_used().valid()) {
       used = d.host_used().bytes();
       used_src = d.host_used().source();
@@ -225,7 +237,7 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
     } else if (!unknown.empty()) {
       ur->set_valid(false);
       ur->set_source(absl::StrCat("undetermined: live holder(s) ", absl::StrJoin(unknown, ","),
-                                  " with unknown VRAM (no kfd proc vram_<gpu_id>)"));
+                                  " with unknown VRAM (no kfd proc vram_<gpu_id>, no vendor process list)"));
       AddFinding(d.mutable_findings(),
                  MakeFinding(kInfo, kUnreclaimedUnknown, "unreclaimed",
                              absl::StrCat(HumanBytes(used), " used (", used_src, "); VRAM of live holder(s) ",

@@ -2,12 +2,15 @@
 // process so the agent never holds a device context and a hung runtime can
 // only hang this helper (the agent kills it after a timeout).
 //
-// It dlopens libamdhip64 (never links it), and for each visible device calls
-// hipSetDevice + hipMemGetInfo, hipDeviceGetPCIBusId, hipDeviceGetName and
-// hipGetDeviceProperties (for the gcnArchName). Output is JSON Lines on
-// stdout, flushed line by line so that the devices measured before a hang
-// still reach the agent:
-//   {"probe":"dcu-memprobe","hip_library":"/opt/dtk/lib/libamdhip64.so"}
+// --runtime hip (default): it dlopens libamdhip64 (never links it), and for
+// each visible device calls hipSetDevice + hipMemGetInfo,
+// hipDeviceGetPCIBusId, hipDeviceGetName and hipGetDeviceProperties (for the
+// gcnArchName).
+// --runtime cuda: memprobe_cuda.cc (libcuda.so.1: cuInit, a context per
+// device, cuMemGetInfo).
+// Output is JSON Lines on stdout, flushed line by line so that the devices
+// measured before a hang still reach the agent:
+//   {"probe":"dcu-memprobe","runtime":"hip","hip_library":"/opt/dtk/lib/libamdhip64.so"}
 //   {"device_count":8}
 //   {"index":0,"pci_bus":"0000:1b:00.0","name":"K100_AI","arch":"gfx928","free":...,"total":...}
 //   {"index":1,"error":"hipMemGetInfo returned 2"}
@@ -16,10 +19,14 @@
 // hung. Exit 0 when every device answered, 1 when some did not, 2 when the
 // library could not be used at all ({"error":...} on stdout).
 //
-// Flags: --hip_library PATH (else $DCU_MEMPROBE_HIP_LIBRARY, else
-// "libamdhip64.so" through the dynamic loader's search path).
-// Note: the probe's own HIP context takes some device memory; the free
-// figure it reports is therefore slightly below what a fresh process sees.
+// Flags: --runtime hip|cuda; --hip_library PATH (else
+// $DCU_MEMPROBE_HIP_LIBRARY, else "libamdhip64.so" through the dynamic
+// loader's search path); --cuda_library PATH (else
+// $DCU_MEMPROBE_CUDA_LIBRARY, else "libcuda.so.1"); --nvml_library PATH or
+// "none" (CUDA only: the helper's own context size, else
+// "libnvidia-ml.so.1").
+// Note: the probe's own context takes some device memory; the free figure it
+// reports is therefore slightly below what a fresh process sees.
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -29,7 +36,13 @@
 #include <string>
 #include <vector>
 
+#include "agent/memprobe/memprobe_util.h"
+
 namespace {
+
+using dcu::memprobe::JsonString;
+using dcu::memprobe::Line;
+using dcu::memprobe::Step;
 
 using HipGetDeviceCount = int (*)(int*);
 using HipSetDevice = int (*)(int);
@@ -37,38 +50,6 @@ using HipMemGetInfo = int (*)(size_t*, size_t*);
 using HipDeviceGetPCIBusId = int (*)(char*, int, int);
 using HipDeviceGetName = int (*)(char*, int, int);
 using HipGetDeviceProperties = int (*)(void*, int);
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-void Line(const std::string& json) {
-  fputs(json.c_str(), stdout);
-  fputc('\n', stdout);
-  fflush(stdout);
-}
-
-void Step(const char* what, int device) {
-  fprintf(stderr, "step %s device %d\n", what, device);
-  fflush(stderr);
-}
 
 // hipDeviceProp_t changed layout across HIP releases; rather than bind to
 // one, scan the filled buffer for the NUL-terminated "gfx..." string that is
@@ -86,27 +67,12 @@ std::string FindArch(const std::vector<char>& buf) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string lib;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--hip_library" && i + 1 < argc) {
-      lib = argv[++i];
-    } else if (a.rfind("--hip_library=", 0) == 0) {
-      lib = a.substr(strlen("--hip_library="));
-    } else if (a == "--help" || a == "-h") {
-      fputs("usage: dcu-memprobe [--hip_library PATH]\n", stdout);
-      return 0;
-    } else {
-      fprintf(stderr, "dcu-memprobe: unknown argument '%s'\n", a.c_str());
-      return 2;
-    }
-  }
+int RunHip(std::string lib) {
   if (lib.empty()) {
     const char* env = getenv("DCU_MEMPROBE_HIP_LIBRARY");
     lib = env && *env ? env : "libamdhip64.so";
   }
-  Line("{\"probe\":\"dcu-memprobe\",\"hip_library\":" + JsonString(lib) + "}");
+  Line("{\"probe\":\"dcu-memprobe\",\"runtime\":\"hip\",\"hip_library\":" + JsonString(lib) + "}");
   Step("dlopen", -1);
   void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
@@ -177,4 +143,39 @@ int main(int argc, char** argv) {
   }
   Line("{\"done\":true}");
   return failures ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  std::string runtime = "hip", hip_lib, cuda_lib, nvml_lib;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag, std::string* out) {
+      std::string f = flag;
+      if (a == f && i + 1 < argc) {
+        *out = argv[++i];
+        return true;
+      }
+      if (a.rfind(f + "=", 0) == 0) {
+        *out = a.substr(f.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    if (value("--runtime", &runtime) || value("--hip_library", &hip_lib) || value("--cuda_library", &cuda_lib) ||
+        value("--nvml_library", &nvml_lib)) {
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      fputs("usage: dcu-memprobe [--runtime hip|cuda] [--hip_library PATH] [--cuda_library PATH]\n"
+            "                    [--nvml_library PATH|none]\n",
+            stdout);
+      return 0;
+    }
+    fprintf(stderr, "dcu-memprobe: unknown argument '%s'\n", a.c_str());
+    return 2;
+  }
+  if (runtime == "hip") return RunHip(hip_lib);
+  if (runtime == "cuda") return dcu::memprobe::RunCuda(cuda_lib, nvml_lib);
+  fprintf(stderr, "dcu-memprobe: --runtime must be hip or cuda, got '%s'\n", runtime.c_str());
+  return 2;
 }

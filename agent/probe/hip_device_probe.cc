@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/probe/findings.h"
+#include "agent/probe/pci_bus.h"
 #include "common/arch.h"
 
 extern char** environ;
@@ -52,7 +53,12 @@ std::string DefaultMemprobePath() {
 }
 
 absl::StatusOr<ProbeReport> ParseMemprobeOutput(const common::ProcessOutput& out, absl::Duration timeout,
-                                                int64_t now_ms) {
+                                                int64_t now_ms, absl::string_view runtime) {
+  const bool cuda = runtime == "cuda";
+  // Sources name the call each figure came from.
+  const std::string mem_src = cuda ? "cuda:cuMemGetInfo" : "hip:hipMemGetInfo";
+  const std::string name_src = cuda ? "cuda:cuDeviceGetName" : "hip:hipDeviceGetName";
+  const std::string arch_src = cuda ? "cuda:cuDeviceGetAttribute(compute_capability)" : "hip:gcnArchName";
   ProbeReport report;
   bool done = false;
   std::string fatal;
@@ -77,29 +83,36 @@ absl::StatusOr<ProbeReport> ParseMemprobeOutput(const common::ProcessOutput& out
       } else if (j.contains("index")) {
         Device dev;
         dev.set_index(j["index"].get<int>());
-        if (j.contains("pci_bus")) dev.set_pci_bus(absl::AsciiStrToLower(j["pci_bus"].get<std::string>()));
+        if (cuda) dev.set_vendor("nvidia");
+        if (j.contains("pci_bus")) dev.set_pci_bus(NormalizePciBusId(j["pci_bus"].get<std::string>()));
+        if (j.contains("uuid")) dev.set_unique_id(j["uuid"].get<std::string>());
         if (j.contains("name")) {
           dev.set_product_name(j["name"].get<std::string>());
-          dev.set_product_name_source("hip:hipDeviceGetName");
+          dev.set_product_name_source(name_src);
         }
         if (j.contains("arch")) {
           std::string raw = j["arch"].get<std::string>();
           auto arch = common::NormalizeArch(raw);
           if (arch.ok()) {
             dev.set_arch(*arch);
-            dev.set_arch_source("hip:gcnArchName");
+            dev.set_arch_source(arch_src);
           } else {
-            *dev.add_findings() = MakeFinding(kWarning, kArchRejected, "hip:gcnArchName",
-                                              absl::StrCat("rejected gcnArchName '", raw.substr(0, 40),
-                                                           "': ", arch.status().message()));
+            *dev.add_findings() = MakeFinding(kWarning, kArchRejected, arch_src,
+                                              absl::StrCat("rejected arch '", raw.substr(0, 40), "' from ", arch_src,
+                                                           ": ", arch.status().message()));
           }
         }
         if (j.contains("error")) {
-          *dev.add_findings() = MakeFinding(kWarning, kProbeFailed, "hip:hipMemGetInfo",
+          *dev.add_findings() = MakeFinding(kWarning, kProbeFailed, mem_src,
                                             absl::StrCat("device ", dev.index(), ": ", j["error"].get<std::string>()));
         } else if (j.contains("free") && j.contains("total")) {
-          *dev.mutable_device_free() = Reading(j["free"].get<int64_t>(), "hip:hipMemGetInfo", now_ms);
-          *dev.mutable_device_total() = Reading(j["total"].get<int64_t>(), "hip:hipMemGetInfo", now_ms);
+          *dev.mutable_device_free() = Reading(j["free"].get<int64_t>(), mem_src, now_ms);
+          *dev.mutable_device_total() = Reading(j["total"].get<int64_t>(), mem_src, now_ms);
+          if (j.contains("self_used")) {
+            *dev.mutable_device_self_used() =
+                Reading(j["self_used"].get<int64_t>(),
+                        absl::StrCat(j.value("self_source", std::string("nvml")), " (the helper's own context)"), now_ms);
+          }
         }
         report.devices.push_back(std::move(dev));
       } else if (j.contains("error")) {
@@ -112,11 +125,11 @@ absl::StatusOr<ProbeReport> ParseMemprobeOutput(const common::ProcessOutput& out
   }
   if (out.timed_out) {
     std::string step = LastStep(out.stderr_data);
-    std::string msg = absl::StrCat("dcu-memprobe did not finish within ", absl::FormatDuration(timeout),
+    std::string msg = absl::StrCat("dcu-memprobe (", runtime, ") did not finish within ", absl::FormatDuration(timeout),
                                    step.empty() ? "" : absl::StrCat(" (hung in ", step, ")"),
                                    "; it was killed, the agent is unaffected");
     if (report.devices.empty()) return absl::DeadlineExceededError(msg);
-    report.findings.push_back(MakeFinding(kWarning, kProbeTimeout, "hip", msg));
+    report.findings.push_back(MakeFinding(kWarning, kProbeTimeout, std::string(runtime), msg));
     return report;
   }
   if (!fatal.empty()) return absl::UnavailableError(absl::StrCat("dcu-memprobe: ", fatal));
@@ -126,12 +139,15 @@ absl::StatusOr<ProbeReport> ParseMemprobeOutput(const common::ProcessOutput& out
                                                ") without a report: ", out.stderr_data.substr(0, 300)));
   }
   if (!done) {
-    report.findings.push_back(MakeFinding(kWarning, kProbeFailed, "hip",
+    report.findings.push_back(MakeFinding(kWarning, kProbeFailed, std::string(runtime),
                                           absl::StrCat("dcu-memprobe ended early (exit ", out.exit_code,
                                                        out.term_signal ? absl::StrCat(", signal ", out.term_signal) : "",
                                                        ") after ", report.devices.size(), " device(s)")));
   }
-  if (report.devices.empty()) return absl::NotFoundError("HIP sees no devices (hipGetDeviceCount = 0)");
+  if (report.devices.empty()) {
+    return absl::NotFoundError(cuda ? "CUDA sees no devices (cuDeviceGetCount = 0)"
+                                    : "HIP sees no devices (hipGetDeviceCount = 0)");
+  }
   return report;
 }
 
@@ -181,9 +197,23 @@ absl::StatusOr<ProbeReport> HipDeviceProbe::RunOnce() {
         absl::StrCat("memprobe helper '", options_.memprobe_path, "' is not executable: ", strerror(errno)));
   }
   std::vector<std::string> argv = {options_.memprobe_path};
-  if (!options_.hip_library.empty()) {
+  if (options_.runtime != "hip") {
+    argv.push_back("--runtime");
+    argv.push_back(options_.runtime);
+  }
+  if (!options_.hip_library.empty() && options_.runtime == "hip") {
     argv.push_back("--hip_library");
     argv.push_back(options_.hip_library);
+  }
+  if (options_.runtime == "cuda") {
+    if (!options_.cuda_library.empty()) {
+      argv.push_back("--cuda_library");
+      argv.push_back(options_.cuda_library);
+    }
+    if (!options_.nvml_library.empty()) {
+      argv.push_back("--nvml_library");
+      argv.push_back(options_.nvml_library);
+    }
   }
   common::ProcessOptions po;
   po.timeout = options_.timeout;
@@ -206,7 +236,7 @@ absl::StatusOr<ProbeReport> HipDeviceProbe::RunOnce() {
   if (!out.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot run '", options_.memprobe_path, "': ", out.status().message()));
   }
-  return ParseMemprobeOutput(*out, options_.timeout, absl::ToUnixMillis(options_.clock->Now()));
+  return ParseMemprobeOutput(*out, options_.timeout, absl::ToUnixMillis(options_.clock->Now()), options_.runtime);
 }
 
 }  // namespace dcu::agent

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/probe/hip_device_probe.h"
+#include "agent/probe/nvml_device_probe.h"
 #include "agent/probe/rocm_smi_device_probe.h"
 #include "agent/probe/sysfs_kfd_device_probe.h"
 
@@ -29,6 +30,26 @@ DeviceProbeRegistry DeviceProbeRegistry::WithBuiltins() {
     HipProbeOptions o;
     o.memprobe_path = ctx.memprobe_path;
     o.hip_library = ctx.hip_library;
+    o.timeout = ctx.memprobe_timeout;
+    o.ttl = ctx.memprobe_ttl;
+    o.runner = ctx.runner;
+    o.clock = ctx.clock;
+    return std::make_unique<HipDeviceProbe>(std::move(o));
+  });
+  r.Register("nvml", [](const ProbeContext& ctx) -> absl::StatusOr<std::unique_ptr<DeviceProbe>> {
+    NvmlOptions o;
+    if (!ctx.nvml_library.empty()) o.library = ctx.nvml_library;
+    o.clock = ctx.clock;
+    auto p = NvmlDeviceProbe::Create(std::move(o));
+    if (!p.ok()) return p.status();
+    return std::unique_ptr<DeviceProbe>(std::move(*p));
+  });
+  r.Register("cuda", [](const ProbeContext& ctx) -> absl::StatusOr<std::unique_ptr<DeviceProbe>> {
+    HipProbeOptions o;
+    o.runtime = "cuda";
+    o.memprobe_path = ctx.memprobe_path;
+    o.cuda_library = ctx.cuda_library;
+    o.nvml_library = ctx.nvml_library;
     o.timeout = ctx.memprobe_timeout;
     o.ttl = ctx.memprobe_ttl;
     o.runner = ctx.runner;

@@ -29,6 +29,11 @@ struct ProbeContext {
   absl::Duration memprobe_ttl = absl::Seconds(30);
   // rocm_smi: host paths, searched in order under root; empty = defaults.
   std::vector<std::string> rocm_smi_dirs;
+  // nvml, and the cuda helper's own-context lookup: empty = the loader's
+  // libnvidia-ml.so.1.
+  std::string nvml_library;
+  // cuda: empty = the loader's libcuda.so.1.
+  std::string cuda_library;
 };
 
 // A factory returns UNAVAILABLE when its library or tool is absent (Mesos
@@ -37,10 +42,10 @@ using DeviceProbeFactory =
     std::function<absl::StatusOr<std::unique_ptr<DeviceProbe>>(const ProbeContext&)>;
 
 // Name -> factory (Mesos isolator "creators"), used for
-// --device_probe=sysfs_kfd,rocm_smi,hip.
+// --device_probe=sysfs_kfd,rocm_smi,hip (Hygon/AMD) or nvml,cuda (NVIDIA).
 class DeviceProbeRegistry {
  public:
-  // A registry holding sysfs_kfd, rocm_smi and hip.
+  // A registry holding sysfs_kfd, rocm_smi, hip, nvml and cuda.
   static DeviceProbeRegistry WithBuiltins();
 
   void Register(std::string name, DeviceProbeFactory factory);
@@ -59,5 +64,7 @@ class DeviceProbeRegistry {
 absl::StatusOr<std::vector<std::string>> ParseProbeList(absl::string_view flag);
 
 inline constexpr char kDefaultProbeList[] = "sysfs_kfd,rocm_smi,hip";
+// What an NVIDIA node runs: NVML's host view, then the CUDA device view.
+inline constexpr char kNvidiaProbeList[] = "nvml,cuda";
 
 }  // namespace dcu::agent

@@ -183,7 +183,14 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
   char target[4096];
   // Reads one process's fd table; records it in `holders` when it holds a
   // device.
+  auto excluded = [&](int pid) {
+    return std::find(options.exclude_pids.begin(), options.exclude_pids.end(), pid) != options.exclude_pids.end();
+  };
   auto scan_fds = [&](const char* pid_name) {
+    {
+      int pid = 0;
+      if (absl::SimpleAtoi(pid_name, &pid) && excluded(pid)) return;
+    }
     ++result.processes_scanned;
     snprintf(fd_path, sizeof(fd_path), "%s/fd", pid_name);
     int fdd = openat(proc_fd, fd_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -259,6 +266,14 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
     }
   }
   for (const auto& [pid, v] : kfd_vram) holders[pid].kfd = true;
+  // Pids only the vendor library names (their device files may be out of
+  // sight): inspect them too.
+  std::vector<int> vendor_only;
+  for (int pid : options.extra_pids) {
+    if (pid <= 0 || excluded(pid) || holders.count(pid)) continue;
+    holders[pid];
+    vendor_only.push_back(pid);
+  }
 
   std::string buf;
   for (auto& [pid, h] : holders) {
@@ -272,12 +287,23 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
     char state = '?';
     int ppid = 0;
     uint64_t start = 0;
+    const bool only_vendor = std::find(vendor_only.begin(), vendor_only.end(), pid) != vendor_only.end();
     if (!ReadAt(proc_fd, rel, &buf) || !ParseProcStat(buf, &comm, &state, &ppid, &start)) {
-      // Gone since the fd scan (or a KFD entry of a process that has left
-      // /proc): KFD may still hold its memory; keep it, marked unknown.
-      ph.set_state("?");
-      ph.set_class_reason("process not in /proc (exited?)");
-      ph.set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+      if (only_vendor) {
+        // The driver tears a context down when its process exits, so a pid
+        // NVML lists is alive somewhere: in another PID namespace (an agent
+        // in a container sees host pids in NVML's list).
+        ph.set_state("-");
+        ph.set_class_reason(absl::StrCat("listed by the vendor library but not in '", proc_root,
+                                         "' (another PID namespace?)"));
+        ph.set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+      } else {
+        // Gone since the fd scan (or a KFD entry of a process that has left
+        // /proc): KFD may still hold its memory; keep it, marked unknown.
+        ph.set_state("?");
+        ph.set_class_reason("process not in /proc (exited?)");
+        ph.set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+      }
     } else {
       ph.set_comm(comm);
       ph.set_state(std::string(1, state));
@@ -337,26 +363,44 @@ void AttachHolders(const ProcScanResult& scan, std::vector<Device>* devices,
   std::vector<bool> vram_known(devices->size(), false);
   for (const ScannedProcess& sp : scan.processes) {
     bool attached = false;
+    const int pid = sp.holder.pid();
     for (size_t i = 0; i < devices->size(); ++i) {
       Device& d = (*devices)[i];
       bool holds = std::find(sp.render_minors.begin(), sp.render_minors.end(), d.drm_render_minor()) !=
                    sp.render_minors.end();
       int64_t vram = -1;
+      std::string vram_source;
       if (d.kfd_gpu_id() != 0) {
         for (const auto& [gid, bytes] : sp.kfd_vram) {
           if (gid == d.kfd_gpu_id()) {
             holds = true;
             vram = bytes;
+            vram_source = absl::StrCat("kfd:proc/", pid, "/vram_", d.kfd_gpu_id());
           }
         }
       }
+      if (d.has_nvidia_minor() &&
+          std::find(sp.nvidia_minors.begin(), sp.nvidia_minors.end(), d.nvidia_minor()) != sp.nvidia_minors.end()) {
+        holds = true;
+      }
+      bool listed = false;
+      for (const ProcessHolder& vp : d.vendor_processes()) {
+        if (vp.pid() != pid) continue;
+        holds = listed = true;
+        vram = vp.vram_bytes();
+        vram_source = vp.vram_source();
+      }
       if (!holds) continue;
+      if (!listed && vram < 0 && !d.vendor_processes_source().empty()) {
+        vram = 0;
+        vram_source = absl::StrCat(d.vendor_processes_source(), ": not listed, no memory on this device");
+      }
       attached = true;
       ProcessHolder* ph = d.add_holders();
       *ph = sp.holder;
       ph->set_vram_bytes(vram);
       if (vram >= 0) {
-        ph->set_vram_source(absl::StrCat("kfd:proc/", sp.holder.pid(), "/vram_", d.kfd_gpu_id()));
+        ph->set_vram_source(vram_source);
         // Zombies and processes already gone explain nothing: memory KFD
         // still attributes to them is what a reap cannot give back.
         if (sp.holder.holder_class() != dcufleet::v1::HOLDER_ZOMBIE && sp.holder.state() != "?") {
@@ -372,7 +416,10 @@ void AttachHolders(const ProcScanResult& scan, std::vector<Device>* devices,
     auto* r = d.mutable_holders_vram();
     r->set_bytes(vram_sum[i]);
     r->set_valid(vram_known[i] || d.holders_size() == 0);
-    r->set_source(d.holders_size() == 0 ? "procscan:no holders" : "kfd:proc/*/vram_<gpu_id> of live holders");
+    r->set_source(d.holders_size() == 0 ? "procscan:no holders"
+                  : !d.vendor_processes_source().empty()
+                      ? absl::StrCat(d.vendor_processes_source(), " of live holders")
+                      : "kfd:proc/*/vram_<gpu_id> of live holders");
   }
 }
 

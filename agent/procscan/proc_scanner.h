@@ -56,6 +56,15 @@ struct ProcScanOptions {
   std::string root = "/";
   std::string proc_root;  // empty = <root>/proc
   FdScan fd_scan = FdScan::kAll;
+  // Pids a vendor library says use a device (NVML's process lists): read
+  // and classified even when no device file of theirs is visible (a
+  // process in another mount namespace). One that is not in proc_root gets
+  // state "-" (alive as far as the driver knows, invisible here: another
+  // PID namespace) instead of "?".
+  std::vector<int> extra_pids;
+  // Pids never reported (the agent itself: NVML opens /dev/nvidiactl and
+  // /dev/nvidia<N> in the agent's own process).
+  std::vector<int> exclude_pids;
 };
 
 // A process that holds a device, before attribution to devices.
@@ -65,6 +74,7 @@ struct ScannedProcess {
   dcufleet::v1::ProcessHolder holder;
   bool holds_kfd = false;
   std::vector<int> render_minors;
+  // N of each /dev/nvidia<N> held (not nvidiactl / nvidia-uvm).
   std::vector<int> nvidia_minors;
   // KFD gpu_id -> bytes, from kfd/proc/<pid>/vram_<gpu_id>.
   std::vector<std::pair<uint32_t, int64_t>> kfd_vram;
@@ -92,10 +102,15 @@ dcufleet::v1::HolderClass ClassifyHolder(absl::string_view state, absl::string_v
 absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
                                                  const absl::flat_hash_set<std::string>& live_instance_ids);
 
-// Attributes holders to devices: by render minor (Device.drm_render_minor)
-// and by KFD gpu_id (Device.kfd_gpu_id, with VRAM bytes). Sets each device's
-// holders and holders_vram (live, non-zombie holders with known VRAM).
-// Holders that match no device go to `unattributed`.
+// Attributes holders to devices: by render minor (Device.drm_render_minor),
+// by KFD gpu_id (Device.kfd_gpu_id, with VRAM bytes), by /dev/nvidia<minor>
+// (Device.nvidia_minor) and by the vendor's process list
+// (Device.vendor_processes, with VRAM bytes). When a device has a complete
+// vendor list (vendor_processes_source set), a holder of its device file
+// that the list does not name has no memory on it (0, not unknown): NVML
+// lists every process with a context. Sets each device's holders and
+// holders_vram (live, non-zombie holders with known VRAM). Holders that
+// match no device go to `unattributed`.
 void AttachHolders(const ProcScanResult& scan, std::vector<dcufleet::v1::Device>* devices,
                    std::vector<dcufleet::v1::ProcessHolder>* unattributed);
 

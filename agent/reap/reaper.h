@@ -22,6 +22,11 @@ struct ReapOptions {
   // How long to wait for SIGKILLed processes to disappear.
   absl::Duration kill_wait = absl::Seconds(5);
   absl::Duration poll_interval = absl::Milliseconds(20);
+  // ReapNode: how long to keep measuring again while the vendor library
+  // still lists a process that has ended. The NVIDIA driver gave an ended
+  // process's 20 GiB back some 100 ms after it became a zombie on an H200
+  // (tests/fixtures/nvidia-h200), so a measurement taken at once misses it.
+  absl::Duration settle_timeout = absl::Seconds(5);
   // Where liveness and identity (start time) are checked before and after
   // each signal; the reaper acts on real pids, so this is the live /proc
   // even when the inventory was read from a fixture root.

@@ -166,7 +166,7 @@ TEST_F(InventoryTest, PeriodicCollectReadsOnlyKfdProcessesButSeesThem) {
 }
 
 TEST_F(InventoryTest, UnknownProbeIsInvalidArgument) {
-  options_.probes = {"sysfs_kfd", "nvml"};
+  options_.probes = {"sysfs_kfd", "tpu"};
   EXPECT_TRUE(absl::IsInvalidArgument(CollectInventory(options_).status()));
 }
 

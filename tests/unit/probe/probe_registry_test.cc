@@ -10,7 +10,7 @@ namespace {
 
 TEST(ProbeRegistryTest, BuiltinsByName) {
   auto r = DeviceProbeRegistry::WithBuiltins();
-  EXPECT_EQ(r.Names(), (std::vector<std::string>{"hip", "rocm_smi", "sysfs_kfd"}));
+  EXPECT_EQ(r.Names(), (std::vector<std::string>{"cuda", "hip", "nvml", "rocm_smi", "sysfs_kfd"}));
   ProbeContext ctx;
   ctx.root = dcu::testing::FixtureRoot("z100-4x");
   auto p = r.Create("sysfs_kfd", ctx);
@@ -19,7 +19,7 @@ TEST(ProbeRegistryTest, BuiltinsByName) {
   EXPECT_EQ((*p)->Enumerate()->size(), 4u);
   // No librocm_smi64 under the fixture root: the factory says UNAVAILABLE.
   EXPECT_TRUE(absl::IsUnavailable(r.Create("rocm_smi", ctx).status()));
-  auto unknown = r.Create("nvml", ctx);
+  auto unknown = r.Create("tpu", ctx);
   EXPECT_TRUE(absl::IsInvalidArgument(unknown.status()));
   EXPECT_TRUE(absl::StrContains(unknown.status().message(), "sysfs_kfd"));
 }

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> model_roots, env_roots;
   std::string container_cli = "auto";
   std::string device_probe = dcu::agent::kDefaultProbeList;
-  std::string memprobe, hip_library, proc_root;
+  std::string memprobe, hip_library, proc_root, nvml_library, cuda_library;
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
   app.add_option("--controller", controller, "controller HOST:PORT to dial");
   app.add_option("--node", node, "node name (default: the host name)");
@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
   app.add_option("--memprobe", memprobe, "dcu-memprobe helper (default: next to dcu-agent)");
   app.add_option("--hip_library,--hip-library", hip_library, "libamdhip64 the memprobe loads");
   app.add_option("--proc_root,--proc-root", proc_root, "where processes are listed (default <root>/proc)");
+  app.add_option("--nvml_library,--nvml-library", nvml_library,
+                 "libnvidia-ml.so.1 (NVIDIA nodes: --device_probe nvml,cuda)");
+  app.add_option("--cuda_library,--cuda-library", cuda_library, "libcuda.so.1 the memprobe loads");
   app.add_option("--memprobe-timeout", memprobe_timeout_s, "seconds before a hung runtime is given up")
       ->check(CLI::PositiveNumber);
   app.add_option("--status-interval", status_interval_s,
@@ -99,6 +102,10 @@ int main(int argc, char** argv) {
   inventory_cmd->add_option("--device_probe,--device-probe", inv_args.device_probe, "probe backends");
   inventory_cmd->add_option("--memprobe", inv_args.memprobe_path, "dcu-memprobe helper");
   inventory_cmd->add_option("--hip_library,--hip-library", inv_args.hip_library, "libamdhip64");
+  inventory_cmd->add_option("--nvml_library,--nvml-library", inv_args.nvml_library,
+                            "libnvidia-ml.so.1 (NVIDIA nodes: --device_probe nvml,cuda)");
+  inventory_cmd->add_option("--cuda_library,--cuda-library", inv_args.cuda_library,
+                            "libcuda.so.1 the memprobe loads");
   inventory_cmd->add_option("--memprobe_timeout,--memprobe-timeout", inv_args.memprobe_timeout_s,
                             "seconds");
   inventory_cmd->add_option("--instance", inv_args.instances, "ids of live instances (repeatable)");
@@ -140,6 +147,8 @@ int main(int argc, char** argv) {
   io.probes = absl::StrSplit(device_probe, ',', absl::SkipEmpty());
   io.memprobe_path = memprobe;
   io.hip_library = hip_library;
+  io.nvml_library = nvml_library;
+  io.cuda_library = cuda_library;
   io.memprobe_timeout = absl::Seconds(memprobe_timeout_s);
   auto collector = dcu::agent::InventoryCollector::Create(io);
   if (!collector.ok()) {

@@ -567,7 +567,7 @@ TEST_F(ScenarioTest, NothingFitsAnswersPerNodeAndLaunchesNothing) {
   ASSERT_EQ(why.size(), 2u) << d.dump(2);
   // node-k100: the device view's figures, per device.
   EXPECT_THAT(why["node-k100"], HasSubstr("0 of 8 devices"));
-  EXPECT_THAT(why["node-k100"], HasSubstr("4.80 GiB"));
+  EXPECT_THAT(why["node-k100"], HasSubstr("4.80 GiB of 63.98 GiB free"));
   EXPECT_THAT(deploy.err, HasSubstr("node-k100: "));
   // node-z100: neither the stack nor the model is there.
   EXPECT_THAT(why["node-z100"], HasSubstr("not installed"));

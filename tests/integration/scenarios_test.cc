@@ -407,8 +407,9 @@ TEST_F(ScenarioTest, Seed003WithoutTheRecipeLearnsEachCauseInTurn) {
   EXPECT_THAT(remediated[1], HasSubstr("VLLM_ROCM_USE_SKINNY_GEMM=0"));
   EXPECT_THAT(remediated[2], HasSubstr("--kv-cache-memory-bytes"));
 
-  // Attempts 3 (failed in the KV cache stage) and 4 loaded the weights.
-  PrintStory("scenario 2b", d, took, 2 * 1);
+  // Attempts 2 (wvSplitK fails while profiling, after the weights), 3 (KV
+  // cache) and 4 loaded the weights: 1 simulated second each.
+  PrintStory("scenario 2b", d, took, 3 * 1);
   testing::CmdResult del = h_.Dcuctl({"delete", "deployment", "qwen3.5-27b", "--wait"});
   EXPECT_EQ(del.exit_code, 0) << del.err;
 }
@@ -443,9 +444,18 @@ TEST_F(ScenarioTest, DeepSeekR1DistillOnTheVllm062ContainerDeploysFirstTime) {
   EXPECT_THAT(StoryOf(d, {"Created", "ConfigRemediated", "Scheduled", "Failed", "Ready"}),
               ::testing::ElementsAre("Created", "Scheduled", "Ready"));
 
-  // Why it "just worked": the evidence of the launch says the config was right.
+  // Why it "just worked": the config is the published one, and head_dim
+  // derived from it is 128, a size FlashAttention supports.
+  testing::CmdResult audit = h_.Dcuctl(
+      {"model", "audit", h_.Join("sim/k100/models/DeepSeek-R1-Distill-Qwen-32B"), "--catalog",
+       h_.Join("catalog"), "--stack", "vllm-0.6.2-image-dtk2404"});
+  EXPECT_EQ(audit.exit_code, 0) << audit.out << audit.err;
+  EXPECT_THAT(audit.out, HasSubstr("head_dim 128 (derived)"));
+  std::cout << "[scenario 3] dcuctl model audit:\n" << audit.out;
+  // The evidence of the launch says the config was right.
   nlohmann::json stack = h_.Json({"describe", "stack", "vllm-0.6.2-image-dtk2404"});
-  std::cout << "[scenario 3] describe stack: " << stack.dump(2).substr(0, 3000) << "\n";
+  std::cout << "[scenario 3] describe stack vllm-0.6.2-image-dtk2404 -o json: evidence "
+            << stack["evidence"].dump() << "\n";
   bool found = false;
   for (const auto& e : stack["evidence"]) {
     if (e.value("model", "") != "deepseek-r1-distill-qwen-32b") continue;
@@ -455,8 +465,19 @@ TEST_F(ScenarioTest, DeepSeekR1DistillOnTheVllm062ContainerDeploysFirstTime) {
     EXPECT_EQ(e["arch"], "gfx928");
   }
   EXPECT_TRUE(found) << stack.dump(2);
+  // The matrix now says it works for this model on gfx928, from that launch.
+  ASSERT_FALSE(stack["view"]["model_verdicts"].empty()) << stack.dump(2);
+  EXPECT_EQ(stack["view"]["model_verdicts"][0]["state"], "VERDICT_WORKS");
+  std::cout << "[scenario 3]   verdict: "
+            << stack["view"]["model_verdicts"][0].value("reason", std::string()) << "\n";
   nlohmann::json stacks = h_.Json({"get", "stacks", "--arch", "gfx928"});
-  std::cout << "[scenario 3] get stacks --arch gfx928: " << stacks.dump(2).substr(0, 3000) << "\n";
+  for (const auto& row : stacks["stacks"]) {
+    if (row["stack"]["id"] != "vllm-0.6.2-image-dtk2404") continue;
+    ASSERT_FALSE(row["arch_verdicts"].empty());
+    EXPECT_EQ(row["arch_verdicts"][0]["state"], "VERDICT_WORKS") << row.dump(2);
+    std::cout << "[scenario 3] get stacks --arch gfx928: vllm-0.6.2-image-dtk2404 "
+              << row["arch_verdicts"][0].value("reason", std::string()) << "\n";
+  }
   PrintStory("scenario 3", d, took, 2);
   testing::CmdResult del =
       h_.Dcuctl({"delete", "deployment", "deepseek-r1-distill-qwen-32b", "--wait"});
@@ -521,6 +542,9 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
     absl::StrAppend(&left, pid, " ", id, "\n");
   }
   EXPECT_TRUE(one) << left << h_.Logs();
+  // node-a stopped it because its assignment no longer named it.
+  EXPECT_THAT(testing::ReadFileOrEmpty(h_.Join("node-a.log")),
+              HasSubstr(absl::StrCat("instance '", old_id, "' is not in generation")));
   // Exactly one server process: the new instance's, on node-b.
   EXPECT_EQ(testing::MarkedProcesses("qwen3-32b").size(), 1u) << left;
   d = h_.Deployment("qwen3-32b");
@@ -535,8 +559,18 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   EXPECT_EQ(std::find(story.begin(), lost, "Ready") - story.begin() < lost - story.begin(), true);
   EXPECT_EQ(story.back(), "Ready");
   // Control-plane time: from the node going silent to ready elsewhere, minus
-  // node-b's simulated load.
+  // node-b's simulated load; it includes the --lost-after grace (4 s here).
+  // On loopback the silent node's instance still holds its port on the one
+  // host, so node-b's first launch there meets "address already in use" and is
+  // retried on another port (separate hosts would not see this).
   PrintStory("scenario 4", d, took, 1);
+  int64_t lost_ms = 0, ready_ms = 0;
+  for (const auto& e : d["events"]) {
+    int64_t at = std::stoll(e["at_ms"].get<std::string>());
+    if (e["reason"] == "NodeLost") lost_ms = at;
+    if (e["reason"] == "Ready") ready_ms = at;
+  }
+  std::cout << "[scenario 4] NodeLost to Ready on node-b: " << (ready_ms - lost_ms) << " ms\n";
 }
 
 // Scenario 5: the K100_AI node has the model and a stack but every device's

@@ -210,9 +210,9 @@ TEST_F(ScenarioTest, Seed000Qwen3_32bOnK100AiReachesServingWithNoHumanStep) {
   ASSERT_EQ(d2["deployment"]["status"]["attempts"].size(), 1u);
   EXPECT_EQ(d2["deployment"]["status"]["attempts"][0]["stack_id"], "vllm-0.9.2-bare-dtk2504");
 
-  // Control-plane time: the fake server simulates 1.5 s + 3 s of loading.
-  std::cout << "[scenario 1] deploy to ready: " << absl::FormatDuration(took)
-            << " wall (fake server load included)\n";
+  // Control-plane time: the fake server simulates 1.5 s (0.11.0, which fails
+  // after loading) + 3 s (0.9.2) of loading.
+  PrintStory("scenario 1", d, took, 1.5 + 3);
 
   // Delete: nothing of ours left running.
   testing::CmdResult del = h_.Dcuctl({"delete", "deployment", "qwen3-32b", "--wait"});

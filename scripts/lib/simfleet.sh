@@ -125,6 +125,9 @@ sim_image() {
   "$SIM_REPO/tests/fakes/fake_vllm/make_fake_image.sh" "$tag" "$build/bin/fake_vllm" \
     --vllm "$vllm" --triton "$triton" --scenario "$tmp" "$@" >/dev/null
   rm -f "$tmp"
+  # The image the tag pointed at before is now untagged: drop it (and any
+  # other untagged fake image no container uses).
+  docker image prune -f --filter label=dcufleet.test-image=fake-vllm >/dev/null 2>&1 || true
 }
 
 # sim_static_bash: Debian's static bash (package bash-static), which runs in

@@ -1,9 +1,11 @@
 // The seed incidents replayed end to end (issue 7): real dcu-controller,
 // dcu-agent and dcuctl processes on loopback; simulated nodes built by
 // scripts/lib/simfleet.sh from recorded sysfs trees, a test-built
-// libamdhip64 for the device view, and fake conda envs whose fake vLLM fails
-// exactly as the reports describe. The controller starts with the seed
-// stacks and models but none of the seeds' evidence: it has to learn.
+// libamdhip64 for the device view, and fake conda envs and docker images
+// whose fake vLLM fails exactly as the reports describe. The controller
+// starts with the seed stacks and models but none of the seeds' evidence: it
+// has to learn. Scenarios 1-5 of the issue; docs/scenarios.md has the
+// stories and the measured times.
 #include <signal.h>
 
 #include <filesystem>
@@ -45,15 +47,8 @@ class ScenarioTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0;
   }
-  std::vector<std::string> K100Args() {
-    return {"--root", h_.Join("sim/k100/root"), "--model-root", h_.Join("sim/k100/models"),
-            "--env-root", h_.Join("sim/k100/envs"), "--hip_library",
-            build_ + "/testlibs/hip_good/libamdhip64.so", "--container-cli", "none",
-            "--status-interval", "0.5"};
-  }
-  std::map<std::string, std::string> K100Env() {
-    return {{"FAKE_HIP_DEVICES", testing::ReadFileOrEmpty(h_.Join("sim/k100/hip-devices"))}};
-  }
+  std::vector<std::string> K100Args() { return NodeArgs("k100", "none"); }
+  std::map<std::string, std::string> K100Env() { return NodeEnv("k100"); }
   // A simulated node sim/NODE: its recorded tree, models, conda envs, the
   // test libamdhip64 and its device view.
   std::vector<std::string> NodeArgs(const std::string& node, const std::string& container_cli) {
@@ -552,12 +547,19 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   EXPECT_EQ(st["phase"], "DEPLOYMENT_READY");
   EXPECT_EQ(st["attempts"].back()["placement"]["node"], "node-b");
   EXPECT_THAT(st["endpoint"].get<std::string>(), HasSubstr("node-b:"));
+  // Ready on node-a, lost, then every launch after the loss on node-b, ready.
   std::vector<std::string> story = StoryOf(d, {"Ready", "NodeLost", "Scheduled"});
-  ASSERT_GE(story.size(), 4u);
   auto lost = std::find(story.begin(), story.end(), "NodeLost");
   ASSERT_NE(lost, story.end()) << d.dump(2);
-  EXPECT_EQ(std::find(story.begin(), lost, "Ready") - story.begin() < lost - story.begin(), true);
+  EXPECT_NE(std::find(story.begin(), lost, "Ready"), lost) << d.dump(2);
   EXPECT_EQ(story.back(), "Ready");
+  bool after_loss = false;
+  for (const auto& e : d["events"]) {
+    if (e["reason"] == "NodeLost") after_loss = true;
+    if (after_loss && (e["reason"] == "Scheduled" || e["reason"] == "Ready")) {
+      EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("node 'node-b'"));
+    }
+  }
   // Control-plane time: from the node going silent to ready elsewhere, minus
   // node-b's simulated load; it includes the --lost-after grace (4 s here).
   // On loopback the silent node's instance still holds its port on the one

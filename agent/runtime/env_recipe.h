@@ -21,7 +21,12 @@ using EnvMap = std::map<std::string, std::string>;
 // The shell code that sources a script and prints the resulting environment.
 // The script path is passed as "$1" (a separate argv element), never pasted
 // into the code: argv = {bash, "-c", kSourceScriptCode, "dcufleet-source", path}.
-inline constexpr char kSourceScriptCode[] = "set -a; . \"$1\" >/dev/null 2>&1; env -0";
+// Only bash builtins: inside an image the one tool promised is the shell
+// (ContainerRuntimeOptions::image_bash); `env` may be absent there.
+inline constexpr char kSourceScriptCode[] =
+    "set -a; . \"$1\" >/dev/null 2>&1; set +a; "
+    "for __dcufleet_v in $(compgen -e); do "
+    "printf '%s=%s\\0' \"$__dcufleet_v\" \"${!__dcufleet_v}\"; done";
 
 // What a bare instance starts from: nothing of the agent's environment except
 // HOME, a standard PATH with the env's bin/ first, and a UTF-8 locale.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/supervisor/log_progress.h"
@@ -118,6 +119,10 @@ void InstanceSupervisor::Update(const std::function<void(InstanceStatus*)>& muta
 std::vector<std::string> InstanceSupervisor::LogTail() {
   if (runtime_ == nullptr) return {};
   auto tail = runtime_->ReadLogTail(spec_.instance_id(), options_.log_tail_bytes);
+  // No log because nothing ran (a start refused before the process or the
+  // container existed): the failure message is the whole story, and a
+  // placeholder line here would be diagnosed instead of it.
+  if (absl::IsNotFound(tail.status())) return {};
   if (!tail.ok()) return {absl::StrCat("(log unavailable: ", tail.status().message(), ")")};
   return LastLogLines(*tail, static_cast<size_t>(options_.log_tail_lines),
                       /*starts_at_line=*/tail->size() < options_.log_tail_bytes);

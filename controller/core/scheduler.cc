@@ -48,8 +48,11 @@ std::string DeviceProblem(const Device& d, int64_t required_free, int64_t tolera
   if (busy) return absl::StrCat("device ", d.index(), " runs another instance");
   std::string why;
   if (d.unreclaimed_bytes() > tolerance) {
+    // The figures a person checks against the engine's own complaint
+    // ("Free memory on device (4.8/63.98 GiB)").
     why = absl::StrCat("device ", d.index(), " holds ", common::HumanBytes(d.unreclaimed_bytes()),
-                       " unreclaimed");
+                       " unreclaimed (", common::HumanBytes(FreeOf(d)), " of ",
+                       common::HumanBytes(TotalOf(d)), " free)");
     std::vector<std::string> holders;
     for (const auto& h : d.holders()) {
       if (h.holder_class() == dcufleet::v1::HOLDER_MANAGED) continue;
@@ -155,6 +158,10 @@ NodeCandidate Evaluate(const ScheduleInput& in, const NodeView& node) {
       }
     } else {
       c.reason = absl::StrCat("no usable stack installed (", absl::StrJoin(plan_problems, "; "), ")");
+    }
+    // Name every blocker at once: installing the stack alone would not do.
+    if (in.model_path_on_node && in.model_path_on_node(node).empty()) {
+      absl::StrAppend(&c.reason, "; model ", spec.model(), " not found under the node's model roots");
     }
     return c;
   }

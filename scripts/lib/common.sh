@@ -11,6 +11,9 @@ DCU_APT_PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   procps curl ca-certificates
+  # A static /bin/bash for the fake container images (tests/fakes/fake_vllm):
+  # stacks source their env.sh inside the image with bash.
+  bash-static
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

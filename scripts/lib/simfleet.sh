@@ -114,6 +114,119 @@ sim_seed003() {
     "$SIM_REPO/tests/data/model-configs/qwen3.5-27b-reconstructed/config.json" 11 55000000000
 }
 
+# sim_image TAG SCENARIO_JSON VLLM TRITON [make_fake_image.sh options...]:
+# a `docker import`ed image of the fake server tagged TAG (needs a docker
+# engine: scripts/lib/ensure-docker.sh). Built every time: an image left from
+# an older scenario must never decide an outcome.
+sim_image() {
+  local tag=$1 scenario=$2 vllm=$3 triton=$4 build=$5; shift 5
+  local tmp; tmp=$(mktemp)
+  printf '%s\n' "$scenario" > "$tmp"
+  "$SIM_REPO/tests/fakes/fake_vllm/make_fake_image.sh" "$tag" "$build/bin/fake_vllm" \
+    --vllm "$vllm" --triton "$triton" --scenario "$tmp" "$@" >/dev/null
+  rm -f "$tmp"
+  # The image the tag pointed at before is now untagged: drop it (and any
+  # other untagged fake image no container uses).
+  docker image prune -f --filter label=dcufleet.test-image=fake-vllm >/dev/null 2>&1 || true
+}
+
+# sim_static_bash: Debian's static bash (package bash-static), which runs in
+# an image that has no libc.
+sim_static_bash() {
+  local b
+  for b in /bin/bash-static /usr/bin/bash-static; do
+    if [ -x "$b" ]; then echo "$b"; return 0; fi
+  done
+  echo "simfleet: no static bash (apt-get install bash-static)" >&2
+  return 1
+}
+
+# sim_seed003_image DIR BUILD_DIR: the second seed's image, tagged as the
+# stack vllm-0.18-image-dtk2604's runtime_location. Built for gfx928, it fails
+# on gfx906 as the report lists, one cause at a time:
+#   import:   `undefined symbol: rsmi_init` unless DTK's rocm_smi dir is the
+#             first LD_LIBRARY_PATH entry (its env.sh puts /opt/hyhal/lib
+#             before it, 修改一)
+#   profile:  `_rocm_C` has no `wvSplitK` unless VLLM_ROCM_USE_SKINNY_GEMM=0 (修改四)
+#   KV cache: `No available memory for the cache blocks` unless
+#             --kv-cache-memory-bytes is given (修改五)
+# /opt/dtk/env.sh and /bin/bash are in the image: the stack's source_scripts
+# run inside it.
+SIM_SEED003_IMAGE="harbor.sourcefind.cn:5443/dcu/admin/base/custom:vllm018-ubuntu22.04-dtk26.04-gemma4-0413"
+SIM_SEED003_LOAD_SECONDS=1
+sim_seed003_image() {
+  local dir=$1 build=$2 bash
+  bash=$(sim_static_bash)
+  mkdir -p "$dir/z100/image"
+  sim_dtk "$dir/z100/image"
+  sim_image "$SIM_SEED003_IMAGE" \
+    "{\"load_seconds\": $SIM_SEED003_LOAD_SECONDS, \"shards\": 11, \"failures\": [{\"kind\": \"rsmi_init_undefined\"}, {\"kind\": \"wvsplitk_missing\"}, {\"kind\": \"no_cache_memory\"}]}" \
+    0.18 3.4.0+git1ef59765 "$build" \
+    --add "$bash:/bin/bash" --add "$dir/z100/image/opt/dtk/env.sh:/opt/dtk/env.sh"
+}
+
+# sim_k100_node DIR NAME: an 8x K100_AI node with every device clean.
+sim_k100_node() {
+  local dir=$1 name=$2
+  rm -rf "$dir/$name/root"; mkdir -p "$dir/$name"
+  cp -r "$SIM_REPO/tests/fixtures/sysfs/k100ai-8x/root" "$dir/$name/root"
+  sim_dtk "$dir/$name/root"
+  sim_hip_devices 8 63.98 -1 0 "gfx928:sramecc+:xnack-" 7 > "$dir/$name/hip-devices"
+}
+
+# sim_deepseek062 DIR BUILD_DIR: node-k100 with DeepSeek-R1-Distill-Qwen-32B
+# (its published config: no head_dim, 5120/40 = 128 is right) for the vLLM
+# 0.6.2 container of the first seed's 反证三. The image fails on head sizes
+# FlashAttention does not support, so serving proves the config was sound;
+# it refuses flags 0.6.2 did not have.
+SIM_DEEPSEEK_IMAGE="image.sourcefind.cn:5000/dcu/admin/base/vllm:0.6.2-ubuntu22.04-dtk24.04.3-py3.10"
+SIM_DEEPSEEK_LOAD_SECONDS=2
+sim_deepseek062() {
+  local dir=$1 build=$2
+  sim_k100_node "$dir" k100
+  sim_model_dir "$dir/k100/models/DeepSeek-R1-Distill-Qwen-32B" \
+    "$SIM_REPO/tests/data/model-configs/deepseek-r1-distill-qwen-32b/config.json" 8 65527752704
+}
+sim_deepseek062_image() {
+  local build=$2
+  sim_image "$SIM_DEEPSEEK_IMAGE" \
+    "{\"load_seconds\": $SIM_DEEPSEEK_LOAD_SECONDS, \"shards\": 8, \"reject_args\": [\"--kv-cache-memory-bytes\"], \"failures\": [{\"kind\": \"head_size_unsupported\"}]}" \
+    0.6.2 3.0.0 "$build"
+}
+
+# sim_twok100 DIR BUILD_DIR: node-a and node-b, 8x K100_AI each, both with
+# Qwen3-32B (official config) and the vLLM 0.9.2 env that serves it.
+SIM_TWOK100_LOAD_SECONDS=1
+sim_twok100() {
+  local dir=$1 build=$2 fake="$2/bin/fake_vllm" n
+  for n in node-a node-b; do
+    sim_k100_node "$dir" "$n"
+    sim_env "$dir/$n/envs/vllm-0.9.2-dtk2504" "$fake" 0.9.2 2.5.1 3.0.0 \
+      "{\"load_seconds\": $SIM_TWOK100_LOAD_SECONDS, \"shards\": 17, \"failures\": [{\"kind\": \"head_size_unsupported\"}]}"
+    sim_model_dir "$dir/$n/models/Qwen3-32B" \
+      "$SIM_REPO/tests/data/model-configs/qwen3-32b/config.json" 17 65527752704
+  done
+}
+
+# sim_nothing_fits DIR BUILD_DIR: node-k100 with Qwen3-32B and the vLLM 0.9.2
+# env but every device's device view nearly full (memory no process on the
+# node explains), and node-z100 (gfx906) with neither the model nor a stack.
+sim_nothing_fits() {
+  local dir=$1 build=$2 fake="$2/bin/fake_vllm" i out=""
+  sim_k100_node "$dir" k100
+  for i in $(seq 0 7); do
+    out+="$(sim_hip_devices 8 63.98 "$i" 4.8 "gfx928:sramecc+:xnack-" 7 | cut -d';' -f$((i + 1)));"
+  done
+  echo "${out%;}" > "$dir/k100/hip-devices"
+  sim_env "$dir/k100/envs/vllm-0.9.2-dtk2504" "$fake" 0.9.2 2.5.1 3.0.0 '{"load_seconds": 1}'
+  sim_model_dir "$dir/k100/models/Qwen3-32B" \
+    "$SIM_REPO/tests/data/model-configs/qwen3-32b/config.json" 17 65527752704
+  rm -rf "$dir/z100/root"; mkdir -p "$dir/z100/models" "$dir/z100/envs"
+  cp -r "$SIM_REPO/tests/fixtures/sysfs/z100-4x/root" "$dir/z100/root"
+  sim_dtk "$dir/z100/root"
+  sim_hip_devices 4 31.98 -1 0 "gfx906:sramecc+:xnack-" 4 > "$dir/z100/hip-devices"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   SIM_REPO="${SIM_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
   out=$1 build=$2; shift 2

@@ -29,6 +29,7 @@ class FakeKnowledge : public controller::Knowledge {
   std::vector<controller::LaunchOutcomeRecord> outcomes;
   std::string model_path = "/models/Qwen3-32B";
   std::set<std::string> nodes_without_model;
+  std::set<std::string> nodes_without_runtime;
 
   absl::StatusOr<controller::ModelFacts> Model(const std::string& model) override {
     if (model != facts.name) return absl::NotFoundError(absl::StrCat("model '", model, "' not in the catalog"));
@@ -68,7 +69,8 @@ class FakeKnowledge : public controller::Knowledge {
     if (!m.fits) m.reason = "weights do not fit";
     return m;
   }
-  std::string RuntimeOnNode(const dcufleet::v1::Plan& p, const dcufleet::v1::NodeView&) override {
+  std::string RuntimeOnNode(const dcufleet::v1::Plan& p, const dcufleet::v1::NodeView& n) override {
+    if (nodes_without_runtime.count(n.name())) return "";
     return absl::StrCat("/opt/conda/envs/", p.stack_id());
   }
   std::string ModelPathOnNode(const std::string&, const dcufleet::v1::NodeView& n) override {

@@ -32,18 +32,23 @@ FleetHarness::~FleetHarness() {
   for (auto& [node, p] : agents_) p->Signal(SIGCONT);
   agents_.clear();
   controller_.reset();
-  // Instance ids are the directory names under <state>/bare/instances.
+  // Instance ids are the directory names under <state>/bare/instances and
+  // <state>/container/containers.
   std::error_code ec;
-  std::vector<std::string> ids;
+  std::vector<std::string> ids, containers;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path(), ec)) {
-    if (e.is_directory(ec) && e.path().parent_path().filename() == "instances") {
-      ids.push_back(e.path().filename().string());
-    }
+    if (!e.is_directory(ec)) continue;
+    std::string parent = e.path().parent_path().filename().string();
+    if (parent == "instances") ids.push_back(e.path().filename().string());
+    if (parent == "containers") containers.push_back(e.path().filename().string());
   }
   for (const auto& id : ids) {
     for (const auto& [pid, inst] : MarkedProcesses(id)) {
       if (inst == id) kill(pid, SIGKILL);
     }
+  }
+  for (const auto& id : containers) {
+    RunCmd({"docker", "rm", "-f", absl::StrCat("dcufleet-", id)}, {}, 30);
   }
 }
 

@@ -234,6 +234,32 @@ TEST_F(DeployControllerTest, UnschedulableNamesEveryNode) {
   EXPECT_TRUE(a.assignments.empty() || a.last().instances().empty());
 }
 
+TEST_F(DeployControllerTest, UnschedulableNamesEveryBlockerOfANode) {
+  RecordingSession z;
+  Connect("node-z100", &z, "gfx906", 4);
+  knowledge_.nodes_without_runtime.insert("node-z100");
+  knowledge_.nodes_without_model.insert("node-z100");
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().rejections_size(), 1);
+  EXPECT_THAT(d.status().rejections(0).reason(), HasSubstr("vllm-0.18-image not installed"));
+  EXPECT_THAT(d.status().rejections(0).reason(), HasSubstr("model qwen3-32b not found"));
+}
+
+TEST_F(DeployControllerTest, UnreclaimedDevicesAreNamedWithTheirDeviceViewFigures) {
+  RecordingSession a;
+  auto hello = MakeHello("node-a", "gfx928", 2, 64 * kGiB, 48 * kGiB / 10);
+  for (auto& d : *hello.mutable_inventory()->mutable_devices()) d.set_unreclaimed_bytes(59 * kGiB);
+  ASSERT_TRUE(fleet_->OnHello(hello, &a).ok());
+  ASSERT_TRUE(controller_->Deploy(Spec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().rejections_size(), 1);
+  EXPECT_THAT(d.status().rejections(0).reason(),
+              HasSubstr("device 1 holds 59.00 GiB unreclaimed (4.80 GiB of 64.00 GiB free)"));
+}
+
 TEST_F(DeployControllerTest, LostNodeIsRescheduledAndReturningNodeGetsNoDuplicate) {
   RecordingSession a, b;
   Connect("node-a", &a);

@@ -59,6 +59,28 @@ TEST(EnvRecipeTest, ParseEnvZDropsShellVariables) {
   EXPECT_EQ(env, (EnvMap{{"A", "1"}, {"B", "x=y"}}));
 }
 
+// Inside an image the shell may be the only tool (a static bash in an image
+// without coreutils): sourcing must not need `env` or anything on PATH.
+TEST(EnvRecipeTest, CaptureSourcedEnvNeedsOnlyTheShell) {
+  std::string dir = ::testing::TempDir() + "/dcu-source-bash-only";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/env.sh")
+      << "export LD_LIBRARY_PATH=/opt/dtk/lib:/opt/hyhal/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n"
+         "export DTK_VERSION=26.04\nexport MULTI='a b\nc'\nPLAIN=not-exported\n";
+  common::SubprocessRunner runner;
+  auto env = CaptureSourcedEnv(runner, "/bin/bash", dir + "/env.sh",
+                               {{"PATH", dir + "/no-such-dir"}, {"LD_LIBRARY_PATH", "/x"}},
+                               absl::Seconds(10));
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ((*env)["LD_LIBRARY_PATH"], "/opt/dtk/lib:/opt/hyhal/lib:/x");
+  EXPECT_EQ((*env)["DTK_VERSION"], "26.04");
+  EXPECT_EQ((*env)["MULTI"], "a b\nc");
+  // `set -a`: what the script assigns without `export` is kept too.
+  EXPECT_EQ((*env)["PLAIN"], "not-exported");
+  EXPECT_EQ(env->count("__dcufleet_v"), 0u);
+}
+
 TEST(EnvRecipeTest, ModelOverlayReplacesConfigWithoutTouchingTheModel) {
   std::string root = ::testing::TempDir() + "/dcu-overlay";
   std::filesystem::remove_all(root);

@@ -123,6 +123,8 @@ TEST_F(FakeManagerTest, StartErrorAndUnknownRuntimeAreFailures) {
   auto failed = Wait("a", dcufleet::v1::INSTANCE_FAILED);
   ASSERT_TRUE(failed);
   EXPECT_THAT(failed->message(), HasSubstr("start failed: conda env '/opt/envs/x' not found"));
+  // Nothing ran, so there is no log: the controller diagnoses the message.
+  EXPECT_THAT(failed->log_tail(), ::testing::IsEmpty());
   InstanceSpec other = Spec("b");
   other.set_runtime_kind("container");
   manager_->Apply(2, {Spec("a"), other});

@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
   app.add_option("--diagnosis-rules", rules_file,
                  "diagnosis rules file (default: $DCU_DIAGNOSIS_RULES, "
                  "/etc/dcufleet/diagnosis/rules.txtpb, the source tree's)");
+  int instance_port_base = 8000;
+  app.add_option("--instance-port-base", instance_port_base,
+                 "first port given to instances on each node (the next free one is used)")
+      ->check(CLI::Range(1024, 65000));
   app.add_option("--reconcile-interval", reconcile_interval_s,
                  "seconds between deploy reconcile passes when nothing changes")
       ->check(CLI::PositiveNumber);
@@ -157,6 +161,7 @@ int main(int argc, char** argv) {
 
   dcu::controller::DeployController::Options dopts;
   dopts.interval = absl::Seconds(reconcile_interval_s);
+  dopts.instance_port_base = instance_port_base;
   dcu::controller::DeployController deployments(&fleet, &knowledge, &diagnoser, &deployment_store,
                                                 store->get(), &dcu::common::RealClock::Get(),
                                                 dopts);

@@ -395,6 +395,7 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const Ste
     return knowledge_->ModelPathOnNode(model_name, n);
   };
   for (const auto& s : d.status().failed_stacks()) in.excluded_stacks.insert(s);
+  in.port_base = options_.instance_port_base;
   in.busy_devices = ctx.busy_devices;
   in.busy_ports = ctx.busy_ports;
   for (const auto& nd : d.status().avoided_devices()) {

@@ -43,6 +43,8 @@ class DeployController : public FleetListener {
     // declares a silent attempt failed (the agent normally reports first).
     absl::Duration report_grace = absl::Seconds(60);
     uint64_t jitter_seed = 0;
+    // Instance ports are the first free ones from here, per node.
+    int instance_port_base = 8000;
   };
 
   DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,

@@ -26,8 +26,44 @@ finish() {
   exit "$1"
 }
 
+# An engine that answers may still be unable to run anything (dockerd inside
+# an unprivileged container: "Error creating mount namespace before pivot:
+# operation not permitted"). Import a one-file image and run it; the outcome
+# decides "ok" or "unusable", and the tests skip, saying why, on the latter.
+probe_engine() {
+  local dir img out
+  dir=$(mktemp -d)
+  img="dcufleet-engine-probe:latest"
+  mkdir -p "$dir/bin"
+  if [ -x /bin/bash-static ]; then cp /bin/bash-static "$dir/bin/sh"; else : > "$dir/probe"; fi
+  if ! out=$(tar -C "$dir" -c . 2>/dev/null | docker import - "$img" 2>&1); then
+    rm -rf "$dir"
+    echo "docker import failed: $(echo "$out" | tail -1)"
+    return 1
+  fi
+  rm -rf "$dir"
+  if [ -x /bin/bash-static ]; then
+    if ! out=$(docker run --rm --network host "$img" /bin/sh -c 'exit 0' 2>&1); then
+      docker rmi -f "$img" >/dev/null 2>&1 || true
+      echo "docker run failed: $(echo "$out" | tail -1)"
+      return 1
+    fi
+  fi
+  docker rmi -f "$img" >/dev/null 2>&1 || true
+  return 0
+}
+
+finish_probed() {
+  # $1 = outcome when the engine works
+  local why
+  if why=$(probe_engine); then
+    finish 0 "$1"
+  fi
+  finish 1 "unusable: the engine answers but cannot run containers here: $why"
+}
+
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-  finish 0 "ok: docker engine already running ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
+  finish_probed "ok: docker engine already running ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
 fi
 
 if ! command -v dockerd >/dev/null 2>&1; then
@@ -71,7 +107,7 @@ fi
 
 for _ in $(seq 1 "$wait_s"); do
   if docker info >/dev/null 2>&1; then
-    finish 0 "ok: docker engine started ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
+    finish_probed "ok: docker engine started ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
   fi
   if [ -f /tmp/dcufleet-dockerd.pid ] && ! kill -0 "$(cat /tmp/dcufleet-dockerd.pid)" 2>/dev/null; then
     break

@@ -74,6 +74,10 @@ class ScenarioTest : public ::testing::Test {
   static std::string DockerUnavailable() {
     testing::CmdResult r =
         testing::RunCmd({"docker", "version", "--format", "{{.Server.Version}}"}, {}, 30);
+    std::string probed = testing::ReadFileOrEmpty("/tmp/dcufleet-docker.status");
+    if (r.exit_code == 0 && probed.rfind("unusable:", 0) == 0) {
+      return absl::StrCat("ensure-docker.sh: ", probed);
+    }
     if (r.exit_code == 0) return "";
     std::string why = absl::StrCat("no docker engine answers (`docker version` exit ", r.exit_code,
                                    ": ", r.err.substr(0, 300), ")");

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,17 @@ bool FleetHarness::StartController(std::vector<std::string> extra) {
                                    absl::StrCat("127.0.0.1:", port_), "--db", Join("ctl.db"),
                                    "--port-file", Join("port")};
   argv.insert(argv.end(), extra.begin(), extra.end());
+  bool has_base = false;
+  for (const auto& a : extra) has_base |= a == "--instance-port-base";
+  if (!has_base) {
+    // Instances get ports from a base no other run on this machine is likely
+    // to use: chosen once per harness, kept across controller restarts.
+    if (instance_port_base_ == 0) {
+      instance_port_base_ = 20000 + static_cast<int>(getpid() % 2000) * 20;
+    }
+    argv.push_back("--instance-port-base");
+    argv.push_back(absl::StrCat(instance_port_base_));
+  }
   controller_ = std::make_unique<ChildProcess>(argv, Join("controller.log"));
   if (!WaitFor([&] { return std::filesystem::exists(Join("port")); }, absl::Seconds(20))) {
     return false;

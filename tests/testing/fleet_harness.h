@@ -51,6 +51,7 @@ class FleetHarness {
  private:
   TempDir dir_;
   int port_ = 0;
+  int instance_port_base_ = 0;
   std::unique_ptr<ChildProcess> controller_;
   std::map<std::string, std::unique_ptr<ChildProcess>> agents_;
   std::map<std::string, std::vector<std::string>> agent_argv_;

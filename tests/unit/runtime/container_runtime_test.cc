@@ -54,6 +54,15 @@ class ContainerRuntimeTest : public ::testing::Test {
     o.state_dir = suite_root_ + "/probe";
     auto rt = ContainerRuntime::Create(o, runner_);
     absl::Status engine = rt.ok() ? (*rt)->CheckEngine() : rt.status();
+    {
+      // ensure-docker.sh ran containers and could not: skip, saying so.
+      std::ifstream status("/tmp/dcufleet-docker.status");
+      std::string line;
+      if (engine.ok() && std::getline(status, line) && line.rfind("unusable:", 0) == 0) {
+        skip_reason_ = absl::StrCat("ensure-docker.sh: ", line);
+        return;
+      }
+    }
     if (!engine.ok()) {
       skip_reason_ = std::string(engine.message());
       std::ifstream status("/tmp/dcufleet-docker.status");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/link/controller_link.h"
+#include "agent/link/link_security.h"
 #include "agent/probe/sysfs_kfd_device_probe.h"
 #include "common/ids.h"
 #include "common/logging.h"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
 
+  dcu::agent::AgentSecurityOptions security_options;
+  dcu::agent::AddAgentSecurityFlags(&app, &security_options);
   auto* inventory_cmd = app.add_subcommand("inventory", "print this node's report and exit");
   std::string output = "table";
   inventory_cmd->add_option("-o,--output", output, "table|json")
@@ -124,7 +127,13 @@ int main(int argc, char** argv) {
     s.set_sent_at_ms(absl::ToUnixMillis(absl::Now()));
     return s;
   };
+  auto credentials = dcu::agent::MakeAgentCredentials(security_options, node, controller);
+  if (!credentials.ok()) {
+    std::cerr << "dcu-agent: " << credentials.status().message() << "\n";
+    return 2;
+  }
   dcu::agent::ControllerLink::Options lo;
+  lo.credentials = *credentials;
   lo.controller_address = controller;
   lo.status_interval = absl::Seconds(status_interval_s);
   lo.max_backoff = absl::Seconds(max_backoff_s);

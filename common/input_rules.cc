@@ -157,7 +157,7 @@ absl::Status CheckServedModelName(absl::string_view field, absl::string_view val
   if (value.size() > 128) {
     return Invalid(field, absl::StrCat("is ", value.size(), " characters long; at most 128"));
   }
-  if (value[0] == '-' || value[0] == '/') return Invalid(field, "must not start with '-' or '/'");
+  if (!IsAlnum(value[0])) return Invalid(field, "must start with a letter or digit");
   for (char c : value) {
     if (!IsAlnum(c) && c != '.' && c != '_' && c != '-' && c != ':' && c != '/') {
       return Invalid(field, absl::StrCat("contains '", Preview(absl::string_view(&c, 1)),

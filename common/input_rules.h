@@ -42,7 +42,7 @@ absl::Status CheckEnvName(absl::string_view field, absl::string_view name);
 // and no NUL) of at most `max_bytes`.
 absl::Status CheckText(absl::string_view field, absl::string_view value, size_t max_bytes);
 // A name clients send to vLLM ("Qwen/Qwen3-32B"): 1-128 of [A-Za-z0-9._:/-],
-// not starting with '-' or '/'. Empty allowed.
+// starting with a letter or digit. Empty allowed.
 absl::Status CheckServedModelName(absl::string_view field, absl::string_view value);
 // An absolute path without NUL, ':', ',' or newlines, at most 4095 bytes.
 // Empty allowed only when `optional`.

@@ -4,6 +4,8 @@
 // contents, and write them under a per-process scratch tree.
 
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,12 +35,23 @@ inline std::vector<std::string> SplitInput(const uint8_t* data, size_t size, siz
 
 // A scratch directory made once per process (fuzzers run millions of
 // inputs; the tree is rewritten in place).
+// It lives in /dev/shm when there is one: rewriting files with O_TRUNC on a
+// disk file system flushes on close and runs ~50x slower. Removed at exit.
 inline const std::string& ScratchDir() {
   static const std::string* dir = [] {
-    const char* tmp = getenv("TMPDIR");
+    const char* tmp = getenv("DCU_FUZZ_TMPDIR");
+    if (!(tmp && *tmp)) tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
     std::string t = std::string(tmp && *tmp ? tmp : "/tmp") + "/dcu-fuzz-XXXXXX";
     char* made = mkdtemp(t.data());
-    return new std::string(made ? made : "/tmp");
+    auto* d = new std::string(made ? made : "/tmp/dcu-fuzz-fallback");
+    if (made) {
+      atexit([] {
+        nftw(ScratchDir().c_str(),
+             [](const char* path, const struct stat*, int, struct FTW*) { return remove(path); }, 16,
+             FTW_DEPTH | FTW_PHYS);
+      });
+    }
+    return d;
   }();
   return *dir;
 }

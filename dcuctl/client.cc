@@ -33,7 +33,12 @@ int Client::Fail(const grpc::Status& s, const std::string& what, std::ostream& e
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       err << "error: cannot reach the controller at '" << options_.controller
           << "': " << s.error_message()
-          << " (is dcu-controller running? set --controller or DCUFLEET_CONTROLLER)\n";
+          << " (is dcu-controller running? set --controller or DCUFLEET_CONTROLLER"
+          << (options_.tls_ca.empty() ? ""
+                                      : "; with TLS: is --tls-ca the CA that signed the controller's "
+                                        "certificate, and is your certificate signed by its "
+                                        "--tls-client-ca and unexpired?")
+          << ")\n";
       return kExitUnreachable;
     case grpc::StatusCode::NOT_FOUND:
       err << "error: " << s.error_message() << "\n";

@@ -43,9 +43,12 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeClientCredentials(
       return absl::InvalidArgumentError(
           "--token-file needs TLS (--tls-ca): a bearer token must not travel in plaintext");
     }
-    // unix: and other non host:port targets are local by nature.
+    // unix: sockets are local; any other target that is not HOST:PORT
+    // (dns:///..., ipv4:...) may be remote and needs TLS or --insecure.
+    bool local = o.controller.rfind("unix:", 0) == 0;
     auto hp = common::ParseHostPort(o.controller);
-    if (hp.ok() && !common::IsLoopbackHost(hp->host) && !o.insecure) {
+    if (hp.ok()) local = common::IsLoopbackHost(hp->host);
+    if (!local && !o.insecure) {
       return absl::InvalidArgumentError(absl::StrCat(
           "refusing to talk to controller '", o.controller,
           "' in plaintext; pass --tls-ca (and --tls-cert/--tls-key or --token-file; see "

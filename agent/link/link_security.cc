@@ -19,9 +19,12 @@ void AddAgentSecurityFlags(CLI::App* app, AgentSecurityOptions* o) {
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeAgentCredentials(
     const AgentSecurityOptions& o, const std::string& node, const std::string& controller) {
   if (!o.tls.enabled()) {
+    // unix: sockets are local; any other target that is not HOST:PORT
+    // (dns:///..., ipv4:...) may be remote and needs TLS or --insecure.
+    bool local = controller.rfind("unix:", 0) == 0;
     auto hp = common::ParseHostPort(controller);
-    if (!hp.ok()) return common::Annotate(hp.status(), "--controller");
-    if (!common::IsLoopbackHost(hp->host) && !o.insecure) {
+    if (hp.ok()) local = common::IsLoopbackHost(hp->host);
+    if (!local && !o.insecure) {
       return absl::InvalidArgumentError(absl::StrCat(
           "refusing to dial non-loopback controller '", controller,
           "' without TLS; pass --tls-ca/--tls-cert/--tls-key (see docs/security.md) or --insecure"));

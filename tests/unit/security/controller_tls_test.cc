@@ -19,6 +19,7 @@
 #include "dcufleet/v1/node.grpc.pb.h"
 #include "absl/strings/match.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/dynamic_message.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_env.h"
@@ -361,6 +362,75 @@ TEST_F(ControllerTlsTest, HostileDeploymentsAreRefusedAndNothingRuns) {
   EXPECT_EQ(dcufleet::v1::FleetService::NewStub(admin)->GetNode(ctx.get(), get, &view).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+// Every string field of every FleetService request (and of the messages
+// nested in it), as an admin: refused or kept as text, never executed, never
+// a crash, nothing deployed. Walks the descriptors, so RPCs and fields added
+// later are covered.
+TEST_F(ControllerTlsTest, EveryRequestStringIsTextNeverACommand) {
+  using google::protobuf::FieldDescriptor;
+  using google::protobuf::Message;
+  std::string marker = dir_->Join("pwned-any");
+  const std::vector<std::string> hostile = {"$(touch " + marker + ")", "`touch " + marker + "`",
+                                            "x; touch " + marker, "--privileged"};
+  auto admin = Admin();
+  grpc::GenericStub stub(admin);
+  google::protobuf::DynamicMessageFactory factory;
+  const auto* svc = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+      "dcufleet.v1.FleetService");
+  ASSERT_NE(svc, nullptr);
+  int calls = 0;
+  for (int i = 0; i < svc->method_count(); ++i) {
+    const auto* method = svc->method(i);
+    std::string path = absl::StrCat("/", svc->full_name(), "/", method->name());
+    // (message descriptor path) pairs: top-level strings and strings one
+    // message deep.
+    std::vector<std::vector<const FieldDescriptor*>> targets;
+    const auto* in = method->input_type();
+    for (int f = 0; f < in->field_count(); ++f) {
+      const FieldDescriptor* fd = in->field(f);
+      if (fd->is_repeated()) continue;
+      if (fd->cpp_type() == FieldDescriptor::CPPTYPE_STRING) targets.push_back({fd});
+      if (fd->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        for (int g = 0; g < fd->message_type()->field_count(); ++g) {
+          const FieldDescriptor* inner = fd->message_type()->field(g);
+          if (!inner->is_repeated() && inner->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+            targets.push_back({fd, inner});
+          }
+        }
+      }
+    }
+    for (const auto& target : targets) {
+      for (const auto& bad : hostile) {
+        std::unique_ptr<Message> req(factory.GetPrototype(in)->New());
+        Message* m = req.get();
+        for (size_t k = 0; k + 1 < target.size(); ++k) m = m->GetReflection()->MutableMessage(m, target[k], &factory);
+        m->GetReflection()->SetString(m, target.back(), bad);
+        std::string bytes = req->SerializeAsString();
+        grpc::Slice slice(bytes);
+        grpc::ByteBuffer buf(&slice, 1), resp;
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+        std::mutex mu;
+        std::condition_variable cv;
+        bool done = false;
+        stub.UnaryCall(&ctx, path, grpc::StubOptions(), &buf, &resp, [&](grpc::Status) {
+          std::lock_guard<std::mutex> lock(mu);
+          done = true;
+          cv.notify_all();
+        });
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return done; });
+        ++calls;
+      }
+    }
+  }
+  EXPECT_GT(calls, 20);
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_TRUE(controller_->Running());
+  EXPECT_TRUE(ListNodes(Admin()).ok());
+  EXPECT_EQ(DeploymentCount(), 0);
 }
 
 TEST_F(ControllerTlsTest, OversizedMessageIsRefusedAndControllerSurvives) {

@@ -21,11 +21,13 @@
 #include "agent/discovery/node_discovery.h"
 #include "agent/inventory/inventory.h"
 #include "agent/link/controller_link.h"
+#include "agent/link/link_security.h"
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/supervisor/instance_manager.h"
 #include "common/clock.h"
 #include "common/http_client.h"
+#include "common/path_confine.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/process_runner.h"
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
 
+  dcu::agent::AgentSecurityOptions security_options;
+  dcu::agent::AddAgentSecurityFlags(&app, &security_options);
   auto* inventory_cmd = app.add_subcommand("inventory", "print this node's report and exit");
   dcu::agent::InventoryArgs inv_args;
   inventory_cmd->add_option("-o,--output", inv_args.output, "table|json")
@@ -229,14 +233,14 @@ int main(int argc, char** argv) {
     for (const auto& [kind, r] : runtimes) h.add_capabilities(absl::StrCat("runtime:", kind));
     *h.mutable_inventory() = make_inventory(/*force_discovery=*/true);
     for (const auto& st : manager.Snapshot()) *h.add_instances() = st;
-    h.set_applied_generation(manager.generation());
+    h.set_applied_generation(std::max<int64_t>(0, manager.generation()));
     return h;
   };
   cb.make_status = [&] {
     dcufleet::v1::NodeStatus s;
     *s.mutable_inventory() = make_inventory(false);
     for (const auto& st : manager.Snapshot()) *s.add_instances() = st;
-    s.set_applied_generation(manager.generation());
+    s.set_applied_generation(std::max<int64_t>(0, manager.generation()));
     s.set_sent_at_ms(absl::ToUnixMillis(absl::Now()));
     return s;
   };
@@ -255,6 +259,26 @@ int main(int argc, char** argv) {
           if (!p.empty() && p[0] == '/') p = absl::StrCat(r, p);
         }
       }
+    }
+    // A model path must resolve (symlinks included) inside a --model-root:
+    // an assignment cannot make the agent read or serve anything else.
+    if (!model_roots.empty()) {
+      std::vector<dcufleet::v1::InstanceSpec> allowed;
+      for (auto& spec : specs) {
+        auto confined = dcu::common::ConfinePath(spec.model_path(), model_roots, "model_path");
+        if (confined.ok()) {
+          allowed.push_back(std::move(spec));
+          continue;
+        }
+        DCU_LOG_WARN("refusing instance '", spec.instance_id(), "': ", confined.status().message());
+        dcufleet::v1::InstanceEvent ev;
+        ev.mutable_status()->set_instance_id(spec.instance_id());
+        ev.mutable_status()->set_phase(dcufleet::v1::INSTANCE_FAILED);
+        ev.mutable_status()->set_message(std::string(confined.status().message()));
+        ev.set_reason("refused");
+        if (link) link->SendInstanceEvent(ev);
+      }
+      specs = std::move(allowed);
     }
     DCU_LOG_INFO("assignment generation ", a.generation(), ": ", specs.size(), " instance(s)");
     manager.Apply(a.generation(), std::move(specs));
@@ -303,7 +327,13 @@ int main(int argc, char** argv) {
     return r;
   };
 
+  auto credentials = dcu::agent::MakeAgentCredentials(security_options, node, controller);
+  if (!credentials.ok()) {
+    std::cerr << "dcu-agent: " << credentials.status().message() << "\n";
+    return 2;
+  }
   dcu::agent::ControllerLink::Options lo;
+  lo.credentials = *credentials;
   lo.controller_address = controller;
   lo.status_interval = absl::Seconds(status_interval_s);
   lo.max_backoff = absl::Seconds(max_backoff_s);

@@ -28,6 +28,7 @@
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/service/fleet_service.h"
 #include "controller/service/node_service.h"
+#include "controller/service/server_security.h"
 #include "controller/store/sqlite_store.h"
 
 namespace {
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
   app.add_option("--reconcile-interval", reconcile_interval_s,
                  "seconds between deploy reconcile passes when nothing changes")
       ->check(CLI::PositiveNumber);
+  dcu::controller::ServerSecurityOptions security_options;
+  dcu::controller::AddServerSecurityFlags(&app, &security_options);
   app.set_version_flag("--version", dcu::common::kVersion);
   try {
     app.parse(argc, argv);
@@ -85,7 +88,14 @@ int main(int argc, char** argv) {
     std::cerr << "dcu-controller: --listen: " << hp.status().message() << "\n";
     return 2;
   }
-  if (!dcu::common::IsLoopbackHost(hp->host)) {
+  security_options.listen = listen;
+  security_options.insecure = insecure;
+  auto security = dcu::controller::ConfigureServerSecurity(security_options);
+  if (!security.ok()) {
+    std::cerr << "dcu-controller: " << security.status().message() << "\n";
+    return 2;
+  }
+  if (!dcu::common::IsLoopbackHost(hp->host) && !security_options.tls_enabled()) {
     if (!insecure) {
       std::cerr << "dcu-controller: refusing to listen on non-loopback address '" << listen
                 << "' without TLS; pass --insecure to do it anyway (anyone who can reach it "
@@ -189,10 +199,10 @@ int main(int argc, char** argv) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(listen, security->credentials, &bound_port);
   builder.RegisterService(&node_service);
   builder.RegisterService(&fleet_service);
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  dcu::controller::ApplyServerLimits(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
     std::cerr << "dcu-controller: cannot listen on '" << listen
@@ -200,7 +210,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
-               bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, ")");
+               bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, "), ",
+               security->summary);
   if (!port_file.empty()) {
     std::ofstream(port_file + ".tmp") << bound_port << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());

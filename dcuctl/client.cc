@@ -1,14 +1,22 @@
 #include "dcuctl/client.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/tls_config.h"
+#include "dcuctl/client_security.h"
 #include "dcuctl/exit_codes.h"
 
 namespace dcu::dcuctl {
 
 Client::Client(const GlobalOptions& options) : options_(options) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  channel_ = grpc::CreateCustomChannel(options_.controller, grpc::InsecureChannelCredentials(), args);
+  auto creds = MakeClientCredentials(options_);
+  if (!creds.ok()) {
+    status_ = creds.status();
+    // A channel that fails every call; main prints status() first.
+    creds = grpc::InsecureChannelCredentials();
+    options_.controller = "unix:/nonexistent/dcuctl-not-configured";
+  }
+  channel_ = grpc::CreateCustomChannel(options_.controller, *creds,
+                                       common::DefaultChannelArguments(common::kMaxResponseBytes));
   stub_ = dcufleet::v1::FleetService::NewStub(channel_);
 }
 
@@ -25,7 +33,12 @@ int Client::Fail(const grpc::Status& s, const std::string& what, std::ostream& e
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       err << "error: cannot reach the controller at '" << options_.controller
           << "': " << s.error_message()
-          << " (is dcu-controller running? set --controller or DCUFLEET_CONTROLLER)\n";
+          << " (is dcu-controller running? set --controller or DCUFLEET_CONTROLLER"
+          << (options_.tls_ca.empty() ? ""
+                                      : "; with TLS: is --tls-ca the CA that signed the controller's "
+                                        "certificate, and is your certificate signed by its "
+                                        "--tls-client-ca and unexpired?")
+          << ")\n";
       return kExitUnreachable;
     case grpc::StatusCode::NOT_FOUND:
       err << "error: " << s.error_message() << "\n";

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 
@@ -16,6 +17,10 @@ struct GlobalOptions {
   std::string controller = "127.0.0.1:7070";
   std::string output = "table";
   double timeout_s = 10;
+  // Security (client_security.h): TLS files, bearer token file, and
+  // --insecure to allow plaintext to a non-loopback controller.
+  std::string tls_ca, tls_cert, tls_key, token_file;
+  bool insecure = false;
 };
 
 // A thin FleetService client. Every call gets a deadline; failures are turned
@@ -30,9 +35,13 @@ class Client {
   // when unreachable) and returns the exit code.
   int Fail(const grpc::Status& status, const std::string& what, std::ostream& err) const;
   const GlobalOptions& options() const { return options_; }
+  // Why the channel could not be set up (a bad TLS or token file, plaintext
+  // to a remote controller); OK otherwise. Calls then fail UNAVAILABLE.
+  const absl::Status& status() const { return status_; }
 
  private:
   GlobalOptions options_;
+  absl::Status status_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<dcufleet::v1::FleetService::Stub> stub_;
 };

@@ -7,11 +7,13 @@
 #include "common/version.h"
 #include "dcuctl/client.h"
 #include "dcuctl/catalog_commands.h"
+#include "dcuctl/client_security.h"
 #include "dcuctl/deploy_commands.h"
 #include "dcuctl/diagnose_commands.h"
 #include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
+#include "dcuctl/pki_commands.h"
 
 int main(int argc, char** argv) {
   using namespace dcu::dcuctl;
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "wide", "json", "yaml"}));
   app.add_option("--timeout", g.timeout_s, "seconds to wait for the controller")
       ->check(CLI::PositiveNumber);
+  AddClientSecurityFlags(&app, &g);
+  auto pki = PkiCommands::Add(&app);
 
   auto* version = app.add_subcommand("version", "print client and controller versions");
 
@@ -208,8 +212,13 @@ int main(int argc, char** argv) {
     diag_args.output = g.output;
     return RunDiagnoseLog(diag_args, std::cout, std::cerr);
   }
+  if (pki->selected()) return pki->Run(std::cout, std::cerr);
 
   Client client(g);
+  if (!client.status().ok()) {
+    std::cerr << "error: " << client.status().message() << "\n";
+    return kExitUsage;
+  }
   if (*version) {
     std::cout << "Client version: " << dcu::common::kVersion << "\n";
     dcufleet::v1::GetVersionRequest req;

@@ -5,7 +5,9 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "common/input_rules.h"
 #include "common/logging.h"
+#include "common/tls_config.h"
 #include "dcufleet/v1/node.grpc.pb.h"
 
 namespace dcu::agent {
@@ -74,7 +76,10 @@ void ControllerLink::SendInstanceEvent(const dcufleet::v1::InstanceEvent& event)
 void ControllerLink::Run() {
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.initial_backoff;
-  auto channel = grpc::CreateChannel(options_.controller_address, grpc::InsecureChannelCredentials());
+  auto channel = grpc::CreateCustomChannel(
+      options_.controller_address,
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
+      common::DefaultChannelArguments());
   auto stub = dcufleet::v1::NodeService::NewStub(channel);
   bool logged_down = false;
   while (!stop_) {
@@ -118,6 +123,13 @@ void ControllerLink::Run() {
       });
       while (!stop_ && stream->Read(&msg)) {
         if (msg.has_assignment() && callbacks_.on_assignment) {
+          // Checked here too: whatever reached the link (a compromised or
+          // buggy controller) must not reach a runtime unchecked.
+          if (absl::Status s = common::ValidateAssignment(msg.assignment()); !s.ok()) {
+            DCU_LOG_ERROR("ignoring assignment generation ", msg.assignment().generation(),
+                          " from the controller: ", s.message());
+            continue;
+          }
           callbacks_.on_assignment(msg.assignment());
         } else if (msg.has_command() && callbacks_.on_command) {
           AgentMessage reply;

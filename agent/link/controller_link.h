@@ -11,6 +11,10 @@
 #include "absl/time/time.h"
 #include "dcufleet/v1/node.pb.h"
 
+namespace grpc {
+class ChannelCredentials;
+}
+
 namespace dcu::agent {
 
 // What the link needs from the rest of the agent. Every callback is invoked
@@ -37,6 +41,8 @@ class ControllerLink {
     absl::Duration status_interval = absl::Seconds(5);
     absl::Duration initial_backoff = absl::Milliseconds(200);
     absl::Duration max_backoff = absl::Seconds(30);
+    // TLS credentials (MakeAgentCredentials); null means plaintext.
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
   };
 
   ControllerLink(Options options, LinkCallbacks callbacks);

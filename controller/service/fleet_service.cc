@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/ids.h"
+#include "common/input_rules.h"
 #include "common/version.h"
 #include "controller/service/status_convert.h"
 
@@ -182,6 +183,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::Deploy(grpc::CallbackServerContext* 
                                                    const dcufleet::v1::DeployRequest* req,
                                                    dcufleet::v1::DeployResponse* resp) {
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
+  if (absl::Status s = common::ValidateDeploymentSpec(req->spec()); !s.ok()) return Done(ctx, s);
   auto r = deps_.deployments->Deploy(req->spec(), req->dry_run());
   if (r.ok()) *resp = std::move(*r);
   return Done(ctx, r.status());
@@ -241,6 +243,10 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
   absl::Status s = CheckName("deployment name", req->deployment());
   if (!s.ok()) return Done(ctx, s);
+  if (!req->instance_id().empty()) {
+    s = common::CheckText("instance_id", req->instance_id(), 128);
+    if (!s.ok()) return Done(ctx, s);
+  }
   if (req->tail_lines() < 0 || req->tail_lines() > 100000) {
     return Done(ctx, absl::InvalidArgumentError("tail_lines must be between 0 and 100000"));
   }

@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/ids.h"
+#include "common/input_rules.h"
 #include "common/logging.h"
+#include "controller/service/auth.h"
 #include "controller/service/status_convert.h"
 
 namespace dcu::controller {
@@ -19,7 +21,7 @@ class AgentStreamReactor final
       public NodeSession {
  public:
   AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet)
-      : ctx_(ctx), fleet_(fleet), peer_(ctx->peer()) {
+      : ctx_(ctx), fleet_(fleet), peer_(ctx->peer()), identity_(CallerIdentity(*ctx)) {
     StartRead(&incoming_);
   }
 
@@ -78,13 +80,21 @@ class AgentStreamReactor final
   }
 
  private:
-  absl::Status Handle(const AgentMessage& msg) {
+  absl::Status Handle(AgentMessage& msg) {
+    // Who may speak, then what they may say (security.md): both before the
+    // fleet state sees anything, so a refused message changes nothing.
+    if (!identity_.ok()) return identity_.status();
+    if (absl::Status s = common::ValidateAgentMessage(msg); !s.ok()) return s;
     if (node_.empty()) {
       if (!msg.has_hello()) {
         return absl::FailedPreconditionError("the first message on a stream must be Hello");
       }
-      std::string why = common::ValidateName("hello.node_name", msg.hello().node_name());
-      if (!why.empty()) return absl::InvalidArgumentError(why);
+      if (absl::Status s = CheckNodeName(*identity_, "hello.node_name", msg.hello().node_name());
+          !s.ok()) {
+        return s;
+      }
+      // Agents authenticate with certificates; a token in Hello is never kept.
+      msg.mutable_hello()->clear_token();
       auto welcome = fleet_->OnHello(msg.hello(), this);
       if (!welcome.ok()) return welcome.status();
       node_ = msg.hello().node_name();
@@ -123,6 +133,8 @@ class AgentStreamReactor final
   grpc::CallbackServerContext* ctx_;
   FleetState* const fleet_;
   const std::string peer_;
+  // The stream's caller, fixed by its TLS handshake and AuthProcessor.
+  const absl::StatusOr<Identity> identity_;
   AgentMessage incoming_;
   // Set once by the reading side; read only by reactor callbacks.
   std::string node_;

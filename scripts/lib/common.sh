@@ -46,3 +46,16 @@ build_all() {
   log "building (ninja -j$jobs)"
   ninja -C "$BUILD_DIR" -j "$jobs"
 }
+
+# Short fuzz run (issue 8): builds the libFuzzer targets with clang in
+# build-fuzz/ and runs each for DCU_FUZZ_SECONDS (default 8) seconds; about
+# a minute of fuzzing for the 7 targets, plus the first build. Needs clang
+# and libclang-rt-14-dev. scripts/test calls it when DCU_FUZZ_SMOKE=1.
+run_fuzz_smoke() {
+  local saved=("${DCU_APT_PACKAGES[@]}")
+  DCU_APT_PACKAGES=(clang libclang-rt-14-dev)
+  ensure_deps
+  DCU_APT_PACKAGES=("${saved[@]}")
+  log "fuzz smoke: ${DCU_FUZZ_SECONDS:-8}s per target"
+  "$REPO_ROOT/scripts/fuzz" --seconds "${DCU_FUZZ_SECONDS:-8}"
+}

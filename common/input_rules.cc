@@ -1,0 +1,358 @@
+#include "common/input_rules.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/ids.h"
+#include "common/status_util.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/reflection.h"
+
+namespace dcu::common {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+absl::Status Invalid(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+std::string Field(absl::string_view prefix, absl::string_view name) {
+  return prefix.empty() ? std::string(name) : absl::StrCat(prefix, ".", name);
+}
+
+bool IsAlnum(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); }
+
+// Instance ids: "<deployment>-<attempt>-<hex>", also container names and
+// state directory names on the agent.
+absl::Status CheckInstanceId(absl::string_view field, absl::string_view id) {
+  if (id.empty()) return Invalid(field, "must not be empty");
+  if (id.size() > 128) return Invalid(field, absl::StrCat("is ", id.size(), " characters long; at most 128"));
+  if (!IsAlnum(id[0])) return Invalid(field, "must start with a letter or digit");
+  for (char c : id) {
+    if (!IsAlnum(c) && c != '.' && c != '_' && c != '-') {
+      return Invalid(field, absl::StrCat("contains '", Preview(absl::string_view(&c, 1)),
+                                         "'; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Generic bounds on everything an agent sends, walked by reflection so a new
+// proto field is covered without touching this file.
+struct Bounds {
+  size_t max_string_bytes = 1 << 20;
+  // Log tails fetched for dcuctl logs ride in one string.
+  size_t max_payload_bytes = 12 << 20;
+  int max_repeated = 65536;
+  int max_depth = 16;
+};
+
+absl::Status CheckBounds(const Message& m, const std::string& path, const Bounds& b, int depth) {
+  if (depth > b.max_depth) return Invalid(path, "nested too deeply");
+  const Reflection* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    std::string name = Field(path, f->name());
+    if (f->is_repeated()) {
+      int n = r->FieldSize(m, f);
+      if (n > b.max_repeated) {
+        return Invalid(name, absl::StrCat("has ", n, " entries; at most ", b.max_repeated));
+      }
+      for (int i = 0; i < n; ++i) {
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+          std::string scratch;
+          const std::string& s = r->GetRepeatedStringReference(m, f, i, &scratch);
+          if (s.size() > b.max_string_bytes) {
+            return Invalid(absl::StrCat(name, "[", i, "]"),
+                           absl::StrCat("is ", s.size(), " bytes; at most ", b.max_string_bytes));
+          }
+        } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+          DCU_RETURN_IF_ERROR(
+              CheckBounds(r->GetRepeatedMessage(m, f, i), absl::StrCat(name, "[", i, "]"), b, depth + 1));
+        }
+      }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+      std::string scratch;
+      const std::string& s = r->GetStringReference(m, f, &scratch);
+      size_t limit = f->full_name() == "dcufleet.v1.CommandResult.payload_json" ? b.max_payload_bytes
+                                                                               : b.max_string_bytes;
+      if (s.size() > limit) {
+        return Invalid(name, absl::StrCat("is ", s.size(), " bytes; at most ", limit));
+      }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      DCU_RETURN_IF_ERROR(CheckBounds(r->GetMessage(m, f), name, b, depth + 1));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckInstanceStatus(const dcufleet::v1::InstanceStatus& s, const std::string& field) {
+  DCU_RETURN_IF_ERROR(CheckInstanceId(Field(field, "instance_id"), s.instance_id()));
+  DCU_RETURN_IF_ERROR(CheckRange(Field(field, "port"), s.port(), 0, 65535));
+  DCU_RETURN_IF_ERROR(CheckRange(Field(field, "pid"), s.pid(), 0, INT32_MAX));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Preview(absl::string_view value, size_t max_chars) {
+  if (value.size() <= max_chars) return absl::CHexEscape(value);
+  return absl::StrCat(absl::CHexEscape(value.substr(0, max_chars)), "...");
+}
+
+absl::Status CheckName(absl::string_view field, absl::string_view value) {
+  std::string why = ValidateName(field, value);
+  return why.empty() ? absl::OkStatus() : absl::InvalidArgumentError(why);
+}
+
+absl::Status CheckOptionalName(absl::string_view field, absl::string_view value) {
+  return value.empty() ? absl::OkStatus() : CheckName(field, value);
+}
+
+absl::Status CheckEnvName(absl::string_view field, absl::string_view name) {
+  if (name.empty()) return Invalid(field, "environment variable name is empty");
+  if (name.size() > 128) {
+    return Invalid(field, absl::StrCat("environment variable name is ", name.size(),
+                                       " characters long; at most 128"));
+  }
+  if (absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) {
+    return Invalid(field, absl::StrCat("environment variable name '", Preview(name),
+                                       "' starts with a digit"));
+  }
+  for (char c : name) {
+    if (!IsAlnum(c) && c != '_') {
+      return Invalid(field, absl::StrCat("environment variable name '", Preview(name),
+                                         "' contains '", Preview(absl::string_view(&c, 1)),
+                                         "'; only A-Z, a-z, 0-9 and '_' are allowed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckText(absl::string_view field, absl::string_view value, size_t max_bytes) {
+  if (value.size() > max_bytes) {
+    return Invalid(field, absl::StrCat("is ", value.size(), " bytes long; at most ", max_bytes));
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c == 0) return Invalid(field, absl::StrCat("contains a NUL byte at offset ", i));
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      return Invalid(field, absl::StrCat("contains control character ",
+                                         Preview(value.substr(i, 1)), " at offset ", i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckServedModelName(absl::string_view field, absl::string_view value) {
+  if (value.empty()) return absl::OkStatus();
+  if (value.size() > 128) {
+    return Invalid(field, absl::StrCat("is ", value.size(), " characters long; at most 128"));
+  }
+  if (!IsAlnum(value[0])) return Invalid(field, "must start with a letter or digit");
+  for (char c : value) {
+    if (!IsAlnum(c) && c != '.' && c != '_' && c != '-' && c != ':' && c != '/') {
+      return Invalid(field, absl::StrCat("contains '", Preview(absl::string_view(&c, 1)),
+                                         "'; only A-Z, a-z, 0-9, '.', '_', '-', ':' and '/' "
+                                         "are allowed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAbsolutePath(absl::string_view field, absl::string_view value, bool optional) {
+  if (value.empty()) return optional ? absl::OkStatus() : Invalid(field, "must not be empty");
+  if (value.size() > 4095) {
+    return Invalid(field, absl::StrCat("is ", value.size(), " bytes long; at most 4095"));
+  }
+  if (value[0] != '/') return Invalid(field, absl::StrCat("'", Preview(value), "' is not an absolute path"));
+  for (char c : value) {
+    if (c == '\0' || c == '\n' || c == '\r') return Invalid(field, "contains a NUL byte or a line break");
+    if (c == ':' || c == ',') {
+      // docker -v SRC:DST:ro and LD_LIBRARY_PATH are ':' separated.
+      return Invalid(field, absl::StrCat("'", Preview(value), "' contains '", std::string(1, c),
+                                         "', which is not allowed in paths dcufleet passes on"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRange(absl::string_view field, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi) {
+    return Invalid(field, absl::StrCat(value, " is outside ", lo, "-", hi));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateDeploymentSpec(const dcufleet::v1::DeploymentSpec& spec, absl::string_view prefix) {
+  auto f = [&](absl::string_view name) { return Field(prefix, name); };
+  DCU_RETURN_IF_ERROR(CheckName(f("model"), spec.model()));
+  DCU_RETURN_IF_ERROR(CheckOptionalName(f("name"), spec.name()));
+  DCU_RETURN_IF_ERROR(CheckOptionalName(f("node"), spec.node()));
+  DCU_RETURN_IF_ERROR(CheckOptionalName(f("stack_id"), spec.stack_id()));
+  if (!spec.runtime().empty() && spec.runtime() != "bare" && spec.runtime() != "container") {
+    return Invalid(f("runtime"), absl::StrCat("'", Preview(spec.runtime()), "' must be 'bare' or 'container'"));
+  }
+  DCU_RETURN_IF_ERROR(CheckServedModelName(f("served_model_name"), spec.served_model_name()));
+  DCU_RETURN_IF_ERROR(CheckRange(f("tp"), spec.tp(), 0, 64));
+  DCU_RETURN_IF_ERROR(CheckRange(f("replicas"), spec.replicas(), 0, 64));
+  if (spec.max_model_len() != 0) {
+    DCU_RETURN_IF_ERROR(CheckRange(f("max_model_len"), spec.max_model_len(), 16, int64_t{1} << 24));
+  }
+  DCU_RETURN_IF_ERROR(CheckRange(f("max_num_seqs"), spec.max_num_seqs(), 0, 65536));
+  double util = spec.gpu_memory_utilization();
+  if (!std::isfinite(util) || (util != 0 && (util <= 0.05 || util > 1.0))) {
+    return Invalid(f("gpu_memory_utilization"), absl::StrCat(util, " must be 0 (default) or in (0.05, 1]"));
+  }
+  DCU_RETURN_IF_ERROR(CheckRange(f("backoff_initial_s"), spec.backoff_initial_s(), 0, 86400));
+  DCU_RETURN_IF_ERROR(CheckRange(f("backoff_max_s"), spec.backoff_max_s(), 0, 7 * 86400));
+  DCU_RETURN_IF_ERROR(CheckRange(f("startup_timeout_s"), spec.startup_timeout_s(), 0, 7 * 86400));
+  DCU_RETURN_IF_ERROR(CheckRange(f("max_attempts_per_plan"), spec.max_attempts_per_plan(), 0, 1000));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateInstanceSpec(const dcufleet::v1::InstanceSpec& spec, absl::string_view prefix) {
+  auto f = [&](absl::string_view name) { return Field(prefix, name); };
+  DCU_RETURN_IF_ERROR(CheckInstanceId(f("instance_id"), spec.instance_id()));
+  DCU_RETURN_IF_ERROR(CheckOptionalName(f("deployment"), spec.deployment()));
+  DCU_RETURN_IF_ERROR(CheckOptionalName(f("model"), spec.model()));
+  DCU_RETURN_IF_ERROR(CheckOptionalName(f("stack_id"), spec.stack_id()));
+  DCU_RETURN_IF_ERROR(CheckAbsolutePath(f("model_path"), spec.model_path(), /*optional=*/true));
+  if (!spec.runtime_kind().empty() && spec.runtime_kind() != "bare" && spec.runtime_kind() != "container") {
+    return Invalid(f("runtime_kind"),
+                   absl::StrCat("'", Preview(spec.runtime_kind()), "' must be 'bare' or 'container'"));
+  }
+  if (spec.runtime_kind() == "container") {
+    // An image reference; passed to docker as one argv element, so it must not
+    // look like an option.
+    const std::string& image = spec.runtime_location();
+    DCU_RETURN_IF_ERROR(CheckText(f("runtime_location"), image, 512));
+    if (image.empty() || image[0] == '-' || image.find_first_of(" \t") != std::string::npos) {
+      return Invalid(f("runtime_location"),
+                     absl::StrCat("image reference '", Preview(image),
+                                  "' must be non-empty, without spaces, and not start with '-'"));
+    }
+  } else {
+    DCU_RETURN_IF_ERROR(CheckAbsolutePath(f("runtime_location"), spec.runtime_location(), true));
+  }
+  std::set<int> seen;
+  for (int i = 0; i < spec.device_indices_size(); ++i) {
+    std::string name = absl::StrCat(f("device_indices"), "[", i, "]");
+    DCU_RETURN_IF_ERROR(CheckRange(name, spec.device_indices(i), 0, 255));
+    if (!seen.insert(spec.device_indices(i)).second) return Invalid(name, "repeats a device");
+  }
+  if (spec.port() != 0) DCU_RETURN_IF_ERROR(CheckRange(f("port"), spec.port(), 1, 65535));
+  if (spec.argv_size() > 1024) return Invalid(f("argv"), absl::StrCat("has ", spec.argv_size(), " elements; at most 1024"));
+  for (int i = 0; i < spec.argv_size(); ++i) {
+    const std::string& a = spec.argv(i);
+    std::string name = absl::StrCat(f("argv"), "[", i, "]");
+    if (a.size() > 65536) return Invalid(name, absl::StrCat("is ", a.size(), " bytes; at most 65536"));
+    if (a.find('\0') != std::string::npos) return Invalid(name, "contains a NUL byte");
+  }
+  if (spec.argv_size() > 0 && spec.argv(0).empty()) return Invalid(absl::StrCat(f("argv"), "[0]"), "is empty");
+  if (spec.env_size() > 1024) return Invalid(f("env"), absl::StrCat("has ", spec.env_size(), " entries; at most 1024"));
+  for (const auto& [k, v] : spec.env()) {
+    DCU_RETURN_IF_ERROR(CheckEnvName(absl::StrCat(f("env"), "[", Preview(k), "]"), k));
+    if (v.size() > 65536 || v.find('\0') != std::string::npos) {
+      return Invalid(absl::StrCat(f("env"), "[", k, "]"), "value is longer than 65536 bytes or holds a NUL byte");
+    }
+  }
+  for (int i = 0; i < spec.ld_library_path_prefix_size(); ++i) {
+    DCU_RETURN_IF_ERROR(CheckAbsolutePath(absl::StrCat(f("ld_library_path_prefix"), "[", i, "]"),
+                                          spec.ld_library_path_prefix(i), false));
+  }
+  for (int i = 0; i < spec.source_scripts_size(); ++i) {
+    DCU_RETURN_IF_ERROR(CheckAbsolutePath(absl::StrCat(f("source_scripts"), "[", i, "]"),
+                                          spec.source_scripts(i), false));
+  }
+  DCU_RETURN_IF_ERROR(CheckRange(f("startup_timeout_s"), spec.startup_timeout_s(), 0, 7 * 86400));
+  DCU_RETURN_IF_ERROR(CheckServedModelName(f("served_model_name"), spec.served_model_name()));
+  DCU_RETURN_IF_ERROR(CheckRange(f("attempt"), spec.attempt(), 0, 1000000));
+  if (!spec.visible_devices_env().empty()) {
+    DCU_RETURN_IF_ERROR(CheckEnvName(f("visible_devices_env"), spec.visible_devices_env()));
+  }
+  DCU_RETURN_IF_ERROR(CheckAbsolutePath(f("overlay_dir"), spec.overlay_dir(), true));
+  DCU_RETURN_IF_ERROR(CheckAbsolutePath(f("overlay_source_dir"), spec.overlay_source_dir(), true));
+  if (spec.overlay_config_json().size() > (1 << 20)) {
+    return Invalid(f("overlay_config_json"), "is larger than 1 MiB");
+  }
+  DCU_RETURN_IF_ERROR(CheckRange(f("stop_grace_s"), spec.stop_grace_s(), 0, 3600));
+  if (!spec.shm_size().empty()) {
+    const std::string& s = spec.shm_size();
+    bool ok = s.size() <= 16 && absl::ascii_isdigit(static_cast<unsigned char>(s[0]));
+    for (size_t i = 0; ok && i < s.size(); ++i) {
+      char c = s[i];
+      bool last = i + 1 == s.size();
+      ok = absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
+           (last && std::string("bkmgBKMG").find(c) != std::string::npos);
+    }
+    if (!ok) return Invalid(f("shm_size"), absl::StrCat("'", Preview(s), "' is not a size like '16g'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAssignment(const dcufleet::v1::Assignment& assignment) {
+  DCU_RETURN_IF_ERROR(CheckRange("assignment.generation", assignment.generation(), 0, INT64_MAX));
+  if (assignment.instances_size() > 1024) {
+    return Invalid("assignment.instances", absl::StrCat("has ", assignment.instances_size(), " entries; at most 1024"));
+  }
+  std::set<std::string> ids;
+  for (int i = 0; i < assignment.instances_size(); ++i) {
+    std::string prefix = absl::StrCat("assignment.instances[", i, "]");
+    DCU_RETURN_IF_ERROR(ValidateInstanceSpec(assignment.instances(i), prefix));
+    if (!ids.insert(assignment.instances(i).instance_id()).second) {
+      return Invalid(absl::StrCat(prefix, ".instance_id"), "repeats another instance's id");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
+  DCU_RETURN_IF_ERROR(CheckBounds(message, "", Bounds{}, 0));
+  switch (message.body_case()) {
+    case dcufleet::v1::AgentMessage::kHello: {
+      const auto& h = message.hello();
+      DCU_RETURN_IF_ERROR(CheckName("hello.node_name", h.node_name()));
+      DCU_RETURN_IF_ERROR(CheckText("hello.agent_version", h.agent_version(), 128));
+      if (h.capabilities_size() > 64) return Invalid("hello.capabilities", "more than 64 entries");
+      for (int i = 0; i < h.capabilities_size(); ++i) {
+        DCU_RETURN_IF_ERROR(CheckText(absl::StrCat("hello.capabilities[", i, "]"), h.capabilities(i), 64));
+      }
+      for (int i = 0; i < h.instances_size(); ++i) {
+        DCU_RETURN_IF_ERROR(CheckInstanceStatus(h.instances(i), absl::StrCat("hello.instances[", i, "]")));
+      }
+      DCU_RETURN_IF_ERROR(CheckRange("hello.applied_generation", h.applied_generation(), 0, INT64_MAX));
+      break;
+    }
+    case dcufleet::v1::AgentMessage::kStatus: {
+      const auto& s = message.status();
+      for (int i = 0; i < s.instances_size(); ++i) {
+        DCU_RETURN_IF_ERROR(CheckInstanceStatus(s.instances(i), absl::StrCat("status.instances[", i, "]")));
+      }
+      DCU_RETURN_IF_ERROR(CheckRange("status.applied_generation", s.applied_generation(), 0, INT64_MAX));
+      break;
+    }
+    case dcufleet::v1::AgentMessage::kInstanceEvent:
+      DCU_RETURN_IF_ERROR(CheckInstanceStatus(message.instance_event().status(), "instance_event.status"));
+      if (message.instance_event().reason().size() > 65536) {
+        return Invalid("instance_event.reason", "is longer than 65536 bytes");
+      }
+      break;
+    case dcufleet::v1::AgentMessage::kCommandResult:
+      DCU_RETURN_IF_ERROR(CheckText("command_result.command_id", message.command_result().command_id(), 128));
+      break;
+    default:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dcu::common

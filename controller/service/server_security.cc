@@ -1,0 +1,68 @@
+#include "controller/service/server_security.h"
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/net.h"
+#include "common/status_util.h"
+#include "controller/service/auth.h"
+
+namespace dcu::controller {
+
+void AddServerSecurityFlags(CLI::App* app, ServerSecurityOptions* o) {
+  app->add_option("--tls-cert", o->tls.cert, "PEM certificate the controller presents (enables TLS)");
+  app->add_option("--tls-key", o->tls.key, "PEM private key of --tls-cert (mode 0600)");
+  app->add_option("--tls-client-ca", o->tls.client_ca,
+                  "PEM CA that signs client certificates (agents: CN = node name, O = node; "
+                  "people: O = admin or read-only)");
+  app->add_option("--tokens-file", o->tokens_file,
+                  "bearer tokens for dcuctl, lines 'sha256hex role name' (role admin or read-only)");
+}
+
+absl::StatusOr<ServerSecurity> ConfigureServerSecurity(const ServerSecurityOptions& o) {
+  ServerSecurity out;
+  if (!o.tls_enabled()) {
+    if (!o.tokens_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--tokens-file needs TLS (--tls-cert and --tls-key): bearer tokens must not travel in "
+          "plaintext");
+    }
+    DCU_ASSIGN_OR_RETURN(common::HostPort hp, common::ParseHostPort(o.listen));
+    bool loopback = common::IsLoopbackHost(hp.host);
+    if (!loopback && !o.insecure) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refusing to listen on non-loopback address '", o.listen,
+          "' without TLS; pass --tls-cert/--tls-key (see docs/security.md) or --insecure"));
+    }
+    out.credentials = grpc::InsecureServerCredentials();
+    out.summary = loopback ? "plaintext, no authentication (loopback only)"
+                           : "PLAINTEXT, NO AUTHENTICATION (--insecure)";
+    return out;
+  }
+  if (o.tls.client_ca.empty() && o.tokens_file.empty()) {
+    return absl::InvalidArgumentError(
+        "TLS is on but neither --tls-client-ca nor --tokens-file is set: no agent or person could "
+        "authenticate");
+  }
+  DCU_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds,
+                       common::MakeServerCredentials(o.tls));
+  auto tokens = std::make_shared<TokenTable>();
+  if (!o.tokens_file.empty()) {
+    DCU_ASSIGN_OR_RETURN(*tokens, TokenTable::LoadFile(o.tokens_file));
+  }
+  creds->SetAuthMetadataProcessor(std::make_shared<AuthProcessor>(tokens));
+  out.credentials = creds;
+  out.summary = absl::StrCat(
+      "TLS with certificate '", o.tls.cert, "'",
+      o.tls.client_ca.empty() ? ", no client certificates (agents cannot connect)"
+                              : absl::StrCat(", client certificates from CA '", o.tls.client_ca, "'"),
+      o.tokens_file.empty() ? "" : absl::StrCat(", ", tokens->size(), " tokens from '", o.tokens_file, "'"));
+  return out;
+}
+
+void ApplyServerLimits(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(common::kMaxRequestBytes);
+  builder->SetMaxSendMessageSize(common::kMaxResponseBytes);
+}
+
+}  // namespace dcu::controller

@@ -1,0 +1,66 @@
+#include "dcuctl/client_security.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "common/net.h"
+#include "common/status_util.h"
+#include "common/tls_config.h"
+
+namespace dcu::dcuctl {
+namespace {
+
+void FromEnv(const char* name, std::string* out) {
+  if (const char* v = std::getenv(name); v != nullptr && *v != '\0') *out = v;
+}
+
+}  // namespace
+
+void AddClientSecurityFlags(CLI::App* app, GlobalOptions* o) {
+  FromEnv("DCUFLEET_TLS_CA", &o->tls_ca);
+  FromEnv("DCUFLEET_TLS_CERT", &o->tls_cert);
+  FromEnv("DCUFLEET_TLS_KEY", &o->tls_key);
+  FromEnv("DCUFLEET_TOKEN_FILE", &o->token_file);
+  app->add_option("--tls-ca", o->tls_ca,
+                  "PEM CA that signed the controller's certificate (enables TLS; "
+                  "default $DCUFLEET_TLS_CA)");
+  app->add_option("--tls-cert", o->tls_cert,
+                  "PEM client certificate, O = admin or read-only (default $DCUFLEET_TLS_CERT)");
+  app->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert, mode 0600 "
+                                           "(default $DCUFLEET_TLS_KEY)");
+  app->add_option("--token-file", o->token_file,
+                  "file (mode 0600) holding a bearer token (default $DCUFLEET_TOKEN_FILE)");
+  app->add_flag("--insecure", o->insecure,
+                "allow plaintext to a non-loopback controller (not recommended)");
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeClientCredentials(
+    const GlobalOptions& o) {
+  common::ClientTlsFiles files{o.tls_ca, o.tls_cert, o.tls_key};
+  if (!files.enabled()) {
+    if (!o.token_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--token-file needs TLS (--tls-ca): a bearer token must not travel in plaintext");
+    }
+    // unix: sockets are local; any other target that is not HOST:PORT
+    // (dns:///..., ipv4:...) may be remote and needs TLS or --insecure.
+    bool local = o.controller.rfind("unix:", 0) == 0;
+    auto hp = common::ParseHostPort(o.controller);
+    if (hp.ok()) local = common::IsLoopbackHost(hp->host);
+    if (!local && !o.insecure) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refusing to talk to controller '", o.controller,
+          "' in plaintext; pass --tls-ca (and --tls-cert/--tls-key or --token-file; see "
+          "docs/security.md) or --insecure"));
+    }
+    return grpc::InsecureChannelCredentials();
+  }
+  std::string token;
+  if (!o.token_file.empty()) {
+    DCU_ASSIGN_OR_RETURN(token, common::ReadTokenFile(o.token_file));
+  }
+  return common::MakeChannelCredentials(files, token);
+}
+
+}  // namespace dcu::dcuctl

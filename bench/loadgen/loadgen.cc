@@ -1,0 +1,1079 @@
+#include "bench/loadgen/loadgen.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/common/synthetic_fleet.h"
+#include "common/data_path.h"
+#include "dcufleet/v1/fleet.grpc.pb.h"
+#include "dcufleet/v1/node.grpc.pb.h"
+#include "tests/testing/test_env.h"
+
+namespace dcu::bench {
+namespace {
+
+using dcufleet::v1::AgentMessage;
+using dcufleet::v1::ControllerMessage;
+using dcufleet::v1::InstanceStatus;
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+int64_t WallMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// Latency samples in microseconds.
+class Samples {
+ public:
+  void Add(int64_t us) {
+    absl::MutexLock lock(&mu_);
+    v_.push_back(us);
+  }
+  struct Summary {
+    size_t count = 0;
+    double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0, mean_ms = 0;
+  };
+  Summary Summarize() const {
+    absl::MutexLock lock(&mu_);
+    Summary s;
+    s.count = v_.size();
+    if (v_.empty()) return s;
+    std::vector<int64_t> v = v_;
+    std::sort(v.begin(), v.end());
+    auto at = [&](double q) {
+      size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+      return static_cast<double>(v[std::min(i, v.size() - 1)]) / 1000.0;
+    };
+    s.p50_ms = at(0.50);
+    s.p90_ms = at(0.90);
+    s.p99_ms = at(0.99);
+    s.max_ms = static_cast<double>(v.back()) / 1000.0;
+    double sum = 0;
+    for (int64_t x : v) sum += static_cast<double>(x);
+    s.mean_ms = sum / static_cast<double>(v.size()) / 1000.0;
+    return s;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<int64_t> v_ ABSL_GUARDED_BY(mu_);
+};
+
+nlohmann::json ToJson(const Samples::Summary& s) {
+  return {{"count", s.count}, {"p50_ms", s.p50_ms}, {"p90_ms", s.p90_ms},
+          {"p99_ms", s.p99_ms}, {"max_ms", s.max_ms}, {"mean_ms", s.mean_ms}};
+}
+
+std::string Fmt(const Samples::Summary& s) {
+  if (s.count == 0) return "no samples";
+  return absl::StrFormat("p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms  (n=%d)", s.p50_ms,
+                         s.p90_ms, s.p99_ms, s.max_ms, s.count);
+}
+
+// CPU time and memory of a process, from /proc.
+struct ProcSample {
+  bool ok = false;
+  double cpu_s = 0;
+  int64_t rss_kib = 0;
+  int64_t hwm_kib = 0;
+  int threads = 0;
+};
+
+ProcSample ReadProc(pid_t pid) {
+  ProcSample p;
+  std::string stat = testing::ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/stat"));
+  // Fields after the command (which may hold spaces) start after the last ')'.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return p;
+  std::vector<std::string> f = absl::StrSplit(stat.substr(close + 2), ' ');
+  // f[0] is field 3 (state); utime is field 14, stime field 15.
+  if (f.size() < 13) return p;
+  int64_t utime = 0, stime = 0;
+  if (!absl::SimpleAtoi(f[11], &utime) || !absl::SimpleAtoi(f[12], &stime)) return p;
+  p.cpu_s = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::string status = testing::ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status"));
+  for (absl::string_view line : absl::StrSplit(status, '\n')) {
+    auto field = [&](absl::string_view name, int64_t* out) {
+      if (!absl::ConsumePrefix(&line, name)) return;
+      line = absl::StripAsciiWhitespace(line);
+      absl::ConsumeSuffix(&line, " kB");
+      (void)absl::SimpleAtoi(line, out);
+    };
+    int64_t threads = 0;
+    field("VmRSS:", &p.rss_kib);
+    field("VmHWM:", &p.hwm_kib);
+    field("Threads:", &threads);
+    if (threads) p.threads = static_cast<int>(threads);
+  }
+  p.ok = true;
+  return p;
+}
+
+double SelfCpuS() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+}
+
+// The log tail of a launch that hits seed 000's triton error (see
+// bench/loadgen/catalog/SOURCE.md): the shipped rules classify it as
+// triton_unsupported_gpu_target, a deterministic failover.
+std::vector<std::string> TritonFailureTail(const std::string& env, const std::string& arch) {
+  std::string site = absl::StrCat(env, "/lib/python3.10/site-packages");
+  return {
+      absl::StrCat("loc(\"", site, "/vllm/attention/ops/triton_flash_attention.py\":309:0): error: "
+                   "unsupported target: '", arch, "'"),
+      "Traceback (most recent call last):",
+      absl::StrCat("  File \"", site, "/triton/backends/amd/compiler.py\", line 186, in make_llir"),
+      "    pm.run(mod)",
+      "RuntimeError: PassManager::run failed",
+  };
+}
+
+class Run;
+
+// One simulated agent: its own NodeService.Connect stream (callback API), a
+// Hello with an 8-device inventory, then NodeStatus whenever the ticker says
+// so and InstanceEvents on phase changes. At most one write in flight: a
+// status that comes due while one is being written replaces the pending one
+// (counted as coalesced: the controller did not keep up).
+class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMessage> {
+ public:
+  SimAgent(Run* run, int index, const FleetOptions& fo);
+
+  void Connect(dcufleet::v1::NodeService::Stub* stub);
+  // The ticker: a periodic report is due.
+  void StatusDue();
+  // Ingest mode: moves this agent's own instance one phase on and reports it.
+  void CycleInstance();
+  // Failover mode: the instance fails with the triton log tail.
+  bool FailInstance(const std::string& instance_id);
+  void Cancel() { ctx_.TryCancel(); }
+
+  int index() const { return index_; }
+  const std::string& name() const { return name_; }
+  const std::string& arch() const { return arch_; }
+  int64_t last_written_tag() const { return last_written_tag_.load(); }
+  bool welcomed() const { return welcomed_.load(); }
+  bool finished() const { return finished_.load(); }
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  void Pump();
+  void HandleAssignment(const dcufleet::v1::Assignment& a);
+  void QueueEventLocked(const InstanceStatus& st, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Run* const run_;
+  const int index_;
+  const std::string name_;
+  std::string arch_;
+  grpc::ClientContext ctx_;
+  ControllerMessage in_;
+  AgentMessage hello_;
+  AgentMessage status_;
+  AgentMessage event_;
+  int64_t t_start_us_ = 0;
+  std::atomic<bool> welcomed_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<int64_t> last_written_tag_{0};
+
+  absl::Mutex mu_;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  bool hold_released_ ABSL_GUARDED_BY(mu_) = false;
+  bool status_due_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t last_tag_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t writing_tag_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<AgentMessage> events_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, InstanceStatus> instances_ ABSL_GUARDED_BY(mu_);
+  int own_phase_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// A probe of ingest latency: report `tag` of `agent` was handed to gRPC at
+// `sent_us`; poll GetNode until the node shows it.
+struct Probe {
+  int agent = 0;
+  int64_t tag = 0;
+  int64_t sent_us = 0;
+};
+
+class Run {
+ public:
+  Run(const LoadgenArgs& args, std::ostream& out, std::ostream& err)
+      : args_(args), out_(out), err_(err) {}
+  int Execute();
+
+  // Called by agents.
+  void OnWelcome(int64_t us) {
+    connect_.Add(us);
+    welcomed_.fetch_add(1);
+  }
+  void OnStreamDone(const grpc::Status& s, bool expected) {
+    if (!s.ok() && !expected) {
+      stream_errors_.fetch_add(1);
+      absl::MutexLock lock(&mu_);
+      if (first_errors_.size() < 5) {
+        first_errors_.push_back(absl::StrCat("stream: ", s.error_code(), " ", s.error_message()));
+      }
+    }
+    streams_done_.fetch_add(1);
+  }
+  void CountWrite(bool ok, bool status) {
+    if (!ok) write_errors_.fetch_add(1);
+    if (ok && status) reports_written_.fetch_add(1);
+  }
+  void CountCoalesced() { coalesced_.fetch_add(1); }
+  void CountEvent() { events_sent_.fetch_add(1); }
+  bool stopping() const { return stopping_.load(); }
+  // A report is being written: take it as the next probe when one is wanted.
+  void MaybeProbe(int agent, int64_t tag, int64_t sent_us) {
+    if (!measuring_.load() || !probe_wanted_.exchange(false)) return;
+    absl::MutexLock lock(&probe_mu_);
+    probe_ = Probe{agent, tag, sent_us};
+    probe_ready_ = true;
+  }
+  // An assignment listed an instance this agent had not seen.
+  void OnAssigned(SimAgent* agent, const dcufleet::v1::InstanceSpec& spec, int64_t now_us);
+  bool ShouldFail(const SimAgent& agent, const dcufleet::v1::InstanceSpec& spec) const {
+    return args_.mode == "failover" && spec.stack_id() == kFailStack && agent.arch() == kFailArch;
+  }
+  void OnFailureSent(const std::string& deployment, int attempt, int64_t now_us) {
+    absl::MutexLock lock(&mu_);
+    failed_at_[deployment] = {attempt, now_us};
+  }
+  const std::vector<std::string>& fail_tail() const { return fail_tail_; }
+  const std::string& mode() const { return args_.mode; }
+
+  static constexpr char kFailStack[] = "bench-vllm-0.11.0-bare";
+  static constexpr char kFailArch[] = "gfx928";
+
+ private:
+  bool StartController();
+  void StopController();
+  bool ConnectAgents();
+  void Ticker();
+  void Prober();
+  bool RunIngest(nlohmann::json* j);
+  bool RunPlace(nlohmann::json* j, bool failover);
+  bool FinalCheck(nlohmann::json* j);
+  void Shutdown();
+  int ScanControllerLog(nlohmann::json* j);
+
+  const LoadgenArgs& args_;
+  std::ostream& out_;
+  std::ostream& err_;
+
+  std::unique_ptr<testing::TempDir> tmp_;
+  std::unique_ptr<testing::ChildProcess> controller_;
+  std::string controller_log_;
+  std::string address_;
+  pid_t controller_pid_ = 0;
+
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::vector<std::unique_ptr<dcufleet::v1::NodeService::Stub>> node_stubs_;
+  std::shared_ptr<grpc::Channel> fleet_channel_;
+  std::unique_ptr<dcufleet::v1::FleetService::Stub> fleet_;
+  std::vector<std::unique_ptr<SimAgent>> agents_;
+  std::vector<std::string> fail_tail_;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> ticking_{false};
+  std::atomic<bool> measuring_{false};
+  std::atomic<bool> probe_wanted_{false};
+  std::atomic<int64_t> welcomed_{0};
+  std::atomic<int64_t> streams_done_{0};
+  std::atomic<int64_t> stream_errors_{0};
+  std::atomic<int64_t> write_errors_{0};
+  std::atomic<int64_t> rpc_errors_{0};
+  std::atomic<int64_t> reports_written_{0};
+  std::atomic<int64_t> coalesced_{0};
+  std::atomic<int64_t> events_sent_{0};
+  std::atomic<int64_t> probe_timeouts_{0};
+  Samples connect_;
+  Samples ingest_;          // report handed to gRPC -> GetNode shows it (client view)
+  Samples ingest_server_;   // NodeStatus.sent_at_ms -> NodeView.last_seen_ms (controller clock)
+  Samples failover_;        // FAILED report -> next plan's Assignment at an agent
+
+  absl::Mutex probe_mu_;
+  bool probe_ready_ ABSL_GUARDED_BY(probe_mu_) = false;
+  Probe probe_ ABSL_GUARDED_BY(probe_mu_);
+
+  absl::Mutex mu_;
+  std::vector<std::string> first_errors_ ABSL_GUARDED_BY(mu_);
+  // Deployment -> first time an agent received an instance of it.
+  std::map<std::string, int64_t> placed_at_ ABSL_GUARDED_BY(mu_);
+  // Deployment -> (failed attempt, when the failure report was queued).
+  std::map<std::string, std::pair<int, int64_t>> failed_at_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> failed_over_ ABSL_GUARDED_BY(mu_);
+  // Instances that must fail (failover mode): agent index, instance id.
+  std::deque<std::pair<int, std::string>> to_fail_ ABSL_GUARDED_BY(mu_);
+  int64_t instances_seen_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo)
+    : run_(run), index_(index), name_(NodeName(index)), arch_(ArchForNode(index).arch) {
+  auto* h = hello_.mutable_hello();
+  h->set_node_name(name_);
+  h->set_agent_version("0.1.0-loadgen");
+  h->add_capabilities("inventory");
+  *h->mutable_inventory() = MakeInventory(index, fo, WallMs());
+  *status_.mutable_status()->mutable_inventory() = h->inventory();
+}
+
+void SimAgent::Connect(dcufleet::v1::NodeService::Stub* stub) {
+  t_start_us_ = NowUs();
+  stub->async()->Connect(&ctx_, this);
+  StartRead(&in_);
+  AddHold();
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = true;
+  }
+  StartWrite(&hello_);
+  StartCall();
+}
+
+void SimAgent::StatusDue() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (done_) return;
+    if (status_due_) run_->CountCoalesced();
+    status_due_ = true;
+  }
+  Pump();
+}
+
+void SimAgent::QueueEventLocked(const InstanceStatus& st, const std::string& reason) {
+  AgentMessage m;
+  *m.mutable_instance_event()->mutable_status() = st;
+  m.mutable_instance_event()->set_reason(reason);
+  events_.push_back(std::move(m));
+}
+
+void SimAgent::CycleInstance() {
+  static const dcufleet::v1::InstancePhase kCycle[] = {
+      dcufleet::v1::INSTANCE_STARTING, dcufleet::v1::INSTANCE_LOADING,
+      dcufleet::v1::INSTANCE_HEALTH_CHECKING, dcufleet::v1::INSTANCE_READY,
+      dcufleet::v1::INSTANCE_STOPPING, dcufleet::v1::INSTANCE_STOPPED};
+  {
+    absl::MutexLock lock(&mu_);
+    if (done_) return;
+    std::string id = absl::StrCat("lg-", index_);
+    InstanceStatus& st = instances_[id];
+    st.set_instance_id(id);
+    st.set_phase(kCycle[own_phase_ % 6]);
+    st.set_runtime_kind("bare");
+    st.set_updated_at_ms(WallMs());
+    QueueEventLocked(st, "loadgen");
+    if (st.phase() == dcufleet::v1::INSTANCE_STOPPED) instances_.erase(id);
+    ++own_phase_;
+  }
+  Pump();
+}
+
+bool SimAgent::FailInstance(const std::string& instance_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (done_) return false;
+    auto it = instances_.find(instance_id);
+    if (it == instances_.end() || it->second.phase() == dcufleet::v1::INSTANCE_FAILED) return false;
+    InstanceStatus& st = it->second;
+    st.set_phase(dcufleet::v1::INSTANCE_FAILED);
+    st.set_exit_code(1);
+    st.set_message("engine core initialization failed");
+    st.clear_log_tail();
+    for (const auto& l : run_->fail_tail()) st.add_log_tail(l);
+    st.set_updated_at_ms(WallMs());
+    QueueEventLocked(st, "process exited with code 1");
+  }
+  Pump();
+  return true;
+}
+
+void SimAgent::Pump() {
+  AgentMessage* msg = nullptr;
+  bool is_status = false;
+  int64_t tag = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (writing_ || done_) return;
+    if (!events_.empty()) {
+      event_ = std::move(events_.front());
+      events_.pop_front();
+      msg = &event_;
+    } else if (status_due_) {
+      status_due_ = false;
+      auto* s = status_.mutable_status();
+      int64_t now = WallMs();
+      tag = std::max(last_tag_ + 1, now);
+      last_tag_ = tag;
+      // The report's identity: the controller shows it back as
+      // inventory.collected_at_ms, so a poller can tell when it is visible.
+      s->mutable_inventory()->set_collected_at_ms(tag);
+      s->set_sent_at_ms(tag);
+      s->clear_instances();
+      for (const auto& [id, st] : instances_) *s->add_instances() = st;
+      msg = &status_;
+      is_status = true;
+      writing_tag_ = tag;
+    } else {
+      return;
+    }
+    writing_ = true;
+  }
+  if (is_status) run_->MaybeProbe(index_, tag, NowUs());
+  if (!is_status) run_->CountEvent();
+  StartWrite(msg);
+}
+
+void SimAgent::OnWriteDone(bool ok) {
+  bool release = false;
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (ok && writing_tag_) last_written_tag_.store(writing_tag_);
+    run_->CountWrite(ok, writing_tag_ != 0);
+    writing_tag_ = 0;
+    if (!ok) done_ = true;
+    if (done_ && !hold_released_) {
+      hold_released_ = true;
+      release = true;
+    }
+  }
+  if (release) {
+    RemoveHold();
+    return;
+  }
+  Pump();
+}
+
+void SimAgent::OnReadDone(bool ok) {
+  if (!ok) {
+    bool release = false;
+    {
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+      if (!writing_ && !hold_released_) {
+        hold_released_ = true;
+        release = true;
+      }
+    }
+    if (release) RemoveHold();
+    return;
+  }
+  int64_t now = NowUs();
+  switch (in_.body_case()) {
+    case ControllerMessage::kWelcome:
+      if (!welcomed_.exchange(true)) run_->OnWelcome(now - t_start_us_);
+      break;
+    case ControllerMessage::kAssignment:
+      HandleAssignment(in_.assignment());
+      break;
+    case ControllerMessage::kCommand: {
+      absl::MutexLock lock(&mu_);
+      AgentMessage m;
+      m.mutable_command_result()->set_command_id(in_.command().command_id());
+      m.mutable_command_result()->set_ok(false);
+      m.mutable_command_result()->set_message("dcu-loadgen does not run commands");
+      events_.push_back(std::move(m));
+      break;
+    }
+    default:
+      break;
+  }
+  StartRead(&in_);
+  Pump();
+}
+
+void SimAgent::HandleAssignment(const dcufleet::v1::Assignment& a) {
+  int64_t now = NowUs();
+  std::vector<const dcufleet::v1::InstanceSpec*> fresh;
+  {
+    absl::MutexLock lock(&mu_);
+    std::set<std::string> ids;
+    for (const auto& spec : a.instances()) {
+      ids.insert(spec.instance_id());
+      if (instances_.count(spec.instance_id())) continue;
+      fresh.push_back(&spec);
+      InstanceStatus st;
+      st.set_instance_id(spec.instance_id());
+      st.set_port(spec.port());
+      st.set_runtime_kind(spec.runtime_kind());
+      st.set_generation(a.generation());
+      st.set_started_at_ms(WallMs());
+      st.set_updated_at_ms(st.started_at_ms());
+      if (run_->ShouldFail(*this, spec)) {
+        st.set_phase(dcufleet::v1::INSTANCE_LOADING);
+      } else {
+        // The simulated engine is up at once: acknowledge with READY.
+        st.set_phase(dcufleet::v1::INSTANCE_READY);
+        st.set_ready_at_ms(st.started_at_ms());
+      }
+      QueueEventLocked(st, "loadgen");
+      instances_[spec.instance_id()] = st;
+    }
+    // The assignment is the complete desired set: anything else stops.
+    for (auto it = instances_.begin(); it != instances_.end();) {
+      if (!ids.count(it->first) && !absl::StartsWith(it->first, "lg-")) {
+        it = instances_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto* spec : fresh) run_->OnAssigned(this, *spec, now);
+}
+
+void SimAgent::OnDone(const grpc::Status& status) {
+  finished_.store(true);
+  run_->OnStreamDone(status, run_->stopping());
+}
+
+void Run::OnAssigned(SimAgent* agent, const dcufleet::v1::InstanceSpec& spec, int64_t now_us) {
+  absl::MutexLock lock(&mu_);
+  ++instances_seen_;
+  placed_at_.try_emplace(spec.deployment(), now_us);
+  auto f = failed_at_.find(spec.deployment());
+  if (f != failed_at_.end() && spec.attempt() > f->second.first &&
+      !failed_over_.count(spec.deployment())) {
+    failed_over_.insert(spec.deployment());
+    failover_.Add(now_us - f->second.second);
+  }
+  if (ShouldFail(*agent, spec)) to_fail_.emplace_back(agent->index(), spec.instance_id());
+}
+
+bool Run::StartController() {
+  tmp_ = std::make_unique<testing::TempDir>();
+  std::string bin = args_.controller_bin;
+  if (bin.empty()) bin = absl::StrCat(common::ExecutableDir(), "/dcu-controller");
+  std::string src = getenv("DCU_SOURCE_DIR") ? getenv("DCU_SOURCE_DIR") : DCU_SOURCE_DIR_DEFAULT;
+  std::string catalog = args_.catalog.empty() ? src + "/bench/loadgen/catalog" : args_.catalog;
+  std::string rules = args_.diagnosis_rules.empty() ? src + "/deploy/diagnosis/rules.txtpb"
+                                                    : args_.diagnosis_rules;
+  std::string port_file = tmp_->Join("port");
+  controller_log_ = tmp_->Join("controller.log");
+  std::vector<std::string> argv = {bin,
+                                   "--listen", "127.0.0.1:0",
+                                   "--port-file", port_file,
+                                   "--db", tmp_->Join("dcufleet.db"),
+                                   "--catalog", catalog,
+                                   "--diagnosis-rules", rules,
+                                   "--status-interval", absl::StrCat(args_.report_interval_s)};
+  if (access(bin.c_str(), X_OK) != 0) {
+    err_ << "dcu-loadgen: controller binary '" << bin << "' not found (pass --controller-bin)\n";
+    return false;
+  }
+  controller_ = std::make_unique<testing::ChildProcess>(argv, controller_log_);
+  controller_pid_ = controller_->pid();
+  bool up = testing::WaitFor([&] { return !testing::ReadFileOrEmpty(port_file).empty() || !controller_->Running(); },
+                             absl::Seconds(30));
+  std::string port(absl::StripAsciiWhitespace(testing::ReadFileOrEmpty(port_file)));
+  if (!up || port.empty()) {
+    err_ << "dcu-loadgen: controller did not start; its log:\n" << controller_->Log() << "\n";
+    return false;
+  }
+  address_ = absl::StrCat("127.0.0.1:", port);
+  return true;
+}
+
+void Run::StopController() {
+  if (!controller_) return;
+  controller_->Signal(SIGTERM);
+  if (controller_->Wait(absl::Seconds(10)) < 0) controller_->Signal(SIGKILL);
+}
+
+bool Run::ConnectAgents() {
+  FleetOptions fo;
+  fo.environments = {{"bare", "/opt/conda/envs/vllm-0.11.0"}, {"bare", "/opt/conda/envs/vllm-0.9.2"}};
+  int per = std::max(1, args_.agents_per_connection);
+  int nchan = (args_.agents + per - 1) / per;
+  for (int c = 0; c < nchan; ++c) {
+    grpc::ChannelArguments ca;
+    // A connection of its own per channel, as separate agent hosts have.
+    ca.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    ca.SetInt("dcu.loadgen.channel", c);
+    ca.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+    channels_.push_back(grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), ca));
+    node_stubs_.push_back(dcufleet::v1::NodeService::NewStub(channels_.back()));
+  }
+  for (int i = 0; i < args_.agents; ++i) agents_.push_back(std::make_unique<SimAgent>(this, i, fo));
+  int64_t t0 = NowUs();
+  for (int i = 0; i < args_.agents; ++i) {
+    // Pace the dialing at --connect-rate.
+    int64_t due = t0 + static_cast<int64_t>(1e6 * i / std::max(1.0, args_.connect_rate));
+    int64_t wait = due - NowUs();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
+    agents_[i]->Connect(node_stubs_[i / per].get());
+  }
+  bool ok = testing::WaitFor([&] { return welcomed_.load() >= args_.agents || stream_errors_.load() > 0; },
+                             absl::Seconds(args_.timeout_s));
+  double all_s = static_cast<double>(NowUs() - t0) / 1e6;
+  auto s = connect_.Summarize();
+  out_ << absl::StrFormat("connect: %d/%d agents welcomed in %.2f s (%.0f/s); Hello -> Welcome %s\n",
+                          welcomed_.load(), args_.agents, all_s,
+                          static_cast<double>(welcomed_.load()) / std::max(all_s, 1e-9), Fmt(s));
+  return ok && welcomed_.load() >= args_.agents;
+}
+
+void Run::Ticker() {
+  const int n = static_cast<int>(agents_.size());
+  const double interval_us = args_.report_interval_s * 1e6;
+  int64_t t0 = NowUs();
+  int64_t triggered = 0;
+  int64_t events = 0;
+  size_t cursor = 0;
+  while (ticking_.load()) {
+    int64_t now = NowUs();
+    // Agent i reports at t0 + (i/n + k) * interval: spread evenly.
+    int64_t target = static_cast<int64_t>(static_cast<double>(now - t0) / interval_us * n);
+    while (triggered < target) {
+      agents_[triggered % n]->StatusDue();
+      ++triggered;
+    }
+    if (args_.mode == "ingest" && args_.instance_events_per_s > 0) {
+      int64_t ev_target = static_cast<int64_t>(static_cast<double>(now - t0) / 1e6 * args_.instance_events_per_s);
+      while (events < ev_target) {
+        // A stride walk, so consecutive events land on different agents.
+        cursor = (cursor + 7919) % n;
+        agents_[cursor]->CycleInstance();
+        ++events;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Run::Prober() {
+  grpc::ChannelArguments ca;
+  ca.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  ca.SetMaxReceiveMessageSize(64 << 20);
+  auto ch = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), ca);
+  auto stub = dcufleet::v1::FleetService::NewStub(ch);
+  const int64_t period_us = static_cast<int64_t>(1e6 / std::max(1.0, args_.probes_per_s));
+  int64_t next = NowUs();
+  while (!stopping_.load() && ticking_.load()) {
+    int64_t now = NowUs();
+    if (now < next) {
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(next - now, 2000)));
+      continue;
+    }
+    probe_wanted_.store(true);
+    Probe p;
+    {
+      absl::MutexLock lock(&probe_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(probe_mu_) { return probe_ready_; };
+      if (!probe_mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(200))) continue;
+      probe_ready_ = false;
+      p = probe_;
+    }
+    next = p.sent_us + period_us;
+    // Poll back to back: the error of the figure is one GetNode round trip.
+    const std::string& name = agents_[p.agent]->name();
+    bool seen = false;
+    while (NowUs() - p.sent_us < 5000000 && !stopping_.load()) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      dcufleet::v1::GetNodeRequest req;
+      req.set_name(name);
+      dcufleet::v1::NodeView view;
+      grpc::Status st = stub->GetNode(&ctx, req, &view);
+      if (!st.ok()) {
+        if (st.error_code() != grpc::StatusCode::NOT_FOUND) rpc_errors_.fetch_add(1);
+        break;
+      }
+      if (view.inventory().collected_at_ms() >= p.tag) {
+        ingest_.Add(NowUs() - p.sent_us);
+        ingest_server_.Add(1000 * std::max<int64_t>(0, view.last_seen_ms() - p.tag));
+        seen = true;
+        break;
+      }
+    }
+    if (!seen && !stopping_.load()) probe_timeouts_.fetch_add(1);
+  }
+}
+
+bool Run::RunIngest(nlohmann::json* j) {
+  ticking_.store(true);
+  std::thread ticker([this] { Ticker(); });
+  std::thread prober([this] { Prober(); });
+  std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(args_.warmup_s * 1e6)));
+  ProcSample c0 = ReadProc(controller_pid_);
+  double self0 = SelfCpuS();
+  int64_t written0 = reports_written_.load(), events0 = events_sent_.load();
+  int64_t t0 = NowUs();
+  measuring_.store(true);
+  double peak_cores = 0;
+  int64_t peak_rss = 0;
+  ProcSample prev = c0;
+  int64_t prev_us = t0;
+  while (NowUs() - t0 < static_cast<int64_t>(args_.duration_s * 1e6)) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ProcSample s = ReadProc(controller_pid_);
+    int64_t now = NowUs();
+    if (s.ok && prev.ok) {
+      peak_cores = std::max(peak_cores, (s.cpu_s - prev.cpu_s) / (static_cast<double>(now - prev_us) / 1e6));
+    }
+    peak_rss = std::max(peak_rss, s.rss_kib);
+    prev = s;
+    prev_us = now;
+  }
+  measuring_.store(false);
+  double secs = static_cast<double>(NowUs() - t0) / 1e6;
+  ProcSample c1 = ReadProc(controller_pid_);
+  double self1 = SelfCpuS();
+  int64_t written = reports_written_.load() - written0;
+  int64_t events = events_sent_.load() - events0;
+  ticking_.store(false);
+  ticker.join();
+  prober.join();
+  auto in = ingest_.Summarize();
+  auto srv = ingest_server_.Summarize();
+  double cores = c0.ok && c1.ok ? (c1.cpu_s - c0.cpu_s) / secs : -1;
+  out_ << absl::StrFormat("steady state: %.1f s, %d reports (%.0f/s), %d instance events\n", secs,
+                          written, static_cast<double>(written) / secs, events);
+  out_ << "ingest latency (report handed to gRPC -> visible via FleetService.GetNode): " << Fmt(in) << "\n";
+  out_ << "ingest latency (controller clock: sent_at_ms -> last_seen_ms, ms resolution): " << Fmt(srv) << "\n";
+  out_ << absl::StrFormat("probe timeouts (report not visible within 5 s): %d\n", probe_timeouts_.load());
+  if (c1.ok) {
+    out_ << absl::StrFormat(
+        "controller: %.2f cores average (peak 1-s %.2f), RSS %.1f MiB (peak %.1f, high-water %.1f), %d threads\n",
+        cores, peak_cores, c1.rss_kib / 1024.0, peak_rss / 1024.0, c1.hwm_kib / 1024.0, c1.threads);
+  }
+  out_ << absl::StrFormat("loadgen itself: %.2f cores\n", (self1 - self0) / secs);
+  (*j)["steady_s"] = secs;
+  (*j)["reports"] = written;
+  (*j)["reports_per_s"] = static_cast<double>(written) / secs;
+  (*j)["instance_events"] = events;
+  (*j)["ingest_latency"] = ToJson(in);
+  (*j)["ingest_latency_controller_clock"] = ToJson(srv);
+  (*j)["probe_timeouts"] = probe_timeouts_.load();
+  (*j)["controller_cores"] = cores;
+  (*j)["controller_peak_cores_1s"] = peak_cores;
+  (*j)["controller_rss_mib"] = c1.rss_kib / 1024.0;
+  (*j)["controller_peak_rss_mib"] = peak_rss / 1024.0;
+  (*j)["controller_hwm_mib"] = c1.hwm_kib / 1024.0;
+  (*j)["controller_threads"] = c1.threads;
+  (*j)["loadgen_cores"] = (self1 - self0) / secs;
+  return true;
+}
+
+bool Run::RunPlace(nlohmann::json* j, bool failover) {
+  // Background: every agent keeps reporting, as a real fleet does.
+  ticking_.store(true);
+  std::thread ticker([this] { Ticker(); });
+  const int m = args_.deployments;
+  ProcSample c0 = ReadProc(controller_pid_);
+  int64_t t0 = NowUs();
+  std::atomic<int> in_flight{0};
+  std::atomic<int> done{0};
+  std::atomic<int> failed{0};
+  struct Call {
+    grpc::ClientContext ctx;
+    dcufleet::v1::DeployRequest req;
+    dcufleet::v1::DeployResponse resp;
+  };
+  for (int i = 0; i < m; ++i) {
+    while (in_flight.load() >= args_.deploy_window) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    auto* call = new Call;
+    call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    auto* s = call->req.mutable_spec();
+    s->set_name(absl::StrFormat("lg-%06d", i));
+    s->set_model("qwen3-8b");
+    // Mixed TP: half choose automatically, the rest ask for 1, 2, 4 or 8.
+    static const int kTps[] = {0, 1, 0, 2, 0, 4, 0, 8, 0, 2};
+    s->set_tp(kTps[i % 10]);
+    in_flight.fetch_add(1);
+    fleet_->async()->Deploy(&call->ctx, &call->req, &call->resp, [&, call](grpc::Status st) {
+      if (!st.ok()) {
+        failed.fetch_add(1);
+        absl::MutexLock lock(&mu_);
+        if (first_errors_.size() < 5) first_errors_.push_back(absl::StrCat("Deploy: ", st.error_message()));
+      }
+      delete call;
+      done.fetch_add(1);
+      in_flight.fetch_sub(1);
+    });
+  }
+  testing::WaitFor([&] { return done.load() >= m; }, absl::Seconds(args_.timeout_s));
+  int64_t t_submitted = NowUs();
+  rpc_errors_.fetch_add(failed.load());
+  auto placed = [&] {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(placed_at_.size());
+  };
+  bool all = testing::WaitFor([&] { return placed() >= m - failed.load(); }, absl::Seconds(args_.timeout_s));
+  int64_t t_placed = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [d, t] : placed_at_) t_placed = std::max(t_placed, t);
+  }
+  ProcSample c1 = ReadProc(controller_pid_);
+  double submit_s = static_cast<double>(t_submitted - t0) / 1e6;
+  double place_s = static_cast<double>(t_placed - t0) / 1e6;
+  out_ << absl::StrFormat("submitted %d deployments in %.2f s (%.0f Deploy RPCs/s, %d refused)\n", m,
+                          submit_s, m / submit_s, failed.load());
+  out_ << absl::StrFormat(
+      "placed %d/%d (each persisted, then its Assignment received by the agent) %.2f s after the "
+      "first Deploy: %.0f placements/s%s\n",
+      placed(), m, place_s, placed() / std::max(place_s, 1e-9), all ? "" : " (TIMED OUT)");
+  double cores = (c1.cpu_s - c0.cpu_s) / std::max(place_s, 1e-9);
+  out_ << absl::StrFormat("controller during placement: %.2f cores, RSS %.1f MiB\n", cores, c1.rss_kib / 1024.0);
+  (*j)["deployments"] = m;
+  (*j)["deploy_refused"] = failed.load();
+  (*j)["submit_s"] = submit_s;
+  (*j)["placed"] = placed();
+  (*j)["place_s"] = place_s;
+  (*j)["placements_per_s"] = placed() / std::max(place_s, 1e-9);
+  (*j)["controller_cores_placing"] = cores;
+  (*j)["controller_rss_mib"] = c1.rss_kib / 1024.0;
+
+  // Acknowledged: the controller records every deployment READY (in failover
+  // mode, after the failures below).
+  auto count_ready = [&](int* ready, int* total) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    dcufleet::v1::ListDeploymentsResponse resp;
+    grpc::Status st = fleet_->ListDeployments(&ctx, dcufleet::v1::ListDeploymentsRequest(), &resp);
+    if (!st.ok()) {
+      rpc_errors_.fetch_add(1);
+      return false;
+    }
+    *ready = 0;
+    *total = resp.deployments_size();
+    for (const auto& d : resp.deployments()) {
+      if (d.status().phase() == dcufleet::v1::DEPLOYMENT_READY) ++*ready;
+    }
+    return true;
+  };
+
+  if (failover) {
+    int64_t to_fail = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      to_fail = static_cast<int64_t>(to_fail_.size());
+    }
+    out_ << absl::StrFormat("failover: %d instances of %s on %s fail at %.0f/s\n", to_fail, kFailStack,
+                            kFailArch, args_.fail_rate);
+    int64_t tf0 = NowUs();
+    int64_t sent = 0;
+    while (true) {
+      std::pair<int, std::string> next;
+      {
+        absl::MutexLock lock(&mu_);
+        if (to_fail_.empty()) break;
+        next = to_fail_.front();
+        to_fail_.pop_front();
+      }
+      int64_t due = tf0 + static_cast<int64_t>(1e6 * sent / std::max(1.0, args_.fail_rate));
+      int64_t wait = due - NowUs();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
+      std::string dep;
+      // The instance id is "<deployment>-<attempt>-<suffix>".
+      std::vector<std::string> parts = absl::StrSplit(next.second, '-');
+      int attempt = 0;
+      if (parts.size() >= 3) {
+        (void)absl::SimpleAtoi(parts[parts.size() - 2], &attempt);
+        parts.resize(parts.size() - 2);
+        dep = absl::StrJoin(parts, "-");
+      }
+      OnFailureSent(dep, attempt, NowUs());
+      if (agents_[next.first]->FailInstance(next.second)) ++sent;
+    }
+    auto failed_over = [&] {
+      absl::MutexLock lock(&mu_);
+      return static_cast<int64_t>(failed_over_.size());
+    };
+    testing::WaitFor([&] { return failed_over() >= sent; }, absl::Seconds(args_.timeout_s));
+    auto fo = failover_.Summarize();
+    out_ << absl::StrFormat("failed over %d/%d: FAILED report -> next plan's Assignment at the agent %s\n",
+                            failed_over(), sent, Fmt(fo));
+    (*j)["failures_sent"] = sent;
+    (*j)["failed_over"] = failed_over();
+    (*j)["failover_latency"] = ToJson(fo);
+    if (failed_over() < sent) {
+      absl::MutexLock lock(&mu_);
+      first_errors_.push_back(absl::StrCat(sent - static_cast<int64_t>(failed_over_.size()),
+                                           " failures did not fail over in time"));
+    }
+  }
+  int ready = 0, total = 0;
+  bool acked = testing::WaitFor([&] { return count_ready(&ready, &total) && ready >= m - failed.load(); },
+                                absl::Seconds(args_.timeout_s));
+  double ack_s = static_cast<double>(NowUs() - t0) / 1e6;
+  out_ << absl::StrFormat("acknowledged: %d/%d deployments READY in the controller %.2f s after the first Deploy\n",
+                          ready, total, ack_s);
+  (*j)["ready"] = ready;
+  (*j)["ready_s"] = ack_s;
+  ticking_.store(false);
+  ticker.join();
+  if (!all || !acked) {
+    absl::MutexLock lock(&mu_);
+    first_errors_.push_back(!all ? "not every deployment was placed in time"
+                                 : "not every deployment became READY in time");
+  }
+  return all && acked;
+}
+
+bool Run::FinalCheck(nlohmann::json* j) {
+  // Every agent's last written report must be what the controller shows.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  int64_t mismatched = 0, checked = 0;
+  for (const auto& a : agents_) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    dcufleet::v1::GetNodeRequest req;
+    req.set_name(a->name());
+    dcufleet::v1::NodeView view;
+    grpc::Status st = fleet_->GetNode(&ctx, req, &view);
+    ++checked;
+    if (!st.ok()) {
+      rpc_errors_.fetch_add(1);
+      ++mismatched;
+      continue;
+    }
+    if (a->last_written_tag() != 0 && view.inventory().collected_at_ms() != a->last_written_tag()) {
+      ++mismatched;
+    }
+    if (view.state() != dcufleet::v1::NODE_READY) ++mismatched;
+  }
+  out_ << absl::StrFormat("final check: %d/%d nodes show their agent's last report and are Ready\n",
+                          checked - mismatched, checked);
+  (*j)["final_check_mismatched"] = mismatched;
+  return mismatched == 0;
+}
+
+int Run::ScanControllerLog(nlohmann::json* j) {
+  if (controller_log_.empty()) return 0;
+  std::string log = testing::ReadFileOrEmpty(controller_log_);
+  int locked = 0, warnings = 0, errors = 0;
+  std::vector<std::string> shown;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    bool is_locked = absl::StrContains(line, "database is locked");
+    bool warn = absl::StrContains(line, " W dcu-controller]");
+    bool error = absl::StrContains(line, " E dcu-controller]");
+    locked += is_locked;
+    warnings += warn;
+    errors += error;
+    if ((is_locked || warn || error) && shown.size() < 5) shown.emplace_back(line);
+  }
+  out_ << absl::StrFormat("controller log: %d \"database is locked\", %d warnings, %d errors\n", locked,
+                          warnings, errors);
+  for (const auto& l : shown) out_ << "  " << l << "\n";
+  (*j)["database_is_locked"] = locked;
+  (*j)["controller_warnings"] = warnings;
+  (*j)["controller_errors"] = errors;
+  return locked + errors;
+}
+
+void Run::Shutdown() {
+  stopping_.store(true);
+  for (auto& a : agents_) a->Cancel();
+  testing::WaitFor([&] { return streams_done_.load() >= static_cast<int64_t>(agents_.size()); },
+                   absl::Seconds(30));
+}
+
+int Run::Execute() {
+  if (args_.mode != "ingest" && args_.mode != "place" && args_.mode != "failover") {
+    err_ << "dcu-loadgen: --mode must be ingest, place or failover\n";
+    return 2;
+  }
+  if (args_.agents < 1 || args_.report_interval_s <= 0 || args_.duration_s <= 0) {
+    err_ << "dcu-loadgen: --agents, --report-interval and --duration must be positive\n";
+    return 2;
+  }
+  fail_tail_ = TritonFailureTail("/opt/conda/envs/vllm-0.11.0", kFailArch);
+  if (args_.controller.empty()) {
+    if (!StartController()) return 2;
+  } else {
+    address_ = args_.controller;
+  }
+  nlohmann::json j;
+  j["mode"] = args_.mode;
+  j["agents"] = args_.agents;
+  j["agents_per_connection"] = args_.agents_per_connection;
+  j["report_interval_s"] = args_.report_interval_s;
+  j["cpus"] = std::thread::hardware_concurrency();
+  out_ << absl::StrFormat("dcu-loadgen: %s, %d agents (%d per connection), a report every %.2f s each, controller %s (pid %d)\n",
+                          args_.mode, args_.agents, args_.agents_per_connection, args_.report_interval_s,
+                          address_, controller_pid_);
+  grpc::ChannelArguments ca;
+  ca.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  ca.SetMaxReceiveMessageSize(1 << 30);
+  fleet_channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), ca);
+  fleet_ = dcufleet::v1::FleetService::NewStub(fleet_channel_);
+
+  bool ok = ConnectAgents();
+  auto cs = connect_.Summarize();
+  j["connect_latency"] = ToJson(cs);
+  j["welcomed"] = welcomed_.load();
+  if (ok) {
+    if (args_.mode == "ingest") {
+      ok = RunIngest(&j) && ok;
+      ok = FinalCheck(&j) && ok;
+    } else {
+      ok = RunPlace(&j, args_.mode == "failover") && ok;
+    }
+  }
+  ProcSample last = ReadProc(controller_pid_);
+  Shutdown();
+  StopController();
+  int log_problems = ScanControllerLog(&j);
+  j["stream_errors"] = stream_errors_.load();
+  j["write_errors"] = write_errors_.load();
+  j["rpc_errors"] = rpc_errors_.load();
+  j["coalesced_reports"] = coalesced_.load();
+  if (last.ok) j["controller_hwm_mib"] = last.hwm_kib / 1024.0;
+  out_ << absl::StrFormat("errors: %d stream, %d write, %d RPC; %d reports coalesced (came due while the last was still being written)\n",
+                          stream_errors_.load(), write_errors_.load(), rpc_errors_.load(), coalesced_.load());
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& e : first_errors_) out_ << "  " << e << "\n";
+    j["first_errors"] = first_errors_;
+  }
+  if (!args_.json_path.empty()) std::ofstream(args_.json_path) << j.dump(2) << "\n";
+  bool clean = ok && stream_errors_.load() == 0 && write_errors_.load() == 0 && rpc_errors_.load() == 0 &&
+               log_problems == 0 && (args_.mode != "ingest" || probe_timeouts_.load() == 0);
+  out_ << (clean ? "result: completed without errors\n" : "result: completed WITH ERRORS\n");
+  return clean ? 0 : 1;
+}
+
+}  // namespace
+
+int RunLoadgen(const LoadgenArgs& args, std::ostream& out, std::ostream& err) {
+  Run run(args, out, err);
+  return run.Execute();
+}
+
+}  // namespace dcu::bench

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace dcu::bench {
+
+// dcu-loadgen: one process simulating many agents against a real controller
+// on loopback. Flags (bench/loadgen/main.cc):
+//   --mode ingest|place|failover   what to measure (default ingest)
+//   --agents N                      simulated agents, one NodeService.Connect stream each
+//   --agents-per-connection K       streams sharing one TCP connection (default 1)
+//   --report-interval S             NodeStatus period per agent (default 1)
+//   --connect-rate R                agents dialing per second (default 2000)
+//   --duration S / --warmup S       steady-state window (ingest) and warm-up
+//   --instance-events R             fleet-wide InstanceEvents per second (ingest)
+//   --probes R                      ingest-latency probes per second
+//   --deployments M                 deployments submitted (place, failover)
+//   --deploy-window W               Deploy RPCs in flight at once
+//   --fail-rate R                   failure reports per second (failover)
+//   --controller HOST:PORT          use a running controller instead of starting one
+//   --controller-bin PATH           controller to start (default: next to dcu-loadgen)
+//   --catalog DIR                   catalog for the started controller (default bench/loadgen/catalog)
+//   --json FILE                     also write the figures as JSON
+struct LoadgenArgs {
+  std::string mode = "ingest";
+  int agents = 1000;
+  int agents_per_connection = 1;
+  double report_interval_s = 1.0;
+  double connect_rate = 2000;
+  double duration_s = 20;
+  double warmup_s = 3;
+  double instance_events_per_s = 10;
+  double probes_per_s = 100;
+  int deployments = 1000;
+  int deploy_window = 256;
+  double fail_rate = 200;
+  std::string controller;
+  std::string controller_bin;
+  std::string catalog;
+  std::string diagnosis_rules;
+  std::string json_path;
+  // Extra seconds allowed for each wait (connect, placements, final check).
+  double timeout_s = 120;
+};
+
+// Runs the load, prints a report to `out` (progress and problems to `err`).
+// Returns 0 when the run completed without errors (no stream or RPC
+// failures, no dropped reports, no "database is locked"), 1 when it
+// completed with errors, 2 on bad arguments or when the controller could
+// not be started.
+int RunLoadgen(const LoadgenArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace dcu::bench

@@ -1,0 +1,39 @@
+// dcu-loadgen: simulated agents against a real dcu-controller on loopback.
+// See loadgen.h for the flags and BENCHMARKS.md for how the figures were taken.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "bench/loadgen/loadgen.h"
+
+int main(int argc, char** argv) {
+  dcu::bench::LoadgenArgs a;
+  CLI::App app{"dcu-loadgen: simulated dcu-agents against a real dcu-controller (loopback only)"};
+  app.add_option("--mode", a.mode, "ingest | place | failover")->capture_default_str();
+  app.add_option("--agents", a.agents, "simulated agents (one stream each)")->capture_default_str();
+  app.add_option("--agents-per-connection", a.agents_per_connection,
+                 "streams sharing one TCP connection")->capture_default_str();
+  app.add_option("--report-interval", a.report_interval_s, "seconds between NodeStatus per agent")
+      ->capture_default_str();
+  app.add_option("--connect-rate", a.connect_rate, "agents dialing per second")->capture_default_str();
+  app.add_option("--duration", a.duration_s, "steady-state seconds measured (ingest)")->capture_default_str();
+  app.add_option("--warmup", a.warmup_s, "seconds of load before measuring (ingest)")->capture_default_str();
+  app.add_option("--instance-events", a.instance_events_per_s,
+                 "fleet-wide InstanceEvents per second (ingest)")->capture_default_str();
+  app.add_option("--probes", a.probes_per_s, "ingest-latency probes per second")->capture_default_str();
+  app.add_option("--deployments", a.deployments, "deployments to submit (place, failover)")
+      ->capture_default_str();
+  app.add_option("--deploy-window", a.deploy_window, "Deploy RPCs in flight")->capture_default_str();
+  app.add_option("--fail-rate", a.fail_rate, "failure reports per second (failover)")->capture_default_str();
+  app.add_option("--controller", a.controller, "HOST:PORT of a running controller (default: start one)");
+  app.add_option("--controller-bin", a.controller_bin, "dcu-controller to start (default: next to this binary)");
+  app.add_option("--catalog", a.catalog, "catalog dir for the started controller (default bench/loadgen/catalog)");
+  app.add_option("--diagnosis-rules", a.diagnosis_rules, "rules file for the started controller");
+  app.add_option("--json", a.json_path, "also write the figures as JSON to this file");
+  app.add_option("--timeout", a.timeout_s, "seconds allowed for each wait")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return dcu::bench::RunLoadgen(a, std::cout, std::cerr);
+}

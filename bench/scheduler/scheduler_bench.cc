@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "bench/common/synthetic_fleet.h"
@@ -92,37 +93,58 @@ int TpOf(int i) {
   return kTps[i % 10];
 }
 
+// A TP the model's heads allow (explicit requests only ask for those).
+int TpFor(const ModelFacts& m, int i) {
+  int tp = TpOf(i);
+  return std::find(m.valid_tp.begin(), m.valid_tp.end(), tp) == m.valid_tp.end() ? 0 : tp;
+}
+
 void BM_Schedule(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   FleetOptions fo;
   std::vector<dcufleet::v1::NodeView> fleet = MakeFleet(nodes, fo, 1700000000000);
+  // What a reconcile pass prepares once: the scheduler's view of each node.
+  std::vector<controller::ScheduleNode> sched;
+  for (const auto& n : fleet) sched.push_back(controller::MakeScheduleNode(n));
+  const std::vector<controller::ScheduleNode> empty_fleet = sched;
+  auto shapes = controller::FleetShapes(sched);
+  std::unordered_map<std::string, size_t> index;
+  for (size_t k = 0; k < sched.size(); ++k) index[sched[k].view->name()] = k;
   ScheduleInput in;
-  in.nodes = fleet;
+  in.nodes = &sched;
+  in.shapes = &shapes;
   in.plans_for_arch = PlansForArch;
   in.model_path_on_node = [](const dcufleet::v1::NodeView& n) {
     return n.inventory().models().empty() ? std::string() : n.inventory().models(0).path();
   };
+  // Where the last placement of each (model, TP) request found the first
+  // usable node, as the reconciler keeps it within a pass.
+  std::map<std::pair<std::string, int>, size_t> cursors;
   int i = 0;
   int64_t placed = 0, unplaced = 0;
   for (auto _ : state) {
     const ModelFacts& m = Models()[i % Models().size()];
     in.spec.set_model(m.name);
-    in.spec.set_tp(TpOf(i));
+    in.spec.set_tp(TpFor(m, i));
     in.spec.set_gpu_memory_utilization(0.9);
     in.model = m;
     in.memory = [&m](int tp, int64_t total) { return Memory(m, 0.9, tp, total); };
+    auto key = std::make_pair(m.name, static_cast<int>(in.spec.tp()));
+    in.first_node = cursors[key];
     controller::ScheduleResult r = Schedule(in);
+    cursors[key] = r.first_usable;
     if (r.placed) {
       ++placed;
-      auto& busy = in.busy_devices[r.placement.node()];
-      for (int d : r.placement.device_indices()) busy.insert(d);
-      in.busy_ports[r.placement.node()].insert(r.placement.port());
+      // The reconciler's bookkeeping: the placement takes its devices.
+      controller::ScheduleNode* n = &sched[index.at(r.placement.node())];
+      for (int d : r.placement.device_indices()) n->busy_devices.insert(d);
+      n->busy_ports.insert(r.placement.port());
     } else {
       ++unplaced;
       // The fleet is full for this request: start over with an empty fleet.
       state.PauseTiming();
-      in.busy_devices.clear();
-      in.busy_ports.clear();
+      sched = empty_fleet;
+      cursors.clear();
       state.ResumeTiming();
     }
     benchmark::DoNotOptimize(r);

@@ -379,9 +379,10 @@ void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
   Invalidate();
 }
 
-void CatalogKnowledge::ObserveNodes(const std::vector<dcufleet::v1::NodeView>& nodes) {
+void CatalogKnowledge::ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) {
   int64_t now_ms = absl::ToUnixMillis(clock_->Now());
-  for (const auto& n : nodes) {
+  for (const dcufleet::v1::NodeView* np : nodes) {
+    const dcufleet::v1::NodeView& n = *np;
     std::string fp;
     for (const auto& m : n.inventory().models()) {
       absl::StrAppend(&fp, m.path(), "|", m.config_sha256(), "|", m.weight_bytes(), ";");

@@ -35,7 +35,7 @@ class CatalogKnowledge : public Knowledge {
   int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                        int64_t device_total) override;
   void RecordOutcome(const LaunchOutcomeRecord& outcome) override;
-  void ObserveNodes(const std::vector<dcufleet::v1::NodeView>& nodes) override;
+  void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) override;
   std::map<std::string, std::string> DiagnosisFacts(const dcufleet::v1::DeploymentSpec& spec,
                                                     const dcufleet::v1::Attempt& attempt,
                                                     int64_t device_total) override;

@@ -1,6 +1,9 @@
 #include "controller/core/deploy_controller.h"
 
 #include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,11 +28,42 @@ using dcufleet::v1::NodeView;
 struct DeployController::StepContext {
   absl::Time now;
   int64_t now_ms = 0;
-  std::map<std::string, NodeView> nodes;
-  // Devices and ports taken by attempts of all deployments, per node.
-  std::map<std::string, std::set<int>> busy_devices;
-  std::map<std::string, std::set<int>> busy_ports;
+  // The fleet as of the pass start: immutable views shared with FleetState
+  // (no copies), in name order, and what the scheduler reads of each.
+  std::vector<std::shared_ptr<const NodeView>> views;
+  std::vector<ScheduleNode> sched;
+  absl::flat_hash_map<std::string, size_t> index;
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  // First node with a usable device, per (model, utilization, TP), valid while
+  // the pass only takes devices (Release resets it).
+  std::map<std::tuple<std::string, double, int>, size_t> first_usable;
   std::vector<Event> events;
+  // Nodes whose desired instance set may have changed in this pass.
+  std::set<std::string> touched;
+
+  const NodeView* Node(const std::string& name) const {
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : views[it->second].get();
+  }
+  ScheduleNode* Sched(const std::string& name) {
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : &sched[it->second];
+  }
+  // An attempt holds its devices and port.
+  void Take(const dcufleet::v1::Placement& p) {
+    ScheduleNode* n = Sched(p.node());
+    if (!n) return;
+    for (int i : p.device_indices()) n->busy_devices.insert(i);
+    n->busy_ports.insert(p.port());
+  }
+  // An attempt ended in this pass: its devices are free again (its port stays
+  // taken while the node still reports the instance).
+  void Release(const dcufleet::v1::Placement& p) {
+    ScheduleNode* n = Sched(p.node());
+    if (!n) return;
+    for (int i : p.device_indices()) n->busy_devices.erase(i);
+    first_usable.clear();
+  }
 };
 
 namespace {
@@ -123,6 +157,7 @@ void DeployController::MarkDirty() {
 void DeployController::OnNodeConnected(const std::string& node) {
   absl::MutexLock lock(&mu_);
   resend_.insert(node);
+  observe_.insert(node);
   dirty_ = true;
 }
 
@@ -194,16 +229,13 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     Deployment d;
     *d.mutable_spec() = spec;
     StepContext ctx;
-    ctx.now = now;
-    ctx.now_ms = absl::ToUnixMillis(now);
-    for (auto& n : fleet_->ListNodes()) ctx.nodes[n.name()] = n;
+    BuildContext(ctx);
     {
       absl::MutexLock lock(&mu_);
       for (auto& [name, other] : deployments_) {
         for (const auto& a : other.status().attempts()) {
           if (!AttemptActive(a) || other.status().deleted()) continue;
-          for (int i : a.placement().device_indices()) ctx.busy_devices[a.placement().node()].insert(i);
-          ctx.busy_ports[a.placement().node()].insert(a.placement().port());
+          ctx.Take(a.placement());
         }
       }
     }
@@ -217,7 +249,7 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
       a->set_stack_id(r.plan.stack_id());
       a->set_runtime_kind(r.plan.runtime_kind());
       *a->mutable_placement() = r.placement;
-      ModelPreparation prep = knowledge_->PrepareModel(spec.model(), ctx.nodes[r.placement.node()],
+      ModelPreparation prep = knowledge_->PrepareModel(spec.model(), *ctx.Node(r.placement.node()),
                                                        r.model_path, r.plan, r.placement.tp());
       for (const auto& f : prep.findings) *st->add_findings() = f;
       a->set_config_remediation(prep.remediation);
@@ -318,6 +350,8 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
   {
     absl::MutexLock lock(&mu_);
     deployments_[name] = d;
+    // Its nodes' desired sets lose its instances in the next pass.
+    for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
     dirty_ = true;
   }
   if (events_) {
@@ -380,7 +414,8 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const Ste
   in.spec = d.spec();
   auto model = knowledge_->Model(d.spec().model());
   if (model.ok()) in.model = *model;
-  for (const auto& [name, n] : ctx.nodes) in.nodes.push_back(n);
+  in.nodes = &ctx.sched;
+  in.shapes = &ctx.shapes;
   const std::string model_name = d.spec().model();
   in.plans_for_arch = [this, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
                                          std::vector<dcufleet::v1::Plan>* x) {
@@ -392,26 +427,39 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const Ste
     return knowledge_->ModelPathOnNode(model_name, n);
   };
   for (const auto& s : d.status().failed_stacks()) in.excluded_stacks.insert(s);
-  in.busy_devices = ctx.busy_devices;
-  in.busy_ports = ctx.busy_ports;
   for (const auto& nd : d.status().avoided_devices()) {
     std::vector<std::string> parts = absl::StrSplit(nd, '/');
     int idx = 0;
-    if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &idx)) in.busy_devices[parts[0]].insert(idx);
+    if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &idx)) in.avoid_devices[parts[0]].insert(idx);
   }
-  for (const auto& [node, n] : ctx.nodes) {
-    for (int p : d.status().avoided_ports()) in.busy_ports[node].insert(p);
-    // Ports of instances the node runs that are not ours.
-    for (const auto& i : n.instances()) {
-      if (i.port() > 0) in.busy_ports[node].insert(i.port());
-    }
-  }
+  for (int p : d.status().avoided_ports()) in.avoid_ports.insert(p);
+  auto it = ctx.first_usable.find(CursorKey(d.spec()));
+  if (it != ctx.first_usable.end()) in.first_node = it->second;
   return in;
+}
+
+std::tuple<std::string, double, int> DeployController::CursorKey(const DeploymentSpec& spec) {
+  return {spec.model(), spec.gpu_memory_utilization(), spec.tp()};
+}
+
+void DeployController::BuildContext(StepContext& ctx) {
+  ctx.now = clock_->Now();
+  ctx.now_ms = absl::ToUnixMillis(ctx.now);
+  ctx.views = fleet_->Snapshot();
+  ctx.sched.reserve(ctx.views.size());
+  ctx.index.reserve(ctx.views.size());
+  for (size_t i = 0; i < ctx.views.size(); ++i) {
+    ctx.sched.push_back(MakeScheduleNode(*ctx.views[i]));
+    ctx.index[ctx.views[i]->name()] = i;
+  }
+  ctx.shapes = FleetShapes(ctx.sched);
 }
 
 bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   auto* st = d.mutable_status();
-  ScheduleResult r = Schedule(MakeScheduleInput(d, ctx));
+  ScheduleInput in = MakeScheduleInput(d, ctx);
+  ScheduleResult r = Schedule(in);
+  if (d.spec().node().empty()) ctx.first_usable[CursorKey(d.spec())] = r.first_usable;
   st->clear_plans();
   st->clear_excluded_plans();
   for (const auto& p : r.plans) *st->add_plans() = p;
@@ -432,7 +480,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   }
   st->clear_rejections();
   for (const auto& rj : r.rejections) *st->add_rejections() = rj;
-  const NodeView& node = ctx.nodes[r.placement.node()];
+  const NodeView& node = *ctx.Node(r.placement.node());
   ModelPreparation prep =
       knowledge_->PrepareModel(d.spec().model(), node, r.model_path, r.plan, r.placement.tp());
   st->clear_findings();
@@ -494,8 +542,8 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   for (const auto& rem : st->applied_remediations()) a->add_remediations(rem);
   if (!prep.remediation.empty()) a->add_remediations(absl::StrCat("config: ", prep.remediation_detail));
   *a->mutable_instance() = spec;
-  for (int i : r.placement.device_indices()) ctx.busy_devices[r.placement.node()].insert(i);
-  ctx.busy_ports[r.placement.node()].insert(r.placement.port());
+  ctx.Take(r.placement);
+  ctx.touched.insert(r.placement.node());
 
   for (size_t i = 0; i < r.plans.size(); ++i) {
     if (r.plans[i].stack_id() == r.plan.stack_id()) st->set_current_plan(static_cast<int>(i));
@@ -523,8 +571,8 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
 
 bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext& ctx) {
   auto* st = d.mutable_status();
-  auto nit = ctx.nodes.find(a.placement().node());
-  if (nit == ctx.nodes.end() || nit->second.state() == dcufleet::v1::NODE_LOST) {
+  const NodeView* found = ctx.Node(a.placement().node());
+  if (!found || found->state() == dcufleet::v1::NODE_LOST) {
     a.set_ended_at_ms(ctx.now_ms);
     a.set_phase(dcufleet::v1::INSTANCE_FAILED);
     a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
@@ -537,7 +585,7 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
              absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
     return true;
   }
-  const NodeView& node = nit->second;
+  const NodeView& node = *found;
   const InstanceStatus* is = FindInstance(node, a.instance_id());
   if (!is) {
     // Not reported yet. The agent reports failures itself; only when the node
@@ -625,9 +673,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   std::vector<std::string> tail(a.log_tail().begin(), a.log_tail().end());
   std::vector<dcufleet::v1::AttemptFinding> findings;
   int64_t device_total = 0;
-  if (auto nit = ctx.nodes.find(a.placement().node());
-      nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
-    for (const auto& dev : nit->second.inventory().devices()) {
+  if (const NodeView* nv = ctx.Node(a.placement().node());
+      nv && !a.placement().device_indices().empty()) {
+    for (const auto& dev : nv->inventory().devices()) {
       if (dev.index() == a.placement().device_indices(0)) device_total = dev.total().bytes();
     }
   }
@@ -748,9 +796,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
       std::string value = val == params.end() ? "" : val->second;
       if (value == "{kv_cache_bytes}" || value.empty() || value.find("${") != std::string::npos) {
         int64_t total = 0;
-        auto nit = ctx.nodes.find(a.placement().node());
-        if (nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
-          for (const auto& dev : nit->second.inventory().devices()) {
+        const NodeView* nv = ctx.Node(a.placement().node());
+        if (nv && !a.placement().device_indices().empty()) {
+          for (const auto& dev : nv->inventory().devices()) {
             if (dev.index() == a.placement().device_indices(0)) total = dev.total().bytes();
           }
         }
@@ -774,9 +822,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
       applied = "choose a TP that divides the heads";
       d.mutable_spec()->set_tp(0);
     } else if (action == "move_to_node_with_model") {
-      auto nit = ctx.nodes.find(a.placement().node());
-      if (nit != ctx.nodes.end()) {
-        for (const auto& dev : nit->second.inventory().devices()) {
+      const NodeView* nv = ctx.Node(a.placement().node());
+      if (nv) {
+        for (const auto& dev : nv->inventory().devices()) {
           st->add_avoided_devices(absl::StrCat(a.placement().node(), "/", dev.index()));
         }
       }
@@ -818,20 +866,32 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   Attempt* a = ActiveAttempt(d);
   if (st->deleted()) {
     if (a) {
-      auto nit = ctx.nodes.find(a->placement().node());
-      bool still_reported = nit != ctx.nodes.end() &&
-                            nit->second.state() != dcufleet::v1::NODE_LOST &&
-                            FindInstance(nit->second, a->instance_id()) != nullptr &&
-                            FindInstance(nit->second, a->instance_id())->phase() !=
-                                dcufleet::v1::INSTANCE_STOPPED;
+      const NodeView* nv = ctx.Node(a->placement().node());
+      const InstanceStatus* is = nv ? FindInstance(*nv, a->instance_id()) : nullptr;
+      bool still_reported = nv && nv->state() != dcufleet::v1::NODE_LOST && is != nullptr &&
+                            is->phase() != dcufleet::v1::INSTANCE_STOPPED;
       if (still_reported) return false;
       a->set_ended_at_ms(ctx.now_ms);
       a->set_phase(dcufleet::v1::INSTANCE_STOPPED);
+      ctx.Release(a->placement());
+      ctx.touched.insert(a->placement().node());
       return true;
     }
     return false;
   }
-  if (a) return StepActiveAttempt(d, *a, ctx);
+  if (a) {
+    if (!StepActiveAttempt(d, *a, ctx)) return false;
+    if (AttemptActive(*a)) return true;
+    // The attempt ended: its devices are free, and when the next attempt may
+    // start now (a failover or a remediation, no back-off) it starts in this
+    // pass rather than the next one.
+    ctx.Release(a->placement());
+    ctx.touched.insert(a->placement().node());
+    if (st->phase() == dcufleet::v1::DEPLOYMENT_PENDING && st->next_attempt_at_ms() <= ctx.now_ms) {
+      TryLaunch(d, ctx);
+    }
+    return true;
+  }
   if (st->phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
       st->phase() == dcufleet::v1::DEPLOYMENT_READY) {
     return false;
@@ -840,41 +900,89 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   return TryLaunch(d, ctx);
 }
 
+bool DeployController::NeedsStep(const Deployment& d, const StepContext& ctx) const {
+  // Mirrors Step(): false only when Step() would change nothing, so the pass
+  // copies and steps just the deployments something happened to.
+  const auto& st = d.status();
+  const Attempt* a = nullptr;
+  if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
+    a = &st.attempts(st.attempts_size() - 1);
+  }
+  if (st.deleted()) return a != nullptr;
+  if (!a) {
+    if (st.phase() == dcufleet::v1::DEPLOYMENT_FAILED || st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
+      return false;
+    }
+    return st.next_attempt_at_ms() <= ctx.now_ms;
+  }
+  const NodeView* node = ctx.Node(a->placement().node());
+  if (!node || node->state() == dcufleet::v1::NODE_LOST) return true;
+  const InstanceStatus* is = FindInstance(*node, a->instance_id());
+  if (!is) {
+    int64_t deadline = a->created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
+                       absl::ToInt64Milliseconds(options_.report_grace);
+    return node->state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline;
+  }
+  if (a->phase() != is->phase() || a->shards_loaded() != is->shards_loaded() ||
+      a->shards_total() != is->shards_total() || is->message() != a->message()) {
+    return true;
+  }
+  if (is->phase() == dcufleet::v1::INSTANCE_READY && st.phase() != dcufleet::v1::DEPLOYMENT_READY) {
+    return true;
+  }
+  return is->phase() == dcufleet::v1::INSTANCE_FAILED;
+}
+
 void DeployController::ReconcileOnce() {
   absl::MutexLock pass(&reconcile_mu_);
   StepContext ctx;
-  ctx.now = clock_->Now();
-  ctx.now_ms = absl::ToUnixMillis(ctx.now);
+  BuildContext(ctx);
   {
-    std::vector<NodeView> nodes = fleet_->ListNodes();
-    knowledge_->ObserveNodes(nodes);
-    for (auto& n : nodes) ctx.nodes[n.name()] = std::move(n);
+    // Model directories and environments change rarely: every node now and
+    // then, (re)connected nodes at once.
+    std::set<std::string> connected;
+    {
+      absl::MutexLock lock(&mu_);
+      connected.swap(observe_);
+    }
+    bool all = ctx.now - last_observed_all_ >= options_.observe_all_interval;
+    std::vector<const NodeView*> observe;
+    for (const auto& v : ctx.views) {
+      if (all || connected.count(v->name())) observe.push_back(v.get());
+    }
+    if (all) last_observed_all_ = ctx.now;
+    if (!observe.empty()) knowledge_->ObserveNodes(observe);
   }
 
-  std::map<std::string, Deployment> snapshot;
+  // Only deployments something may have happened to are copied and stepped;
+  // the devices and ports of every active attempt are taken first.
+  std::vector<Deployment> work;
+  std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);
-    snapshot = deployments_;
-  }
-  for (auto& [name, d] : snapshot) {
-    if (d.status().deleted()) continue;
-    for (const auto& a : d.status().attempts()) {
-      if (!AttemptActive(a)) continue;
-      for (int i : a.placement().device_indices()) ctx.busy_devices[a.placement().node()].insert(i);
-      ctx.busy_ports[a.placement().node()].insert(a.placement().port());
+    for (const auto& [name, d] : deployments_) {
+      if (d.status().deleted()) continue;
+      for (const auto& a : d.status().attempts()) {
+        if (AttemptActive(a)) ctx.Take(a.placement());
+      }
+    }
+    for (const auto& [name, d] : deployments_) {
+      if (NeedsStep(d, ctx)) {
+        work.push_back(d);
+      } else if (d.status().deleted()) {
+        removed.push_back(name);
+      }
     }
   }
 
   std::vector<Deployment> changed;
-  std::vector<std::string> removed;
-  for (auto& [name, d] : snapshot) {
-    // The deployment's own devices are not "busy" to itself.
+  for (auto& d : work) {
     if (Step(d, ctx)) {
       d.set_revision(d.revision() + 1);
       d.mutable_status()->set_updated_at_ms(ctx.now_ms);
       changed.push_back(d);
     }
-    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(name);
+    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(d.spec().name());
   }
 
   // Intent first: persist, then publish to memory, then tell the nodes.
@@ -902,21 +1010,38 @@ void DeployController::ReconcileOnce() {
         dirty_ = true;
         continue;
       }
-      it->second = d;
+      // Nodes of the attempts before and after: their desired sets change.
+      for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
+      for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
+      it->second = std::move(d);
     }
-    for (const auto& name : removed) deployments_.erase(name);
-    for (const auto& [n, node] : ctx.nodes) desired[n];
-    for (const auto& [name, d] : deployments_) {
-      if (d.status().deleted() || d.status().attempts().empty()) continue;
-      const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
-      if (AttemptActive(a)) desired[a.placement().node()].push_back(a.instance());
+    for (const auto& name : removed) {
+      auto it = deployments_.find(name);
+      if (it == deployments_.end()) continue;
+      for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
+      deployments_.erase(it);
+    }
+    for (const auto& n : resend_) ctx.touched.insert(n);
+    for (const auto& n : recompute_) ctx.touched.insert(n);
+    recompute_.clear();
+    // Only the nodes whose set may have changed (or that reconnected) are
+    // recomputed and compared with what they were last sent.
+    for (const auto& n : ctx.touched) {
+      if (ctx.Node(n)) desired[n];
+    }
+    if (!desired.empty()) {
+      for (const auto& [name, d] : deployments_) {
+        if (d.status().deleted() || d.status().attempts().empty()) continue;
+        const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
+        if (!AttemptActive(a)) continue;
+        auto it = desired.find(a.placement().node());
+        if (it != desired.end()) it->second.push_back(a.instance());
+      }
     }
   }
-  if (events_) {
-    for (const auto& e : ctx.events) {
-      absl::Status es = events_->AppendEvent(e);
-      if (!es.ok()) DCU_LOG_WARN("appending event: ", es.message());
-    }
+  if (events_ && !ctx.events.empty()) {
+    absl::Status es = events_->AppendEvents(ctx.events);
+    if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
   }
   for (const auto& e : ctx.events) {
     DCU_LOG_INFO("deployment '", e.subject, "' ", e.reason, ": ", e.message);
@@ -926,6 +1051,7 @@ void DeployController::ReconcileOnce() {
 
 void DeployController::PushAssignments(
     const std::map<std::string, std::vector<InstanceSpec>>& desired) {
+  std::vector<std::pair<std::string, int64_t>> sent;
   for (const auto& [node, specs] : desired) {
     std::string key;
     for (const auto& s : specs) key += s.SerializeAsString();
@@ -945,11 +1071,15 @@ void DeployController::PushAssignments(
     msg.mutable_assignment()->set_generation(gen);
     for (const auto& s : specs) *msg.mutable_assignment()->add_instances() = s;
     if (!fleet_->SendToNode(node, msg)) continue;  // sent again on reconnect
-    (void)store_->PutNodeGeneration(node, gen);
+    sent.emplace_back(node, gen);
     absl::MutexLock lock(&mu_);
     generations_[node] = gen;
-    last_sent_[node] = key;
+    last_sent_[node] = std::move(key);
     resend_.erase(node);
+  }
+  if (!sent.empty()) {
+    absl::Status s = store_->PutNodeGenerations(sent);
+    if (!s.ok()) DCU_LOG_WARN("persisting ", sent.size(), " node generations: ", s.message());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -43,6 +44,9 @@ class DeployController : public FleetListener {
     // declares a silent attempt failed (the agent normally reports first).
     absl::Duration report_grace = absl::Seconds(60);
     uint64_t jitter_seed = 0;
+    // How often every node's model directories and environments are shown
+    // to the knowledge (reconnected nodes are shown at once).
+    absl::Duration observe_all_interval = absl::Seconds(10);
   };
 
   DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,
@@ -92,6 +96,10 @@ class DeployController : public FleetListener {
   void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_);
   // Advances one deployment; returns true when it changed.
   bool Step(dcufleet::v1::Deployment& d, StepContext& ctx);
+  // False only when Step() would change nothing.
+  bool NeedsStep(const dcufleet::v1::Deployment& d, const StepContext& ctx) const;
+  void BuildContext(StepContext& ctx);
+  static std::tuple<std::string, double, int> CursorKey(const dcufleet::v1::DeploymentSpec& spec);
   bool StepActiveAttempt(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
@@ -116,6 +124,12 @@ class DeployController : public FleetListener {
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);
+  // Nodes whose desired sets changed outside a pass (Delete).
+  std::set<std::string> recompute_ ABSL_GUARDED_BY(mu_);
+  // Nodes to show to the knowledge in the next pass.
+  std::set<std::string> observe_ ABSL_GUARDED_BY(mu_);
+  // Only the reconcile pass touches it (under reconcile_mu_).
+  absl::Time last_observed_all_ = absl::InfinitePast();
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;

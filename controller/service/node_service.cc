@@ -78,7 +78,7 @@ class AgentStreamReactor final
   }
 
  private:
-  absl::Status Handle(const AgentMessage& msg) {
+  absl::Status Handle(AgentMessage& msg) {
     if (node_.empty()) {
       if (!msg.has_hello()) {
         return absl::FailedPreconditionError("the first message on a stream must be Hello");
@@ -95,7 +95,7 @@ class AgentStreamReactor final
         return absl::FailedPreconditionError(
             absl::StrCat("node '", node_, "' sent a second Hello on the same stream"));
       case AgentMessage::kStatus:
-        return fleet_->OnStatus(node_, msg.status(), this);
+        return fleet_->OnStatus(node_, std::move(*msg.mutable_status()), this);
       case AgentMessage::kInstanceEvent:
         return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
       case AgentMessage::kCommandResult:

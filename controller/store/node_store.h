@@ -56,6 +56,14 @@ class EventLog {
  public:
   virtual ~EventLog() = default;
   virtual absl::Status AppendEvent(const Event& event) = 0;
+  // Several events in one transaction (a reconcile pass's).
+  virtual absl::Status AppendEvents(const std::vector<Event>& events) {
+    for (const auto& e : events) {
+      absl::Status s = AppendEvent(e);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   // Events for one subject, oldest first; `limit` <= 0 means all.
   virtual absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
                                                         const std::string& subject,

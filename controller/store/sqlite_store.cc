@@ -120,14 +120,32 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
   return out;
 }
 
+namespace {
+constexpr char kInsertEvent[] =
+    "INSERT INTO events(at_ms, subject_kind, subject, type, reason, message) "
+    "VALUES (?, ?, ?, ?, ?, ?)";
+}  // namespace
+
 absl::Status SqliteStore::AppendEvent(const Event& e) {
   return db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
-        "INSERT INTO events(at_ms, subject_kind, subject, type, reason, message) "
-        "VALUES (?, ?, ?, ?, ?, ?)"));
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(kInsertEvent));
     ins->Bind(1, e.at_ms).Bind(2, e.subject_kind).Bind(3, e.subject).Bind(4, e.type)
         .Bind(5, e.reason).Bind(6, e.message);
     return ins->Run();
+  });
+}
+
+absl::Status SqliteStore::AppendEvents(const std::vector<Event>& events) {
+  if (events.empty()) return absl::OkStatus();
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(kInsertEvent));
+    for (const auto& e : events) {
+      ins->Bind(1, e.at_ms).Bind(2, e.subject_kind).Bind(3, e.subject).Bind(4, e.type)
+          .Bind(5, e.reason).Bind(6, e.message);
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_RETURN_IF_ERROR(ins->Reset());
+    }
+    return absl::OkStatus();
   });
 }
 

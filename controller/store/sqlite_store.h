@@ -25,6 +25,7 @@ class SqliteStore : public NodeStore, public EventLog {
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
 
   absl::Status AppendEvent(const Event& event) override;
+  absl::Status AppendEvents(const std::vector<Event>& events) override;
   absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
                                                 const std::string& subject, int limit) override;
 

@@ -22,6 +22,7 @@
 #include "bench/common/synthetic_fleet.h"
 #include "benchmark/benchmark.h"
 #include "common/clock.h"
+#include "common/logging.h"
 #include "controller/adapters/catalog_knowledge.h"
 #include "controller/catalog/catalog_loader.h"
 #include "controller/core/deploy_controller.h"
@@ -270,9 +271,12 @@ void BM_ReconcilePass(benchmark::State& state) {
         break;
       }
     }
+    // The pass's own breakdown (DCU_BENCH_PASS_LOG=1) on stderr.
+    if (getenv("DCU_BENCH_PASS_LOG")) common::SetLogLevel(common::LogLevel::kDebug);
     state.ResumeTiming();
     dc.ReconcileOnceForTest();
     state.PauseTiming();
+    common::SetLogLevel(common::LogLevel::kInfo);
     int64_t placed = 0;
     for (const auto& d : dc.List()) {
       if (!d.status().attempts().empty()) ++placed;

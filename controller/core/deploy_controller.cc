@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/ids.h"
@@ -40,6 +41,17 @@ struct DeployController::StepContext {
   std::vector<Event> events;
   // Nodes whose desired instance set may have changed in this pass.
   std::set<std::string> touched;
+  // The knowledge's answers within the pass, asked once per deployment shape
+  // instead of once per deployment (plans per model and arch; memory plans
+  // per model, limits, utilization, TP and device size). A recorded launch
+  // outcome can change verdicts: it drops the plans.
+  struct Plans {
+    std::vector<dcufleet::v1::Plan> plans;
+    std::vector<dcufleet::v1::Plan> excluded;
+  };
+  std::map<std::pair<std::string, std::string>, Plans> plans;
+  std::map<std::string, MemoryCheck> memory;
+  std::map<std::string, absl::StatusOr<ModelFacts>> models;
 
   const NodeView* Node(const std::string& name) const {
     auto it = index.find(name);
@@ -409,20 +421,32 @@ absl::Duration DeployController::Backoff(const Deployment& d, int failures_on_pl
   return absl::Seconds(base * jitter);
 }
 
-ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const StepContext& ctx) {
+ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepContext& ctx) {
   ScheduleInput in;
   in.spec = d.spec();
-  auto model = knowledge_->Model(d.spec().model());
-  if (model.ok()) in.model = *model;
+  auto mit = ctx.models.find(d.spec().model());
+  if (mit == ctx.models.end()) mit = ctx.models.emplace(d.spec().model(), knowledge_->Model(d.spec().model())).first;
+  if (mit->second.ok()) in.model = *mit->second;
   in.nodes = &ctx.sched;
   in.shapes = &ctx.shapes;
   const std::string model_name = d.spec().model();
-  in.plans_for_arch = [this, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
-                                         std::vector<dcufleet::v1::Plan>* x) {
-    knowledge_->PlansForArch(model_name, arch, p, x);
+  StepContext* c = &ctx;
+  in.plans_for_arch = [this, c, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
+                                            std::vector<dcufleet::v1::Plan>* x) {
+    auto [it, inserted] = c->plans.try_emplace({model_name, arch});
+    if (inserted) knowledge_->PlansForArch(model_name, arch, &it->second.plans, &it->second.excluded);
+    p->insert(p->end(), it->second.plans.begin(), it->second.plans.end());
+    x->insert(x->end(), it->second.excluded.begin(), it->second.excluded.end());
   };
   const DeploymentSpec spec = d.spec();
-  in.memory = [this, spec](int tp, int64_t total) { return knowledge_->CheckMemory(spec, tp, total); };
+  const std::string memory_key =
+      absl::StrCat(spec.model(), "|", spec.max_model_len(), "|", spec.max_num_seqs(), "|",
+                   spec.gpu_memory_utilization(), "|");
+  in.memory = [this, c, spec, memory_key](int tp, int64_t total) {
+    auto [it, inserted] = c->memory.try_emplace(absl::StrCat(memory_key, tp, "|", total));
+    if (inserted) it->second = knowledge_->CheckMemory(spec, tp, total);
+    return it->second;
+  };
   in.model_path_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelPathOnNode(model_name, n);
   };
@@ -458,6 +482,9 @@ void DeployController::BuildContext(StepContext& ctx) {
 bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   auto* st = d.mutable_status();
   ScheduleInput in = MakeScheduleInput(d, ctx);
+  // A placed deployment keeps only the count of nodes passed over (naming
+  // them costs string work per placement); an unschedulable one names them.
+  in.max_rejections_placed = 0;
   ScheduleResult r = Schedule(in);
   if (d.spec().node().empty()) ctx.first_usable[CursorKey(d.spec())] = r.first_usable;
   st->clear_plans();
@@ -653,6 +680,7 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
     rec.duration_ms = ctx.now_ms - a.created_at_ms();
     rec.config_ok = a.config_remediation().empty();
     knowledge_->RecordOutcome(rec);
+    ctx.plans.clear();
     return true;
   }
   if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
@@ -859,6 +887,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
     retry_with_backoff(top);
   }
   knowledge_->RecordOutcome(rec);
+  ctx.plans.clear();
 }
 
 bool DeployController::Step(Deployment& d, StepContext& ctx) {
@@ -935,8 +964,10 @@ bool DeployController::NeedsStep(const Deployment& d, const StepContext& ctx) co
 
 void DeployController::ReconcileOnce() {
   absl::MutexLock pass(&reconcile_mu_);
+  const absl::Time t0 = absl::Now();
   StepContext ctx;
   BuildContext(ctx);
+  const absl::Time t_context = absl::Now();
   {
     // Model directories and environments change rarely: every node now and
     // then, (re)connected nodes at once.
@@ -975,18 +1006,22 @@ void DeployController::ReconcileOnce() {
     }
   }
 
+  const absl::Time t_select = absl::Now();
   std::vector<Deployment> changed;
   for (auto& d : work) {
-    if (Step(d, ctx)) {
+    bool stepped = Step(d, ctx);
+    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(d.spec().name());
+    if (stepped) {
       d.set_revision(d.revision() + 1);
       d.mutable_status()->set_updated_at_ms(ctx.now_ms);
-      changed.push_back(d);
+      changed.push_back(std::move(d));
     }
-    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(d.spec().name());
   }
 
+  const absl::Time t_step = absl::Now();
   // Intent first: persist, then publish to memory, then tell the nodes.
   absl::Status s = store_->PutDeployments(changed);
+  const absl::Time t_persist = absl::Now();
   if (!s.ok()) {
     DCU_LOG_ERROR("persisting ", changed.size(), " deployments: ", s.message(),
                   "; will retry");
@@ -1039,6 +1074,7 @@ void DeployController::ReconcileOnce() {
       }
     }
   }
+  const absl::Time t_desired = absl::Now();
   if (events_ && !ctx.events.empty()) {
     absl::Status es = events_->AppendEvents(ctx.events);
     if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
@@ -1046,7 +1082,16 @@ void DeployController::ReconcileOnce() {
   for (const auto& e : ctx.events) {
     DCU_LOG_INFO("deployment '", e.subject, "' ", e.reason, ": ", e.message);
   }
+  const absl::Time t_events = absl::Now();
   PushAssignments(desired);
+  const absl::Time t_end = absl::Now();
+  auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
+  DCU_LOG_DEBUG("reconcile pass: ", ctx.views.size(), " nodes, ", work.size(), " stepped, ",
+                changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),
+                " ms (context ", ms(t_context - t0), ", select ", ms(t_select - t_context), ", step ",
+                ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
+                ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
+                ms(t_end - t_events), ")");
 }
 
 void DeployController::PushAssignments(

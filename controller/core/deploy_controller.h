@@ -103,7 +103,7 @@ class DeployController : public FleetListener {
   bool StepActiveAttempt(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
-  ScheduleInput MakeScheduleInput(const dcufleet::v1::Deployment& d, const StepContext& ctx);
+  ScheduleInput MakeScheduleInput(const dcufleet::v1::Deployment& d, StepContext& ctx);
   void AddEvent(StepContext& ctx, const dcufleet::v1::Deployment& d, const std::string& type,
                 const std::string& reason, const std::string& message);
   absl::Duration Backoff(const dcufleet::v1::Deployment& d, int failures_on_plan);

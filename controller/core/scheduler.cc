@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -150,9 +151,31 @@ class Scheduler {
            std::find(in_.model.valid_tp.begin(), in_.model.valid_tp.end(), tp) !=
                in_.model.valid_tp.end();
   }
-  // The smallest TP (in order of preference) whose memory plan fits a device
-  // of `total`; 0 when none.
-  int MinTp(int64_t total);
+  // The TPs (in order of preference) the model's heads allow whose memory
+  // plan fits a device of `total`, with their plans.
+  struct TotalFit {
+    int64_t total = 0;
+    std::vector<std::pair<int, const MemoryCheck*>> fits;
+  };
+  const TotalFit& FitsFor(int64_t total);
+  // The smallest such TP; 0 when none.
+  int MinTp(int64_t total) {
+    const TotalFit& f = FitsFor(total);
+    return f.fits.empty() ? 0 : f.fits.front().first;
+  }
+  // Whether `n` has enough free devices for some TP that fits (ignoring this
+  // deployment's own avoidances, which only apply to it).
+  bool CanHostAny(const ScheduleNode& n) {
+    for (const auto& [tp, m] : FitsFor(n.device_total).fits) {
+      if (tp > static_cast<int>(n.devices.size())) break;
+      int good = 0;
+      for (const auto& d : n.devices) {
+        good += !d.dead && d.free >= m->required_free_bytes && !n.busy_devices.count(d.index);
+      }
+      if (good >= tp) return true;
+    }
+    return false;
+  }
   bool DeviceUsable(const ScheduleNode& n, const ScheduleNode::Dev& d, int64_t required,
                     const std::set<int>* avoided) const {
     return !d.dead && d.free >= required && !n.busy_devices.count(d.index) &&
@@ -178,7 +201,8 @@ class Scheduler {
   std::vector<int> tps_;
   std::map<std::string, ArchPlans> arches_;
   std::map<std::pair<int, int64_t>, MemoryCheck> memory_;
-  std::map<int64_t, int> min_tp_;
+  // Few distinct totals in a fleet: a short list beats a map.
+  std::vector<std::unique_ptr<TotalFit>> totals_;
 };
 
 const ArchPlans& Scheduler::PlansOf(const std::string& arch) {
@@ -208,17 +232,19 @@ const MemoryCheck& Scheduler::MemoryOf(int tp, int64_t total) {
   return it->second;
 }
 
-int Scheduler::MinTp(int64_t total) {
-  auto [it, inserted] = min_tp_.try_emplace(total, 0);
-  if (!inserted) return it->second;
+const Scheduler::TotalFit& Scheduler::FitsFor(int64_t total) {
+  for (const auto& t : totals_) {
+    if (t->total == total) return *t;
+  }
+  auto t = std::make_unique<TotalFit>();
+  t->total = total;
   for (int tp : tps_) {
     if (!TpAllowed(tp)) continue;
-    if (MemoryOf(tp, total).fits) {
-      it->second = tp;
-      break;
-    }
+    const MemoryCheck& m = MemoryOf(tp, total);
+    if (m.fits) t->fits.emplace_back(tp, &m);
   }
-  return it->second;
+  totals_.push_back(std::move(t));
+  return *totals_.back();
 }
 
 Quick Scheduler::Check(const ScheduleNode& n, Candidate* c) {
@@ -227,20 +253,17 @@ Quick Scheduler::Check(const ScheduleNode& n, Candidate* c) {
   if (n.arch.empty()) return Quick::kNoArch;
   const ArchPlans& ap = PlansOf(n.arch);
   if (ap.usable.empty()) return Quick::kNoStack;
-  if (MinTp(n.device_total) == 0) return Quick::kNoTp;
+  if (FitsFor(n.device_total).fits.empty()) return Quick::kNoTp;
   const std::set<int>* avoided = AvoidedOn(n);
   int chosen_tp = 0;
   const MemoryCheck* mem = nullptr;
-  for (int tp : tps_) {
+  for (const auto& [tp, m] : FitsFor(n.device_total).fits) {
     if (tp > static_cast<int>(n.devices.size())) break;
-    if (!TpAllowed(tp)) continue;
-    const MemoryCheck& m = MemoryOf(tp, n.device_total);
-    if (!m.fits) continue;
     int good = 0;
-    for (const auto& d : n.devices) good += DeviceUsable(n, d, m.required_free_bytes, avoided);
+    for (const auto& d : n.devices) good += DeviceUsable(n, d, m->required_free_bytes, avoided);
     if (good >= tp) {
       chosen_tp = tp;
-      mem = &m;
+      mem = m;
       break;
     }
   }
@@ -376,12 +399,17 @@ ScheduleResult Scheduler::Run() {
   std::map<Quick, int64_t> unnamed;
   bool first_usable_known = false;
   Candidate c;
-  auto reject = [&](const ScheduleNode& n, Quick q, const std::string& reason) {
-    if (out.rejections.size() < in_.max_rejections) {
-      dcufleet::v1::NodeRejection r;
-      r.set_node(n.view->name());
-      r.set_reason(reason.empty() ? Explain(n) : reason);
-      out.rejections.push_back(std::move(r));
+  // Explained after the walk (explaining costs string work), as many as
+  // the outcome calls for.
+  struct Rejected {
+    const ScheduleNode* node;
+    Quick quick;
+    std::string reason;
+  };
+  std::vector<Rejected> rejected;
+  auto reject = [&](const ScheduleNode& n, Quick q, std::string reason) {
+    if (rejected.size() < in_.max_rejections) {
+      rejected.push_back({&n, q, std::move(reason)});
     } else {
       ++unnamed[q];
     }
@@ -392,14 +420,9 @@ ScheduleResult Scheduler::Run() {
     any_node = true;
     if (!first_usable_known) {
       // The first node with any device this spec's budget could use.
-      bool usable = false;
-      if (n.ready) {
-        int tp = n.arch.empty() ? 0 : MinTp(n.device_total);
-        int64_t need = tp ? MemoryOf(tp, n.device_total).required_free_bytes : 0;
-        for (const auto& d : n.devices) usable |= !d.dead && d.free >= need && !n.busy_devices.count(d.index);
-        // An unknown arch or no fitting TP: a node this spec can never use.
-        if (tp == 0) usable = false;
-      }
+      // Enough free devices for some TP this spec could get on it (an
+      // unknown arch or no fitting TP: a node this spec can never use).
+      bool usable = n.ready && !n.arch.empty() && CanHostAny(n);
       if (usable || pinned) {
         first_usable_known = true;
         if (!pinned) out.first_usable = i;
@@ -432,6 +455,17 @@ ScheduleResult Scheduler::Run() {
     }
   }
   if (!first_usable_known && !pinned) out.first_usable = nodes.size();
+  size_t named = best ? std::min(in_.max_rejections_placed, in_.max_rejections) : in_.max_rejections;
+  for (size_t k = 0; k < rejected.size(); ++k) {
+    if (k >= named) {
+      ++unnamed[rejected[k].quick];
+      continue;
+    }
+    dcufleet::v1::NodeRejection r;
+    r.set_node(rejected[k].node->view->name());
+    r.set_reason(rejected[k].reason.empty() ? Explain(*rejected[k].node) : rejected[k].reason);
+    out.rejections.push_back(std::move(r));
+  }
   if (!any_node) {
     out.rejections.push_back(dcufleet::v1::NodeRejection());
     out.rejections.back().set_node(pinned ? in_.spec.node() : "(fleet)");

@@ -95,9 +95,10 @@ struct ScheduleInput {
   // Devices whose unreclaimed memory exceeds this are avoided (a leftover
   // process or stranded allocation); they can be freed by reaping.
   int64_t unreclaimed_tolerance_bytes = 1LL << 30;
-  // Nodes named with their reason in `rejections`; the rest are counted in
-  // one summary entry.
+  // Nodes named with their reason in `rejections` when nothing fits, and
+  // when something does; the rest are counted in one summary entry.
   size_t max_rejections = 50;
+  size_t max_rejections_placed = 5;
 };
 
 struct ScheduleResult {
@@ -112,8 +113,9 @@ struct ScheduleResult {
   // max_rejections, then one "(N more nodes)" entry). Nodes after the chosen
   // one are not looked at once nothing can rank higher.
   std::vector<dcufleet::v1::NodeRejection> rejections;
-  // Index of the first node at or after `first_node` with at least one usable
-  // device; while a pass only takes devices, later calls with the same
+  // Index of the first node at or after `first_node` with enough usable
+  // devices for the smallest TP this spec could get there; while a pass only
+  // takes devices, later calls with the same model, TP request and
   // gpu_memory_utilization may start there.
   size_t first_usable = 0;
 };

@@ -33,7 +33,7 @@ struct DeployController::StepContext {
   // (no copies), in name order, and what the scheduler reads of each.
   std::vector<std::shared_ptr<const NodeView>> views;
   std::vector<ScheduleNode> sched;
-  absl::flat_hash_map<std::string, size_t> index;
+  std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index;
   std::vector<std::pair<std::string, int64_t>> shapes;
   // First node with a usable device, per (model, utilization, TP), valid while
   // the pass only takes devices (Release resets it).
@@ -54,12 +54,12 @@ struct DeployController::StepContext {
   std::map<std::string, absl::StatusOr<ModelFacts>> models;
 
   const NodeView* Node(const std::string& name) const {
-    auto it = index.find(name);
-    return it == index.end() ? nullptr : views[it->second].get();
+    auto it = index->find(name);
+    return it == index->end() ? nullptr : views[it->second].get();
   }
   ScheduleNode* Sched(const std::string& name) {
-    auto it = index.find(name);
-    return it == index.end() ? nullptr : &sched[it->second];
+    auto it = index->find(name);
+    return it == index->end() ? nullptr : &sched[it->second];
   }
   // An attempt holds its devices and port.
   void Take(const dcufleet::v1::Placement& p) {
@@ -470,13 +470,37 @@ void DeployController::BuildContext(StepContext& ctx) {
   ctx.now = clock_->Now();
   ctx.now_ms = absl::ToUnixMillis(ctx.now);
   ctx.views = fleet_->Snapshot();
+  // A node's scheduling summary is rebuilt only when FleetState published a
+  // new view of it since the last pass; the name index only when the set of
+  // nodes changed.
+  absl::MutexLock lock(&cache_mu_);
+  bool same_names = index_cache_ && index_cache_->size() == ctx.views.size();
   ctx.sched.reserve(ctx.views.size());
-  ctx.index.reserve(ctx.views.size());
+  if (node_cache_.size() != ctx.views.size()) node_cache_.resize(ctx.views.size());
   for (size_t i = 0; i < ctx.views.size(); ++i) {
-    ctx.sched.push_back(MakeScheduleNode(*ctx.views[i]));
-    ctx.index[ctx.views[i]->name()] = i;
+    const auto& v = ctx.views[i];
+    CachedNode& c = node_cache_[i];
+    if (c.view != v) {
+      if (!c.view || c.view->name() != v->name()) same_names = false;
+      c.view = v;
+      c.node = MakeScheduleNode(*v);
+    }
+    ctx.sched.push_back(c.node);
   }
-  ctx.shapes = FleetShapes(ctx.sched);
+  if (!same_names) {
+    auto index = std::make_shared<absl::flat_hash_map<std::string, size_t>>();
+    index->reserve(ctx.views.size());
+    for (size_t i = 0; i < ctx.views.size(); ++i) (*index)[ctx.views[i]->name()] = i;
+    index_cache_ = std::move(index);
+  }
+  ctx.index = index_cache_;
+  // Few distinct shapes: a short list, not a set keyed by strings.
+  for (const auto& n : ctx.sched) {
+    if (!n.ready || n.arch.empty()) continue;
+    bool known = false;
+    for (const auto& [arch, total] : ctx.shapes) known |= total == n.device_total && arch == n.arch;
+    if (!known) ctx.shapes.emplace_back(n.arch, n.device_total);
+  }
 }
 
 bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {

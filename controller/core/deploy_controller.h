@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -133,6 +134,15 @@ class DeployController : public FleetListener {
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;
+  // Scheduling summaries of the nodes as of the last pass (see BuildContext).
+  struct CachedNode {
+    std::shared_ptr<const dcufleet::v1::NodeView> view;
+    ScheduleNode node;
+  };
+  absl::Mutex cache_mu_;
+  std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
+  std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
+      ABSL_GUARDED_BY(cache_mu_);
   // Serialises whole reconcile passes (the thread and tests).
   absl::Mutex reconcile_mu_;
   std::thread thread_;

@@ -260,6 +260,9 @@ void BM_ReconcilePass(benchmark::State& state) {
     controller::DeployController dc(fleet->fleet.get(), knowledge, &diagnoser, &deploy_store,
                                     store.get(), &fleet->clock, o);
     (void)dc.Load();
+    // A controller sees its nodes as they connect: the first pass (not
+    // timed) shows them all to the knowledge (model directories, environments).
+    dc.ReconcileOnceForTest();
     for (int i = 0; i < pending; ++i) {
       dcufleet::v1::DeploymentSpec s;
       s.set_name(absl::StrCat("d-", i));

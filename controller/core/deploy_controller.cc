@@ -1008,6 +1008,7 @@ void DeployController::ReconcileOnce() {
     if (all) last_observed_all_ = ctx.now;
     if (!observe.empty()) knowledge_->ObserveNodes(observe);
   }
+  const absl::Time t_observe = absl::Now();
 
   // Only deployments something may have happened to are copied and stepped;
   // the devices and ports of every active attempt are taken first.
@@ -1112,7 +1113,8 @@ void DeployController::ReconcileOnce() {
   auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
   DCU_LOG_DEBUG("reconcile pass: ", ctx.views.size(), " nodes, ", work.size(), " stepped, ",
                 changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),
-                " ms (context ", ms(t_context - t0), ", select ", ms(t_select - t_context), ", step ",
+                " ms (context ", ms(t_context - t0), ", observe ", ms(t_observe - t_context),
+                ", select ", ms(t_select - t_observe), ", step ",
                 ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
                 ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
                 ms(t_end - t_events), ")");

@@ -35,5 +35,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  std::cout << std::unitbuf;  // progress shows as it happens, also through a pipe
   return dcu::bench::RunLoadgen(a, std::cout, std::cerr);
 }

@@ -307,23 +307,55 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     d.set_revision(1);
   }
   // Durable before acknowledged: a crash after this returns loses nothing.
-  absl::Status s = store_->PutDeployment(d);
+  absl::Status s = CommitCreated(
+      d, Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
+               absl::StrCat("model ", spec.model(),
+                            spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
+                            " max_model_len=", spec.max_model_len())});
   if (!s.ok()) return s;
   {
     absl::MutexLock lock(&mu_);
     deployments_[spec.name()] = d;
     dirty_ = true;
   }
-  if (events_) {
-    (void)events_->AppendEvent({0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal",
-                                "Created",
-                                absl::StrCat("model ", spec.model(),
-                                             spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
-                                             " max_model_len=", spec.max_model_len())});
-  }
   *resp.mutable_deployment() = d;
   resp.set_created(true);
   return resp;
+}
+
+absl::Status DeployController::CommitCreated(const Deployment& d, const Event& created) {
+  // Group commit: concurrent Deploy calls queue; the first in the queue
+  // writes everything queued so far in one transaction and wakes the rest.
+  // Each caller still returns only once its own document is durable.
+  PendingWrite w{&d, &created};
+  absl::MutexLock lock(&write_mu_);
+  write_queue_.push_back(&w);
+  auto leader_or_done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
+    return w.done || write_queue_.front() == &w;
+  };
+  write_mu_.Await(absl::Condition(&leader_or_done));
+  if (w.done) return w.status;
+  std::vector<PendingWrite*> batch(write_queue_.begin(), write_queue_.end());
+  write_mu_.Unlock();
+  std::vector<Deployment> docs;
+  std::vector<Event> events;
+  docs.reserve(batch.size());
+  for (PendingWrite* p : batch) {
+    docs.push_back(*p->doc);
+    events.push_back(*p->event);
+  }
+  absl::Status s = store_->PutDeployments(docs);
+  if (s.ok() && events_) {
+    absl::Status es = events_->AppendEvents(events);
+    if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
+  }
+  write_mu_.Lock();
+  for (PendingWrite* p : batch) {
+    p->status = s;
+    p->done = true;
+    write_queue_.pop_front();
+  }
+  return s;
 }
 
 std::vector<Deployment> DeployController::List() const {

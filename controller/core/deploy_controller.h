@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,10 @@ class DeployController : public FleetListener {
   void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
       ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
+  // Persists a new deployment and its Created event, batched with those of
+  // concurrent Deploy calls (one transaction for all of them).
+  absl::Status CommitCreated(const dcufleet::v1::Deployment& d, const Event& created)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
 
   FleetState* const fleet_;
   Knowledge* const knowledge_;
@@ -143,6 +148,14 @@ class DeployController : public FleetListener {
   std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
       ABSL_GUARDED_BY(cache_mu_);
+  struct PendingWrite {
+    const dcufleet::v1::Deployment* doc;
+    const Event* event;
+    absl::Status status;
+    bool done = false;
+  };
+  absl::Mutex write_mu_;
+  std::deque<PendingWrite*> write_queue_ ABSL_GUARDED_BY(write_mu_);
   // Serialises whole reconcile passes (the thread and tests).
   absl::Mutex reconcile_mu_;
   std::thread thread_;

@@ -117,7 +117,14 @@ void CatalogKnowledge::LoadEvidenceLocked() {
 }
 
 absl::StatusOr<ModelFacts> CatalogKnowledge::Model(const std::string& model) {
-  auto snap = Load();
+  // Asked on gRPC threads (Deploy): an older snapshot will do rather than a
+  // reload that waits on the database; the reconcile pass keeps it fresh.
+  std::shared_ptr<const Snapshot> snap;
+  {
+    absl::MutexLock lock(&mu_);
+    snap = cache_;
+  }
+  if (!snap) snap = Load();
   const dcufleet::v1::ModelEntry* cached = snap->Model(model);
   absl::StatusOr<dcufleet::v1::ModelEntry> entry =
       cached ? absl::StatusOr<dcufleet::v1::ModelEntry>(*cached) : store_->GetModel(model);

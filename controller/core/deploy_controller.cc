@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -137,6 +138,11 @@ absl::Status DeployController::Load() {
 
 void DeployController::Start() {
   if (options_.interval <= absl::ZeroDuration()) return;
+  {
+    absl::MutexLock lock(&write_mu_);
+    writer_running_ = true;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -146,6 +152,13 @@ void DeployController::Stop() {
     shutdown_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  {
+    // Later Deploys commit inline; the writer drains what is queued.
+    absl::MutexLock lock(&write_mu_);
+    writer_running_ = false;
+    writer_stop_ = true;
+  }
+  if (writer_.joinable()) writer_.join();
 }
 
 void DeployController::Run() {
@@ -193,6 +206,94 @@ DeploymentSpec DeployController::WithDefaults(DeploymentSpec s) const {
 
 absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const DeploymentSpec& in,
                                                                       bool dry_run) {
+  absl::Notification done;
+  absl::StatusOr<dcufleet::v1::DeployResponse> result;
+  DeployAsync(in, dry_run, [&](absl::StatusOr<dcufleet::v1::DeployResponse> r) {
+    result = std::move(r);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, DeployCallback done) {
+  PendingCreate create;
+  std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> answer =
+      Admit(in, dry_run, &create.doc, &create.event);
+  if (answer) {
+    done(std::move(*answer));
+    return;
+  }
+  create.done = std::move(done);
+  {
+    absl::MutexLock lock(&write_mu_);
+    if (writer_running_) {
+      creates_.push_back(std::move(create));
+      return;
+    }
+  }
+  std::vector<PendingCreate> one;
+  one.push_back(std::move(create));
+  CommitCreates(one);
+}
+
+void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
+  // Durable before acknowledged: one transaction for every deployment that
+  // arrived meanwhile (group commit), then memory, then the answers.
+  std::vector<Deployment> docs;
+  std::vector<Event> events;
+  docs.reserve(batch.size());
+  events.reserve(batch.size());
+  for (const auto& c : batch) {
+    docs.push_back(c.doc);
+    events.push_back(c.event);
+  }
+  absl::Status s = store_->PutDeployments(docs);
+  if (s.ok() && events_) {
+    absl::Status es = events_->AppendEvents(events);
+    if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& c : batch) {
+      creating_.erase(c.doc.spec().name());
+      if (s.ok()) deployments_[c.doc.spec().name()] = c.doc;
+    }
+    if (s.ok()) dirty_ = true;
+  }
+  for (auto& c : batch) {
+    if (!s.ok()) {
+      c.done(s);
+      continue;
+    }
+    dcufleet::v1::DeployResponse resp;
+    *resp.mutable_deployment() = std::move(c.doc);
+    resp.set_created(true);
+    c.done(std::move(resp));
+  }
+}
+
+void DeployController::WriterLoop() {
+  while (true) {
+    std::vector<PendingCreate> batch;
+    {
+      absl::MutexLock lock(&write_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
+        return writer_stop_ || !creates_.empty();
+      };
+      write_mu_.Await(absl::Condition(&ready));
+      if (creates_.empty()) return;
+      while (!creates_.empty()) {
+        batch.push_back(std::move(creates_.front()));
+        creates_.pop_front();
+      }
+    }
+    CommitCreates(batch);
+  }
+}
+
+std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Admit(
+    const DeploymentSpec& in, bool dry_run, Deployment* create, Event* created) {
   std::string why = common::ValidateName("model", in.model());
   if (!why.empty()) return absl::InvalidArgumentError(why);
   DeploymentSpec spec = WithDefaults(in);
@@ -281,7 +382,7 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     return resp;
   }
 
-  Deployment d;
+  Deployment& d = *create;
   {
     absl::MutexLock lock(&mu_);
     auto it = deployments_.find(spec.name());
@@ -299,6 +400,10 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
           "deployment '", spec.name(), "' exists with a different spec; delete it first or pick "
           "another --name"));
     }
+    if (!creating_.insert(spec.name()).second) {
+      return absl::UnavailableError(
+          absl::StrCat("deployment '", spec.name(), "' is being created; try again"));
+    }
     *d.mutable_spec() = spec;
     d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     d.mutable_status()->set_message("waiting to be scheduled");
@@ -306,56 +411,11 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     d.mutable_status()->set_updated_at_ms(absl::ToUnixMillis(now));
     d.set_revision(1);
   }
-  // Durable before acknowledged: a crash after this returns loses nothing.
-  absl::Status s = CommitCreated(
-      d, Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
-               absl::StrCat("model ", spec.model(),
-                            spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
-                            " max_model_len=", spec.max_model_len())});
-  if (!s.ok()) return s;
-  {
-    absl::MutexLock lock(&mu_);
-    deployments_[spec.name()] = d;
-    dirty_ = true;
-  }
-  *resp.mutable_deployment() = d;
-  resp.set_created(true);
-  return resp;
-}
-
-absl::Status DeployController::CommitCreated(const Deployment& d, const Event& created) {
-  // Group commit: concurrent Deploy calls queue; the first in the queue
-  // writes everything queued so far in one transaction and wakes the rest.
-  // Each caller still returns only once its own document is durable.
-  PendingWrite w{&d, &created};
-  absl::MutexLock lock(&write_mu_);
-  write_queue_.push_back(&w);
-  auto leader_or_done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
-    return w.done || write_queue_.front() == &w;
-  };
-  write_mu_.Await(absl::Condition(&leader_or_done));
-  if (w.done) return w.status;
-  std::vector<PendingWrite*> batch(write_queue_.begin(), write_queue_.end());
-  write_mu_.Unlock();
-  std::vector<Deployment> docs;
-  std::vector<Event> events;
-  docs.reserve(batch.size());
-  for (PendingWrite* p : batch) {
-    docs.push_back(*p->doc);
-    events.push_back(*p->event);
-  }
-  absl::Status s = store_->PutDeployments(docs);
-  if (s.ok() && events_) {
-    absl::Status es = events_->AppendEvents(events);
-    if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
-  }
-  write_mu_.Lock();
-  for (PendingWrite* p : batch) {
-    p->status = s;
-    p->done = true;
-    write_queue_.pop_front();
-  }
-  return s;
+  *created = Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
+                   absl::StrCat("model ", spec.model(),
+                                spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
+                                " max_model_len=", spec.max_model_len())};
+  return std::nullopt;
 }
 
 std::vector<Deployment> DeployController::List() const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -67,6 +68,13 @@ class DeployController : public FleetListener {
   // plan and placement are computed and returned, nothing is stored.
   absl::StatusOr<dcufleet::v1::DeployResponse> Deploy(const dcufleet::v1::DeploymentSpec& spec,
                                                       bool dry_run) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same without waiting: `done` is called once the deployment is
+  // durable (on the writer thread, which commits every deployment that
+  // arrived meanwhile in one transaction), or at once for answers that need
+  // no write (errors, dry runs, an existing deployment). It must not block.
+  using DeployCallback = std::function<void(absl::StatusOr<dcufleet::v1::DeployResponse>)>;
+  void DeployAsync(const dcufleet::v1::DeploymentSpec& spec, bool dry_run, DeployCallback done)
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   std::vector<dcufleet::v1::Deployment> List() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<dcufleet::v1::Deployment> Get(const std::string& name) const
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -112,10 +120,17 @@ class DeployController : public FleetListener {
   void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
       ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
-  // Persists a new deployment and its Created event, batched with those of
-  // concurrent Deploy calls (one transaction for all of them).
-  absl::Status CommitCreated(const dcufleet::v1::Deployment& d, const Event& created)
-      ABSL_LOCKS_EXCLUDED(write_mu_);
+  struct PendingCreate {
+    dcufleet::v1::Deployment doc;
+    Event event;
+    DeployCallback done;
+  };
+  // Validates and answers what needs no write; nullopt: create `create`.
+  std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(
+      const dcufleet::v1::DeploymentSpec& spec, bool dry_run, dcufleet::v1::Deployment* create,
+      Event* created) ABSL_LOCKS_EXCLUDED(mu_);
+  void CommitCreates(std::vector<PendingCreate>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void WriterLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
 
   FleetState* const fleet_;
   Knowledge* const knowledge_;
@@ -148,14 +163,13 @@ class DeployController : public FleetListener {
   std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
       ABSL_GUARDED_BY(cache_mu_);
-  struct PendingWrite {
-    const dcufleet::v1::Deployment* doc;
-    const Event* event;
-    absl::Status status;
-    bool done = false;
-  };
+  // Deployments being created (queued for the writer).
+  std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
   absl::Mutex write_mu_;
-  std::deque<PendingWrite*> write_queue_ ABSL_GUARDED_BY(write_mu_);
+  std::deque<PendingCreate> creates_ ABSL_GUARDED_BY(write_mu_);
+  bool writer_running_ ABSL_GUARDED_BY(write_mu_) = false;
+  bool writer_stop_ ABSL_GUARDED_BY(write_mu_) = false;
+  std::thread writer_;
   // Serialises whole reconcile passes (the thread and tests).
   absl::Mutex reconcile_mu_;
   std::thread thread_;

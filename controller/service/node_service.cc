@@ -18,8 +18,8 @@ class AgentStreamReactor final
     : public grpc::ServerBidiReactor<AgentMessage, ControllerMessage>,
       public NodeSession {
  public:
-  AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet)
-      : ctx_(ctx), fleet_(fleet), peer_(ctx->peer()) {
+  AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet, WorkQueue* blocking)
+      : ctx_(ctx), fleet_(fleet), blocking_(blocking), peer_(ctx->peer()) {
     StartRead(&incoming_);
   }
 
@@ -41,13 +41,13 @@ class AgentStreamReactor final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    absl::Status s = Handle(incoming_);
-    if (!s.ok()) {
-      DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
-      FinishOnce(ToGrpcStatus(s));
+    if (node_.empty()) {
+      // The Hello registers the node durably: off gRPC's threads. No read is
+      // outstanding meanwhile, so the stream's messages stay in order.
+      blocking_->Post([this] { Continue(Handle(incoming_)); });
       return;
     }
-    StartRead(&incoming_);
+    Continue(Handle(incoming_));
   }
 
   void OnWriteDone(bool ok) override ABSL_LOCKS_EXCLUDED(mu_) {
@@ -69,12 +69,22 @@ class AgentStreamReactor final
   }
 
   void OnDone() override {
-    if (!node_.empty()) fleet_->OnDisconnect(node_, this);
-    delete this;
+    // Recording the disconnect may write to the database; the reactor lives
+    // until it is recorded (so no new stream can reuse its address first).
+    blocking_->Post([this] {
+      if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+      delete this;
+    });
   }
 
-  void OnCancel() override {
-    if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+ private:
+  void Continue(const absl::Status& s) {
+    if (!s.ok()) {
+      DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
+      FinishOnce(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&incoming_);
   }
 
  private:
@@ -107,9 +117,7 @@ class AgentStreamReactor final
   }
 
   void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
-    if (!node_.empty()) {
-      fleet_->OnDisconnect(node_, this);
-    }
+    // The disconnect is recorded in OnDone, off gRPC's threads.
     absl::MutexLock lock(&mu_);
     if (finishing_) return;
     finishing_ = true;
@@ -122,6 +130,7 @@ class AgentStreamReactor final
 
   grpc::CallbackServerContext* ctx_;
   FleetState* const fleet_;
+  WorkQueue* const blocking_;
   const std::string peer_;
   AgentMessage incoming_;
   // Set once by the reading side; read only by reactor callbacks.
@@ -139,7 +148,7 @@ class AgentStreamReactor final
 
 grpc::ServerBidiReactor<AgentMessage, ControllerMessage>* NodeServiceImpl::Connect(
     grpc::CallbackServerContext* context) {
-  return new AgentStreamReactor(context, fleet_);
+  return new AgentStreamReactor(context, fleet_, blocking_.get());
 }
 
 }  // namespace dcu::controller

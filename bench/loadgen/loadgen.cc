@@ -1063,6 +1063,9 @@ int Run::Execute() {
     j["first_errors"] = first_errors_;
   }
   if (!args_.json_path.empty()) std::ofstream(args_.json_path) << j.dump(2) << "\n";
+  if (!args_.keep_log.empty() && !controller_log_.empty()) {
+    std::ofstream(args_.keep_log) << testing::ReadFileOrEmpty(controller_log_);
+  }
   bool clean = ok && stream_errors_.load() == 0 && write_errors_.load() == 0 && rpc_errors_.load() == 0 &&
                log_problems == 0 && (args_.mode != "ingest" || probe_timeouts_.load() == 0);
   out_ << (clean ? "result: completed without errors\n" : "result: completed WITH ERRORS\n");

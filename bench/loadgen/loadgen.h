@@ -23,6 +23,7 @@ namespace dcu::bench {
 //   --controller-bin PATH           controller to start (default: next to dcu-loadgen)
 //   --catalog DIR                   catalog for the started controller (default bench/loadgen/catalog)
 //   --json FILE                     also write the figures as JSON
+//   --keep-log FILE                 keep the started controller's log
 struct LoadgenArgs {
   std::string mode = "ingest";
   int agents = 1000;
@@ -41,6 +42,8 @@ struct LoadgenArgs {
   std::string catalog;
   std::string diagnosis_rules;
   std::string json_path;
+  // Copy of the started controller's log (--keep-log FILE).
+  std::string keep_log;
   // Extra seconds allowed for each wait (connect, placements, final check).
   double timeout_s = 120;
 };

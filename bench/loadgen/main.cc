@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   app.add_option("--catalog", a.catalog, "catalog dir for the started controller (default bench/loadgen/catalog)");
   app.add_option("--diagnosis-rules", a.diagnosis_rules, "rules file for the started controller");
   app.add_option("--json", a.json_path, "also write the figures as JSON to this file");
+  app.add_option("--keep-log", a.keep_log, "copy the started controller's log to this file");
   app.add_option("--timeout", a.timeout_s, "seconds allowed for each wait")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -1,12 +1,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "controller/core/knowledge.h"
+#include "controller/catalog/config_audit.h"
 #include "controller/store/catalog_store.h"
 
 namespace dcu::controller {
@@ -36,7 +38,7 @@ class CatalogKnowledge : public Knowledge {
   int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                        int64_t device_total) override;
   void RecordOutcome(const LaunchOutcomeRecord& outcome) override;
-  void ObserveNodes(const std::vector<dcufleet::v1::NodeView>& nodes) override;
+  void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) override;
   std::map<std::string, std::string> DiagnosisFacts(const dcufleet::v1::DeploymentSpec& spec,
                                                     const dcufleet::v1::Attempt& attempt,
                                                     int64_t device_total) override;
@@ -45,22 +47,53 @@ class CatalogKnowledge : public Knowledge {
   void Invalidate();
 
  private:
+  // Stacks and models as of the last load: immutable, shared by readers.
   struct Snapshot {
     std::vector<dcufleet::v1::Stack> stacks;
-    std::vector<dcufleet::v1::Evidence> evidence;
+    std::map<std::string, size_t> stack_index;
     std::vector<dcufleet::v1::ModelEntry> models;
+    std::map<std::string, size_t> model_index;
+    // For matching directory names against the catalog's models.
+    AuditOptions audit;
+    const dcufleet::v1::Stack* Stack(const std::string& id) const {
+      auto it = stack_index.find(id);
+      return it == stack_index.end() ? nullptr : &stacks[it->second];
+    }
+    const dcufleet::v1::ModelEntry* Model(const std::string& name) const {
+      auto it = model_index.find(name);
+      return it == model_index.end() ? nullptr : &models[it->second];
+    }
   };
-  Snapshot Load() ABSL_LOCKS_EXCLUDED(mu_);
+  using EvidenceKey = std::pair<std::string, std::string>;  // (stack, arch)
+  std::shared_ptr<const Snapshot> Load() ABSL_LOCKS_EXCLUDED(mu_);
+  void LoadEvidenceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const dcufleet::v1::ModelDirectory* FindModelDir(const std::string& model,
                                                    const dcufleet::v1::NodeView& node,
-                                                   const Snapshot& snap);
+                                                   const Snapshot& snap) ABSL_LOCKS_EXCLUDED(mu_);
+  ModelPreparation Prepare(const std::string& model, const dcufleet::v1::NodeView& node,
+                           const std::string& model_path, const dcufleet::v1::Plan& plan,
+                           const Snapshot& snap);
 
   CatalogStore* const store_;
   const common::Clock* const clock_;
   absl::Mutex mu_;
-  bool valid_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<const Snapshot> cache_ ABSL_GUARDED_BY(mu_);
   absl::Time loaded_at_ ABSL_GUARDED_BY(mu_);
-  Snapshot cache_ ABSL_GUARDED_BY(mu_);
+  // Evidence by (stack, arch), appended to as launches are recorded (not
+  // reloaded per outcome: a fleet records one per launch), reloaded from the
+  // store every few seconds in case something else wrote it.
+  bool evidence_valid_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time evidence_loaded_at_ ABSL_GUARDED_BY(mu_);
+  std::map<EvidenceKey, std::vector<dcufleet::v1::Evidence>> evidence_ ABSL_GUARDED_BY(mu_);
+  // Verdicts per (stack, arch), then model: (model verdict, stack-arch verdict).
+  std::map<EvidenceKey, std::map<std::string, std::pair<dcufleet::v1::Verdict, dcufleet::v1::Verdict>>>
+      verdicts_ ABSL_GUARDED_BY(mu_);
+  // "model\0directory name" -> whether the directory holds the model.
+  std::map<std::string, bool> dir_matches_ ABSL_GUARDED_BY(mu_);
+  // Config audits and remediations by everything they depend on: a fleet
+  // reports the same config.json from thousands of nodes.
+  std::map<std::string, ModelPreparation> preparations_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, dcufleet::v1::AuditReport> audits_ ABSL_GUARDED_BY(mu_);
   // Node -> fingerprint of the models and environments last recorded.
   std::map<std::string, std::string> observed_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,9 +1,14 @@
 #include "controller/core/deploy_controller.h"
 
 #include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/ids.h"
@@ -25,11 +30,53 @@ using dcufleet::v1::NodeView;
 struct DeployController::StepContext {
   absl::Time now;
   int64_t now_ms = 0;
-  std::map<std::string, NodeView> nodes;
-  // Devices and ports taken by attempts of all deployments, per node.
-  std::map<std::string, std::set<int>> busy_devices;
-  std::map<std::string, std::set<int>> busy_ports;
+  // The fleet as of the pass start: immutable views shared with FleetState
+  // (no copies), in name order, and what the scheduler reads of each.
+  std::vector<std::shared_ptr<const NodeView>> views;
+  std::vector<ScheduleNode> sched;
+  std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index;
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  // First node with a usable device, per (model, utilization, TP), valid while
+  // the pass only takes devices (Release resets it).
+  std::map<std::tuple<std::string, double, int>, size_t> first_usable;
   std::vector<Event> events;
+  // Nodes whose desired instance set may have changed in this pass.
+  std::set<std::string> touched;
+  // The knowledge's answers within the pass, asked once per deployment shape
+  // instead of once per deployment (plans per model and arch; memory plans
+  // per model, limits, utilization, TP and device size). A recorded launch
+  // outcome can change verdicts: it drops the plans.
+  struct Plans {
+    std::vector<dcufleet::v1::Plan> plans;
+    std::vector<dcufleet::v1::Plan> excluded;
+  };
+  std::map<std::pair<std::string, std::string>, Plans> plans;
+  std::map<std::string, MemoryCheck> memory;
+  std::map<std::string, absl::StatusOr<ModelFacts>> models;
+
+  const NodeView* Node(const std::string& name) const {
+    auto it = index->find(name);
+    return it == index->end() ? nullptr : views[it->second].get();
+  }
+  ScheduleNode* Sched(const std::string& name) {
+    auto it = index->find(name);
+    return it == index->end() ? nullptr : &sched[it->second];
+  }
+  // An attempt holds its devices and port.
+  void Take(const dcufleet::v1::Placement& p) {
+    ScheduleNode* n = Sched(p.node());
+    if (!n) return;
+    for (int i : p.device_indices()) n->busy_devices.insert(i);
+    n->busy_ports.insert(p.port());
+  }
+  // An attempt ended in this pass: its devices are free again (its port stays
+  // taken while the node still reports the instance).
+  void Release(const dcufleet::v1::Placement& p) {
+    ScheduleNode* n = Sched(p.node());
+    if (!n) return;
+    for (int i : p.device_indices()) n->busy_devices.erase(i);
+    first_usable.clear();
+  }
 };
 
 namespace {
@@ -91,6 +138,11 @@ absl::Status DeployController::Load() {
 
 void DeployController::Start() {
   if (options_.interval <= absl::ZeroDuration()) return;
+  {
+    absl::MutexLock lock(&write_mu_);
+    writer_running_ = true;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -100,6 +152,13 @@ void DeployController::Stop() {
     shutdown_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  {
+    // Later Deploys commit inline; the writer drains what is queued.
+    absl::MutexLock lock(&write_mu_);
+    writer_running_ = false;
+    writer_stop_ = true;
+  }
+  if (writer_.joinable()) writer_.join();
 }
 
 void DeployController::Run() {
@@ -123,6 +182,7 @@ void DeployController::MarkDirty() {
 void DeployController::OnNodeConnected(const std::string& node) {
   absl::MutexLock lock(&mu_);
   resend_.insert(node);
+  observe_.insert(node);
   dirty_ = true;
 }
 
@@ -146,6 +206,94 @@ DeploymentSpec DeployController::WithDefaults(DeploymentSpec s) const {
 
 absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const DeploymentSpec& in,
                                                                       bool dry_run) {
+  absl::Notification done;
+  absl::StatusOr<dcufleet::v1::DeployResponse> result;
+  DeployAsync(in, dry_run, [&](absl::StatusOr<dcufleet::v1::DeployResponse> r) {
+    result = std::move(r);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, DeployCallback done) {
+  PendingCreate create;
+  std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> answer =
+      Admit(in, dry_run, &create.doc, &create.event);
+  if (answer) {
+    done(std::move(*answer));
+    return;
+  }
+  create.done = std::move(done);
+  {
+    absl::MutexLock lock(&write_mu_);
+    if (writer_running_) {
+      creates_.push_back(std::move(create));
+      return;
+    }
+  }
+  std::vector<PendingCreate> one;
+  one.push_back(std::move(create));
+  CommitCreates(one);
+}
+
+void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
+  // Durable before acknowledged: one transaction for every deployment that
+  // arrived meanwhile (group commit), then memory, then the answers.
+  std::vector<Deployment> docs;
+  std::vector<Event> events;
+  docs.reserve(batch.size());
+  events.reserve(batch.size());
+  for (const auto& c : batch) {
+    docs.push_back(c.doc);
+    events.push_back(c.event);
+  }
+  absl::Status s = store_->PutDeployments(docs);
+  if (s.ok() && events_) {
+    absl::Status es = events_->AppendEvents(events);
+    if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& c : batch) {
+      creating_.erase(c.doc.spec().name());
+      if (s.ok()) deployments_[c.doc.spec().name()] = c.doc;
+    }
+    if (s.ok()) dirty_ = true;
+  }
+  for (auto& c : batch) {
+    if (!s.ok()) {
+      c.done(s);
+      continue;
+    }
+    dcufleet::v1::DeployResponse resp;
+    *resp.mutable_deployment() = std::move(c.doc);
+    resp.set_created(true);
+    c.done(std::move(resp));
+  }
+}
+
+void DeployController::WriterLoop() {
+  while (true) {
+    std::vector<PendingCreate> batch;
+    {
+      absl::MutexLock lock(&write_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
+        return writer_stop_ || !creates_.empty();
+      };
+      write_mu_.Await(absl::Condition(&ready));
+      if (creates_.empty()) return;
+      while (!creates_.empty()) {
+        batch.push_back(std::move(creates_.front()));
+        creates_.pop_front();
+      }
+    }
+    CommitCreates(batch);
+  }
+}
+
+std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Admit(
+    const DeploymentSpec& in, bool dry_run, Deployment* create, Event* created) {
   std::string why = common::ValidateName("model", in.model());
   if (!why.empty()) return absl::InvalidArgumentError(why);
   DeploymentSpec spec = WithDefaults(in);
@@ -194,16 +342,13 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     Deployment d;
     *d.mutable_spec() = spec;
     StepContext ctx;
-    ctx.now = now;
-    ctx.now_ms = absl::ToUnixMillis(now);
-    for (auto& n : fleet_->ListNodes()) ctx.nodes[n.name()] = n;
+    BuildContext(ctx);
     {
       absl::MutexLock lock(&mu_);
       for (auto& [name, other] : deployments_) {
         for (const auto& a : other.status().attempts()) {
           if (!AttemptActive(a) || other.status().deleted()) continue;
-          for (int i : a.placement().device_indices()) ctx.busy_devices[a.placement().node()].insert(i);
-          ctx.busy_ports[a.placement().node()].insert(a.placement().port());
+          ctx.Take(a.placement());
         }
       }
     }
@@ -217,7 +362,7 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
       a->set_stack_id(r.plan.stack_id());
       a->set_runtime_kind(r.plan.runtime_kind());
       *a->mutable_placement() = r.placement;
-      ModelPreparation prep = knowledge_->PrepareModel(spec.model(), ctx.nodes[r.placement.node()],
+      ModelPreparation prep = knowledge_->PrepareModel(spec.model(), *ctx.Node(r.placement.node()),
                                                        r.model_path, r.plan, r.placement.tp());
       for (const auto& f : prep.findings) *st->add_findings() = f;
       a->set_config_remediation(prep.remediation);
@@ -237,7 +382,7 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     return resp;
   }
 
-  Deployment d;
+  Deployment& d = *create;
   {
     absl::MutexLock lock(&mu_);
     auto it = deployments_.find(spec.name());
@@ -255,6 +400,10 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
           "deployment '", spec.name(), "' exists with a different spec; delete it first or pick "
           "another --name"));
     }
+    if (!creating_.insert(spec.name()).second) {
+      return absl::UnavailableError(
+          absl::StrCat("deployment '", spec.name(), "' is being created; try again"));
+    }
     *d.mutable_spec() = spec;
     d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     d.mutable_status()->set_message("waiting to be scheduled");
@@ -262,24 +411,11 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
     d.mutable_status()->set_updated_at_ms(absl::ToUnixMillis(now));
     d.set_revision(1);
   }
-  // Durable before acknowledged: a crash after this returns loses nothing.
-  absl::Status s = store_->PutDeployment(d);
-  if (!s.ok()) return s;
-  if (events_) {
-    (void)events_->AppendEvent({0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal",
-                                "Created",
-                                absl::StrCat("model ", spec.model(),
-                                             spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
-                                             " max_model_len=", spec.max_model_len())});
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    deployments_[spec.name()] = d;
-    dirty_ = true;
-  }
-  *resp.mutable_deployment() = d;
-  resp.set_created(true);
-  return resp;
+  *created = Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
+                   absl::StrCat("model ", spec.model(),
+                                spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
+                                " max_model_len=", spec.max_model_len())};
+  return std::nullopt;
 }
 
 std::vector<Deployment> DeployController::List() const {
@@ -318,6 +454,8 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
   {
     absl::MutexLock lock(&mu_);
     deployments_[name] = d;
+    // Its nodes' desired sets lose its instances in the next pass.
+    for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
     dirty_ = true;
   }
   if (events_) {
@@ -375,47 +513,100 @@ absl::Duration DeployController::Backoff(const Deployment& d, int failures_on_pl
   return absl::Seconds(base * jitter);
 }
 
-ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, const StepContext& ctx) {
+ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepContext& ctx) {
   ScheduleInput in;
   in.spec = d.spec();
-  auto model = knowledge_->Model(d.spec().model());
-  if (model.ok()) in.model = *model;
-  for (const auto& [name, n] : ctx.nodes) in.nodes.push_back(n);
+  auto mit = ctx.models.find(d.spec().model());
+  if (mit == ctx.models.end()) mit = ctx.models.emplace(d.spec().model(), knowledge_->Model(d.spec().model())).first;
+  if (mit->second.ok()) in.model = *mit->second;
+  in.nodes = &ctx.sched;
+  in.shapes = &ctx.shapes;
   const std::string model_name = d.spec().model();
-  in.plans_for_arch = [this, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
-                                         std::vector<dcufleet::v1::Plan>* x) {
-    knowledge_->PlansForArch(model_name, arch, p, x);
+  StepContext* c = &ctx;
+  in.plans_for_arch = [this, c, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
+                                            std::vector<dcufleet::v1::Plan>* x) {
+    auto [it, inserted] = c->plans.try_emplace({model_name, arch});
+    if (inserted) knowledge_->PlansForArch(model_name, arch, &it->second.plans, &it->second.excluded);
+    p->insert(p->end(), it->second.plans.begin(), it->second.plans.end());
+    x->insert(x->end(), it->second.excluded.begin(), it->second.excluded.end());
   };
   const DeploymentSpec spec = d.spec();
-  in.memory = [this, spec](int tp, int64_t total) { return knowledge_->CheckMemory(spec, tp, total); };
-  in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
-    return knowledge_->RuntimeOnNode(p, n);
+  const std::string memory_key =
+      absl::StrCat(spec.model(), "|", spec.max_model_len(), "|", spec.max_num_seqs(), "|",
+                   spec.gpu_memory_utilization(), "|");
+  in.memory = [this, c, spec, memory_key](int tp, int64_t total) {
+    auto [it, inserted] = c->memory.try_emplace(absl::StrCat(memory_key, tp, "|", total));
+    if (inserted) it->second = knowledge_->CheckMemory(spec, tp, total);
+    return it->second;
   };
   in.model_path_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelPathOnNode(model_name, n);
   };
-  for (const auto& s : d.status().failed_stacks()) in.excluded_stacks.insert(s);
+  in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
+    return knowledge_->RuntimeOnNode(p, n);
+  };
   in.port_base = options_.instance_port_base;
-  in.busy_devices = ctx.busy_devices;
-  in.busy_ports = ctx.busy_ports;
+  for (const auto& s : d.status().failed_stacks()) in.excluded_stacks.insert(s);
   for (const auto& nd : d.status().avoided_devices()) {
     std::vector<std::string> parts = absl::StrSplit(nd, '/');
     int idx = 0;
-    if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &idx)) in.busy_devices[parts[0]].insert(idx);
+    if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &idx)) in.avoid_devices[parts[0]].insert(idx);
   }
-  for (const auto& [node, n] : ctx.nodes) {
-    for (int p : d.status().avoided_ports()) in.busy_ports[node].insert(p);
-    // Ports of instances the node runs that are not ours.
-    for (const auto& i : n.instances()) {
-      if (i.port() > 0) in.busy_ports[node].insert(i.port());
-    }
-  }
+  for (int p : d.status().avoided_ports()) in.avoid_ports.insert(p);
+  auto it = ctx.first_usable.find(CursorKey(d.spec()));
+  if (it != ctx.first_usable.end()) in.first_node = it->second;
   return in;
+}
+
+std::tuple<std::string, double, int> DeployController::CursorKey(const DeploymentSpec& spec) {
+  return {spec.model(), spec.gpu_memory_utilization(), spec.tp()};
+}
+
+void DeployController::BuildContext(StepContext& ctx) {
+  ctx.now = clock_->Now();
+  ctx.now_ms = absl::ToUnixMillis(ctx.now);
+  ctx.views = fleet_->Snapshot();
+  // A node's scheduling summary is rebuilt only when FleetState published a
+  // new view of it since the last pass; the name index only when the set of
+  // nodes changed.
+  absl::MutexLock lock(&cache_mu_);
+  bool same_names = index_cache_ && index_cache_->size() == ctx.views.size();
+  ctx.sched.reserve(ctx.views.size());
+  if (node_cache_.size() != ctx.views.size()) node_cache_.resize(ctx.views.size());
+  for (size_t i = 0; i < ctx.views.size(); ++i) {
+    const auto& v = ctx.views[i];
+    CachedNode& c = node_cache_[i];
+    if (c.view != v) {
+      if (!c.view || c.view->name() != v->name()) same_names = false;
+      c.view = v;
+      c.node = MakeScheduleNode(*v);
+    }
+    ctx.sched.push_back(c.node);
+  }
+  if (!same_names) {
+    auto index = std::make_shared<absl::flat_hash_map<std::string, size_t>>();
+    index->reserve(ctx.views.size());
+    for (size_t i = 0; i < ctx.views.size(); ++i) (*index)[ctx.views[i]->name()] = i;
+    index_cache_ = std::move(index);
+  }
+  ctx.index = index_cache_;
+  // Few distinct shapes: a short list, not a set keyed by strings.
+  for (const auto& n : ctx.sched) {
+    if (!n.ready || n.arch.empty()) continue;
+    bool known = false;
+    for (const auto& [arch, total] : ctx.shapes) known |= total == n.device_total && arch == n.arch;
+    if (!known) ctx.shapes.emplace_back(n.arch, n.device_total);
+  }
 }
 
 bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   auto* st = d.mutable_status();
-  ScheduleResult r = Schedule(MakeScheduleInput(d, ctx));
+  ScheduleInput in = MakeScheduleInput(d, ctx);
+  // A placed deployment keeps only the count of nodes passed over (naming
+  // them costs string work per placement); an unschedulable one names them.
+  in.max_rejections_placed = 0;
+  ScheduleResult r = Schedule(in);
+  if (d.spec().node().empty()) ctx.first_usable[CursorKey(d.spec())] = r.first_usable;
   st->clear_plans();
   st->clear_excluded_plans();
   for (const auto& p : r.plans) *st->add_plans() = p;
@@ -436,7 +627,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   }
   st->clear_rejections();
   for (const auto& rj : r.rejections) *st->add_rejections() = rj;
-  const NodeView& node = ctx.nodes[r.placement.node()];
+  const NodeView& node = *ctx.Node(r.placement.node());
   ModelPreparation prep =
       knowledge_->PrepareModel(d.spec().model(), node, r.model_path, r.plan, r.placement.tp());
   st->clear_findings();
@@ -502,8 +693,8 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   for (const auto& rem : st->applied_remediations()) a->add_remediations(rem);
   if (!prep.remediation.empty()) a->add_remediations(absl::StrCat("config: ", prep.remediation_detail));
   *a->mutable_instance() = spec;
-  for (int i : r.placement.device_indices()) ctx.busy_devices[r.placement.node()].insert(i);
-  ctx.busy_ports[r.placement.node()].insert(r.placement.port());
+  ctx.Take(r.placement);
+  ctx.touched.insert(r.placement.node());
 
   for (size_t i = 0; i < r.plans.size(); ++i) {
     if (r.plans[i].stack_id() == r.plan.stack_id()) st->set_current_plan(static_cast<int>(i));
@@ -531,8 +722,8 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
 
 bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext& ctx) {
   auto* st = d.mutable_status();
-  auto nit = ctx.nodes.find(a.placement().node());
-  if (nit == ctx.nodes.end() || nit->second.state() == dcufleet::v1::NODE_LOST) {
+  const NodeView* found = ctx.Node(a.placement().node());
+  if (!found || found->state() == dcufleet::v1::NODE_LOST) {
     a.set_ended_at_ms(ctx.now_ms);
     a.set_phase(dcufleet::v1::INSTANCE_FAILED);
     a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
@@ -545,7 +736,7 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
              absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
     return true;
   }
-  const NodeView& node = nit->second;
+  const NodeView& node = *found;
   const InstanceStatus* is = FindInstance(node, a.instance_id());
   if (!is) {
     // Not reported yet. The agent reports failures itself; only when the node
@@ -613,6 +804,7 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
     rec.duration_ms = ctx.now_ms - a.created_at_ms();
     rec.config_ok = a.config_remediation().empty();
     knowledge_->RecordOutcome(rec);
+    ctx.plans.clear();
     return true;
   }
   if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
@@ -635,9 +827,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   if (tail.empty() && !a.message().empty()) tail.push_back(a.message());
   std::vector<dcufleet::v1::AttemptFinding> findings;
   int64_t device_total = 0;
-  if (auto nit = ctx.nodes.find(a.placement().node());
-      nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
-    for (const auto& dev : nit->second.inventory().devices()) {
+  if (const NodeView* nv = ctx.Node(a.placement().node());
+      nv && !a.placement().device_indices().empty()) {
+    for (const auto& dev : nv->inventory().devices()) {
       if (dev.index() == a.placement().device_indices(0)) device_total = dev.total().bytes();
     }
   }
@@ -763,9 +955,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
       std::string value = val == params.end() ? "" : val->second;
       if (value == "{kv_cache_bytes}" || value.empty() || value.find("${") != std::string::npos) {
         int64_t total = 0;
-        auto nit = ctx.nodes.find(a.placement().node());
-        if (nit != ctx.nodes.end() && !a.placement().device_indices().empty()) {
-          for (const auto& dev : nit->second.inventory().devices()) {
+        const NodeView* nv = ctx.Node(a.placement().node());
+        if (nv && !a.placement().device_indices().empty()) {
+          for (const auto& dev : nv->inventory().devices()) {
             if (dev.index() == a.placement().device_indices(0)) total = dev.total().bytes();
           }
         }
@@ -789,9 +981,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
       applied = "choose a TP that divides the heads";
       d.mutable_spec()->set_tp(0);
     } else if (action == "move_to_node_with_model") {
-      auto nit = ctx.nodes.find(a.placement().node());
-      if (nit != ctx.nodes.end()) {
-        for (const auto& dev : nit->second.inventory().devices()) {
+      const NodeView* nv = ctx.Node(a.placement().node());
+      if (nv) {
+        for (const auto& dev : nv->inventory().devices()) {
           st->add_avoided_devices(absl::StrCat(a.placement().node(), "/", dev.index()));
         }
       }
@@ -826,6 +1018,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
     retry_with_backoff(top);
   }
   knowledge_->RecordOutcome(rec);
+  ctx.plans.clear();
 }
 
 bool DeployController::Step(Deployment& d, StepContext& ctx) {
@@ -833,20 +1026,32 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   Attempt* a = ActiveAttempt(d);
   if (st->deleted()) {
     if (a) {
-      auto nit = ctx.nodes.find(a->placement().node());
-      bool still_reported = nit != ctx.nodes.end() &&
-                            nit->second.state() != dcufleet::v1::NODE_LOST &&
-                            FindInstance(nit->second, a->instance_id()) != nullptr &&
-                            FindInstance(nit->second, a->instance_id())->phase() !=
-                                dcufleet::v1::INSTANCE_STOPPED;
+      const NodeView* nv = ctx.Node(a->placement().node());
+      const InstanceStatus* is = nv ? FindInstance(*nv, a->instance_id()) : nullptr;
+      bool still_reported = nv && nv->state() != dcufleet::v1::NODE_LOST && is != nullptr &&
+                            is->phase() != dcufleet::v1::INSTANCE_STOPPED;
       if (still_reported) return false;
       a->set_ended_at_ms(ctx.now_ms);
       a->set_phase(dcufleet::v1::INSTANCE_STOPPED);
+      ctx.Release(a->placement());
+      ctx.touched.insert(a->placement().node());
       return true;
     }
     return false;
   }
-  if (a) return StepActiveAttempt(d, *a, ctx);
+  if (a) {
+    if (!StepActiveAttempt(d, *a, ctx)) return false;
+    if (AttemptActive(*a)) return true;
+    // The attempt ended: its devices are free, and when the next attempt may
+    // start now (a failover or a remediation, no back-off) it starts in this
+    // pass rather than the next one.
+    ctx.Release(a->placement());
+    ctx.touched.insert(a->placement().node());
+    if (st->phase() == dcufleet::v1::DEPLOYMENT_PENDING && st->next_attempt_at_ms() <= ctx.now_ms) {
+      TryLaunch(d, ctx);
+    }
+    return true;
+  }
   if (st->phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
       st->phase() == dcufleet::v1::DEPLOYMENT_READY) {
     return false;
@@ -855,45 +1060,100 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   return TryLaunch(d, ctx);
 }
 
+bool DeployController::NeedsStep(const Deployment& d, const StepContext& ctx) const {
+  // Mirrors Step(): false only when Step() would change nothing, so the pass
+  // copies and steps just the deployments something happened to.
+  const auto& st = d.status();
+  const Attempt* a = nullptr;
+  if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
+    a = &st.attempts(st.attempts_size() - 1);
+  }
+  if (st.deleted()) return a != nullptr;
+  if (!a) {
+    if (st.phase() == dcufleet::v1::DEPLOYMENT_FAILED || st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
+      return false;
+    }
+    return st.next_attempt_at_ms() <= ctx.now_ms;
+  }
+  const NodeView* node = ctx.Node(a->placement().node());
+  if (!node || node->state() == dcufleet::v1::NODE_LOST) return true;
+  const InstanceStatus* is = FindInstance(*node, a->instance_id());
+  if (!is) {
+    int64_t deadline = a->created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
+                       absl::ToInt64Milliseconds(options_.report_grace);
+    return node->state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline;
+  }
+  if (a->phase() != is->phase() || a->shards_loaded() != is->shards_loaded() ||
+      a->shards_total() != is->shards_total() || is->message() != a->message()) {
+    return true;
+  }
+  if (is->phase() == dcufleet::v1::INSTANCE_READY && st.phase() != dcufleet::v1::DEPLOYMENT_READY) {
+    return true;
+  }
+  return is->phase() == dcufleet::v1::INSTANCE_FAILED;
+}
+
 void DeployController::ReconcileOnce() {
   absl::MutexLock pass(&reconcile_mu_);
+  const absl::Time t0 = absl::Now();
   StepContext ctx;
-  ctx.now = clock_->Now();
-  ctx.now_ms = absl::ToUnixMillis(ctx.now);
+  BuildContext(ctx);
+  const absl::Time t_context = absl::Now();
   {
-    std::vector<NodeView> nodes = fleet_->ListNodes();
-    knowledge_->ObserveNodes(nodes);
-    for (auto& n : nodes) ctx.nodes[n.name()] = std::move(n);
+    // Model directories and environments change rarely: every node now and
+    // then, (re)connected nodes at once.
+    std::set<std::string> connected;
+    {
+      absl::MutexLock lock(&mu_);
+      connected.swap(observe_);
+    }
+    bool all = ctx.now - last_observed_all_ >= options_.observe_all_interval;
+    std::vector<const NodeView*> observe;
+    for (const auto& v : ctx.views) {
+      if (all || connected.count(v->name())) observe.push_back(v.get());
+    }
+    if (all) last_observed_all_ = ctx.now;
+    if (!observe.empty()) knowledge_->ObserveNodes(observe);
   }
+  const absl::Time t_observe = absl::Now();
 
-  std::map<std::string, Deployment> snapshot;
+  // Only deployments something may have happened to are copied and stepped;
+  // the devices and ports of every active attempt are taken first.
+  std::vector<Deployment> work;
+  std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);
-    snapshot = deployments_;
-  }
-  for (auto& [name, d] : snapshot) {
-    if (d.status().deleted()) continue;
-    for (const auto& a : d.status().attempts()) {
-      if (!AttemptActive(a)) continue;
-      for (int i : a.placement().device_indices()) ctx.busy_devices[a.placement().node()].insert(i);
-      ctx.busy_ports[a.placement().node()].insert(a.placement().port());
+    for (const auto& [name, d] : deployments_) {
+      if (d.status().deleted()) continue;
+      for (const auto& a : d.status().attempts()) {
+        if (AttemptActive(a)) ctx.Take(a.placement());
+      }
+    }
+    for (const auto& [name, d] : deployments_) {
+      if (NeedsStep(d, ctx)) {
+        work.push_back(d);
+      } else if (d.status().deleted()) {
+        removed.push_back(name);
+      }
     }
   }
 
+  const absl::Time t_select = absl::Now();
   std::vector<Deployment> changed;
-  std::vector<std::string> removed;
-  for (auto& [name, d] : snapshot) {
-    // The deployment's own devices are not "busy" to itself.
-    if (Step(d, ctx)) {
+  for (auto& d : work) {
+    bool stepped = Step(d, ctx);
+    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(d.spec().name());
+    if (stepped) {
       d.set_revision(d.revision() + 1);
       d.mutable_status()->set_updated_at_ms(ctx.now_ms);
-      changed.push_back(d);
+      changed.push_back(std::move(d));
     }
-    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(name);
   }
 
+  const absl::Time t_step = absl::Now();
   // Intent first: persist, then publish to memory, then tell the nodes.
   absl::Status s = store_->PutDeployments(changed);
+  const absl::Time t_persist = absl::Now();
   if (!s.ok()) {
     DCU_LOG_ERROR("persisting ", changed.size(), " deployments: ", s.message(),
                   "; will retry");
@@ -917,30 +1177,59 @@ void DeployController::ReconcileOnce() {
         dirty_ = true;
         continue;
       }
-      it->second = d;
+      // Nodes of the attempts before and after: their desired sets change.
+      for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
+      for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
+      it->second = std::move(d);
     }
-    for (const auto& name : removed) deployments_.erase(name);
-    for (const auto& [n, node] : ctx.nodes) desired[n];
-    for (const auto& [name, d] : deployments_) {
-      if (d.status().deleted() || d.status().attempts().empty()) continue;
-      const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
-      if (AttemptActive(a)) desired[a.placement().node()].push_back(a.instance());
+    for (const auto& name : removed) {
+      auto it = deployments_.find(name);
+      if (it == deployments_.end()) continue;
+      for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
+      deployments_.erase(it);
+    }
+    for (const auto& n : resend_) ctx.touched.insert(n);
+    for (const auto& n : recompute_) ctx.touched.insert(n);
+    recompute_.clear();
+    // Only the nodes whose set may have changed (or that reconnected) are
+    // recomputed and compared with what they were last sent.
+    for (const auto& n : ctx.touched) {
+      if (ctx.Node(n)) desired[n];
+    }
+    if (!desired.empty()) {
+      for (const auto& [name, d] : deployments_) {
+        if (d.status().deleted() || d.status().attempts().empty()) continue;
+        const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
+        if (!AttemptActive(a)) continue;
+        auto it = desired.find(a.placement().node());
+        if (it != desired.end()) it->second.push_back(a.instance());
+      }
     }
   }
-  if (events_) {
-    for (const auto& e : ctx.events) {
-      absl::Status es = events_->AppendEvent(e);
-      if (!es.ok()) DCU_LOG_WARN("appending event: ", es.message());
-    }
+  const absl::Time t_desired = absl::Now();
+  if (events_ && !ctx.events.empty()) {
+    absl::Status es = events_->AppendEvents(ctx.events);
+    if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
   }
   for (const auto& e : ctx.events) {
     DCU_LOG_INFO("deployment '", e.subject, "' ", e.reason, ": ", e.message);
   }
+  const absl::Time t_events = absl::Now();
   PushAssignments(desired);
+  const absl::Time t_end = absl::Now();
+  auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
+  DCU_LOG_DEBUG("reconcile pass: ", ctx.views.size(), " nodes, ", work.size(), " stepped, ",
+                changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),
+                " ms (context ", ms(t_context - t0), ", observe ", ms(t_observe - t_context),
+                ", select ", ms(t_select - t_observe), ", step ",
+                ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
+                ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
+                ms(t_end - t_events), ")");
 }
 
 void DeployController::PushAssignments(
     const std::map<std::string, std::vector<InstanceSpec>>& desired) {
+  std::vector<std::pair<std::string, int64_t>> sent;
   for (const auto& [node, specs] : desired) {
     std::string key;
     for (const auto& s : specs) key += s.SerializeAsString();
@@ -960,11 +1249,15 @@ void DeployController::PushAssignments(
     msg.mutable_assignment()->set_generation(gen);
     for (const auto& s : specs) *msg.mutable_assignment()->add_instances() = s;
     if (!fleet_->SendToNode(node, msg)) continue;  // sent again on reconnect
-    (void)store_->PutNodeGeneration(node, gen);
+    sent.emplace_back(node, gen);
     absl::MutexLock lock(&mu_);
     generations_[node] = gen;
-    last_sent_[node] = key;
+    last_sent_[node] = std::move(key);
     resend_.erase(node);
+  }
+  if (!sent.empty()) {
+    absl::Status s = store_->PutNodeGenerations(sent);
+    if (!s.ok()) DCU_LOG_WARN("persisting ", sent.size(), " node generations: ", s.message());
   }
 }
 

@@ -1,14 +1,18 @@
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -45,6 +49,9 @@ class DeployController : public FleetListener {
     uint64_t jitter_seed = 0;
     // Instance ports are the first free ones from here, per node.
     int instance_port_base = 8000;
+    // How often every node's model directories and environments are shown
+    // to the knowledge (reconnected nodes are shown at once).
+    absl::Duration observe_all_interval = absl::Seconds(10);
   };
 
   DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,
@@ -63,6 +70,13 @@ class DeployController : public FleetListener {
   // plan and placement are computed and returned, nothing is stored.
   absl::StatusOr<dcufleet::v1::DeployResponse> Deploy(const dcufleet::v1::DeploymentSpec& spec,
                                                       bool dry_run) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same without waiting: `done` is called once the deployment is
+  // durable (on the writer thread, which commits every deployment that
+  // arrived meanwhile in one transaction), or at once for answers that need
+  // no write (errors, dry runs, an existing deployment). It must not block.
+  using DeployCallback = std::function<void(absl::StatusOr<dcufleet::v1::DeployResponse>)>;
+  void DeployAsync(const dcufleet::v1::DeploymentSpec& spec, bool dry_run, DeployCallback done)
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   std::vector<dcufleet::v1::Deployment> List() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<dcufleet::v1::Deployment> Get(const std::string& name) const
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -94,16 +108,31 @@ class DeployController : public FleetListener {
   void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_);
   // Advances one deployment; returns true when it changed.
   bool Step(dcufleet::v1::Deployment& d, StepContext& ctx);
+  // False only when Step() would change nothing.
+  bool NeedsStep(const dcufleet::v1::Deployment& d, const StepContext& ctx) const;
+  void BuildContext(StepContext& ctx);
+  static std::tuple<std::string, double, int> CursorKey(const dcufleet::v1::DeploymentSpec& spec);
   bool StepActiveAttempt(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
-  ScheduleInput MakeScheduleInput(const dcufleet::v1::Deployment& d, const StepContext& ctx);
+  ScheduleInput MakeScheduleInput(const dcufleet::v1::Deployment& d, StepContext& ctx);
   void AddEvent(StepContext& ctx, const dcufleet::v1::Deployment& d, const std::string& type,
                 const std::string& reason, const std::string& message);
   absl::Duration Backoff(const dcufleet::v1::Deployment& d, int failures_on_plan);
   void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
       ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
+  struct PendingCreate {
+    dcufleet::v1::Deployment doc;
+    Event event;
+    DeployCallback done;
+  };
+  // Validates and answers what needs no write; nullopt: create `create`.
+  std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(
+      const dcufleet::v1::DeploymentSpec& spec, bool dry_run, dcufleet::v1::Deployment* create,
+      Event* created) ABSL_LOCKS_EXCLUDED(mu_);
+  void CommitCreates(std::vector<PendingCreate>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void WriterLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
 
   FleetState* const fleet_;
   Knowledge* const knowledge_;
@@ -118,9 +147,31 @@ class DeployController : public FleetListener {
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);
+  // Nodes whose desired sets changed outside a pass (Delete).
+  std::set<std::string> recompute_ ABSL_GUARDED_BY(mu_);
+  // Nodes to show to the knowledge in the next pass.
+  std::set<std::string> observe_ ABSL_GUARDED_BY(mu_);
+  // Only the reconcile pass touches it (under reconcile_mu_).
+  absl::Time last_observed_all_ = absl::InfinitePast();
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;
+  // Scheduling summaries of the nodes as of the last pass (see BuildContext).
+  struct CachedNode {
+    std::shared_ptr<const dcufleet::v1::NodeView> view;
+    ScheduleNode node;
+  };
+  absl::Mutex cache_mu_;
+  std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
+  std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
+      ABSL_GUARDED_BY(cache_mu_);
+  // Deployments being created (queued for the writer).
+  std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex write_mu_;
+  std::deque<PendingCreate> creates_ ABSL_GUARDED_BY(write_mu_);
+  bool writer_running_ ABSL_GUARDED_BY(write_mu_) = false;
+  bool writer_stop_ ABSL_GUARDED_BY(write_mu_) = false;
+  std::thread writer_;
   // Serialises whole reconcile passes (the thread and tests).
   absl::Mutex reconcile_mu_;
   std::thread thread_;

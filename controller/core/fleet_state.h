@@ -56,7 +56,11 @@ class FleetState {
                                                 NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
   // Records a periodic report. FAILED_PRECONDITION when `session` is not the
   // node's current session (a stale stream).
-  absl::Status OnStatus(const std::string& node, const dcufleet::v1::NodeStatus& status,
+  // The report is taken by value: its inventory and instances are moved into
+  // the node's view, not copied (a report is ~10 KB and comes every interval
+  // from every node). Listeners hear of it only when something the reconciler
+  // acts on changed (instances' phases, the node's state).
+  absl::Status OnStatus(const std::string& node, dcufleet::v1::NodeStatus status,
                         NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
   // Records one instance's phase change.
   absl::Status OnInstanceEvent(const std::string& node, const dcufleet::v1::InstanceEvent& event,
@@ -69,6 +73,10 @@ class FleetState {
   void Tick() ABSL_LOCKS_EXCLUDED(mu_);
 
   std::vector<dcufleet::v1::NodeView> ListNodes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The fleet in name order, without copying: views are immutable once
+  // published (a change publishes a new one), so a reader may keep them.
+  std::vector<std::shared_ptr<const dcufleet::v1::NodeView>> Snapshot() const
+      ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<dcufleet::v1::NodeView> GetNode(const std::string& name) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -90,13 +98,18 @@ class FleetState {
 
  private:
   struct NodeEntry {
-    dcufleet::v1::NodeView view;
+    // Copy-on-write: never changed while shared with a Snapshot() reader.
+    std::shared_ptr<const dcufleet::v1::NodeView> view =
+        std::make_shared<const dcufleet::v1::NodeView>();
     absl::Time last_seen;
     absl::Time inventory_persisted;
     bool inventory_dirty = false;
     NodeSession* session = nullptr;
   };
 
+  // The entry's view, writable: in place when no reader holds it, else a copy
+  // that replaces it.
+  static dcufleet::v1::NodeView* MutableView(NodeEntry& e);
   absl::Status OnInstanceEventLocked(const std::string& node,
                                      const dcufleet::v1::InstanceEvent& event,
                                      NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);

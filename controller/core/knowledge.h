@@ -87,7 +87,8 @@ class Knowledge {
   // "memory_plan.kv_cache_bytes", "model.config_audit_clean", …).
   // Sees every node once per reconcile pass (records discovered model
   // directories and environments; cheap when nothing changed).
-  virtual void ObserveNodes(const std::vector<dcufleet::v1::NodeView>& nodes) {}
+  // (Pointers: the reconciler's views are shared, not copied.)
+  virtual void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) {}
   virtual std::map<std::string, std::string> DiagnosisFacts(
       const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Attempt& attempt,
       int64_t device_total) = 0;

@@ -33,16 +33,55 @@ struct MemoryCheck {
   std::string reason;
 };
 
+// One node as the scheduler sees it: the view plus what every placement
+// decision reads, prepared once per reconcile pass (MakeScheduleNode) so that
+// a placement costs a few comparisons per node looked at, not a walk through
+// its protobuf. `busy_*` change as the pass places instances.
+struct ScheduleNode {
+  struct Dev {
+    int index = 0;
+    // Device-view free bytes (schedulable, else device, host, total).
+    int64_t free = 0;
+    // Unusable whatever is asked: unreclaimed memory beyond the tolerance or
+    // a leftover / zombie holder.
+    bool dead = false;
+  };
+  const dcufleet::v1::NodeView* view = nullptr;
+  bool ready = false;
+  // Arch of the node's first device with one; "" when unknown.
+  std::string arch;
+  // Total bytes of the first device of `arch`.
+  int64_t device_total = 0;
+  // Devices of `arch`, in index order.
+  std::vector<Dev> devices;
+  // Devices and ports taken by instances (ours and, for ports, any the node
+  // reports).
+  std::set<int> busy_devices;
+  std::set<int> busy_ports;
+};
+
+ScheduleNode MakeScheduleNode(const dcufleet::v1::NodeView& view,
+                              int64_t unreclaimed_tolerance_bytes = 1LL << 30);
+
 struct ScheduleInput {
   dcufleet::v1::DeploymentSpec spec;
   ModelFacts model;
-  std::vector<dcufleet::v1::NodeView> nodes;
+  // The fleet in name order (not owned). Nodes before `first_node` are known
+  // to have no usable device for this spec's gpu_memory_utilization (see
+  // ScheduleResult::first_usable) and are not looked at.
+  const std::vector<ScheduleNode>* nodes = nullptr;
+  size_t first_node = 0;
+  // Distinct (arch, device total) of the Ready nodes, when the caller keeps
+  // them (computed from `nodes` otherwise).
+  const std::vector<std::pair<std::string, int64_t>>* shapes = nullptr;
   // Ordered plans for an arch (verified bare, verified container, untested
-  // bare, untested container); broken ones come back in `excluded`.
+  // bare, untested container); broken ones come back in `excluded`. Asked
+  // once per arch per call.
   std::function<void(const std::string& arch, std::vector<dcufleet::v1::Plan>* plans,
                      std::vector<dcufleet::v1::Plan>* excluded)>
       plans_for_arch;
-  // Memory plan for `tp` devices of `total` bytes.
+  // Memory plan for `tp` devices of `total` bytes. Asked once per (tp, total)
+  // per call.
   std::function<MemoryCheck(int tp, int64_t device_total)> memory;
   // Where the plan's env/image is on a node ("" when absent). Conda env paths
   // differ between nodes; when unset the plan's own location must be listed.
@@ -52,13 +91,18 @@ struct ScheduleInput {
   std::function<std::string(const dcufleet::v1::NodeView&)> model_path_on_node;
   // Stacks this deployment already proved broken (failover moves past them).
   std::set<std::string> excluded_stacks;
-  // Devices and ports taken by other instances, per node.
-  std::map<std::string, std::set<int>> busy_devices;
-  std::map<std::string, std::set<int>> busy_ports;
+  // This deployment's own extra exclusions (after failures on them): devices
+  // per node name, and ports on every node.
+  std::map<std::string, std::set<int>> avoid_devices;
+  std::set<int> avoid_ports;
   int port_base = 8000;
   // Devices whose unreclaimed memory exceeds this are avoided (a leftover
   // process or stranded allocation); they can be freed by reaping.
   int64_t unreclaimed_tolerance_bytes = 1LL << 30;
+  // Nodes named with their reason in `rejections` when nothing fits, and
+  // when something does; the rest are counted in one summary entry.
+  size_t max_rejections = 50;
+  size_t max_rejections_placed = 5;
 };
 
 struct ScheduleResult {
@@ -69,13 +113,26 @@ struct ScheduleResult {
   // Plans for the chosen node's arch (or the first arch seen when unplaced).
   std::vector<dcufleet::v1::Plan> plans;
   std::vector<dcufleet::v1::Plan> excluded_plans;
-  // Every node that was not chosen, and why (all of them when unplaced).
+  // Nodes that were looked at and could not take it, and why (up to
+  // max_rejections, then one "(N more nodes)" entry). Nodes after the chosen
+  // one are not looked at once nothing can rank higher.
   std::vector<dcufleet::v1::NodeRejection> rejections;
+  // Index of the first node at or after `first_node` with enough usable
+  // devices for the smallest TP this spec could get there; while a pass only
+  // takes devices, later calls with the same model, TP request and
+  // gpu_memory_utilization may start there.
+  size_t first_usable = 0;
 };
 
 // A pure, deterministic function of its input: same fleet, same answer.
 // Picks the node, devices, TP, plan and port for one instance of the
-// deployment, or explains per node why none fits.
+// deployment, or explains per node why none fits. The choice: the best plan
+// rank, then the smallest TP, then the first node in name order. The walk
+// stops at the first node that reaches the best (rank, TP) any node of the
+// fleet could reach, so a placement usually looks at a handful of nodes.
 ScheduleResult Schedule(const ScheduleInput& input);
+
+// Distinct (arch, device total) of the Ready nodes (ScheduleInput::shapes).
+std::vector<std::pair<std::string, int64_t>> FleetShapes(const std::vector<ScheduleNode>& nodes);
 
 }  // namespace dcu::controller

@@ -184,9 +184,15 @@ grpc::ServerUnaryReactor* FleetServiceImpl::Deploy(grpc::CallbackServerContext* 
                                                    dcufleet::v1::DeployResponse* resp) {
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
   if (absl::Status s = common::ValidateDeploymentSpec(req->spec()); !s.ok()) return Done(ctx, s);
-  auto r = deps_.deployments->Deploy(req->spec(), req->dry_run());
-  if (r.ok()) *resp = std::move(*r);
-  return Done(ctx, r.status());
+  // Answered when the deployment is durable, without holding a gRPC thread
+  // meanwhile (the writer commits concurrent Deploys together).
+  auto* reactor = ctx->DefaultReactor();
+  deps_.deployments->DeployAsync(req->spec(), req->dry_run(),
+                                 [reactor, resp](absl::StatusOr<dcufleet::v1::DeployResponse> r) {
+                                   if (r.ok()) *resp = std::move(*r);
+                                   reactor->Finish(ToGrpcStatus(r.status()));
+                                 });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::ListDeployments(

@@ -20,8 +20,12 @@ class AgentStreamReactor final
     : public grpc::ServerBidiReactor<AgentMessage, ControllerMessage>,
       public NodeSession {
  public:
-  AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet)
-      : ctx_(ctx), fleet_(fleet), peer_(ctx->peer()), identity_(CallerIdentity(*ctx)) {
+  AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet, WorkQueue* blocking)
+      : ctx_(ctx),
+        fleet_(fleet),
+        blocking_(blocking),
+        peer_(ctx->peer()),
+        identity_(CallerIdentity(*ctx)) {
     StartRead(&incoming_);
   }
 
@@ -43,13 +47,13 @@ class AgentStreamReactor final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    absl::Status s = Handle(incoming_);
-    if (!s.ok()) {
-      DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
-      FinishOnce(ToGrpcStatus(s));
+    if (node_.empty()) {
+      // The Hello registers the node durably: off gRPC's threads. No read is
+      // outstanding meanwhile, so the stream's messages stay in order.
+      blocking_->Post([this] { Continue(Handle(incoming_)); });
       return;
     }
-    StartRead(&incoming_);
+    Continue(Handle(incoming_));
   }
 
   void OnWriteDone(bool ok) override ABSL_LOCKS_EXCLUDED(mu_) {
@@ -71,12 +75,22 @@ class AgentStreamReactor final
   }
 
   void OnDone() override {
-    if (!node_.empty()) fleet_->OnDisconnect(node_, this);
-    delete this;
+    // Recording the disconnect may write to the database; the reactor lives
+    // until it is recorded (so no new stream can reuse its address first).
+    blocking_->Post([this] {
+      if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+      delete this;
+    });
   }
 
-  void OnCancel() override {
-    if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+ private:
+  void Continue(const absl::Status& s) {
+    if (!s.ok()) {
+      DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
+      FinishOnce(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&incoming_);
   }
 
  private:
@@ -105,7 +119,7 @@ class AgentStreamReactor final
         return absl::FailedPreconditionError(
             absl::StrCat("node '", node_, "' sent a second Hello on the same stream"));
       case AgentMessage::kStatus:
-        return fleet_->OnStatus(node_, msg.status(), this);
+        return fleet_->OnStatus(node_, std::move(*msg.mutable_status()), this);
       case AgentMessage::kInstanceEvent:
         return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
       case AgentMessage::kCommandResult:
@@ -117,9 +131,7 @@ class AgentStreamReactor final
   }
 
   void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
-    if (!node_.empty()) {
-      fleet_->OnDisconnect(node_, this);
-    }
+    // The disconnect is recorded in OnDone, off gRPC's threads.
     absl::MutexLock lock(&mu_);
     if (finishing_) return;
     finishing_ = true;
@@ -132,6 +144,7 @@ class AgentStreamReactor final
 
   grpc::CallbackServerContext* ctx_;
   FleetState* const fleet_;
+  WorkQueue* const blocking_;
   const std::string peer_;
   // The stream's caller, fixed by its TLS handshake and AuthProcessor.
   const absl::StatusOr<Identity> identity_;
@@ -151,7 +164,7 @@ class AgentStreamReactor final
 
 grpc::ServerBidiReactor<AgentMessage, ControllerMessage>* NodeServiceImpl::Connect(
     grpc::CallbackServerContext* context) {
-  return new AgentStreamReactor(context, fleet_);
+  return new AgentStreamReactor(context, fleet_, blocking_.get());
 }
 
 }  // namespace dcu::controller

@@ -19,6 +19,16 @@ class DeploymentStore {
   virtual absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() = 0;
   // The last assignment generation of each node.
   virtual absl::Status PutNodeGeneration(const std::string& node, int64_t generation) = 0;
+  // Several nodes' generations in one transaction (a pass that sends many
+  // assignments).
+  virtual absl::Status PutNodeGenerations(
+      const std::vector<std::pair<std::string, int64_t>>& generations) {
+    for (const auto& [node, gen] : generations) {
+      absl::Status s = PutNodeGeneration(node, gen);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   virtual absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ListNodeGenerations() = 0;
 };
 

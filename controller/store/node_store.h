@@ -37,6 +37,16 @@ class NodeStore {
   virtual absl::Status UpdateInventory(const std::string& name,
                                        const dcufleet::v1::NodeInventory& inventory,
                                        int64_t last_seen_ms) = 0;
+  // Several inventories in one transaction.
+  virtual absl::Status UpdateInventories(
+      const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
+      int64_t last_seen_ms) {
+    for (const auto& [name, inv] : inventories) {
+      absl::Status s = UpdateInventory(name, *inv, last_seen_ms);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
 };
 
@@ -56,6 +66,14 @@ class EventLog {
  public:
   virtual ~EventLog() = default;
   virtual absl::Status AppendEvent(const Event& event) = 0;
+  // Several events in one transaction (a reconcile pass's).
+  virtual absl::Status AppendEvents(const std::vector<Event>& events) {
+    for (const auto& e : events) {
+      absl::Status s = AppendEvent(e);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   // Events for one subject, oldest first; `limit` <= 0 means all.
   virtual absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
                                                         const std::string& subject,

@@ -105,10 +105,51 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("database '", path, "' is unusable: ", s.message()));
   }
+  if (path != ":memory:") out->StartCheckpointer();
   return out;
 }
 
-SqliteDatabase::~SqliteDatabase() { sqlite3_close_v2(db_); }
+void SqliteDatabase::StartCheckpointer() {
+  if (sqlite3_open_v2(path_.c_str(), &checkpoint_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    // Without it SQLite's own checkpoints still run, inside commits.
+    sqlite3_close(checkpoint_db_);
+    checkpoint_db_ = nullptr;
+    return;
+  }
+  sqlite3_busy_timeout(checkpoint_db_, 5000);
+  {
+    absl::MutexLock lock(&mu_);
+    sqlite3_wal_autocheckpoint(db_, 0);
+  }
+  checkpointer_ = std::thread([this] { CheckpointLoop(); });
+}
+
+void SqliteDatabase::CheckpointLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&checkpoint_mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_) { return checkpoint_stop_; };
+      checkpoint_mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(200));
+      if (checkpoint_stop_) return;
+    }
+    // PASSIVE: copies what it can without waiting for (or blocking) the
+    // writer; the WAL restarts from the beginning once fully copied.
+    sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+}
+
+SqliteDatabase::~SqliteDatabase() {
+  if (checkpointer_.joinable()) {
+    {
+      absl::MutexLock lock(&checkpoint_mu_);
+      checkpoint_stop_ = true;
+    }
+    checkpointer_.join();
+  }
+  if (checkpoint_db_) sqlite3_close_v2(checkpoint_db_);
+  sqlite3_close_v2(db_);
+}
 
 absl::Status SqliteDatabase::ExecLocked(absl::string_view sql) {
   char* err = nullptr;

@@ -6,30 +6,37 @@
 namespace dcu::controller {
 namespace {
 
-absl::Status PutLocked(SqliteDatabase& db, const dcufleet::v1::Deployment& d) {
-  DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(
-      "INSERT INTO deployments(name, model, phase, revision, doc, created_at_ms, updated_at_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET model = excluded.model, "
-      "phase = excluded.phase, revision = excluded.revision, doc = excluded.doc, "
-      "updated_at_ms = excluded.updated_at_ms"));
-  st->Bind(1, d.spec().name()).Bind(2, d.spec().model())
+constexpr char kPutDeployment[] =
+    "INSERT INTO deployments(name, model, phase, revision, doc, created_at_ms, updated_at_ms) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET model = excluded.model, "
+    "phase = excluded.phase, revision = excluded.revision, doc = excluded.doc, "
+    "updated_at_ms = excluded.updated_at_ms";
+
+// `st` is kPutDeployment, prepared once per transaction.
+absl::Status PutLocked(SqliteStatement& st, const dcufleet::v1::Deployment& d) {
+  st.Bind(1, d.spec().name()).Bind(2, d.spec().model())
       .Bind(3, dcufleet::v1::DeploymentPhase_Name(d.status().phase()))
       .Bind(4, d.revision()).BindBlob(5, d.SerializeAsString())
       .Bind(6, d.status().created_at_ms()).Bind(7, d.status().updated_at_ms());
-  return st->Run();
+  DCU_RETURN_IF_ERROR(st.Run());
+  return st.Reset();
 }
 
 }  // namespace
 
 absl::Status SqliteDeploymentStore::PutDeployment(const dcufleet::v1::Deployment& d) {
-  return db_->Transaction([&](SqliteDatabase& db) { return PutLocked(db, d); });
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(kPutDeployment));
+    return PutLocked(*st, d);
+  });
 }
 
 absl::Status SqliteDeploymentStore::PutDeployments(
     const std::vector<dcufleet::v1::Deployment>& ds) {
   if (ds.empty()) return absl::OkStatus();
   return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
-    for (const auto& d : ds) DCU_RETURN_IF_ERROR(PutLocked(db, d));
+    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(kPutDeployment));
+    for (const auto& d : ds) DCU_RETURN_IF_ERROR(PutLocked(*st, d));
     return absl::OkStatus();
   });
 }
@@ -61,13 +68,31 @@ absl::StatusOr<std::vector<dcufleet::v1::Deployment>> SqliteDeploymentStore::Lis
   return out;
 }
 
+namespace {
+constexpr char kPutGeneration[] =
+    "INSERT INTO node_generations(node, generation) VALUES (?, ?) "
+    "ON CONFLICT(node) DO UPDATE SET generation = MAX(generation, excluded.generation)";
+}  // namespace
+
 absl::Status SqliteDeploymentStore::PutNodeGeneration(const std::string& node, int64_t gen) {
   return db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(
-        "INSERT INTO node_generations(node, generation) VALUES (?, ?) "
-        "ON CONFLICT(node) DO UPDATE SET generation = MAX(generation, excluded.generation)"));
+    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(kPutGeneration));
     st->Bind(1, node).Bind(2, gen);
     return st->Run();
+  });
+}
+
+absl::Status SqliteDeploymentStore::PutNodeGenerations(
+    const std::vector<std::pair<std::string, int64_t>>& generations) {
+  if (generations.empty()) return absl::OkStatus();
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(kPutGeneration));
+    for (const auto& [node, gen] : generations) {
+      st->Bind(1, node).Bind(2, gen);
+      DCU_RETURN_IF_ERROR(st->Run());
+      DCU_RETURN_IF_ERROR(st->Reset());
+    }
+    return absl::OkStatus();
   });
 }
 

@@ -15,6 +15,8 @@ class SqliteDeploymentStore : public DeploymentStore {
   absl::Status DeleteDeployment(const std::string& name) override;
   absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() override;
   absl::Status PutNodeGeneration(const std::string& node, int64_t generation) override;
+  absl::Status PutNodeGenerations(
+      const std::vector<std::pair<std::string, int64_t>>& generations) override;
   absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ListNodeGenerations() override;
 
  private:

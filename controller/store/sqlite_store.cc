@@ -105,6 +105,25 @@ absl::Status SqliteStore::UpdateInventory(const std::string& name,
   });
 }
 
+absl::Status SqliteStore::UpdateInventories(
+    const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
+    int64_t last_seen_ms) {
+  if (inventories.empty()) return absl::OkStatus();
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    // A node removed meanwhile is skipped (no row to update), not an error.
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET inventory = ?, last_seen_ms = MAX(last_seen_ms, ?), updated_at_ms = ? "
+        "WHERE name = ?"));
+    for (const auto& [name, inv] : inventories) {
+      upd->BindBlob(1, inv->SerializeAsString()).Bind(2, last_seen_ms).Bind(3, last_seen_ms)
+          .Bind(4, name);
+      DCU_RETURN_IF_ERROR(upd->Run());
+      DCU_RETURN_IF_ERROR(upd->Reset());
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
   std::vector<NodeRecord> out;
   DCU_RETURN_IF_ERROR(db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
@@ -120,14 +139,32 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
   return out;
 }
 
+namespace {
+constexpr char kInsertEvent[] =
+    "INSERT INTO events(at_ms, subject_kind, subject, type, reason, message) "
+    "VALUES (?, ?, ?, ?, ?, ?)";
+}  // namespace
+
 absl::Status SqliteStore::AppendEvent(const Event& e) {
   return db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
-        "INSERT INTO events(at_ms, subject_kind, subject, type, reason, message) "
-        "VALUES (?, ?, ?, ?, ?, ?)"));
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(kInsertEvent));
     ins->Bind(1, e.at_ms).Bind(2, e.subject_kind).Bind(3, e.subject).Bind(4, e.type)
         .Bind(5, e.reason).Bind(6, e.message);
     return ins->Run();
+  });
+}
+
+absl::Status SqliteStore::AppendEvents(const std::vector<Event>& events) {
+  if (events.empty()) return absl::OkStatus();
+  return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(kInsertEvent));
+    for (const auto& e : events) {
+      ins->Bind(1, e.at_ms).Bind(2, e.subject_kind).Bind(3, e.subject).Bind(4, e.type)
+          .Bind(5, e.reason).Bind(6, e.message);
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_RETURN_IF_ERROR(ins->Reset());
+    }
+    return absl::OkStatus();
   });
 }
 

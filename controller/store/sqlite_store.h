@@ -22,9 +22,13 @@ class SqliteStore : public NodeStore, public EventLog {
   absl::Status UpdateInventory(const std::string& name,
                                const dcufleet::v1::NodeInventory& inventory,
                                int64_t last_seen_ms) override;
+  absl::Status UpdateInventories(
+      const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
+      int64_t last_seen_ms) override;
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
 
   absl::Status AppendEvent(const Event& event) override;
+  absl::Status AppendEvents(const std::vector<Event>& events) override;
   absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
                                                 const std::string& subject, int limit) override;
 

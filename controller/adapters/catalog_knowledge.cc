@@ -267,11 +267,11 @@ std::string CatalogKnowledge::ModelPathOnNode(const std::string& model,
 }
 
 std::string CatalogKnowledge::RuntimeOnNode(const Plan& plan, const dcufleet::v1::NodeView& node) {
-  Snapshot snap = Load();
+  auto snap = Load();
   for (const auto& env : node.inventory().environments()) {
     if (env.kind() != plan.runtime_kind()) continue;
     if (env.location() == plan.runtime_location()) return env.location();
-    const Stack* match = MatchEnvironment(snap.stacks, env);
+    const Stack* match = MatchEnvironment(snap->stacks, env);
     if (match && match->id() == plan.stack_id()) return env.location();
   }
   return "";

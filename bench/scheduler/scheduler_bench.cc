@@ -297,7 +297,7 @@ BENCHMARK_TEMPLATE(BM_ReconcilePass, false)
     ->Args({1000, 1000})->Args({10000, 1000})->Args({10000, 10000})
     ->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK_TEMPLATE(BM_ReconcilePass, true)
-    ->Args({10000, 1000})->Args({10000, 10000})
+    ->Args({1000, 1000})->Args({10000, 1000})->Args({10000, 10000})
     ->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "controller/store/sqlite_db.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 
@@ -27,7 +28,25 @@ absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what) {
   }
 }
 
-SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+SqliteStatement::~SqliteStatement() {
+  if (owner_) {
+    owner_->Release(stmt_);
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+}
+
+void SqliteDatabase::Release(sqlite3_stmt* stmt) {
+  // Statements live only inside WithConnection/Transaction: mu_ is held.
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  auto& pool = statements_[sqlite3_sql(stmt)];
+  if (pool.size() < 4) {
+    pool.push_back(stmt);
+  } else {
+    sqlite3_finalize(stmt);
+  }
+}
 
 SqliteStatement& SqliteStatement::Bind(int index, absl::string_view text) {
   sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -148,6 +167,9 @@ SqliteDatabase::~SqliteDatabase() {
     checkpointer_.join();
   }
   if (checkpoint_db_) sqlite3_close_v2(checkpoint_db_);
+  for (auto& [sql, pool] : statements_) {
+    for (sqlite3_stmt* s : pool) sqlite3_finalize(s);
+  }
   sqlite3_close_v2(db_);
 }
 
@@ -167,10 +189,19 @@ absl::Status SqliteDatabase::ExecLocked(absl::string_view sql) {
 absl::Status SqliteDatabase::Exec(absl::string_view sql) { return ExecLocked(sql); }
 
 absl::StatusOr<std::unique_ptr<SqliteStatement>> SqliteDatabase::Prepare(absl::string_view sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end() && !it->second.empty()) {
+    sqlite3_stmt* cached = it->second.back();
+    it->second.pop_back();
+    return std::make_unique<SqliteStatement>(db_, cached, this);
+  }
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, absl::StrCat("prepare '", sql, "'"));
-  return std::make_unique<SqliteStatement>(db_, stmt);
+  // Statements that change the schema are not kept (migrations run once).
+  bool cacheable = sqlite3_stmt_readonly(stmt) || absl::StartsWithIgnoreCase(sql, "INSERT") ||
+                   absl::StartsWithIgnoreCase(sql, "UPDATE") || absl::StartsWithIgnoreCase(sql, "DELETE");
+  return std::make_unique<SqliteStatement>(db_, stmt, cacheable ? this : nullptr);
 }
 
 absl::Status SqliteDatabase::WithConnection(

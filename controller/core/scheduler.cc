@@ -61,8 +61,11 @@ std::string DeviceProblem(const Device& d, int64_t required_free, int64_t tolera
   if (busy) return absl::StrCat("device ", d.index(), " runs another instance");
   std::string why;
   if (d.unreclaimed_bytes() > tolerance) {
+    // The figures a person checks against the engine's own complaint
+    // ("Free memory on device (4.8/63.98 GiB)").
     why = absl::StrCat("device ", d.index(), " holds ", common::HumanBytes(d.unreclaimed_bytes()),
-                       " unreclaimed");
+                       " unreclaimed (", common::HumanBytes(FreeOf(d)), " of ",
+                       common::HumanBytes(TotalOf(d)), " free)");
     std::vector<std::string> holders;
     for (const auto& h : d.holders()) {
       if (h.holder_class() == dcufleet::v1::HOLDER_MANAGED) continue;

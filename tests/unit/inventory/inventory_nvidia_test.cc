@@ -107,6 +107,16 @@ TEST_F(NvidiaInventoryTest, HoldersWithNvmlMemoryAndALeak) {
   auto leftover = Hold("inst-ended");
   auto stopped = Hold("");
   ASSERT_EQ(kill(stopped->pid(), SIGSTOP), 0);
+  // SIGSTOP is delivered asynchronously: wait until /proc says 'T' so the
+  // scan below sees the stopped state on a loaded machine too.
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream st(absl::StrCat("/proc/", stopped->pid(), "/stat"));
+    std::string line;
+    std::getline(st, line);
+    size_t rp = line.rfind(')');
+    if (rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] == 'T') break;
+    usleep(10000);
+  }
   // 20 GiB + 4 GiB held by the two, 3 GiB more that nobody holds.
   const int64_t a = 20 * kGiB, b = 4 * kGiB, leak = 3 * kGiB;
   SetFigures(a + b + leak, absl::StrCat("0:", leftover->pid(), ":", a, ";0:", stopped->pid(), ":", b));

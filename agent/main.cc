@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "agent/discovery/node_discovery.h"
 #include "agent/inventory/inventory.h"
+#include "agent/reap/reap_node.h"
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
 #include "agent/runtime/container_runtime.h"

@@ -19,11 +19,11 @@
 #include "common/data_path.h"
 #include "controller/adapters/catalog_knowledge.h"
 #include "controller/adapters/classifier_diagnoser.h"
-#include "controller/catalog/catalog_loader.h"
+#include "modelkit/catalog_loader.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
-#include "controller/diagnosis/diagnosis_rules.h"
-#include "controller/diagnosis/log_classifier.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/service/fleet_service.h"
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     DCU_LOG_WARN("no catalog directory found; starting with what the database knows "
                  "(import with 'dcuctl stack import FILE')");
   } else {
-    auto parsed = dcu::controller::LoadCatalogDir(catalog_dir);
+    auto parsed = dcu::modelkit::LoadCatalogDir(catalog_dir);
     if (!parsed.ok()) {
       std::cerr << "dcu-controller: catalog '" << catalog_dir << "': " << parsed.status().message()
                 << "\n";
@@ -143,13 +143,13 @@ int main(int argc, char** argv) {
   }
   rules_file = dcu::common::FindDataPath(rules_file, "DCU_DIAGNOSIS_RULES",
                                          "diagnosis/rules.txtpb");
-  auto rules = dcu::controller::LoadDiagnosisRulesFile(rules_file);
+  auto rules = dcu::modelkit::LoadDiagnosisRulesFile(rules_file);
   if (!rules.ok()) {
     std::cerr << "dcu-controller: diagnosis rules '" << rules_file
               << "': " << rules.status().message() << "\n";
     return 1;
   }
-  auto classifier = dcu::controller::LogClassifier::Create(*rules, rules_file);
+  auto classifier = dcu::modelkit::LogClassifier::Create(*rules, rules_file);
   if (!classifier.ok()) {
     std::cerr << "dcu-controller: diagnosis rules '" << rules_file
               << "': " << classifier.status().message() << "\n";

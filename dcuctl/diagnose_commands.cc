@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/diagnosis/diagnosis_rules.h"
-#include "controller/diagnosis/log_classifier.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -36,7 +36,7 @@ std::map<std::string, std::string> SortedParams(const Remediation& r) {
 nlohmann::json RemediationToJson(const Remediation& r) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [key, value] : SortedParams(r)) params[key] = value;
-  return {{"kind", controller::RemediationKindName(r.kind())},
+  return {{"kind", modelkit::RemediationKindName(r.kind())},
           {"action", r.action()},
           {"params", params},
           {"summary", r.summary()}};
@@ -95,7 +95,7 @@ void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
     ++rank;
     out << absl::StrFormat("%-4d  %-*s  %.2f  %-8s  %s\n", rank, static_cast<int>(class_width),
                            f.failure_class(), f.confidence(),
-                           controller::RemediationKindName(f.remediation().kind()),
+                           modelkit::RemediationKindName(f.remediation().kind()),
                            ActionLine(f.remediation()));
     for (const auto& e : f.evidence()) {
       std::string text = e.text();
@@ -133,7 +133,7 @@ std::string ResolveDiagnosisRulesPath(const std::string& flag_value) {
   if (const char* env = std::getenv("DCU_DIAGNOSIS_RULES"); env != nullptr && *env != '\0') {
     return env;
   }
-  std::string local(controller::kDefaultDiagnosisRulesPath);
+  std::string local(modelkit::kDefaultDiagnosisRulesPath);
   if (IsRegularFile(local)) return local;
   std::string system(kSystemRulesPath);
   if (IsRegularFile(system)) return system;
@@ -153,7 +153,7 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
     err << "error: --tail must be >= 0, got " << args.tail_lines << "\n";
     return 2;
   }
-  controller::ClassifyOptions options;
+  modelkit::ClassifyOptions options;
   for (const std::string& fact : args.facts) {
     size_t eq = fact.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -166,16 +166,16 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
   std::string rules_path = ResolveDiagnosisRulesPath(args.rules_path);
   if (rules_path.empty()) {
     err << "error: no diagnosis rules found (looked at $DCU_DIAGNOSIS_RULES, "
-        << controller::kDefaultDiagnosisRulesPath << ", " << kSystemRulesPath
+        << modelkit::kDefaultDiagnosisRulesPath << ", " << kSystemRulesPath
         << "); pass --rules FILE\n";
     return 2;
   }
-  auto rules = controller::LoadDiagnosisRulesFile(rules_path);
+  auto rules = modelkit::LoadDiagnosisRulesFile(rules_path);
   if (!rules.ok()) {
     err << "error: " << rules.status().message() << "\n";
     return 2;
   }
-  auto classifier = controller::LogClassifier::Create(*rules, rules_path);
+  auto classifier = modelkit::LogClassifier::Create(*rules, rules_path);
   if (!classifier.ok()) {
     err << "error: " << classifier.status().message() << "\n";
     return 2;
@@ -198,7 +198,7 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
   }
 
   DiagnosisResult result =
-      classifier->Classify(controller::SplitLogLines(buffer.str(), args.tail_lines), options);
+      classifier->Classify(modelkit::SplitLogLines(buffer.str(), args.tail_lines), options);
   int rc = RenderDiagnosis(result, args.output, out, err);
   if (rc != 0) return rc;
   bool identified = result.findings_size() > 0 && result.findings(0).failure_class() != "unknown";

@@ -9,17 +9,17 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
-#include "controller/catalog/catalog_loader.h"
-#include "controller/catalog/config_audit.h"
-#include "controller/catalog/memory_plan.h"
-#include "controller/catalog/remediation.h"
+#include "modelkit/catalog_loader.h"
+#include "modelkit/config_audit.h"
+#include "modelkit/memory_plan.h"
+#include "modelkit/remediation.h"
 #include "nlohmann/json.hpp"
 
 namespace dcu::dcuctl {
 namespace {
 
 namespace fs = std::filesystem;
-using controller::AuditOptions;
+using modelkit::AuditOptions;
 using dcufleet::v1::AuditReport;
 using dcufleet::v1::CatalogFile;
 
@@ -31,7 +31,7 @@ absl::StatusOr<CatalogFile> LoadCatalog(const std::string& flag_value, std::stri
     return absl::NotFoundError(absl::StrCat("catalog directory '", flag_value, "' does not exist"));
   }
   if (used->empty()) return CatalogFile();
-  return controller::LoadCatalogDir(*used);
+  return modelkit::LoadCatalogDir(*used);
 }
 
 std::string ReadAll(const std::string& path, bool* ok) {
@@ -184,7 +184,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
   AuditOptions options;
   options.models.assign(catalog->model().begin(), catalog->model().end());
   options.model_name = args.model;
-  if (!args.model.empty() && controller::FindCatalogModel(options, args.model) == nullptr) {
+  if (!args.model.empty() && modelkit::FindCatalogModel(options, args.model) == nullptr) {
     err << "error: model '" << args.model << "' is not in the catalog"
         << (catalog_dir.empty() ? " (no catalog found; pass --catalog DIR)" : "") << "\n";
     return 2;
@@ -205,7 +205,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
   bool have_text = false;
   if (fs::is_directory(args.path, ec)) {
     model_dir = args.path;
-    report = controller::AuditModelDirectory(args.path, options);
+    report = modelkit::AuditModelDirectory(args.path, options);
     config_text = ReadAll((fs::path(args.path) / "config.json").string(), &have_text);
   } else {
     config_text = ReadAll(args.path, &have_text);
@@ -214,27 +214,27 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
       return 2;
     }
     model_dir = fs::path(args.path).parent_path().string();
-    report = controller::AuditConfigText(config_text, fs::path(model_dir).filename().string(),
+    report = modelkit::AuditConfigText(config_text, fs::path(model_dir).filename().string(),
                                          options);
     report.set_path(args.path);
   }
 
-  nlohmann::ordered_json json = controller::AuditReportToJson(report);
+  nlohmann::ordered_json json = modelkit::AuditReportToJson(report);
   std::optional<dcufleet::v1::RemediationPlan> plan;
   std::string plan_error;
   if (args.fix_plan || args.apply_overlay) {
-    const auto* entry = controller::FindCatalogModel(options, report.catalog_match());
+    const auto* entry = modelkit::FindCatalogModel(options, report.catalog_match());
     if (entry == nullptr) {
       plan_error = "no catalog model matched: nothing to correct against";
     } else if (!have_text) {
       plan_error = "config.json cannot be read";
     } else {
-      auto entries = controller::ListDirEntries(model_dir.empty() ? "." : model_dir);
+      auto entries = modelkit::ListDirEntries(model_dir.empty() ? "." : model_dir);
       const dcufleet::v1::Stack* stack = args.stacks.empty() ? nullptr : &options.stacks[0];
-      controller::RemediationOptions ropts;
+      modelkit::RemediationOptions ropts;
       ropts.overlay_root = args.overlay_root;
       ropts.prefer_overlay = args.apply_overlay;
-      auto p = entries.ok() ? controller::PlanConfigRemediation(
+      auto p = entries.ok() ? modelkit::PlanConfigRemediation(
                                   fs::absolute(model_dir.empty() ? "." : model_dir).string(),
                                   *entries, config_text, *entry, stack, ropts)
                             : absl::StatusOr<dcufleet::v1::RemediationPlan>(entries.status());
@@ -245,7 +245,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
       }
     }
     if (plan && args.apply_overlay && plan->kind() == dcufleet::v1::REMEDIATION_OVERLAY_DIR) {
-      absl::Status s = controller::MaterializeOverlay(*plan);
+      absl::Status s = modelkit::MaterializeOverlay(*plan);
       if (!s.ok()) {
         err << "error: overlay: " << s.message() << "\n";
         return 2;
@@ -287,7 +287,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
     }
     if (catalog_dir.empty()) out << "\n(no catalog found: compared with nothing)\n";
   }
-  return controller::HasErrors(report) ? 1 : 0;
+  return modelkit::HasErrors(report) ? 1 : 0;
 }
 
 int RunModelPlan(const ModelPlanArgs& args, std::ostream& out, std::ostream& err) {
@@ -313,17 +313,17 @@ int RunModelPlan(const ModelPlanArgs& args, std::ostream& out, std::ostream& err
   }
   AuditOptions options;
   options.models.assign(catalog->model().begin(), catalog->model().end());
-  controller::ModelShape shape;
+  modelkit::ModelShape shape;
   std::error_code ec;
-  if (const auto* entry = controller::FindCatalogModel(options, args.model)) {
-    shape = controller::ShapeFromCatalog(*entry);
+  if (const auto* entry = modelkit::FindCatalogModel(options, args.model)) {
+    shape = modelkit::ShapeFromCatalog(*entry);
   } else if (fs::is_directory(args.model, ec)) {
-    AuditReport r = controller::AuditModelDirectory(args.model, options);
+    AuditReport r = modelkit::AuditModelDirectory(args.model, options);
     if (!r.config_valid_json()) {
       err << "error: '" << args.model << "' has no usable config.json\n";
       return 2;
     }
-    shape = controller::ShapeFromAudit(r);
+    shape = modelkit::ShapeFromAudit(r);
   } else {
     err << "error: '" << args.model << "' is neither a catalog model nor a directory\n";
     return 2;
@@ -353,7 +353,7 @@ int RunModelPlan(const ModelPlanArgs& args, std::ostream& out, std::ostream& err
     }
     req.set_kv_cache_memory_bytes(*k);
   }
-  dcufleet::v1::MemoryPlan plan = controller::PlanMemory(shape, req);
+  dcufleet::v1::MemoryPlan plan = modelkit::PlanMemory(shape, req);
   if (args.output == "json") {
     nlohmann::ordered_json j;
     j["model"] = shape.name;

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/catalog/stack_view.h"
-#include "controller/catalog/verdict.h"
+#include "modelkit/stack_view.h"
+#include "modelkit/verdict.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace dcu::dcuctl {
@@ -82,7 +82,7 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
       std::string verdict = "untested", reason = "no evidence";
       for (const auto& av : v.arch_verdicts()) {
         if (av.arch() == arch) {
-          verdict = controller::VerdictStateName(av.state());
+          verdict = modelkit::VerdictStateName(av.state());
           reason = av.reason();
         }
       }
@@ -92,7 +92,7 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
     } else {
       std::vector<std::string> verdicts;
       for (const auto& av : v.arch_verdicts()) {
-        verdicts.push_back(absl::StrCat(av.arch(), ":", controller::VerdictStateName(av.state())));
+        verdicts.push_back(absl::StrCat(av.arch(), ":", modelkit::VerdictStateName(av.state())));
       }
       row.push_back(verdicts.empty() ? "-" : absl::StrJoin(verdicts, " "));
       row.push_back(node_text);
@@ -187,7 +187,7 @@ void RenderStackDescription(const dcufleet::v1::GetStackResponse& resp, std::ost
     std::string what = e.outcome() == dcufleet::v1::LAUNCH_READY
                            ? std::string("ready")
                            : absl::StrCat("failed ", e.failure_class());
-    out << "  " << controller::FormatDay(e.at_ms()) << "  " << e.arch() << "  "
+    out << "  " << modelkit::FormatDay(e.at_ms()) << "  " << e.arch() << "  "
         << (e.model().empty() ? "(probe)" : e.model()) << (e.tp() > 0 ? absl::StrCat(" TP=", e.tp()) : "")
         << "  " << what << "  [" << e.evidence_id() << "]\n";
   }

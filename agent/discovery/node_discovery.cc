@@ -9,8 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "controller/catalog/config_audit.h"
-#include "controller/catalog/env_discovery.h"
+#include "modelkit/config_audit.h"
+#include "agent/discovery/env_discovery.h"
 
 namespace dcu::agent {
 
@@ -23,9 +23,9 @@ dcufleet::v1::ModelDirectory NodeDiscovery::ScanModelDirectory(const std::string
                                                                 size_t max_config_bytes) {
   // The audit without a catalog: shape, shards, weight bytes. The controller
   // audits the config text again against its catalog.
-  controller::AuditOptions opts;
-  dcufleet::v1::AuditReport report = controller::AuditModelDirectory(path, opts);
-  dcufleet::v1::ModelDirectory dir = controller::ToModelDirectory(report);
+  modelkit::AuditOptions opts;
+  dcufleet::v1::AuditReport report = modelkit::AuditModelDirectory(path, opts);
+  dcufleet::v1::ModelDirectory dir = modelkit::ToModelDirectory(report);
   dir.set_path(path);
   dir.set_name(fs::path(path).filename().string());
   std::ifstream in(fs::path(path) / "config.json", std::ios::binary);
@@ -111,7 +111,7 @@ void NodeDiscovery::Fill(dcufleet::v1::NodeInventory* inventory, bool force) {
       for (const auto& d : dirs) models.push_back(ScanModelDirectory(d, options_.max_config_bytes));
     }
     std::vector<dcufleet::v1::RuntimeEnvironment> envs =
-        controller::DiscoverCondaEnvironments(options_.env_roots);
+        DiscoverCondaEnvironments(options_.env_roots);
     std::vector<std::string> notes;
     for (auto& img : ListImages(options_.container_cli, runner_, &notes)) envs.push_back(img);
     for (const auto& n : notes) {

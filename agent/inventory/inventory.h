@@ -12,7 +12,6 @@
 #include "absl/time/time.h"
 #include "agent/probe/device_probe.h"
 #include "agent/probe/probe_registry.h"
-#include "agent/reap/reaper.h"
 #include "common/units.h"
 #include "dcufleet/v1/node_truth.pb.h"
 #include "dcufleet/v1/types.pb.h"
@@ -90,9 +89,6 @@ class InventoryCollector {
 // One-shot: Create + CollectFull. INVALID_ARGUMENT for a bad probe list.
 absl::StatusOr<dcufleet::v1::NodeInventory> CollectInventory(const InventoryOptions& options);
 
-// Reap with before/after memory: CollectFull, Reaper::Reap,
-// InvalidateDeviceView, CollectFull again. Every ReapAction in the report is an event to forward.
-dcufleet::v1::ReapReport ReapNode(InventoryCollector* collector, const ReapOptions& options);
 
 // `dcu-agent inventory` — the first thing a person runs on a broken node.
 // Flags the lead's argv parsing maps onto InventoryArgs:

@@ -14,11 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "controller/diagnosis/diagnosis_rules.h"
-#include "controller/diagnosis/log_classifier.h"
-#include "controller/diagnosis/log_normalizer.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
+#include "modelkit/diagnosis/log_normalizer.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 std::string SourceDir() {
@@ -172,6 +172,6 @@ void BM_LoadAndCompileRules(benchmark::State& state) {
 BENCHMARK(BM_LoadAndCompileRules)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit
 
 BENCHMARK_MAIN();

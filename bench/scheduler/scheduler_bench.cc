@@ -24,7 +24,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "controller/adapters/catalog_knowledge.h"
-#include "controller/catalog/catalog_loader.h"
+#include "modelkit/catalog_loader.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
 #include "controller/core/scheduler.h"
@@ -244,7 +244,7 @@ void BM_ReconcilePass(benchmark::State& state) {
     std::unique_ptr<controller::CatalogKnowledge> catalog;
     controller::Knowledge* knowledge = &fake;
     if (kCatalog) {
-      auto parsed = controller::LoadCatalogDir(
+      auto parsed = modelkit::LoadCatalogDir(
           absl::StrCat(DCU_SOURCE_DIR_DEFAULT, "/bench/loadgen/catalog"));
       if (!parsed.ok()) {
         state.SkipWithError(std::string(parsed.status().message()).c_str());

@@ -9,16 +9,30 @@
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/units.h"
-#include "controller/catalog/argv_template.h"
-#include "controller/catalog/config_audit.h"
-#include "controller/catalog/discovery.h"
-#include "controller/catalog/memory_plan.h"
-#include "controller/catalog/remediation.h"
-#include "controller/catalog/verdict.h"
+#include "modelkit/argv_template.h"
+#include "modelkit/config_audit.h"
+#include "modelkit/discovery.h"
+#include "modelkit/memory_plan.h"
+#include "modelkit/remediation.h"
+#include "modelkit/verdict.h"
 
 namespace dcu::controller {
 namespace {
 
+using modelkit::AuditConfigText;
+using modelkit::AuditOptions;
+using modelkit::ComputeModelVerdict;
+using modelkit::ComputeStackArchVerdict;
+using modelkit::FindCatalogModel;
+using modelkit::HasErrors;
+using modelkit::MatchEnvironment;
+using modelkit::ModelShape;
+using modelkit::PlanConfigRemediation;
+using modelkit::PlanMemory;
+using modelkit::RecipeFor;
+using modelkit::RemediationOptions;
+using modelkit::RenderArgv;
+using modelkit::ShapeFromCatalog;
 using dcufleet::v1::Plan;
 using dcufleet::v1::Stack;
 

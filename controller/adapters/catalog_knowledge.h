@@ -8,7 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "controller/core/knowledge.h"
-#include "controller/catalog/config_audit.h"
+#include "modelkit/config_audit.h"
 #include "controller/store/catalog_store.h"
 
 namespace dcu::controller {
@@ -54,7 +54,7 @@ class CatalogKnowledge : public Knowledge {
     std::vector<dcufleet::v1::ModelEntry> models;
     std::map<std::string, size_t> model_index;
     // For matching directory names against the catalog's models.
-    AuditOptions audit;
+    modelkit::AuditOptions audit;
     const dcufleet::v1::Stack* Stack(const std::string& id) const {
       auto it = stack_index.find(id);
       return it == stack_index.end() ? nullptr : &stacks[it->second];

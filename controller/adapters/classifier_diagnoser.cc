@@ -1,8 +1,11 @@
 #include "controller/adapters/classifier_diagnoser.h"
 
-#include "controller/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 
 namespace dcu::controller {
+
+using modelkit::ClassifyOptions;
+using modelkit::RemediationKindName;
 
 std::vector<dcufleet::v1::AttemptFinding> ClassifierDiagnoser::Diagnose(
     const std::vector<std::string>& log_tail, const std::map<std::string, std::string>& facts) {

@@ -301,10 +301,13 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
 
 }  // namespace dcu::controller
 
-#include "controller/catalog/stack_view.h"
+#include "modelkit/stack_view.h"
 #include "controller/store/catalog_import.h"
 
 namespace dcu::controller {
+
+using modelkit::BuildListStacksResponse;
+using modelkit::MakeStackView;
 
 grpc::ServerUnaryReactor* FleetServiceImpl::ListStacks(grpc::CallbackServerContext* ctx,
                                                        const dcufleet::v1::ListStacksRequest* req,

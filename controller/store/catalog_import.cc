@@ -1,9 +1,12 @@
 #include "controller/store/catalog_import.h"
 
 #include "common/status_util.h"
-#include "controller/catalog/catalog_loader.h"
+#include "modelkit/catalog_loader.h"
 
 namespace dcu::controller {
+
+using modelkit::LoadCatalogDir;
+using modelkit::ParseCatalogTexts;
 
 absl::StatusOr<dcufleet::v1::ImportCatalogResponse> ImportCatalogRequestInto(
     CatalogStore& store, const dcufleet::v1::ImportCatalogRequest& request, int64_t now_ms) {

@@ -27,7 +27,7 @@ struct EvidenceFilter {
 
 // Durable knowledge: stacks, evidence, the model catalog, and what agents
 // found on their nodes. Verdicts are never stored; they are computed from
-// evidence (controller/catalog/verdict.h). Implementations are safe to call
+// evidence (modelkit/verdict.h). Implementations are safe to call
 // from any thread.
 class CatalogStore {
  public:
@@ -75,7 +75,7 @@ class CatalogStore {
       const std::string& node) = 0;
 
   // Replaces the environments recorded for `node`. Each is matched to a known
-  // stack (controller/catalog/discovery.h) or registered as a new untested
+  // stack (modelkit/discovery.h) or registered as a new untested
   // stack. Environments without an engine are skipped. Returns the recorded
   // rows; registered_new marks the ones that created a stack.
   virtual absl::StatusOr<std::vector<dcufleet::v1::NodeEnvironment>> RecordNodeEnvironments(

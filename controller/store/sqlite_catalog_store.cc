@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/ids.h"
 #include "common/status_util.h"
-#include "controller/catalog/discovery.h"
+#include "modelkit/discovery.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "migrations/embedded_migrations.h"
 
@@ -351,10 +351,10 @@ absl::StatusOr<std::vector<NodeEnvironment>> SqliteCatalogStore::RecordNodeEnvir
       ne.set_node(node);
       *ne.mutable_environment() = env;
       ne.set_seen_at_ms(now_ms);
-      if (const Stack* known = MatchEnvironment(stacks, env)) {
+      if (const Stack* known = modelkit::MatchEnvironment(stacks, env)) {
         ne.set_stack_id(known->id());
       } else {
-        auto created = StackFromEnvironment(env, node, now_ms);
+        auto created = modelkit::StackFromEnvironment(env, node, now_ms);
         if (!created.ok()) continue;  // not an engine environment
         DCU_ASSIGN_OR_RETURN(UpsertOutcome o, UpsertStackIn(db, *created, now_ms));
         (void)o;

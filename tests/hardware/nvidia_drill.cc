@@ -30,6 +30,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/inventory/inventory.h"
+#include "agent/reap/reap_node.h"
 #include "agent/probe/findings.h"
 #include "agent/runtime/process_runtime.h"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "controller/catalog/env_discovery.h"
+#include "agent/discovery/env_discovery.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -61,7 +61,7 @@ TEST(EnvDiscoveryTest, ReadsVersionsFromSitePackages) {
   fs::create_directories(site / "flash_attn-2.6.1.dist-info");
   fs::create_directories(site / "numpy-1.25.0.dist-info");
   fs::create_directories(root / "envs" / "empty");
-  auto envs = DiscoverCondaEnvironments({(root / "envs").string(), "/nonexistent"});
+  auto envs = agent::DiscoverCondaEnvironments({(root / "envs").string(), "/nonexistent"});
   ASSERT_EQ(envs.size(), 1u);
   const auto& v = envs[0].package_versions();
   EXPECT_EQ(envs[0].kind(), "bare");

@@ -1,17 +1,17 @@
-#include "controller/catalog/catalog_loader.h"
+#include "modelkit/catalog_loader.h"
 
 #include <filesystem>
 #include <fstream>
 
-#include "controller/catalog/argv_template.h"
-#include "controller/catalog/names.h"
+#include "modelkit/argv_template.h"
+#include "modelkit/names.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/unit/catalog/test_paths.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 using ::testing::HasSubstr;
@@ -207,4 +207,4 @@ TEST(ArgvTemplateTest, RendersAndRejectsMissingValues) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -1,16 +1,16 @@
-#include "controller/catalog/config_audit.h"
+#include "modelkit/config_audit.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "controller/catalog/catalog_loader.h"
+#include "modelkit/catalog_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/catalog/test_paths.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 namespace fs = std::filesystem;
@@ -377,4 +377,4 @@ TEST(ConfigParseTest, InvalidJsonPositions) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -1,13 +1,13 @@
-#include "controller/catalog/memory_plan.h"
+#include "modelkit/memory_plan.h"
 
 #include "absl/strings/str_join.h"
 #include "common/units.h"
-#include "controller/catalog/catalog_loader.h"
+#include "modelkit/catalog_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/catalog/test_paths.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 using ::testing::HasSubstr;
@@ -147,4 +147,4 @@ TEST(MemoryPlanShapeTest, GiBText) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "controller/catalog/catalog_loader.h"
-#include "controller/catalog/stack_view.h"
+#include "modelkit/catalog_loader.h"
+#include "modelkit/stack_view.h"
 #include "dcuctl/stack_commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

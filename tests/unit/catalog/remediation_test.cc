@@ -1,4 +1,4 @@
-#include "controller/catalog/remediation.h"
+#include "modelkit/remediation.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "controller/catalog/catalog_loader.h"
-#include "controller/catalog/config_audit.h"
+#include "modelkit/catalog_loader.h"
+#include "modelkit/config_audit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/unit/catalog/test_paths.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 namespace fs = std::filesystem;
@@ -187,4 +187,4 @@ TEST_F(RemediationTest, NeverReplacesARealFileInTheOverlay) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -5,14 +5,18 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "controller/catalog/catalog_loader.h"
-#include "controller/catalog/verdict.h"
+#include "modelkit/catalog_loader.h"
+#include "modelkit/verdict.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/catalog/test_paths.h"
 
 namespace dcu::controller {
 namespace {
+
+using modelkit::ComputeModelVerdict;
+using modelkit::ComputeStackArchVerdict;
+using modelkit::LoadCatalogDir;
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;

@@ -1,12 +1,12 @@
-#include "controller/catalog/verdict.h"
+#include "modelkit/verdict.h"
 
-#include "controller/catalog/catalog_loader.h"
-#include "controller/catalog/stack_view.h"
+#include "modelkit/catalog_loader.h"
+#include "modelkit/stack_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/catalog/test_paths.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 using dcufleet::v1::Evidence;
@@ -175,4 +175,4 @@ TEST(RecipeTest, Gfx906RecipeMergesOverTheBase) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

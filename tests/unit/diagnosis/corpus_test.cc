@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "controller/diagnosis/diagnosis_rules.h"
-#include "controller/diagnosis/log_classifier.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
 #include "gtest/gtest.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 std::string SourceDir() {
@@ -147,4 +147,4 @@ TEST(DiagnosisCorpusTest, TopOneAccuracyAtLeastNinetyPercent) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -1,4 +1,4 @@
-#include "controller/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -7,11 +7,11 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "controller/diagnosis/log_classifier.h"
+#include "modelkit/diagnosis/log_classifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 using ::testing::HasSubstr;
@@ -224,4 +224,4 @@ TEST(DiagnosisRulesTest, ClassifierCreateRevalidates) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

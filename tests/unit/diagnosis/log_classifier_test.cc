@@ -1,4 +1,4 @@
-#include "controller/diagnosis/log_classifier.h"
+#include "modelkit/diagnosis/log_classifier.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "controller/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 using dcufleet::v1::DiagnosisFinding;
@@ -328,4 +328,4 @@ TEST(LogClassifierCustomRulesTest, AllAndNotInLogSemantics) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -2,11 +2,11 @@
 // (tests/data/launch-logs); the test checks each is removed and the level
 // kept.
 
-#include "controller/diagnosis/log_normalizer.h"
+#include "modelkit/diagnosis/log_normalizer.h"
 
 #include "gtest/gtest.h"
 
-namespace dcu::controller {
+namespace dcu::modelkit {
 namespace {
 
 TEST(StripAnsiTest, RemovesCsiOscAndControlCharacters) {
@@ -155,4 +155,4 @@ TEST(NormalizeLogLineTest, NeverCrashesOnBinaryOrHugeInput) {
 }
 
 }  // namespace
-}  // namespace dcu::controller
+}  // namespace dcu::modelkit

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/inventory/inventory.h"
+#include "agent/reap/reap_node.h"
 #include "agent/probe/findings.h"
 #include "agent/procscan/proc_scanner.h"
 #include "common/units.h"

@@ -1,4 +1,5 @@
 #include "agent/inventory/inventory.h"
+#include "agent/reap/reap_node.h"
 
 #include <filesystem>
 #include <iostream>

@@ -1,0 +1,442 @@
+#include "modelkit/diagnosis/log_classifier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status_util.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_normalizer.h"
+#include "re2/re2.h"
+#include "re2/set.h"
+
+namespace dcu::modelkit {
+
+using dcufleet::v1::DiagnosisFinding;
+using dcufleet::v1::DiagnosisResult;
+using dcufleet::v1::DiagnosisRules;
+using dcufleet::v1::Remediation;
+using dcufleet::v1::Rule;
+
+namespace {
+
+enum class PatternKind { kAny, kAll, kNotInLog };
+
+re2::StringPiece Piece(absl::string_view s) { return re2::StringPiece(s.data(), s.size()); }
+
+RE2::Options PatternOptions() {
+  RE2::Options options;
+  options.set_log_errors(false);
+  // The rules are few but a Set's DFA over ~100 patterns needs room; with
+  // too little RE2 reports out-of-memory and we would fall back to one
+  // regex at a time.
+  options.set_max_mem(64 << 20);
+  return options;
+}
+
+bool FactHolds(absl::string_view value) {
+  return !(value.empty() || value == "false" || value == "0" || value == "no" || value == "False");
+}
+
+// Replaces ${name} with captures ("log.<group>") or facts; unresolved names
+// are kept verbatim and added to `missing`.
+std::string Substitute(const std::string& text, const std::map<std::string, std::string>& captures,
+                       const DiagnosisFacts& facts, std::set<std::string>* missing) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find("${", i);
+    if (open == std::string::npos) {
+      out.append(text, i, std::string::npos);
+      break;
+    }
+    size_t close = text.find('}', open + 2);
+    if (close == std::string::npos) {
+      out.append(text, i, std::string::npos);
+      break;
+    }
+    out.append(text, i, open - i);
+    std::string name = text.substr(open + 2, close - open - 2);
+    const std::string* value = nullptr;
+    if (absl::StartsWith(name, "log.")) {
+      auto it = captures.find(name.substr(4));
+      if (it != captures.end() && !it->second.empty()) value = &it->second;
+    } else {
+      auto it = facts.find(name);
+      if (it != facts.end() && !it->second.empty()) value = &it->second;
+    }
+    if (value != nullptr) {
+      out.append(*value);
+    } else {
+      out.append(text, open, close - open + 1);
+      missing->insert(name);
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+// Later lines, lines after a Traceback, exception lines and ERROR lines
+// weigh more; warnings less. A launch dies at its last error, and the
+// messages after a traceback's last frame are the cause; a warning printed
+// on the way out (NCCL's destroy_process_group) is not.
+double LineWeight(const NormalizedLine& line, int index, int count, int first_traceback) {
+  double position = count > 1 ? static_cast<double>(index) / (count - 1) : 1.0;
+  double w = 0.7 + 0.15 * position;
+  if (line.exception) {
+    w += 0.1;
+  } else if (line.severity == LineSeverity::kError) {
+    w += 0.07;
+  }
+  if (first_traceback >= 0 && index > first_traceback) w += 0.05;
+  if (line.severity == LineSeverity::kWarning) {
+    w *= 0.6;
+  } else if (line.severity == LineSeverity::kDebugInfo) {
+    w *= 0.9;
+  }
+  return std::min(w, 1.0);
+}
+
+struct Candidate {
+  int line = 0;
+  double weight = 0.0;
+};
+
+struct RuleHit {
+  int rule = 0;
+  double score = 0.0;
+  std::vector<Candidate> lines;  // best first
+};
+
+}  // namespace
+
+struct LogClassifier::Compiled {
+  struct PatternRef {
+    int rule = 0;
+    PatternKind kind = PatternKind::kAny;
+    std::unique_ptr<RE2> re;
+  };
+  struct CompiledRule {
+    std::vector<int> any;
+    std::vector<int> all;
+    std::vector<int> not_in_log;
+    std::vector<std::unique_ptr<RE2>> not_on_line;
+  };
+
+  DiagnosisRules rules;
+  std::string source;
+  std::vector<CompiledRule> compiled_rules;
+  std::vector<PatternRef> patterns;
+  std::unique_ptr<RE2::Set> set;
+  int unknown_rule = -1;
+
+  // Indices of the patterns matching `text`.
+  void Match(absl::string_view text, std::vector<int>* ids) const {
+    ids->clear();
+    RE2::Set::ErrorInfo error;
+    if (set->Match(Piece(text), ids, &error)) return;
+    if (error.kind == RE2::Set::kNoError) return;  // no match
+    // The DFA ran out of memory on this line: match one pattern at a time.
+    ids->clear();
+    for (size_t p = 0; p < patterns.size(); ++p) {
+      if (RE2::PartialMatch(Piece(text), *patterns[p].re)) ids->push_back(static_cast<int>(p));
+    }
+  }
+};
+
+LogClassifier::LogClassifier(std::unique_ptr<Compiled> compiled) : compiled_(std::move(compiled)) {}
+LogClassifier::LogClassifier(LogClassifier&&) noexcept = default;
+LogClassifier& LogClassifier::operator=(LogClassifier&&) noexcept = default;
+LogClassifier::~LogClassifier() = default;
+
+int LogClassifier::rule_count() const { return compiled_->rules.rule_size(); }
+int LogClassifier::pattern_count() const { return static_cast<int>(compiled_->patterns.size()); }
+
+absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
+                                                    std::string rules_source) {
+  std::string source = rules_source.empty() ? "<rules>" : rules_source;
+  DCU_RETURN_IF_ERROR(ValidateDiagnosisRules(rules, source));
+  auto compiled = std::make_unique<Compiled>();
+  compiled->rules = rules;
+  compiled->source = rules_source;
+  compiled->set = std::make_unique<RE2::Set>(PatternOptions(), RE2::UNANCHORED);
+  compiled->compiled_rules.resize(rules.rule_size());
+
+  auto add = [&](int rule_index, PatternKind kind, const std::string& pattern,
+                 std::vector<int>* ids) -> absl::Status {
+    const Rule& rule = rules.rule(rule_index);
+    auto re = std::make_unique<RE2>(pattern, PatternOptions());
+    std::string error;
+    int id = re->ok() ? compiled->set->Add(Piece(pattern), &error) : -1;
+    if (!re->ok() || id < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": rule '", rule.id(), "': pattern '", pattern,
+                       "' does not compile: ", re->ok() ? error : re->error()));
+    }
+    if (id != static_cast<int>(compiled->patterns.size())) {
+      return absl::InternalError("RE2::Set returned an unexpected pattern index");
+    }
+    compiled->patterns.push_back({rule_index, kind, std::move(re)});
+    ids->push_back(id);
+    return absl::OkStatus();
+  };
+
+  for (int r = 0; r < rules.rule_size(); ++r) {
+    const Rule& rule = rules.rule(r);
+    Compiled::CompiledRule& cr = compiled->compiled_rules[r];
+    if (rule.failure_class() == "unknown" && compiled->unknown_rule < 0) compiled->unknown_rule = r;
+    for (const std::string& p : rule.any()) DCU_RETURN_IF_ERROR(add(r, PatternKind::kAny, p, &cr.any));
+    for (const std::string& p : rule.all()) DCU_RETURN_IF_ERROR(add(r, PatternKind::kAll, p, &cr.all));
+    for (const std::string& p : rule.not_in_log()) {
+      DCU_RETURN_IF_ERROR(add(r, PatternKind::kNotInLog, p, &cr.not_in_log));
+    }
+    for (const std::string& p : rule.not_on_line()) {
+      auto re = std::make_unique<RE2>(p, PatternOptions());
+      if (!re->ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(source, ": rule '", rule.id(),
+                                                       "': not_on_line pattern '", p,
+                                                       "' does not compile: ", re->error()));
+      }
+      cr.not_on_line.push_back(std::move(re));
+    }
+  }
+  if (compiled->patterns.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": the rules have no patterns"));
+  }
+  if (!compiled->set->Compile()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(source, ": RE2 could not compile the set of ", compiled->patterns.size(),
+                     " patterns (out of memory)"));
+  }
+  return LogClassifier(std::move(compiled));
+}
+
+DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
+                                        const ClassifyOptions& options) const {
+  const Compiled& c = *compiled_;
+  const int count = static_cast<int>(lines.size());
+  DiagnosisResult result;
+  result.set_lines_examined(count);
+  result.set_rules_source(c.source);
+
+  // One pass: normalise, note the first traceback, match the set.
+  std::vector<NormalizedLine> normalized(count);
+  std::vector<std::vector<int>> hits(c.patterns.size());
+  std::vector<int> ids;
+  int first_traceback = -1;
+  for (int i = 0; i < count; ++i) {
+    normalized[i] = NormalizeLogLine(lines[i]);
+    const std::string& text = normalized[i].text;
+    if (text.empty()) continue;
+    if (first_traceback < 0 && absl::StrContains(text, "Traceback (most recent call last)")) {
+      first_traceback = i;
+    }
+    c.Match(text, &ids);
+    for (int id : ids) hits[id].push_back(i);
+  }
+
+  std::vector<RuleHit> rule_hits;
+  for (int r = 0; r < c.rules.rule_size(); ++r) {
+    const Compiled::CompiledRule& cr = c.compiled_rules[r];
+    bool suppressed = false;
+    for (int id : cr.not_in_log) suppressed |= !hits[id].empty();
+    if (suppressed) continue;
+    bool all_present = true;
+    for (int id : cr.all) all_present &= !hits[id].empty();
+    if (!all_present || (cr.any.empty() && cr.all.empty())) continue;
+
+    std::vector<int> candidate_lines;
+    for (int id : cr.any.empty() ? cr.all : cr.any) {
+      candidate_lines.insert(candidate_lines.end(), hits[id].begin(), hits[id].end());
+    }
+    std::sort(candidate_lines.begin(), candidate_lines.end());
+    candidate_lines.erase(std::unique(candidate_lines.begin(), candidate_lines.end()),
+                          candidate_lines.end());
+    RuleHit hit;
+    hit.rule = r;
+    std::set<absl::string_view> seen_text;
+    for (int line : candidate_lines) {
+      const std::string& text = normalized[line].text;
+      bool excluded = false;
+      for (const auto& re : cr.not_on_line) excluded |= RE2::PartialMatch(Piece(text), *re);
+      if (excluded) continue;
+      hit.lines.push_back({line, LineWeight(normalized[line], line, count, first_traceback)});
+    }
+    if (hit.lines.empty()) continue;
+    std::stable_sort(hit.lines.begin(), hit.lines.end(),
+                     [](const Candidate& a, const Candidate& b) {
+                       if (a.weight != b.weight) return a.weight > b.weight;
+                       return a.line > b.line;
+                     });
+    // The same message printed by every rank is one piece of evidence.
+    std::vector<Candidate> unique_lines;
+    for (const Candidate& cand : hit.lines) {
+      if (seen_text.insert(normalized[cand.line].text).second) unique_lines.push_back(cand);
+    }
+    hit.lines = std::move(unique_lines);
+    hit.score = c.rules.rule(r).confidence() * hit.lines.front().weight;
+    rule_hits.push_back(std::move(hit));
+  }
+
+  // One finding per class: the best rule of the class.
+  auto better = [&](const RuleHit& a, const RuleHit& b) {
+    if (a.score != b.score) return a.score > b.score;
+    int pa = c.rules.rule(a.rule).priority();
+    int pb = c.rules.rule(b.rule).priority();
+    if (pa != pb) return pa > pb;
+    return a.lines.front().line > b.lines.front().line;
+  };
+  std::sort(rule_hits.begin(), rule_hits.end(), better);
+  std::set<std::string> classes_done;
+
+  for (const RuleHit& hit : rule_hits) {
+    const Rule& rule = c.rules.rule(hit.rule);
+    if (!classes_done.insert(rule.failure_class()).second) continue;
+    DiagnosisFinding* finding = result.add_findings();
+    finding->set_failure_class(rule.failure_class());
+    finding->set_rule_id(rule.id());
+    finding->set_confidence(std::round(hit.score * 1000.0) / 1000.0);
+    int kept = 0;
+    for (const Candidate& cand : hit.lines) {
+      if (kept++ >= std::max(1, options.max_evidence_lines)) break;
+      auto* evidence = finding->add_evidence();
+      evidence->set_line(cand.line + 1);
+      evidence->set_text(normalized[cand.line].text);
+    }
+
+    // Named captures of the rule's patterns, best line first.
+    std::map<std::string, std::string> captures;
+    const Compiled::CompiledRule& cr = c.compiled_rules[hit.rule];
+    for (const Candidate& cand : hit.lines) {
+      const std::string& text = normalized[cand.line].text;
+      for (const std::vector<int>* group : {&cr.any, &cr.all}) {
+        for (int id : *group) {
+          const RE2& re = *c.patterns[id].re;
+          int n = re.NumberOfCapturingGroups();
+          if (n <= 0) continue;
+          std::vector<re2::StringPiece> submatch(n + 1);
+          if (!re.Match(Piece(text), 0, text.size(), RE2::UNANCHORED, submatch.data(), n + 1)) {
+            continue;
+          }
+          for (const auto& [name, index] : re.NamedCapturingGroups()) {
+            if (index <= n && submatch[index].data() != nullptr && !captures.count(name)) {
+              captures[name] = std::string(submatch[index].data(), submatch[index].size());
+            }
+          }
+        }
+      }
+    }
+    for (const auto& [name, value] : captures) (*finding->mutable_captures())[name] = value;
+
+    // Choose the remediation option.
+    int chosen = -1;
+    std::set<std::string> absent_required;
+    for (int o = 0; o < rule.remediation_size() && chosen < 0; ++o) {
+      const Remediation& option = rule.remediation(o);
+      bool skip = false;
+      for (const std::string& fact : option.skip_if_facts()) {
+        auto it = options.facts.find(fact);
+        skip |= it != options.facts.end() && FactHolds(it->second);
+      }
+      if (skip) continue;
+      bool eligible = true;
+      std::set<std::string> absent;
+      for (const std::string& fact : option.required_facts()) {
+        auto it = options.facts.find(fact);
+        if (it != options.facts.end()) {
+          eligible &= FactHolds(it->second);
+        } else if (options.facts_complete) {
+          eligible = false;
+        } else {
+          absent.insert(fact);
+        }
+      }
+      if (eligible) {
+        chosen = o;
+        absent_required = std::move(absent);
+      }
+    }
+    if (chosen < 0) chosen = rule.remediation_size() - 1;
+    std::set<std::string> missing = absent_required;
+    auto render = [&](const Remediation& templ, Remediation* out, std::set<std::string>* miss) {
+      out->set_kind(templ.kind());
+      out->set_action(templ.action());
+      out->set_summary(Substitute(templ.summary(), captures, options.facts, miss));
+      for (const auto& [key, value] : templ.params()) {
+        (*out->mutable_params())[key] = Substitute(value, captures, options.facts, miss);
+      }
+    };
+    render(rule.remediation(chosen), finding->mutable_remediation(), &missing);
+    for (int o = 0; o < rule.remediation_size(); ++o) {
+      if (o == chosen) continue;
+      std::set<std::string> ignored;
+      render(rule.remediation(o), finding->add_alternatives(), &ignored);
+    }
+    for (const std::string& name : missing) finding->add_missing_facts(name);
+  }
+
+  if (result.findings_size() == 0) {
+    DiagnosisFinding* finding = result.add_findings();
+    finding->set_failure_class("unknown");
+    // Show what a person would read first: the last exception or error.
+    std::vector<int> picks;
+    for (int i = count - 1; i >= 0 && picks.empty(); --i) {
+      if (normalized[i].exception) picks.push_back(i);
+    }
+    for (int i = count - 1; i >= 0 && picks.empty(); --i) {
+      if (normalized[i].severity == LineSeverity::kError) picks.push_back(i);
+    }
+    for (int i = count - 1; i >= 0 && picks.empty(); --i) {
+      if (!normalized[i].text.empty()) picks.push_back(i);
+    }
+    for (int i : picks) {
+      auto* evidence = finding->add_evidence();
+      evidence->set_line(i + 1);
+      evidence->set_text(normalized[i].text);
+    }
+    if (c.unknown_rule >= 0) {
+      const Rule& rule = c.rules.rule(c.unknown_rule);
+      finding->set_rule_id(rule.id());
+      finding->set_confidence(rule.confidence());
+      std::set<std::string> ignored;
+      const Remediation& templ = rule.remediation(0);
+      Remediation* out = finding->mutable_remediation();
+      out->set_kind(templ.kind());
+      out->set_action(templ.action());
+      out->set_summary(Substitute(templ.summary(), {}, options.facts, &ignored));
+      for (const auto& [key, value] : templ.params()) {
+        (*out->mutable_params())[key] = Substitute(value, {}, options.facts, &ignored);
+      }
+    } else {
+      finding->set_confidence(0.0);
+      finding->mutable_remediation()->set_kind(dcufleet::v1::REMEDIATION_KIND_HUMAN);
+      finding->mutable_remediation()->set_action("human");
+      finding->mutable_remediation()->set_summary("No rule matched: read the evidence lines");
+    }
+  }
+  return result;
+}
+
+DiagnosisResult LogClassifier::ClassifyText(absl::string_view text,
+                                            const ClassifyOptions& options) const {
+  return Classify(SplitLogLines(text), options);
+}
+
+std::vector<std::string> SplitLogLines(absl::string_view text, int max_lines) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  for (std::string& line : lines) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+  }
+  if (max_lines > 0 && static_cast<int>(lines.size()) > max_lines) {
+    lines.erase(lines.begin(), lines.end() - max_lines);
+  }
+  return lines;
+}
+
+}  // namespace dcu::modelkit

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "dcufleet/v1/diagnosis.pb.h"
+
+namespace re2 {
+class RE2;
+class Set;
+}  // namespace re2
+
+namespace dcu::modelkit {
+
+// Facts the controller knows when it diagnoses a launch, used to choose a
+// remediation option and fill ${...} placeholders, e.g.
+//   "stack.accepts_kv_cache_memory_bytes" -> "true"
+//   "memory_plan.kv_cache_bytes"          -> "25769803776"
+//   "stack.ld_library_path_recipe"        -> "/opt/dtk/.hyhal/rocm_smi/lib:..."
+//   "model.config_audit_clean"            -> "true"
+//   "model.name"                          -> "qwen3-32b"
+using DiagnosisFacts = std::map<std::string, std::string>;
+
+struct ClassifyOptions {
+  DiagnosisFacts facts;
+  // True when `facts` holds everything the caller knows (the controller):
+  // an absent fact then counts as false. False offline, where an absent fact
+  // is unknown and reported in DiagnosisFinding.missing_facts.
+  bool facts_complete = false;
+  // Evidence lines kept per finding.
+  int max_evidence_lines = 3;
+};
+
+// Classifies a failed launch's log tail into ordered findings.
+//
+// Every line is normalised (NormalizeLogLine), then matched once against one
+// RE2::Set holding every rule pattern, so the cost is one DFA pass over the
+// text plus per-line work only for the few lines that match. Each matching
+// line is weighted by where it sits: later lines, lines after a Python
+// "Traceback", exception lines and ERROR-level lines weigh more, WARNING
+// lines less; a finding's confidence is its rule's confidence times the
+// weight of its best line. One finding per failure class, best first; the
+// class "unknown" when nothing matches.
+//
+// Thread-safe: Classify is const and may run concurrently.
+class LogClassifier {
+ public:
+  // Compiles the rules (which should come from ParseDiagnosisRules /
+  // LoadDiagnosisRulesFile; they are validated again). INVALID_ARGUMENT with
+  // the rule id when a pattern does not compile; RESOURCE_EXHAUSTED if the
+  // pattern set is too large for RE2.
+  static absl::StatusOr<LogClassifier> Create(const dcufleet::v1::DiagnosisRules& rules,
+                                              std::string rules_source = "");
+
+  LogClassifier(LogClassifier&&) noexcept;
+  LogClassifier& operator=(LogClassifier&&) noexcept;
+  ~LogClassifier();
+
+  dcufleet::v1::DiagnosisResult Classify(const std::vector<std::string>& lines,
+                                         const ClassifyOptions& options = {}) const;
+  // Splits `text` on '\n' (dropping a trailing '\r') and classifies it.
+  dcufleet::v1::DiagnosisResult ClassifyText(absl::string_view text,
+                                             const ClassifyOptions& options = {}) const;
+
+  int rule_count() const;
+  int pattern_count() const;
+
+ private:
+  struct Compiled;
+  explicit LogClassifier(std::unique_ptr<Compiled> compiled);
+
+  std::unique_ptr<Compiled> compiled_;
+};
+
+// Splits a log into lines: '\n' separated, a trailing '\r' dropped, and only
+// the last `max_lines` kept when max_lines > 0 (a tail).
+std::vector<std::string> SplitLogLines(absl::string_view text, int max_lines = 0);
+
+}  // namespace dcu::modelkit

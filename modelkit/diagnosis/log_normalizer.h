@@ -1,0 +1,45 @@
+#pragma once
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace dcu::modelkit {
+
+// How a log line presents itself: from its level prefix ("ERROR 10-25 ...",
+// "[W409 ...]", "INFO:", "[Error]") or, without one, from its content
+// ("ValueError: ...", "LLVM ERROR", "UserWarning").
+enum class LineSeverity { kUnknown = 0, kDebugInfo = 1, kWarning = 2, kError = 3 };
+
+struct NormalizedLine {
+  // The message with ANSI codes, interleaved worker prefixes, timestamps,
+  // level prefixes, leading blanks and the Ray "[repeated Nx across
+  // cluster]" suffix removed.
+  std::string text;
+  LineSeverity severity = LineSeverity::kUnknown;
+  // The line is a Python exception line ("ValueError: ...",
+  // "torch.OutOfMemoryError: ...") or a native fatal error ("LLVM ERROR:").
+  bool exception = false;
+};
+
+// Removes ANSI escape sequences (CSI, OSC, two-byte escapes) and turns other
+// control characters except tab into spaces (a '\r' of a progress bar).
+std::string StripAnsi(absl::string_view line);
+
+// Normalises one raw log line. Handles, repeatedly and in any order:
+//   "(EngineCore_DP0 pid=123) ", "(VllmWorkerProcess pid=1) ",
+//   "(RayWorkerWrapper pid=880, ip=10.0.0.1) ", "(Process) ",
+//   "[rank0]: ", "[vllm]: ", "[Stage-0] ", "[2025-03-10 14:17:52 TP6] ",
+//   "[2026-02-24T20:21:58Z] ", "[W409 11:42:27.7 ProcessGroupNCCL.cpp:1250] ",
+//   "[multiproc_executor.py:492] ", "[Error] ", "vllm-1  | " (compose),
+//   "2024-04-27 10:13:05 | ERROR | stderr | ", "2025-12-11 10:34:03+08:00 - x - INFO - ",
+//   "ERROR 10-25 13:08:43 [core.py:708] ", "INFO 04-27 10:11:03 llm_engine.py:70] ",
+//   "INFO:     ", "ERROR (uvicorn.error):  ".
+// Never fails: unknown shapes are left as they are.
+NormalizedLine NormalizeLogLine(absl::string_view raw_line);
+
+// Whether `text` (already normalised) starts like a Python exception line
+// "pkg.mod.SomeError: ..." / "SomeException" or a native fatal error.
+bool IsExceptionLine(absl::string_view text);
+
+}  // namespace dcu::modelkit

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dcufleet/v1/catalog.pb.h"
+
+namespace dcu::modelkit {
+
+// Per-device memory vLLM needs besides weights and KV cache: activation peak
+// of the profiling run, HIP context, non-torch allocations. The default comes
+// from the first seed, where 0.9 x 63.98 GiB - weights/TP - the reported KV
+// cache leaves 2.83 GiB both at TP=2 (24.24 GiB KV) and TP=4 (39.5 GiB KV).
+// 2.85 GiB rounds that up a little.
+inline constexpr int64_t kDefaultOverheadBytes = static_cast<int64_t>(2.85 * 1073741824.0);
+
+// What memory planning needs to know about a model.
+struct ModelShape {
+  std::string name;
+  int64_t weight_bytes = 0;
+  int num_attention_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int attention_layers = 0;
+  int dtype_bytes = 2;
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+
+  // KV bytes one token takes on one device at tensor parallel size `tp`.
+  int64_t KvBytesPerTokenPerDevice(int tp) const;
+  // "2 (K,V) x 64 layers x 2 kv heads x 128 head_dim x 2 bytes".
+  std::string KvFormula(int tp) const;
+  std::vector<int> ValidTp(int max_tp) const;
+};
+
+ModelShape ShapeFromAudit(const dcufleet::v1::AuditReport& report);
+ModelShape ShapeFromCatalog(const dcufleet::v1::ModelEntry& entry);
+
+// Plans one model on one kind of device. With request.tp = 0 the smallest
+// valid TP (up to device_count, default 8) that fits is chosen, and `tried`
+// says why each smaller one did not. `explanation` is the arithmetic, one
+// line per step; `fits` is false with `failure_reason` when nothing fits,
+// including when vLLM's start-up rule (device-view free >= utilization x
+// total) fails.
+dcufleet::v1::MemoryPlan PlanMemory(const ModelShape& model,
+                                    const dcufleet::v1::MemoryPlanRequest& request);
+
+// "4.8", "63.98", "57.59": GiB with at most two decimals, as vLLM prints them.
+std::string GiBText(int64_t bytes);
+
+}  // namespace dcu::modelkit

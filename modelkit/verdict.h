@@ -1,0 +1,62 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "dcufleet/v1/catalog.pb.h"
+
+namespace dcu::modelkit {
+
+// What a failure class says about whom, for classes of the diagnosis
+// classifier (issue 6). Unknown classes count against the (stack, arch, model).
+//   stack-arch:   triton_unsupported_gpu_target, triton_kernel_compile_failure,
+//                 hip_invalid_device_function, unsupported_gpu_arch_runtime,
+//                 rocm_library_missing_arch, wrong_platform_build
+//   remediable:   shared_lib_undefined_symbol, missing_custom_op, no_cache_blocks
+//   model-config: config_or_tokenizer_error, model_path_not_found,
+//                 tp_not_divisible_heads
+//   node-state:   startup_free_memory_below_utilization, port_in_use,
+//                 cuda_oom_model_load, max_model_len_exceeds_kv_capacity
+//   stack-arch-model: everything else (unsupported_head_size,
+//                 unsupported_model_architecture, nccl_rccl_init_failure, ...)
+dcufleet::v1::FailureScope DefaultScopeOfFailureClass(absl::string_view failure_class);
+
+// The scope a row counts under: its explicit scope, else the class default;
+// a model-level failure with config_ok = false is the config's fault.
+dcufleet::v1::FailureScope ScopeOf(const dcufleet::v1::Evidence& evidence);
+
+// The verdict for (stack, arch) from every row of `evidence` (rows of other
+// stacks/arches are skipped). Ready launches (any model) and stack-arch
+// failures decide; the latest decisive row wins; a stack-arch failure after the
+// last ready launch makes it broken. The reason explains itself, e.g.
+// "broken on gfx928: triton_unsupported_gpu_target, 3 launches, last 2026-07-12".
+dcufleet::v1::Verdict ComputeStackArchVerdict(
+    absl::string_view stack_id, absl::string_view arch,
+    const std::vector<dcufleet::v1::Evidence>& evidence);
+
+// The verdict for (stack, arch, model): rows for this model that count
+// (ready, stack-arch or stack-arch-model failures) decide, latest wins. With
+// none, a broken (stack, arch) makes it broken (inherited); otherwise untested.
+dcufleet::v1::Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
+                                          absl::string_view model,
+                                          const std::vector<dcufleet::v1::Evidence>& evidence);
+
+// One (stack, arch) verdict per declared arch and per arch with evidence,
+// sorted by arch; `only_arch` non-empty restricts to that arch.
+std::vector<dcufleet::v1::Verdict> ComputeArchVerdicts(
+    const dcufleet::v1::Stack& stack, const std::vector<dcufleet::v1::Evidence>& evidence,
+    absl::string_view only_arch = "");
+
+// One (stack, arch, model) verdict per (arch, model) pair with evidence.
+std::vector<dcufleet::v1::Verdict> ComputeModelVerdicts(
+    const dcufleet::v1::Stack& stack, const std::vector<dcufleet::v1::Evidence>& evidence,
+    absl::string_view only_arch = "");
+
+// "works", "broken", "untested".
+std::string VerdictStateName(dcufleet::v1::VerdictState state);
+
+// "2026-07-12" (UTC).
+std::string FormatDay(int64_t unix_ms);
+
+}  // namespace dcu::modelkit

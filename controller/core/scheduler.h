@@ -120,9 +120,10 @@ struct ScheduleResult {
   // max_rejections, then one "(N more nodes)" entry). Nodes after the chosen
   // one are not looked at once nothing can rank higher.
   std::vector<dcufleet::v1::NodeRejection> rejections;
-  // Index of the first node at or after `first_node` with enough usable
-  // devices for the smallest TP this spec could get there; while a pass only
-  // takes devices, later calls with the same model, TP request and
+  // Index of the first node at or after `first_node` that is Ready with a
+  // known arch and has enough free devices for some TP this spec could get
+  // there (whatever this deployment avoids or finds installed); while a pass
+  // only takes devices, later calls with the same model, TP request and
   // gpu_memory_utilization may start there.
   size_t first_usable = 0;
 };

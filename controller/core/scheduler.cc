@@ -15,6 +15,7 @@ namespace {
 using dcufleet::v1::Device;
 using dcufleet::v1::NodeView;
 using dcufleet::v1::Plan;
+using Dev = ScheduleNode::Dev;
 
 std::string NodeArch(const NodeView& n) {
   for (const Device& d : n.inventory().devices()) {
@@ -36,59 +37,26 @@ int64_t TotalOf(const Device& d) {
   return d.total().bytes();
 }
 
+bool IsLeftover(const dcufleet::v1::ProcessHolder& h) {
+  return h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
+         h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE;
+}
+
+// Why a device is unusable whatever is asked (ScheduleNode::Dev::dead).
+Dev::Dead DeadCause(const Device& d, int64_t tolerance) {
+  if (d.unreclaimed_bytes() > tolerance) return Dev::Dead::kUnreclaimed;
+  for (const auto& h : d.holders()) {
+    if (IsLeftover(h)) return Dev::Dead::kLeftoverHolder;
+  }
+  return Dev::Dead::kNo;
+}
+
 bool HasEnvironment(const NodeView& n, const Plan& p) {
   if (p.runtime_location().empty()) return true;
   for (const auto& e : n.inventory().environments()) {
     if (e.kind() == p.runtime_kind() && e.location() == p.runtime_location()) return true;
   }
   return false;
-}
-
-bool IsDead(const Device& d, int64_t tolerance) {
-  if (d.unreclaimed_bytes() > tolerance) return true;
-  for (const auto& h : d.holders()) {
-    if (h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
-        h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Describes why a device cannot be used, "" when it can.
-std::string DeviceProblem(const Device& d, int64_t required_free, int64_t tolerance,
-                          bool busy) {
-  if (busy) return absl::StrCat("device ", d.index(), " runs another instance");
-  std::string why;
-  if (d.unreclaimed_bytes() > tolerance) {
-    // The figures a person checks against the engine's own complaint
-    // ("Free memory on device (4.8/63.98 GiB)").
-    why = absl::StrCat("device ", d.index(), " holds ", common::HumanBytes(d.unreclaimed_bytes()),
-                       " unreclaimed (", common::HumanBytes(FreeOf(d)), " of ",
-                       common::HumanBytes(TotalOf(d)), " free)");
-    std::vector<std::string> holders;
-    for (const auto& h : d.holders()) {
-      if (h.holder_class() == dcufleet::v1::HOLDER_MANAGED) continue;
-      std::string cmd = h.cmdline().substr(0, 40);
-      holders.push_back(absl::StrCat("pid ", h.pid(), " `", cmd, h.cmdline().size() > 40 ? "…" : "",
-                                     "`", h.parent_alive() ? "" : ", exited parent"));
-    }
-    if (!holders.empty()) absl::StrAppend(&why, " (", absl::StrJoin(holders, "; "), ")");
-    return why;
-  }
-  for (const auto& h : d.holders()) {
-    if (h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
-        h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE) {
-      return absl::StrCat("device ", d.index(), " is held by leftover pid ", h.pid());
-    }
-  }
-  int64_t free = FreeOf(d);
-  if (free < required_free) {
-    return absl::StrCat("device ", d.index(), " has ", common::HumanBytes(free), " free (",
-                        d.schedulable_free().valid() ? d.schedulable_free().source() : "total",
-                        "), needs ", common::HumanBytes(required_free));
-  }
-  return "";
 }
 
 // Plans of one arch, asked once per call.
@@ -103,36 +71,77 @@ struct ArchPlans {
   int min_rank = INT_MAX;
 };
 
-// Why the quick check turned a node down (for the summary of unnamed nodes).
-enum class Quick { kOk, kNotReady, kNoDevices, kNoArch, kNoStack, kNoTp, kDevices, kInstalled,
-                   kModel, kOutranked };
+// The verdict of one check of the fit rule: the node passes it, or the cause
+// that keeps it from taking the deployment. The fast path reads it as a bool
+// (and counts unnamed rejections by it); the explainer words it. The order
+// is the order of the summary of unnamed nodes.
+enum class Fit : uint8_t {
+  kFits,
+  kNotReady,
+  kNoDevices,
+  kNoArch,
+  kNoStack,
+  kNoTp,
+  kTooFewDevices,
+  kNotInstalled,
+  kNoModel,
+  // Not a check: the node was not looked at, or fits but another ranks higher.
+  kOutranked,
+};
 
-const char* QuickName(Quick q) {
-  switch (q) {
-    case Quick::kNotReady: return "not Ready";
-    case Quick::kNoDevices: return "no accelerators";
-    case Quick::kNoArch: return "arch unknown";
-    case Quick::kNoStack: return "no working stack for the arch";
-    case Quick::kNoTp: return "no TP fits the device size";
-    case Quick::kDevices: return "too few usable devices";
-    case Quick::kInstalled: return "no usable stack installed";
-    case Quick::kModel: return "model not on the node";
-    case Quick::kOutranked: return "cannot rank higher than the chosen node";
+const char* SummaryName(Fit f) {
+  switch (f) {
+    case Fit::kNotReady: return "not Ready";
+    case Fit::kNoDevices: return "no accelerators";
+    case Fit::kNoArch: return "arch unknown";
+    case Fit::kNoStack: return "no working stack for the arch";
+    case Fit::kNoTp: return "no TP fits the device size";
+    case Fit::kTooFewDevices: return "too few usable devices";
+    case Fit::kNotInstalled: return "no usable stack installed";
+    case Fit::kNoModel: return "model not on the node";
+    case Fit::kOutranked: return "cannot rank higher than the chosen node";
     default: return "fits";
   }
 }
 
-struct Candidate {
-  bool ok = false;
-  std::string reason;
-  const Plan* plan = nullptr;
-  // Where the plan's env/image is on this node.
-  std::string location;
-  std::vector<int> devices;
+// The verdict on one device for a memory requirement.
+enum class DeviceFit : uint8_t { kUsable, kTaken, kDead, kLowFree };
+
+// One TP of the request on devices of one size: whether the model's heads
+// allow it and its memory plan fits.
+struct TpOption {
   int tp = 0;
-  int port = 0;
+  bool allowed = false;
+  // The memory plan (null when the heads do not allow the TP).
+  const MemoryCheck* memory = nullptr;
+  bool fits() const { return allowed && memory->fits; }
+};
+
+// The TPs of the request, in order of preference, on devices of `total`.
+struct TotalFit {
+  int64_t total = 0;
+  std::vector<TpOption> options;
+  // The first option that fits; 0 when none (no TP fits the device size).
+  int min_tp = 0;
+};
+
+// What the device check chose.
+struct TpChoice {
+  int tp = 0;
+  const MemoryCheck* memory = nullptr;
+};
+
+// The chosen plan and where its env/image is on the node.
+struct Installed {
+  const Plan* plan = nullptr;
+  std::string location;
+};
+
+struct Candidate {
+  Installed installed;
+  TpChoice choice;
+  std::vector<int> devices;
   std::string model_path;
-  std::vector<std::string> explanation;
 };
 
 class Scheduler {
@@ -147,56 +156,96 @@ class Scheduler {
   }
 
   ScheduleResult Run();
+  // The full explanation of why `n` cannot take it (as `dcuctl` shows it);
+  // "" when it can.
+  std::string Explain(const ScheduleNode& n);
 
  private:
+  // --- The fit rule: one predicate per check. A node fits iff every check
+  // passes; Check asks them cheapest first, Explain in the order a person
+  // fixes them, so the order decides which cause is named, never whether the
+  // node fits. The cursor asks the checks that do not depend on this
+  // deployment's own plans and avoidances.
+
+  // Ready, devices reported, their arch known.
+  Fit CheckNode(const ScheduleNode& n) const;
+  // A plan this deployment may use exists for the arch.
+  static Fit CheckStack(const ArchPlans& ap) {
+    return ap.usable.empty() ? Fit::kNoStack : Fit::kFits;
+  }
+  // The best-ranked such plan whose env/image the node has.
+  Fit CheckInstalled(const ScheduleNode& n, const ArchPlans& ap, Installed* out);
+  // The model's directory is on the node.
+  Fit CheckModel(const ScheduleNode& n, std::string* path) const;
+  // The first TP of the request whose memory plan fits the device size and
+  // for which the node has that many usable devices (`avoided` excluded).
+  // `why`, when given, gets the reason the last TP tried failed.
+  Fit CheckDevices(const ScheduleNode& n, const std::set<int>* avoided, TpChoice* out,
+                   std::string* why);
+  // One device against a requirement: Usable is the predicate, CheckDevice
+  // names the cause when it fails.
+  static bool Usable(const ScheduleNode& n, const Dev& d, int64_t required,
+                     const std::set<int>* avoided) {
+    return d.dead == Dev::Dead::kNo && d.free >= required && !Taken(n, d, avoided);
+  }
+  static DeviceFit CheckDevice(const ScheduleNode& n, const Dev& d, int64_t required,
+                               const std::set<int>* avoided) {
+    if (Usable(n, d, required, avoided)) return DeviceFit::kUsable;
+    if (Taken(n, d, avoided)) return DeviceFit::kTaken;
+    if (d.dead != Dev::Dead::kNo) return DeviceFit::kDead;
+    return DeviceFit::kLowFree;
+  }
+  static bool Taken(const ScheduleNode& n, const Dev& d, const std::set<int>* avoided) {
+    return n.busy_devices.count(d.index) || (avoided && avoided->count(d.index));
+  }
+
+  // --- Built from the checks.
+
+  // The fast path: whether `n` can take the deployment; fills `c` when so.
+  Fit Check(const ScheduleNode& n, Candidate* c);
+  // The cursor's question: enough free devices for some TP this spec could
+  // get on `n`, whatever this deployment avoids or has installed.
+  bool HostsAnyTp(const ScheduleNode& n) {
+    TpChoice unused;
+    return CheckNode(n) == Fit::kFits && CheckDevices(n, nullptr, &unused, nullptr) == Fit::kFits;
+  }
+  // The best (plan rank, TP) a node of (arch, total) could reach; INT_MAX
+  // when none. The early stop and the skipping of nodes read it.
+  std::pair<int, int> Reach(const std::string& arch, int64_t total) {
+    const ArchPlans& ap = PlansOf(arch);
+    int tp = FitsFor(total).min_tp;
+    if (CheckStack(ap) != Fit::kFits || tp == 0) return {INT_MAX, INT_MAX};
+    return {ap.min_rank, tp};
+  }
+  bool CanReachBelow(const ScheduleNode& n, std::pair<int, int> rank) {
+    return n.ready && !n.arch.empty() && Reach(n.arch, n.device_total) < rank;
+  }
+
+  // --- Words.
+  std::string NodeText(const ScheduleNode& n, Fit f) const;
+  std::string NoStackText(const ScheduleNode& n, const ArchPlans& ap) const;
+  std::string DevicesText(const ScheduleNode& n, const TpOption& o, const std::set<int>* avoided,
+                          int good) const;
+  std::string DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit f,
+                         int64_t required) const;
+  // Devices of the chosen node passed over, and why.
+  std::string AvoidedText(const ScheduleNode& n, const TpChoice& t) const;
+
+  // --- Knowledge, asked once per call.
   const ArchPlans& PlansOf(const std::string& arch);
   const MemoryCheck& MemoryOf(int tp, int64_t total);
+  const TotalFit& FitsFor(int64_t total);
   std::string Where(const NodeView& node, const Plan& p);
   bool TpAllowed(int tp) const {
     return in_.model.valid_tp.empty() ||
            std::find(in_.model.valid_tp.begin(), in_.model.valid_tp.end(), tp) !=
                in_.model.valid_tp.end();
   }
-  // The TPs (in order of preference) the model's heads allow whose memory
-  // plan fits a device of `total`, with their plans.
-  struct TotalFit {
-    int64_t total = 0;
-    std::vector<std::pair<int, const MemoryCheck*>> fits;
-  };
-  const TotalFit& FitsFor(int64_t total);
-  // The smallest such TP; 0 when none.
-  int MinTp(int64_t total) {
-    const TotalFit& f = FitsFor(total);
-    return f.fits.empty() ? 0 : f.fits.front().first;
-  }
-  // Whether `n` has enough free devices for some TP that fits (ignoring this
-  // deployment's own avoidances, which only apply to it).
-  bool CanHostAny(const ScheduleNode& n) {
-    for (const auto& [tp, m] : FitsFor(n.device_total).fits) {
-      if (tp > static_cast<int>(n.devices.size())) break;
-      int good = 0;
-      for (const auto& d : n.devices) {
-        good += !d.dead && d.free >= m->required_free_bytes && !n.busy_devices.count(d.index);
-      }
-      if (good >= tp) return true;
-    }
-    return false;
-  }
-  bool DeviceUsable(const ScheduleNode& n, const ScheduleNode::Dev& d, int64_t required,
-                    const std::set<int>* avoided) const {
-    return !d.dead && d.free >= required && !n.busy_devices.count(d.index) &&
-           !(avoided && avoided->count(d.index));
-  }
   const std::set<int>* AvoidedOn(const ScheduleNode& n) const {
     if (in_.avoid_devices.empty()) return nullptr;
     auto it = in_.avoid_devices.find(n.view->name());
     return it == in_.avoid_devices.end() ? nullptr : &it->second;
   }
-  // Cheap decision for one node: whether it can take the deployment and with
-  // which (rank, TP); fills `c` when it can.
-  Quick Check(const ScheduleNode& n, Candidate* c);
-  // The full explanation of why `n` cannot take it (as `dcuctl` shows it).
-  std::string Explain(const ScheduleNode& n);
   int PortFor(const ScheduleNode& n) const {
     int port = in_.port_base;
     while (n.busy_ports.count(port) || in_.avoid_ports.count(port)) ++port;
@@ -244,154 +293,221 @@ const MemoryCheck& Scheduler::MemoryOf(int tp, int64_t total) {
   return it->second;
 }
 
-const Scheduler::TotalFit& Scheduler::FitsFor(int64_t total) {
+const TotalFit& Scheduler::FitsFor(int64_t total) {
   for (const auto& t : totals_) {
     if (t->total == total) return *t;
   }
   auto t = std::make_unique<TotalFit>();
   t->total = total;
   for (int tp : tps_) {
-    if (!TpAllowed(tp)) continue;
-    const MemoryCheck& m = MemoryOf(tp, total);
-    if (m.fits) t->fits.emplace_back(tp, &m);
+    TpOption o;
+    o.tp = tp;
+    o.allowed = TpAllowed(tp);
+    if (o.allowed) o.memory = &MemoryOf(tp, total);
+    if (o.fits() && t->min_tp == 0) t->min_tp = tp;
+    t->options.push_back(o);
   }
   totals_.push_back(std::move(t));
   return *totals_.back();
 }
 
-Quick Scheduler::Check(const ScheduleNode& n, Candidate* c) {
-  if (!n.ready) return Quick::kNotReady;
-  if (n.view->inventory().devices().empty()) return Quick::kNoDevices;
-  if (n.arch.empty()) return Quick::kNoArch;
-  const ArchPlans& ap = PlansOf(n.arch);
-  if (ap.usable.empty()) return Quick::kNoStack;
-  if (FitsFor(n.device_total).fits.empty()) return Quick::kNoTp;
-  const std::set<int>* avoided = AvoidedOn(n);
-  int chosen_tp = 0;
-  const MemoryCheck* mem = nullptr;
-  for (const auto& [tp, m] : FitsFor(n.device_total).fits) {
-    if (tp > static_cast<int>(n.devices.size())) break;
-    int good = 0;
-    for (const auto& d : n.devices) good += DeviceUsable(n, d, m->required_free_bytes, avoided);
-    if (good >= tp) {
-      chosen_tp = tp;
-      mem = m;
-      break;
-    }
-  }
-  if (!chosen_tp) return Quick::kDevices;
-  const Plan* plan = nullptr;
-  std::string location;
+// --- The checks.
+
+Fit Scheduler::CheckNode(const ScheduleNode& n) const {
+  if (!n.ready) return Fit::kNotReady;
+  if (n.view->inventory().devices().empty()) return Fit::kNoDevices;
+  if (n.arch.empty()) return Fit::kNoArch;
+  return Fit::kFits;
+}
+
+Fit Scheduler::CheckInstalled(const ScheduleNode& n, const ArchPlans& ap, Installed* out) {
   for (const Plan& p : ap.usable) {
-    location = Where(*n.view, p);
+    std::string location = Where(*n.view, p);
     if (!location.empty()) {
-      plan = &p;
-      break;
+      out->plan = &p;
+      out->location = location == "-" ? "" : std::move(location);
+      return Fit::kFits;
     }
   }
-  if (!plan) return Quick::kInstalled;
-  c->location = location == "-" ? "" : location;
-  std::string path = in_.model_path_on_node ? in_.model_path_on_node(*n.view) : "";
-  if (path.empty()) return Quick::kModel;
-  c->ok = true;
-  c->plan = plan;
-  c->tp = chosen_tp;
-  c->model_path = std::move(path);
-  c->devices.clear();
-  for (const auto& d : n.devices) {
-    if (static_cast<int>(c->devices.size()) == chosen_tp) break;
-    if (DeviceUsable(n, d, mem->required_free_bytes, avoided)) c->devices.push_back(d.index);
+  return Fit::kNotInstalled;
+}
+
+Fit Scheduler::CheckModel(const ScheduleNode& n, std::string* path) const {
+  *path = in_.model_path_on_node ? in_.model_path_on_node(*n.view) : "";
+  return path->empty() ? Fit::kNoModel : Fit::kFits;
+}
+
+Fit Scheduler::CheckDevices(const ScheduleNode& n, const std::set<int>* avoided, TpChoice* out,
+                            std::string* why) {
+  const TotalFit& fit = FitsFor(n.device_total);
+  const int devices = static_cast<int>(n.devices.size());
+  for (const TpOption& o : fit.options) {
+    if (o.tp > devices) {
+      if (why) *why = absl::StrCat("TP=", o.tp, " needs ", o.tp, " devices, node has ", devices);
+      break;
+    }
+    if (!o.allowed) {
+      if (why) {
+        *why = absl::StrCat("TP=", o.tp, " does not divide the model's attention heads (",
+                            in_.model.num_attention_heads, ")");
+      }
+      continue;
+    }
+    if (!o.memory->fits) {
+      if (why) *why = absl::StrCat("TP=", o.tp, ": ", o.memory->reason);
+      continue;
+    }
+    int good = 0;
+    for (const Dev& d : n.devices) good += Usable(n, d, o.memory->required_free_bytes, avoided);
+    if (good >= o.tp) {
+      *out = {o.tp, o.memory};
+      return Fit::kFits;
+    }
+    if (why) *why = DevicesText(n, o, avoided, good);
   }
-  c->explanation = mem->explanation;
-  return Quick::kOk;
+  return fit.min_tp == 0 ? Fit::kNoTp : Fit::kTooFewDevices;
+}
+
+// --- Built from the checks.
+
+Fit Scheduler::Check(const ScheduleNode& n, Candidate* c) {
+  if (Fit f = CheckNode(n); f != Fit::kFits) return f;
+  const ArchPlans& ap = PlansOf(n.arch);
+  if (Fit f = CheckStack(ap); f != Fit::kFits) return f;
+  // Devices before the env and the model: asking the knowledge where a
+  // stack or model is costs more than counting devices.
+  const std::set<int>* avoided = AvoidedOn(n);
+  if (Fit f = CheckDevices(n, avoided, &c->choice, nullptr); f != Fit::kFits) return f;
+  if (Fit f = CheckInstalled(n, ap, &c->installed); f != Fit::kFits) return f;
+  if (Fit f = CheckModel(n, &c->model_path); f != Fit::kFits) return f;
+  c->devices.clear();
+  for (const Dev& d : n.devices) {
+    if (static_cast<int>(c->devices.size()) == c->choice.tp) break;
+    if (Usable(n, d, c->choice.memory->required_free_bytes, avoided)) c->devices.push_back(d.index);
+  }
+  return Fit::kFits;
 }
 
 std::string Scheduler::Explain(const ScheduleNode& n) {
-  const NodeView& node = *n.view;
-  const auto& spec = in_.spec;
-  if (node.state() != dcufleet::v1::NODE_READY) {
-    return absl::StrCat("node is ", node.state() == dcufleet::v1::NODE_LOST ? "Lost" : "NotReady",
-                        node.state_reason().empty() ? "" : absl::StrCat(" (", node.state_reason(), ")"));
-  }
-  if (node.inventory().devices().empty()) return "no accelerators reported";
-  if (n.arch.empty()) return "arch of its devices is unknown (see dcuctl describe node)";
+  if (Fit f = CheckNode(n); f != Fit::kFits) return NodeText(n, f);
   const ArchPlans& ap = PlansOf(n.arch);
-  std::vector<std::string> plan_problems;
-  bool any_usable = false;
-  for (const Plan& p : ap.usable) {
-    if (!Where(node, p).empty()) {
-      any_usable = true;
-    } else {
-      plan_problems.push_back(absl::StrCat(p.stack_id(), " not installed"));
-    }
-  }
-  if (!any_usable) {
-    if (ap.plans.empty() && ap.excluded.empty()) {
-      return absl::StrCat("arch ", n.arch, " has no known stack for ", spec.model());
-    }
-    if (ap.plans.empty() || plan_problems.empty()) {
-      std::vector<std::string> why;
-      for (const auto& p : ap.excluded) why.push_back(absl::StrCat(p.stack_id(), ": ", p.excluded_reason()));
-      std::string reason = absl::StrCat("arch ", n.arch, " has no working stack for ", spec.model(),
-                                        why.empty() ? "" : absl::StrCat(" (", absl::StrJoin(why, "; "), ")"));
-      if (!spec.stack_id().empty() || !spec.runtime().empty()) {
-        absl::StrAppend(&reason, " matching the requested",
-                        spec.stack_id().empty() ? "" : absl::StrCat(" stack ", spec.stack_id()),
-                        spec.runtime().empty() ? "" : absl::StrCat(" runtime ", spec.runtime()));
-      }
-      return reason;
-    }
-    std::string reason =
-        absl::StrCat("no usable stack installed (", absl::StrJoin(plan_problems, "; "), ")");
+  if (CheckStack(ap) != Fit::kFits) return NoStackText(n, ap);
+  Installed installed;
+  std::string path;
+  const bool has_stack = CheckInstalled(n, ap, &installed) == Fit::kFits;
+  const bool has_model = CheckModel(n, &path) == Fit::kFits;
+  if (!has_stack) {
+    std::vector<std::string> missing;
+    for (const Plan& p : ap.usable) missing.push_back(absl::StrCat(p.stack_id(), " not installed"));
+    std::string reason = absl::StrCat("no usable stack installed (", absl::StrJoin(missing, "; "), ")");
     // Name every blocker at once: installing the stack alone would not do.
-    if (in_.model_path_on_node && in_.model_path_on_node(node).empty()) {
-      absl::StrAppend(&reason, "; model ", spec.model(), " not found under the node's model roots");
+    if (!has_model) {
+      absl::StrAppend(&reason, "; model ", in_.spec.model(), " not found under the node's model roots");
     }
     return reason;
   }
-  if ((in_.model_path_on_node ? in_.model_path_on_node(node) : "").empty()) {
-    return absl::StrCat("model ", spec.model(), " not found under the node's model roots");
+  if (!has_model) {
+    return absl::StrCat("model ", in_.spec.model(), " not found under the node's model roots");
   }
-  std::vector<const Device*> devices;
-  for (const Device& d : node.inventory().devices()) {
-    if (d.arch() == n.arch) devices.push_back(&d);
-  }
-  const std::set<int>* avoided = AvoidedOn(n);
-  std::string last_reason;
-  for (int tp : tps_) {
-    if (tp > static_cast<int>(devices.size())) {
-      last_reason = absl::StrCat("TP=", tp, " needs ", tp, " devices, node has ", devices.size());
-      break;
-    }
-    if (!TpAllowed(tp)) {
-      last_reason = absl::StrCat("TP=", tp, " does not divide the model's attention heads (",
-                                 in_.model.num_attention_heads, ")");
-      continue;
-    }
-    const MemoryCheck& m = MemoryOf(tp, n.device_total);
-    if (!m.fits) {
-      last_reason = absl::StrCat("TP=", tp, ": ", m.reason);
-      continue;
-    }
-    int good = 0;
-    std::vector<std::string> problems;
-    for (const Device* d : devices) {
-      bool busy = n.busy_devices.count(d->index()) || (avoided && avoided->count(d->index()));
-      std::string p = DeviceProblem(*d, m.required_free_bytes, in_.unreclaimed_tolerance_bytes, busy);
-      if (p.empty()) {
-        ++good;
-      } else {
-        problems.push_back(p);
-      }
-    }
-    if (good >= tp) return "";  // it fits
-    last_reason = absl::StrCat(good, " of ", devices.size(), " devices have ≥ ",
-                               common::HumanBytes(m.required_free_bytes),
-                               " free (device view) for TP=", tp,
-                               problems.empty() ? "" : absl::StrCat("; ", absl::StrJoin(problems, "; ")));
-  }
-  return last_reason.empty() ? "no TP fits" : last_reason;
+  std::string why;
+  TpChoice choice;
+  if (CheckDevices(n, AvoidedOn(n), &choice, &why) == Fit::kFits) return "";
+  return why.empty() ? "no TP fits" : why;
 }
+
+// --- Words.
+
+std::string Scheduler::NodeText(const ScheduleNode& n, Fit f) const {
+  const NodeView& node = *n.view;
+  switch (f) {
+    case Fit::kNotReady:
+      return absl::StrCat("node is ", node.state() == dcufleet::v1::NODE_LOST ? "Lost" : "NotReady",
+                          node.state_reason().empty() ? "" : absl::StrCat(" (", node.state_reason(), ")"));
+    case Fit::kNoDevices: return "no accelerators reported";
+    case Fit::kNoArch: return "arch of its devices is unknown (see dcuctl describe node)";
+    default: return SummaryName(f);
+  }
+}
+
+std::string Scheduler::NoStackText(const ScheduleNode& n, const ArchPlans& ap) const {
+  const auto& spec = in_.spec;
+  if (ap.plans.empty() && ap.excluded.empty()) {
+    return absl::StrCat("arch ", n.arch, " has no known stack for ", spec.model());
+  }
+  std::vector<std::string> why;
+  for (const auto& p : ap.excluded) why.push_back(absl::StrCat(p.stack_id(), ": ", p.excluded_reason()));
+  std::string reason = absl::StrCat("arch ", n.arch, " has no working stack for ", spec.model(),
+                                    why.empty() ? "" : absl::StrCat(" (", absl::StrJoin(why, "; "), ")"));
+  if (!spec.stack_id().empty() || !spec.runtime().empty()) {
+    absl::StrAppend(&reason, " matching the requested",
+                    spec.stack_id().empty() ? "" : absl::StrCat(" stack ", spec.stack_id()),
+                    spec.runtime().empty() ? "" : absl::StrCat(" runtime ", spec.runtime()));
+  }
+  return reason;
+}
+
+std::string Scheduler::DevicesText(const ScheduleNode& n, const TpOption& o,
+                                   const std::set<int>* avoided, int good) const {
+  const int64_t required = o.memory->required_free_bytes;
+  std::vector<std::string> problems;
+  for (const Dev& d : n.devices) {
+    DeviceFit f = CheckDevice(n, d, required, avoided);
+    if (f != DeviceFit::kUsable) problems.push_back(DeviceText(n, d, f, required));
+  }
+  return absl::StrCat(good, " of ", n.devices.size(), " devices have ≥ ",
+                      common::HumanBytes(required), " free (device view) for TP=", o.tp,
+                      problems.empty() ? "" : absl::StrCat("; ", absl::StrJoin(problems, "; ")));
+}
+
+std::string Scheduler::DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit f,
+                                  int64_t required) const {
+  const Device& pd = n.view->inventory().devices(d.slot);
+  switch (f) {
+    case DeviceFit::kTaken:
+      return absl::StrCat("device ", d.index, " runs another instance");
+    case DeviceFit::kDead:
+      if (d.dead == Dev::Dead::kUnreclaimed) {
+        // The figures a person checks against the engine's own complaint
+        // ("Free memory on device (4.8/63.98 GiB)").
+        std::string why = absl::StrCat("device ", d.index, " holds ",
+                                       common::HumanBytes(pd.unreclaimed_bytes()), " unreclaimed (",
+                                       common::HumanBytes(d.free), " of ",
+                                       common::HumanBytes(TotalOf(pd)), " free)");
+        std::vector<std::string> holders;
+        for (const auto& h : pd.holders()) {
+          if (h.holder_class() == dcufleet::v1::HOLDER_MANAGED) continue;
+          std::string cmd = h.cmdline().substr(0, 40);
+          holders.push_back(absl::StrCat("pid ", h.pid(), " `", cmd, h.cmdline().size() > 40 ? "…" : "",
+                                         "`", h.parent_alive() ? "" : ", exited parent"));
+        }
+        if (!holders.empty()) absl::StrAppend(&why, " (", absl::StrJoin(holders, "; "), ")");
+        return why;
+      }
+      for (const auto& h : pd.holders()) {
+        if (IsLeftover(h)) return absl::StrCat("device ", d.index, " is held by leftover pid ", h.pid());
+      }
+      return absl::StrCat("device ", d.index, " is held by a leftover process");
+    case DeviceFit::kLowFree:
+      return absl::StrCat("device ", d.index, " has ", common::HumanBytes(d.free), " free (",
+                          pd.schedulable_free().valid() ? pd.schedulable_free().source() : "total",
+                          "), needs ", common::HumanBytes(required));
+    default:
+      return "";
+  }
+}
+
+std::string Scheduler::AvoidedText(const ScheduleNode& n, const TpChoice& t) const {
+  const std::set<int>* avoided = AvoidedOn(n);
+  const int64_t required = t.memory->required_free_bytes;
+  std::vector<std::string> problems;
+  for (const Dev& d : n.devices) {
+    DeviceFit f = CheckDevice(n, d, required, avoided);
+    if (f != DeviceFit::kUsable) problems.push_back(DeviceText(n, d, f, required));
+  }
+  return problems.empty() ? "" : absl::StrCat("avoided: ", absl::StrJoin(problems, "; "));
+}
+
+// --- The walk.
 
 ScheduleResult Scheduler::Run() {
   ScheduleResult out;
@@ -405,81 +521,65 @@ ScheduleResult Scheduler::Run() {
   std::vector<std::pair<std::string, int64_t>> computed;
   if (!in_.shapes && !pinned) computed = FleetShapes(nodes);
   const auto& shapes = in_.shapes ? *in_.shapes : computed;
-  bool any_node = false;
   std::pair<int, int> floor{INT_MAX, INT_MAX};
-  for (const auto& [arch, total] : shapes) {
-    const ArchPlans& ap = PlansOf(arch);
-    int tp = MinTp(total);
-    if (ap.usable.empty() || tp == 0) continue;
-    floor = std::min(floor, std::make_pair(ap.min_rank, tp));
-  }
+  for (const auto& [arch, total] : shapes) floor = std::min(floor, Reach(arch, total));
 
+  bool any_node = false;
   const ScheduleNode* best = nullptr;
   Candidate best_c;
   std::pair<int, int> best_rank{INT_MAX, INT_MAX};
-  std::map<Quick, int64_t> unnamed;
+  std::map<Fit, int64_t> unnamed;
   bool first_usable_known = false;
   Candidate c;
   // Explained after the walk (explaining costs string work), as many as
   // the outcome calls for.
   struct Rejected {
     const ScheduleNode* node;
-    Quick quick;
+    Fit fit;
     std::string reason;
   };
   std::vector<Rejected> rejected;
-  auto reject = [&](const ScheduleNode& n, Quick q, std::string reason) {
+  auto reject = [&](const ScheduleNode& n, Fit f, std::string reason) {
     if (rejected.size() < in_.max_rejections) {
-      rejected.push_back({&n, q, std::move(reason)});
+      rejected.push_back({&n, f, std::move(reason)});
     } else {
-      ++unnamed[q];
+      ++unnamed[f];
     }
   };
   for (size_t i = begin; i < nodes.size(); ++i) {
     const ScheduleNode& n = nodes[i];
     if (pinned && n.view->name() != in_.spec.node()) continue;
     any_node = true;
-    if (!first_usable_known) {
+    if (!first_usable_known && (pinned || HostsAnyTp(n))) {
       // The first node with any device this spec's budget could use.
-      // Enough free devices for some TP this spec could get on it (an
-      // unknown arch or no fitting TP: a node this spec can never use).
-      bool usable = n.ready && !n.arch.empty() && CanHostAny(n);
-      if (usable || pinned) {
-        first_usable_known = true;
-        if (!pinned) out.first_usable = i;
-      }
+      first_usable_known = true;
+      if (!pinned) out.first_usable = i;
     }
-    if (best && !pinned) {
-      // Prune: this node's best possible (rank, TP) cannot beat the chosen.
-      const ArchPlans* ap = n.arch.empty() ? nullptr : &PlansOf(n.arch);
-      int tp = n.arch.empty() ? 0 : MinTp(n.device_total);
-      if (!n.ready || !ap || ap->usable.empty() || tp == 0 ||
-          std::make_pair(ap->min_rank, tp) >= best_rank) {
-        ++unnamed[Quick::kOutranked];
-        continue;
-      }
-    }
-    Quick q = Check(n, &c);
-    if (q != Quick::kOk) {
-      reject(n, q, "");
+    if (best && !pinned && !CanReachBelow(n, best_rank)) {
+      ++unnamed[Fit::kOutranked];
       continue;
     }
-    std::pair<int, int> rank{c.plan->rank(), c.tp};
+    Fit f = Check(n, &c);
+    if (f != Fit::kFits) {
+      reject(n, f, "");
+      continue;
+    }
+    std::pair<int, int> rank{c.installed.plan->rank(), c.choice.tp};
     if (!best || rank < best_rank) {
-      if (best) reject(*best, Quick::kOutranked, absl::StrCat("fits, but node '", n.view->name(), "' ranks higher"));
+      if (best) reject(*best, Fit::kOutranked, absl::StrCat("fits, but node '", n.view->name(), "' ranks higher"));
       best = &n;
       best_c = c;
       best_rank = rank;
       if (best_rank <= floor && !pinned) break;
     } else {
-      reject(n, Quick::kOutranked, absl::StrCat("fits, but node '", best->view->name(), "' ranks higher"));
+      reject(n, Fit::kOutranked, absl::StrCat("fits, but node '", best->view->name(), "' ranks higher"));
     }
   }
   if (!first_usable_known && !pinned) out.first_usable = nodes.size();
   size_t named = best ? std::min(in_.max_rejections_placed, in_.max_rejections) : in_.max_rejections;
   for (size_t k = 0; k < rejected.size(); ++k) {
     if (k >= named) {
-      ++unnamed[rejected[k].quick];
+      ++unnamed[rejected[k].fit];
       continue;
     }
     dcufleet::v1::NodeRejection r;
@@ -494,11 +594,11 @@ ScheduleResult Scheduler::Run() {
     return out;
   }
   int64_t more = begin;  // nodes before `first_node`: no usable device
-  for (const auto& [q, count] : unnamed) more += count;
+  for (const auto& [f, count] : unnamed) more += count;
   if (more > 0) {
     std::vector<std::string> parts;
     if (begin > 0) parts.push_back(absl::StrCat(begin, " with no free usable device"));
-    for (const auto& [q, count] : unnamed) parts.push_back(absl::StrCat(count, " ", QuickName(q)));
+    for (const auto& [f, count] : unnamed) parts.push_back(absl::StrCat(count, " ", SummaryName(f)));
     dcufleet::v1::NodeRejection r;
     r.set_node(absl::StrCat("(", more, " more nodes)"));
     r.set_reason(absl::StrJoin(parts, ", "));
@@ -517,30 +617,22 @@ ScheduleResult Scheduler::Run() {
     return out;
   }
   const ArchPlans& ap = PlansOf(best->arch);
+  const Plan& plan = *best_c.installed.plan;
   out.placed = true;
-  out.plan = *best_c.plan;
-  if (!best_c.location.empty()) out.plan.set_runtime_location(best_c.location);
+  out.plan = plan;
+  if (!best_c.installed.location.empty()) out.plan.set_runtime_location(best_c.installed.location);
   out.plans = ap.plans;
   out.excluded_plans = ap.excluded;
   out.model_path = best_c.model_path;
   auto* p = &out.placement;
   p->set_node(best->view->name());
-  p->set_arch(best_c.plan->arch().empty() ? best->arch : best_c.plan->arch());
+  p->set_arch(plan.arch().empty() ? best->arch : plan.arch());
   for (int d : best_c.devices) p->add_device_indices(d);
-  p->set_tp(best_c.tp);
+  p->set_tp(best_c.choice.tp);
   p->set_port(PortFor(*best));
-  for (const auto& line : best_c.explanation) p->add_memory_explanation(line);
-  // Devices passed over on the chosen node, and why.
-  std::vector<std::string> problems;
-  const std::set<int>* avoided = AvoidedOn(*best);
-  int64_t required = MemoryOf(best_c.tp, best->device_total).required_free_bytes;
-  for (const Device& d : best->view->inventory().devices()) {
-    if (d.arch() != best->arch) continue;
-    bool busy = best->busy_devices.count(d.index()) || (avoided && avoided->count(d.index()));
-    std::string why = DeviceProblem(d, required, in_.unreclaimed_tolerance_bytes, busy);
-    if (!why.empty()) problems.push_back(why);
-  }
-  if (!problems.empty()) p->add_memory_explanation(absl::StrCat("avoided: ", absl::StrJoin(problems, "; ")));
+  for (const auto& line : best_c.choice.memory->explanation) p->add_memory_explanation(line);
+  std::string avoided = AvoidedText(*best, best_c.choice);
+  if (!avoided.empty()) p->add_memory_explanation(std::move(avoided));
   return out;
 }
 
@@ -551,12 +643,12 @@ ScheduleNode MakeScheduleNode(const NodeView& view, int64_t tolerance) {
   n.view = &view;
   n.ready = view.state() == dcufleet::v1::NODE_READY;
   n.arch = NodeArch(view);
-  bool first = true;
-  for (const Device& d : view.inventory().devices()) {
+  const auto& devices = view.inventory().devices();
+  for (int slot = 0; slot < devices.size(); ++slot) {
+    const Device& d = devices[slot];
     if (n.arch.empty() || d.arch() != n.arch) continue;
-    if (first) n.device_total = TotalOf(d);
-    first = false;
-    n.devices.push_back({d.index(), FreeOf(d), IsDead(d, tolerance)});
+    if (n.devices.empty()) n.device_total = TotalOf(d);
+    n.devices.push_back({d.index(), slot, FreeOf(d), DeadCause(d, tolerance)});
   }
   for (const auto& i : view.instances()) {
     if (i.port() > 0) n.busy_ports.insert(i.port());
@@ -573,5 +665,9 @@ std::vector<std::pair<std::string, int64_t>> FleetShapes(const std::vector<Sched
 }
 
 ScheduleResult Schedule(const ScheduleInput& in) { return Scheduler(in).Run(); }
+
+std::string WhyNot(const ScheduleInput& in, const ScheduleNode& node) {
+  return Scheduler(in).Explain(node);
+}
 
 }  // namespace dcu::controller

@@ -39,12 +39,16 @@ struct MemoryCheck {
 // its protobuf. `busy_*` change as the pass places instances.
 struct ScheduleNode {
   struct Dev {
+    // Why a device is unusable whatever is asked: unreclaimed memory beyond
+    // the tolerance, or a leftover / zombie holder (kNo: usable).
+    enum class Dead : uint8_t { kNo, kUnreclaimed, kLeftoverHolder };
     int index = 0;
+    // Position in view->inventory().devices() (where the explanation reads
+    // the figures it names).
+    int slot = 0;
     // Device-view free bytes (schedulable, else device, host, total).
     int64_t free = 0;
-    // Unusable whatever is asked: unreclaimed memory beyond the tolerance or
-    // a leftover / zombie holder.
-    bool dead = false;
+    Dead dead = Dead::kNo;
   };
   const dcufleet::v1::NodeView* view = nullptr;
   bool ready = false;
@@ -60,6 +64,8 @@ struct ScheduleNode {
   std::set<int> busy_ports;
 };
 
+// Devices whose unreclaimed memory exceeds the tolerance are avoided (a
+// leftover process or stranded allocation); they can be freed by reaping.
 ScheduleNode MakeScheduleNode(const dcufleet::v1::NodeView& view,
                               int64_t unreclaimed_tolerance_bytes = 1LL << 30);
 
@@ -96,9 +102,6 @@ struct ScheduleInput {
   std::map<std::string, std::set<int>> avoid_devices;
   std::set<int> avoid_ports;
   int port_base = 8000;
-  // Devices whose unreclaimed memory exceeds this are avoided (a leftover
-  // process or stranded allocation); they can be freed by reaping.
-  int64_t unreclaimed_tolerance_bytes = 1LL << 30;
   // Nodes named with their reason in `rejections` when nothing fits, and
   // when something does; the rest are counted in one summary entry.
   size_t max_rejections = 50;
@@ -117,9 +120,10 @@ struct ScheduleResult {
   // max_rejections, then one "(N more nodes)" entry). Nodes after the chosen
   // one are not looked at once nothing can rank higher.
   std::vector<dcufleet::v1::NodeRejection> rejections;
-  // Index of the first node at or after `first_node` with enough usable
-  // devices for the smallest TP this spec could get there; while a pass only
-  // takes devices, later calls with the same model, TP request and
+  // Index of the first node at or after `first_node` that is Ready with a
+  // known arch and has enough free devices for some TP this spec could get
+  // there (whatever this deployment avoids or finds installed); while a pass
+  // only takes devices, later calls with the same model, TP request and
   // gpu_memory_utilization may start there.
   size_t first_usable = 0;
 };
@@ -130,7 +134,17 @@ struct ScheduleResult {
 // rank, then the smallest TP, then the first node in name order. The walk
 // stops at the first node that reaches the best (rank, TP) any node of the
 // fleet could reach, so a placement usually looks at a handful of nodes.
+//
+// The fit rule is one set of checks (node Ready with a known arch, a usable
+// plan for the arch, its env/image on the node, the model directory, a TP
+// whose memory plan fits and enough usable devices for it), each giving pass
+// or a cause; the fast path, the explanations (WhyNot, `rejections`) and the
+// `first_usable` cursor are all built from them.
 ScheduleResult Schedule(const ScheduleInput& input);
+
+// Why `node` cannot take one instance of the deployment, as `rejections`
+// words it; "" when it can (whether or not another node ranks higher).
+std::string WhyNot(const ScheduleInput& input, const ScheduleNode& node);
 
 // Distinct (arch, device total) of the Ready nodes (ScheduleInput::shapes).
 std::vector<std::pair<std::string, int64_t>> FleetShapes(const std::vector<ScheduleNode>& nodes);

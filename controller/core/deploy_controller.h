@@ -183,8 +183,8 @@ class DeployController : public FleetListener {
   bool writer_stop_ ABSL_GUARDED_BY(write_mu_) = false;
   std::thread writer_;
   // Serialises whole reconcile passes (the thread and tests). Outermost:
-  // held across a pass, which takes mu_, cache_mu_ and, through FleetState,
-  // the store and the knowledge, their own locks.
+  // held across a pass, which takes mu_, cache_mu_ and the locks inside
+  // FleetState, the store and the knowledge.
   absl::Mutex reconcile_mu_;
   std::thread thread_;
 };

@@ -3,9 +3,8 @@
 # (issue 13). The build is g++, which ignores ABSL_GUARDED_BY & co.; this runs
 # clang++ -fsyntax-only (no code generation, so it costs a fraction of a
 # second build) with the flags of build/compile_commands.json, every
-# thread-safety warning an error. It checks every non-generated C++ TU the
-# build has, not a guessed subset: a TU that includes no annotated header
-# costs little and cannot then be missed.
+# thread-safety warning an error, in parallel. Which TUs: see below. Also
+# -Wthread-safety-beta, which checks ABSL_ACQUIRED_AFTER/BEFORE lock orders.
 #
 # Usage: check-thread-safety.sh [BUILD_DIR]   (default: $DCU_BUILD_DIR or build)
 #   DCU_TSA_ONLY=REGEX checks only the TUs whose path matches (while editing);
@@ -29,8 +28,8 @@ if [ ! -f "$DB" ]; then
 fi
 
 # -Wthread-safety is the analysis (attributes, analysis, precise, reference);
-# -Wthread-safety-beta adds checks still under development in clang-14 and is
-# on because the tree is clean under it. Nothing else is reported: the g++
+# -Wthread-safety-beta adds checks still under development in clang-14 (the
+# lock orders among them) and is on because the tree is clean under it. Nothing else is reported: the g++
 # build owns the other warnings.
 TSA_FLAGS=(-fsyntax-only -Wno-everything
            -Wthread-safety -Wthread-safety-beta

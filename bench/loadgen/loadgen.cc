@@ -326,6 +326,8 @@ class Run {
   Samples ingest_server_;   // NodeStatus.sent_at_ms -> NodeView.last_seen_ms (controller clock)
   Samples failover_;        // FAILED report -> next plan's Assignment at an agent
 
+  // Lock order: probe_mu_ and mu_ are never held together; a Samples' own
+  // lock is taken after either (OnAssigned adds to failover_ under mu_).
   absl::Mutex probe_mu_;
   bool probe_ready_ ABSL_GUARDED_BY(probe_mu_) = false;
   Probe probe_ ABSL_GUARDED_BY(probe_mu_);

@@ -142,7 +142,14 @@ class DeployController : public FleetListener {
   const common::Clock* const clock_;
   const Options options_;
 
-  mutable absl::Mutex mu_;
+  // Lock order (checked by clang's -Wthread-safety-beta where one function
+  // takes both): reconcile_mu_ before mu_ and before cache_mu_. mu_,
+  // cache_mu_ and write_mu_ are leaves: none of them is held while another
+  // of the three is taken, nor while FleetState, the store, the knowledge or
+  // a Deploy callback is called (only the clock is, under mu_). FleetState
+  // calls MarkDirty/OnNodeConnected without its own lock held, so there is
+  // no cycle through the listener.
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_);
   std::map<std::string, dcufleet::v1::Deployment> deployments_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
@@ -151,8 +158,8 @@ class DeployController : public FleetListener {
   std::set<std::string> recompute_ ABSL_GUARDED_BY(mu_);
   // Nodes to show to the knowledge in the next pass.
   std::set<std::string> observe_ ABSL_GUARDED_BY(mu_);
-  // Only the reconcile pass touches it (under reconcile_mu_).
-  absl::Time last_observed_all_ = absl::InfinitePast();
+  // Only the reconcile pass touches it.
+  absl::Time last_observed_all_ ABSL_GUARDED_BY(reconcile_mu_) = absl::InfinitePast();
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;
@@ -161,18 +168,23 @@ class DeployController : public FleetListener {
     std::shared_ptr<const dcufleet::v1::NodeView> view;
     ScheduleNode node;
   };
-  absl::Mutex cache_mu_;
+  // Taken by a pass (under reconcile_mu_) and by dry-run Deploys (alone).
+  absl::Mutex cache_mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_);
   std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
       ABSL_GUARDED_BY(cache_mu_);
   // Deployments being created (queued for the writer).
   std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
+  // A leaf: DeployAsync, Stop and the writer take it alone; CommitCreates
+  // runs without it.
   absl::Mutex write_mu_;
   std::deque<PendingCreate> creates_ ABSL_GUARDED_BY(write_mu_);
   bool writer_running_ ABSL_GUARDED_BY(write_mu_) = false;
   bool writer_stop_ ABSL_GUARDED_BY(write_mu_) = false;
   std::thread writer_;
-  // Serialises whole reconcile passes (the thread and tests).
+  // Serialises whole reconcile passes (the thread and tests). Outermost:
+  // held across a pass, which takes mu_, cache_mu_ and the locks inside
+  // FleetState, the store and the knowledge.
   absl::Mutex reconcile_mu_;
   std::thread thread_;
 };

@@ -6,7 +6,6 @@
 #include "common/version.h"
 #include "controller/service/status_convert.h"
 
-#include <thread>
 #include <nlohmann/json.hpp>
 
 namespace dcu::controller {
@@ -55,10 +54,11 @@ namespace dcu::controller {
 namespace {
 
 // Runs `fn` off the gRPC callback thread (it may block on an agent round
-// trip) and finishes the reactor with its status.
-grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* ctx, std::function<absl::Status()> fn) {
+// trip) on a thread of `threads`, and finishes the reactor with its status.
+grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* ctx, OwnedThreads& threads,
+                                std::function<absl::Status()> fn) {
   auto* reactor = ctx->DefaultReactor();
-  std::thread([reactor, fn = std::move(fn)] { reactor->Finish(ToGrpcStatus(fn())); }).detach();
+  threads.Run([reactor, fn = std::move(fn)] { reactor->Finish(ToGrpcStatus(fn())); });
   return reactor;
 }
 
@@ -81,11 +81,21 @@ absl::Status CheckName(const char* what, const std::string& name) {
   return why.empty() ? absl::OkStatus() : absl::InvalidArgumentError(why);
 }
 
+// Streams a deployment's new revisions. Its loop runs on a thread of the
+// service's `watches_` (it blocks in WaitForChange, which gRPC's callback
+// threads must not); the reactor is deleted by whichever of OnDone and the
+// end of that loop comes last, so neither waits for the other.
 class WatchReactor : public grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse> {
  public:
   WatchReactor(DeployController* deployments, EventLog* events, std::string name, int64_t after)
-      : deployments_(deployments), events_(events), name_(std::move(name)), revision_(after) {
-    thread_ = std::thread([this] { Loop(); });
+      : deployments_(deployments), events_(events), name_(std::move(name)), revision_(after) {}
+
+  // Starts the loop; call once, right after construction.
+  void Start(OwnedThreads& threads) {
+    threads.Run([this] {
+      Loop();
+      if (Release()) delete this;
+    });
   }
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
@@ -96,22 +106,25 @@ class WatchReactor : public grpc::ServerWriteReactor<dcufleet::v1::GetDeployment
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
   }
+  // gRPC calls it after Finish, which only the loop calls.
   void OnDone() override {
-    {
-      absl::MutexLock lock(&mu_);
-      cancelled_ = true;
-    }
-    thread_.join();
-    delete this;
+    if (Release()) delete this;
   }
 
  private:
-  void Loop() {
+  // True for the second of the two callers (OnDone, the loop's end).
+  bool Release() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return ++released_ == 2;
+  }
+
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_) {
     while (true) {
       {
         absl::MutexLock lock(&mu_);
         if (cancelled_) break;
       }
+      // The timeout only bounds how late a cancellation is noticed.
       auto d = deployments_->WaitForChange(name_, revision_, absl::Milliseconds(500));
       if (!d) {
         Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
@@ -137,15 +150,16 @@ class WatchReactor : public grpc::ServerWriteReactor<dcufleet::v1::GetDeployment
     Finish(grpc::Status::OK);
   }
 
-  DeployController* deployments_;
-  EventLog* events_;
-  std::string name_;
+  DeployController* const deployments_;
+  EventLog* const events_;
+  const std::string name_;
+  // Only the loop's thread touches these two.
   int64_t revision_;
   dcufleet::v1::GetDeploymentResponse resp_;
   absl::Mutex mu_;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  int released_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace
@@ -161,7 +175,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ReapNode(grpc::CallbackServerContext
   dcufleet::v1::ReapNodeRequest copy = *req;
   FleetState* fleet = deps_.fleet;
   EventLog* events = deps_.events;
-  return Async(ctx, [fleet, events, copy, resp]() -> absl::Status {
+  return Async(ctx, commands_, [fleet, events, copy, resp]() -> absl::Status {
     dcufleet::v1::Command cmd;
     cmd.mutable_reap()->set_dry_run(copy.dry_run());
     cmd.mutable_reap()->set_include_unmanaged(copy.include_unmanaged());
@@ -229,7 +243,9 @@ grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse>* FleetServiceImpl:
     };
     return new Refuse(ToGrpcStatus(s));
   }
-  return new WatchReactor(deps_.deployments, deps_.events, req->name(), req->after_revision());
+  auto* watch = new WatchReactor(deps_.deployments, deps_.events, req->name(), req->after_revision());
+  watch->Start(watches_);
+  return watch;
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::DeleteDeployment(
@@ -272,7 +288,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   dcufleet::v1::Attempt a = *attempt;
   FleetState* fleet = deps_.fleet;
   int tail = req->tail_lines() ? req->tail_lines() : 200;
-  return Async(ctx, [fleet, a, tail, resp]() -> absl::Status {
+  return Async(ctx, commands_, [fleet, a, tail, resp]() -> absl::Status {
     resp->set_instance_id(a.instance_id());
     resp->set_node(a.placement().node());
     dcufleet::v1::Command cmd;

@@ -6,6 +6,7 @@
 
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/service/owned_threads.h"
 #include "controller/store/catalog_store.h"
 #include "controller/store/node_store.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
@@ -75,6 +76,12 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
 
  private:
   FleetServiceDeps deps_;
+  // Declared after deps_ so that they are joined before it goes: the
+  // destructor waits for in-flight agent commands (ReapNode, GetLogs) and
+  // watch loops. Destroy the service after the server's Shutdown, which
+  // ends every call (a watch loop returns once its call is cancelled).
+  OwnedThreads commands_;
+  OwnedThreads watches_;
 };
 
 }  // namespace dcu::controller

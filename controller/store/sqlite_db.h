@@ -96,6 +96,11 @@ class SqliteDatabase {
   absl::StatusOr<int> SchemaVersionLocked();
 
   const std::string path_;
+  // Lock order: mu_ and checkpoint_mu_ are never held together (the
+  // checkpointer waits under checkpoint_mu_, then checkpoints on its own
+  // connection holding neither). mu_ is taken after the callers' locks
+  // (DeployController::reconcile_mu_ is held across a pass's writes) and
+  // nothing is called under it but SQLite.
   absl::Mutex mu_;
   sqlite3* db_;
   bool in_transaction_ = false;

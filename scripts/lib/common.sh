@@ -10,6 +10,10 @@ DCU_APT_PACKAGES=(
   libabsl-dev libsqlite3-dev sqlite3 libre2-dev libssl-dev openssl
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
+  # clang++ for the thread-safety check (check_thread_safety below; g++
+  # ignores ABSL_GUARDED_BY and the other lock annotations), python3 for its
+  # reading of compile_commands.json.
+  clang python3
   procps curl ca-certificates
   # A static /bin/bash for the fake container images (tests/fakes/fake_vllm):
   # stacks source their env.sh inside the image with bash.
@@ -45,6 +49,15 @@ build_all() {
   fi
   log "building (ninja -j$jobs)"
   ninja -C "$BUILD_DIR" -j "$jobs"
+}
+
+# Clang's thread-safety analysis over the project's own translation units
+# (-fsyntax-only, flags from build/compile_commands.json, every finding an
+# error). Run after build_all: it needs the generated headers. Fails, with
+# file:line, on any finding. See scripts/lib/check-thread-safety.sh.
+check_thread_safety() {
+  log "thread-safety check (clang -Wthread-safety)"
+  "$REPO_ROOT/scripts/lib/check-thread-safety.sh" "$BUILD_DIR"
 }
 
 # Short fuzz run (issue 8): builds the libFuzzer targets with clang in

@@ -19,8 +19,8 @@ namespace dcu::dcuctl {
 namespace {
 
 using dcufleet::v1::Deployment;
-using FleetStub = dcufleet::v1::FleetService::Stub;
 using dcufleet::v1::DeploymentPhase;
+using FleetStub = dcufleet::v1::FleetService::Stub;
 
 std::string Phase(DeploymentPhase p) {
   std::string s = dcufleet::v1::DeploymentPhase_Name(p);

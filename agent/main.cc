@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/discovery/node_discovery.h"
@@ -23,8 +24,7 @@
 #include "agent/reap/reap_node.h"
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
-#include "agent/runtime/container_runtime.h"
-#include "agent/runtime/process_runtime.h"
+#include "agent/runtime/runtime_registry.h"
 #include "agent/supervisor/instance_manager.h"
 #include "common/clock.h"
 #include "common/http_client.h"
@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
   std::string state_dir = "/var/lib/dcufleet/agent";
   std::vector<std::string> model_roots, env_roots;
   std::string container_cli = "auto";
+  std::string runtimes_list = dcu::agent::kDefaultRuntimes;
+  const dcu::agent::RuntimeRegistry registry = dcu::agent::RuntimeRegistry::WithBuiltins();
   std::string device_probe = dcu::agent::kDefaultProbeList;
   std::string memprobe, hip_library, proc_root, nvml_library, cuda_library;
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
@@ -82,6 +84,10 @@ int main(int argc, char** argv) {
   app.add_option("--env-root", env_roots, "conda env, or directory of envs (repeatable)");
   app.add_option("--container-cli", container_cli, "docker|podman|none|auto")
       ->check(CLI::IsMember({"docker", "podman", "none", "auto"}));
+  app.add_option("--runtimes", runtimes_list,
+                 absl::StrCat("runtime kinds to enable, comma-separated (known: ",
+                              absl::StrJoin(registry.Kinds(), ", "), ")"))
+      ->capture_default_str();
   app.add_option("--device_probe,--device-probe", device_probe, "probe backends, in order");
   app.add_option("--memprobe", memprobe, "dcu-memprobe helper (default: next to dcu-agent)");
   app.add_option("--hip_library,--hip-library", hip_library, "libamdhip64 the memprobe loads");
@@ -126,6 +132,12 @@ int main(int argc, char** argv) {
 
   if (*inventory_cmd) return dcu::agent::RunInventoryCommand(inv_args, std::cout, std::cerr);
 
+  auto runtime_kinds = registry.ParseKinds(runtimes_list);
+  if (!runtime_kinds.ok()) {
+    std::cerr << "dcu-agent: --runtimes: " << runtime_kinds.status().message() << "\n";
+    return 2;
+  }
+
   if (node.empty()) {
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
@@ -168,27 +180,31 @@ int main(int argc, char** argv) {
   dopts.container_cli = container_cli == "none" ? "" : container_cli;
   dcu::agent::NodeDiscovery discovery(dopts, &runner);
 
-  // Runtimes and supervision.
-  dcu::agent::ProcessRuntimeOptions po;
-  po.state_dir = absl::StrCat(state_dir, "/bare");
-  auto bare = dcu::agent::ProcessRuntime::Create(po, &runner);
-  if (!bare.ok()) {
-    std::cerr << "dcu-agent: bare runtime: " << bare.status().message() << "\n";
-    return 1;
-  }
-  std::map<std::string, dcu::agent::Runtime*> runtimes = {{"bare", bare->get()}};
-  std::unique_ptr<dcu::agent::ContainerRuntime> container;
-  if (container_cli != "none") {
-    dcu::agent::ContainerRuntimeOptions co;
-    co.cli = container_cli;
-    co.state_dir = absl::StrCat(state_dir, "/container");
-    auto c = dcu::agent::ContainerRuntime::Create(co, &runner);
-    if (c.ok()) {
-      container = std::move(*c);
-      runtimes["container"] = container.get();
+  // Runtimes and supervision. A backend this host cannot run (UNAVAILABLE:
+  // no container CLI) is left out with a warning; any other failure is fatal.
+  dcu::agent::RuntimeConfig runtime_config;
+  runtime_config.state_dir = state_dir;
+  runtime_config.container_cli = container_cli == "none" ? "" : container_cli;
+  runtime_config.runner = &runner;
+  std::map<std::string, std::unique_ptr<dcu::agent::Runtime>> owned_runtimes;
+  std::map<std::string, dcu::agent::Runtime*> runtimes;
+  std::vector<std::string> enabled_kinds;
+  for (const std::string& kind : *runtime_kinds) {
+    auto rt = registry.Create(kind, runtime_config);
+    if (rt.ok()) {
+      runtimes[kind] = rt->get();
+      owned_runtimes[kind] = std::move(*rt);
+      enabled_kinds.push_back(kind);
+    } else if (rt.status().code() == absl::StatusCode::kUnavailable) {
+      DCU_LOG_WARN(kind, " runtime unavailable: ", rt.status().message());
     } else {
-      DCU_LOG_WARN("container runtime unavailable: ", c.status().message());
+      std::cerr << "dcu-agent: " << kind << " runtime: " << rt.status().message() << "\n";
+      return 1;
     }
+  }
+  if (runtimes.empty()) {
+    std::cerr << "dcu-agent: none of --runtimes '" << runtimes_list << "' can run on this host\n";
+    return 1;
   }
   dcu::common::SocketHttpClient http;
   dcu::common::RealClock clock;
@@ -342,7 +358,7 @@ int main(int argc, char** argv) {
   signal(SIGTERM, OnStopSignal);
   signal(SIGINT, OnStopSignal);
   DCU_LOG_INFO("dcu-agent ", dcu::common::kVersion, " node '", node, "' root '", root,
-               "' state '", state_dir, "' runtimes bare", container ? "+container" : "",
+               "' state '", state_dir, "' runtimes ", absl::StrJoin(enabled_kinds, "+"),
                " dialing ", controller);
   link->Start();
   while (!g_stop) absl::SleepFor(absl::Milliseconds(100));

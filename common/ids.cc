@@ -39,4 +39,20 @@ std::string ValidateName(absl::string_view what, absl::string_view name) {
   return "";
 }
 
+std::string InstanceIdProblem(absl::string_view id) {
+  if (id.empty()) return "must not be empty";
+  if (id.size() > 128) return absl::StrCat("is ", id.size(), " characters long; at most 128");
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  if (!alnum(id[0])) return "must start with a letter or digit";
+  for (char c : id) {
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') {
+      return absl::StrCat("contains '", absl::CHexEscape(std::string(1, c)),
+                          "'; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed");
+    }
+  }
+  return "";
+}
+
 }  // namespace dcu::common

@@ -29,19 +29,10 @@ std::string Field(absl::string_view prefix, absl::string_view name) {
 
 bool IsAlnum(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); }
 
-// Instance ids: "<deployment>-<attempt>-<hex>", also container names and
-// state directory names on the agent.
+// Instance ids: common/ids.h's rule, the one the agent's runtimes apply too.
 absl::Status CheckInstanceId(absl::string_view field, absl::string_view id) {
-  if (id.empty()) return Invalid(field, "must not be empty");
-  if (id.size() > 128) return Invalid(field, absl::StrCat("is ", id.size(), " characters long; at most 128"));
-  if (!IsAlnum(id[0])) return Invalid(field, "must start with a letter or digit");
-  for (char c : id) {
-    if (!IsAlnum(c) && c != '.' && c != '_' && c != '-') {
-      return Invalid(field, absl::StrCat("contains '", Preview(absl::string_view(&c, 1)),
-                                         "'; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed"));
-    }
-  }
-  return absl::OkStatus();
+  std::string why = InstanceIdProblem(id);
+  return why.empty() ? absl::OkStatus() : Invalid(field, why);
 }
 
 // Generic bounds on everything an agent sends, walked by reflection so a new

@@ -221,16 +221,6 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-std::string Sha256Hex(absl::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned int i = 0; i < len; ++i) absl::StrAppend(&out, absl::Hex(digest[i], absl::kZeroPad2));
-  return out;
-}
-
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerTlsFiles& files) {
   if (files.cert.empty() || files.key.empty()) {

@@ -58,9 +58,6 @@ absl::Status CheckKeyMatchesCertificate(absl::string_view cert_pem, absl::string
 // one line of printable ASCII without spaces (what goes into an HTTP/2 header).
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
-// Lower-case hex SHA-256 of `data`.
-std::string Sha256Hex(absl::string_view data);
-
 // Server side: the controller's certificate and key, and optionally the CA
 // that signs client certificates (agents, people). With a client CA, client
 // certificates are requested and verified when presented (a dcuctl using a

@@ -13,12 +13,14 @@
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
+#include "dcuctl/query.h"
 
 namespace dcu::dcuctl {
 namespace {
 
 using dcufleet::v1::Deployment;
 using dcufleet::v1::DeploymentPhase;
+using FleetStub = dcufleet::v1::FleetService::Stub;
 
 std::string Phase(DeploymentPhase p) {
   std::string s = dcufleet::v1::DeploymentPhase_Name(p);
@@ -74,6 +76,24 @@ std::string Bar(int done, int total, int width = 30) {
   int filled = width * done / total;
   return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, '.'), "] ", done,
                       "/", total);
+}
+
+void PrintDeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool wide,
+                           std::ostream& out) {
+  std::vector<std::string> header = {"NAME", "MODEL", "PHASE", "NODE", "STACK", "TP", "ATTEMPTS", "AGE"};
+  if (wide) header.push_back("MESSAGE");
+  Table t(header);
+  for (const auto& d : resp.deployments()) {
+    const auto* a = LastAttempt(d);
+    std::vector<std::string> row = {
+        d.spec().name(), d.spec().model(), Phase(d.status().phase()),
+        a ? a->placement().node() : "-", a ? a->stack_id() : "-",
+        a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
+        absl::StrCat(d.status().attempts_size()), Ago(d.status().created_at_ms())};
+    if (wide) row.push_back(d.status().message());
+    t.AddRow(row);
+  }
+  t.Print(out);
 }
 
 }  // namespace
@@ -179,13 +199,12 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
   *req.mutable_spec() = args.spec;
   req.set_dry_run(args.dry_run);
   dcufleet::v1::DeployResponse resp;
-  auto ctx = client.Context();
-  grpc::Status s = client.stub().Deploy(ctx.get(), req, &resp);
+  grpc::Status s = CallFleet(client, &FleetStub::Deploy, req, &resp);
   if (!s.ok()) return client.Fail(s, absl::StrCat("deploying ", args.spec.model()), err);
   const std::string& fmt = client.options().output;
   const Deployment& d = resp.deployment();
   if (args.dry_run) {
-    if (fmt == "json" || fmt == "yaml") {
+    if (IsStructured(fmt)) {
       PrintStructured(ProtoToJson(d), fmt, out);
     } else {
       out << d.status().message() << "\n\n";
@@ -266,55 +285,33 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
 }
 
 int RunGetDeployments(Client& client, std::ostream& out, std::ostream& err) {
-  dcufleet::v1::ListDeploymentsRequest req;
-  dcufleet::v1::ListDeploymentsResponse resp;
-  auto ctx = client.Context();
-  grpc::Status s = client.stub().ListDeployments(ctx.get(), req, &resp);
-  if (!s.ok()) return client.Fail(s, "listing deployments", err);
-  const std::string& fmt = client.options().output;
-  if (fmt == "json" || fmt == "yaml") {
-    nlohmann::json j = ProtoToJson(resp);
-    if (!j.contains("deployments")) j["deployments"] = nlohmann::json::array();
-    PrintStructured(j, fmt, out);
+  QueryView<dcufleet::v1::ListDeploymentsResponse> view;
+  view.structured = [](const dcufleet::v1::ListDeploymentsResponse& resp) {
+    return ProtoToJsonListing(resp, {"deployments"});
+  };
+  view.render = [&](const dcufleet::v1::ListDeploymentsResponse& resp, const std::string& fmt) {
+    if (resp.deployments().empty()) {
+      err << "No deployments. Create one with: dcuctl deploy MODEL\n";
+      return kExitOk;
+    }
+    PrintDeploymentsTable(resp, fmt == "wide", out);
     return kExitOk;
-  }
-  if (resp.deployments().empty()) {
-    err << "No deployments. Create one with: dcuctl deploy MODEL\n";
-    return kExitOk;
-  }
-  bool wide = fmt == "wide";
-  std::vector<std::string> header = {"NAME", "MODEL", "PHASE", "NODE", "STACK", "TP", "ATTEMPTS", "AGE"};
-  if (wide) header.push_back("MESSAGE");
-  Table t(header);
-  for (const auto& d : resp.deployments()) {
-    const auto* a = LastAttempt(d);
-    std::vector<std::string> row = {
-        d.spec().name(), d.spec().model(), Phase(d.status().phase()),
-        a ? a->placement().node() : "-", a ? a->stack_id() : "-",
-        a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
-        absl::StrCat(d.status().attempts_size()), Ago(d.status().created_at_ms())};
-    if (wide) row.push_back(d.status().message());
-    t.AddRow(row);
-  }
-  t.Print(out);
-  return kExitOk;
+  };
+  return RunQuery(client, &FleetStub::ListDeployments, dcufleet::v1::ListDeploymentsRequest(),
+                  "listing deployments", view, out, err);
 }
 
 int RunDescribeDeployment(Client& client, const std::string& name, std::ostream& out,
                           std::ostream& err) {
   dcufleet::v1::GetDeploymentRequest req;
   req.set_name(name);
-  dcufleet::v1::GetDeploymentResponse resp;
-  auto ctx = client.Context();
-  grpc::Status s = client.stub().GetDeployment(ctx.get(), req, &resp);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("describing deployment '", name, "'"), err);
-  const std::string& fmt = client.options().output;
-  if (fmt == "json" || fmt == "yaml") {
-    PrintStructured(ProtoToJson(resp), fmt, out);
+  QueryView<dcufleet::v1::GetDeploymentResponse> view;
+  view.render = [&](const dcufleet::v1::GetDeploymentResponse& resp, const std::string&) {
+    PrintDeploymentDescription(resp, out);
     return kExitOk;
-  }
-  PrintDeploymentDescription(resp, out);
-  return kExitOk;
+  };
+  return RunQuery(client, &FleetStub::GetDeployment, req,
+                  absl::StrCat("describing deployment '", name, "'"), view, out, err);
 }
 
 int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std::ostream& out,
@@ -322,8 +319,7 @@ int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std:
   dcufleet::v1::DeleteDeploymentRequest req;
   req.set_name(name);
   dcufleet::v1::DeleteDeploymentResponse resp;
-  auto ctx = client.Context();
-  grpc::Status s = client.stub().DeleteDeployment(ctx.get(), req, &resp);
+  grpc::Status s = CallFleet(client, &FleetStub::DeleteDeployment, req, &resp);
   if (!s.ok()) return client.Fail(s, absl::StrCat("deleting deployment '", name, "'"), err);
   out << "deployment '" << name << "' deleting\n";
   if (!wait) return kExitOk;
@@ -332,8 +328,7 @@ int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std:
     dcufleet::v1::GetDeploymentRequest g;
     g.set_name(name);
     dcufleet::v1::GetDeploymentResponse gr;
-    auto gctx = client.Context();
-    grpc::Status gs = client.stub().GetDeployment(gctx.get(), g, &gr);
+    grpc::Status gs = CallFleet(client, &FleetStub::GetDeployment, g, &gr);
     if (gs.error_code() == grpc::StatusCode::NOT_FOUND) {
       out << "deployment '" << name << "' deleted; its instances are stopped\n";
       return kExitOk;
@@ -354,8 +349,7 @@ int RunLogs(Client& client, const std::string& name, const std::string& instance
     req.set_instance_id(instance);
     req.set_tail_lines(tail);
     dcufleet::v1::GetLogsResponse resp;
-    auto ctx = client.Context();
-    grpc::Status s = client.stub().GetLogs(ctx.get(), req, &resp);
+    grpc::Status s = CallFleet(client, &FleetStub::GetLogs, req, &resp);
     if (!s.ok()) return client.Fail(s, absl::StrCat("fetching logs of '", name, "'"), err);
     std::vector<std::string> lines(resp.lines().begin(), resp.lines().end());
     // Print only what follows the overlap with the previous fetch.
@@ -385,13 +379,15 @@ int RunReapNode(Client& client, const std::string& node, bool dry_run, bool incl
   req.set_dry_run(dry_run);
   req.set_include_unmanaged(include_unmanaged);
   dcufleet::v1::ReapNodeResponse resp;
+  // Not CallFleet: reaping waits out each holder's grace period on the node,
+  // far longer than --timeout's default.
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(150));
   grpc::Status s = client.stub().ReapNode(&ctx, req, &resp);
   if (!s.ok()) return client.Fail(s, absl::StrCat("reaping node '", node, "'"), err);
   const std::string& fmt = client.options().output;
   nlohmann::json report = nlohmann::json::parse(resp.report_json(), nullptr, false);
-  if (fmt == "json" || fmt == "yaml") {
+  if (IsStructured(fmt)) {
     nlohmann::json j = {{"ok", resp.ok()}, {"message", resp.message()}, {"report", report}};
     PrintStructured(j, fmt, out);
   } else {

@@ -14,6 +14,7 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
 #include "dcuctl/pki_commands.h"
+#include "dcuctl/query.h"
 
 int main(int argc, char** argv) {
   using namespace dcu::dcuctl;
@@ -223,8 +224,8 @@ int main(int argc, char** argv) {
     std::cout << "Client version: " << dcu::common::kVersion << "\n";
     dcufleet::v1::GetVersionRequest req;
     dcufleet::v1::GetVersionResponse resp;
-    auto ctx = client.Context();
-    grpc::Status s = client.stub().GetVersion(ctx.get(), req, &resp);
+    grpc::Status s =
+        CallFleet(client, &dcufleet::v1::FleetService::Stub::GetVersion, req, &resp);
     if (!s.ok()) return client.Fail(s, "asking the controller's version", std::cerr);
     std::cout << "Controller version: " << resp.version() << " (schema " << resp.schema_version()
               << ", database '" << resp.db_path() << "')\n";

@@ -8,6 +8,7 @@
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
+#include "dcuctl/query.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -52,27 +53,7 @@ int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   return total;
 }
 
-}  // namespace
-
-int RunGetNodes(Client& client, std::ostream& out, std::ostream& err) {
-  dcufleet::v1::ListNodesRequest req;
-  dcufleet::v1::ListNodesResponse resp;
-  auto ctx = client.Context();
-  grpc::Status s = client.stub().ListNodes(ctx.get(), req, &resp);
-  if (!s.ok()) return client.Fail(s, "listing nodes", err);
-  const std::string& fmt = client.options().output;
-  if (fmt == "json" || fmt == "yaml") {
-    nlohmann::json j = ProtoToJson(resp);
-    if (!j.contains("nodes")) j["nodes"] = nlohmann::json::array();
-    PrintStructured(j, fmt, out);
-    return kExitOk;
-  }
-  if (resp.nodes().empty()) {
-    err << "No nodes registered. Start dcu-agent --controller " << client.options().controller
-        << " on a node.\n";
-    return kExitOk;
-  }
-  bool wide = fmt == "wide";
+void PrintNodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide, std::ostream& out) {
   std::vector<std::string> header = {"NAME", "STATUS", "DEVICES", "ARCH", "LAST SEEN", "AGENT"};
   if (wide) {
     header.push_back("SCHEDULABLE FREE");
@@ -94,7 +75,26 @@ int RunGetNodes(Client& client, std::ostream& out, std::ostream& err) {
     t.AddRow(std::move(row));
   }
   t.Print(out);
-  return kExitOk;
+}
+
+}  // namespace
+
+int RunGetNodes(Client& client, std::ostream& out, std::ostream& err) {
+  QueryView<dcufleet::v1::ListNodesResponse> view;
+  view.structured = [](const dcufleet::v1::ListNodesResponse& resp) {
+    return ProtoToJsonListing(resp, {"nodes"});
+  };
+  view.render = [&](const dcufleet::v1::ListNodesResponse& resp, const std::string& fmt) {
+    if (resp.nodes().empty()) {
+      err << "No nodes registered. Start dcu-agent --controller " << client.options().controller
+          << " on a node.\n";
+      return kExitOk;
+    }
+    PrintNodesTable(resp, fmt == "wide", out);
+    return kExitOk;
+  };
+  return RunQuery(client, &dcufleet::v1::FleetService::Stub::ListNodes,
+                  dcufleet::v1::ListNodesRequest(), "listing nodes", view, out, err);
 }
 
 void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
@@ -184,17 +184,13 @@ int RunDescribeNode(Client& client, const std::string& name, std::ostream& out,
                     std::ostream& err) {
   dcufleet::v1::GetNodeRequest req;
   req.set_name(name);
-  dcufleet::v1::NodeView node;
-  auto ctx = client.Context();
-  grpc::Status s = client.stub().GetNode(ctx.get(), req, &node);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("describing node '", name, "'"), err);
-  const std::string& fmt = client.options().output;
-  if (fmt == "json" || fmt == "yaml") {
-    PrintStructured(ProtoToJson(node), fmt, out);
+  QueryView<dcufleet::v1::NodeView> view;
+  view.render = [&](const dcufleet::v1::NodeView& node, const std::string&) {
+    PrintNodeDescription(node, out);
     return kExitOk;
-  }
-  PrintNodeDescription(node, out);
-  return kExitOk;
+  };
+  return RunQuery(client, &dcufleet::v1::FleetService::Stub::GetNode, req,
+                  absl::StrCat("describing node '", name, "'"), view, out, err);
 }
 
 }  // namespace dcu::dcuctl

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/fs_util.h"
+#include "common/hash.h"
 #include "common/ids.h"
 #include "common/status_util.h"
 #include "common/tls_config.h"

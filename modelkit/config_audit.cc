@@ -1,18 +1,16 @@
 #include "modelkit/config_audit.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/fs_util.h"
+#include "common/hash.h"
 #include "common/units.h"
 
 namespace dcu::modelkit {
@@ -158,25 +156,20 @@ std::string JoinInts(const google::protobuf::RepeatedField<int32_t>& v) {
   return absl::StrJoin(v, ", ");
 }
 
-std::optional<std::string> ReadSmallFile(const std::string& path, size_t limit, std::string* err) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec) {
-    *err = ec.message();
+// common::ReadSmallFile, refusing (not truncating) a file over `limit`; on
+// failure `err` says why for the audit finding.
+std::optional<std::string> ReadWithin(const std::string& path, size_t limit, std::string* err) {
+  auto text = common::ReadSmallFile(path, limit + 1);
+  if (!text.ok()) {
+    *err = std::string(text.status().message());
     return std::nullopt;
   }
-  if (size > limit) {
-    *err = absl::StrCat(size, " bytes, over the ", limit, "-byte limit");
+  if (text->size() > limit) {
+    std::error_code ec;
+    *err = absl::StrCat(fs::file_size(path, ec), " bytes, over the ", limit, "-byte limit");
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "cannot open";
-    return std::nullopt;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return *std::move(text);
 }
 
 // Weight bytes, shard presence, from the directory.
@@ -186,7 +179,7 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
     fs::path index_path = fs::path(dir) / index_name;
     if (!fs::exists(index_path, ec)) continue;
     std::string err;
-    auto text = ReadSmallFile(index_path.string(), kMaxIndexBytes, &err);
+    auto text = ReadWithin(index_path.string(), kMaxIndexBytes, &err);
     if (!text) {
       Add(r, "error", "index_unreadable", index_name,
           absl::StrCat("cannot read ", index_name, ": ", err));
@@ -812,19 +805,6 @@ int64_t EstimateWeightBytes(const ModelConfig& c) {
   return params * bytes;
 }
 
-std::string Sha256Hex(absl::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) return "";
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
-}
-
 const ModelEntry* FindCatalogModel(const AuditOptions& options, absl::string_view name) {
   std::string want = Lower(name);
   for (const auto& m : options.models) {
@@ -836,7 +816,7 @@ const ModelEntry* FindCatalogModel(const AuditOptions& options, absl::string_vie
 AuditReport AuditConfigText(absl::string_view text, absl::string_view dir_name,
                             const AuditOptions& options) {
   AuditReport r;
-  r.set_config_sha256(Sha256Hex(text));
+  r.set_config_sha256(common::Sha256Hex(text));
   auto parsed = ParseModelConfig(text);
   if (!parsed.ok()) {
     r.set_config_valid_json(false);
@@ -878,7 +858,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
   fs::path config_path = fs::path(path) / "config.json";
   std::string err;
   std::optional<std::string> text;
-  if (fs::exists(config_path, ec)) text = ReadSmallFile(config_path.string(), kMaxConfigBytes, &err);
+  if (fs::exists(config_path, ec)) text = ReadWithin(config_path.string(), kMaxConfigBytes, &err);
   if (!text) {
     Add(&r, "error", "config_missing", "config.json",
         absl::StrCat("cannot read ", config_path.string(), err.empty() ? ": no such file" : ": " + err));
@@ -886,7 +866,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
     AuditWeights(path, nullptr, &r);
     return r;
   }
-  r.set_config_sha256(Sha256Hex(*text));
+  r.set_config_sha256(common::Sha256Hex(*text));
   auto parsed = ParseModelConfig(*text);
   if (!parsed.ok()) {
     r.set_config_valid_json(false);

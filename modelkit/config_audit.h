@@ -92,9 +92,6 @@ int64_t KvCacheBytesPerToken(const ModelConfig& config, int tp = 1);
 // shapes it does not know (MLA, hybrid linear attention).
 int64_t EstimateWeightBytes(const ModelConfig& config);
 
-// Lower-case hex SHA-256.
-std::string Sha256Hex(absl::string_view data);
-
 struct AuditOptions {
   // The model catalog to match against.
   std::vector<dcufleet::v1::ModelEntry> models;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/hash.h"
 #include "modelkit/config_audit.h"
 #include "modelkit/names.h"
 
@@ -98,7 +99,7 @@ absl::StatusOr<Stack> StackFromEnvironment(const RuntimeEnvironment& env, absl::
   bool bare = kind == dcufleet::v1::RUNTIME_BARE;
   Stack s;
   s.set_id(absl::StrCat("disc-", engine, "-", IdPart(version), bare ? "-bare-" : "-image-",
-                        Sha256Hex(absl::StrCat(env.kind(), "\n", env.location())).substr(0, 8)));
+                        common::Sha256Hex(absl::StrCat(env.kind(), "\n", env.location())).substr(0, 8)));
   s.set_display_name(absl::StrCat(engine, " ", version, " (discovered on ", node, ")"));
   s.set_engine(engine);
   s.set_engine_version(version);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/hash.h"
 #include "modelkit/config_audit.h"
 #include "nlohmann/json.hpp"
 
@@ -73,7 +74,7 @@ void Apply(Parsed* p, const std::vector<ConfigCorrection>& corrections) {
   }
 }
 
-std::string ShortHash(absl::string_view text) { return Sha256Hex(text).substr(0, 12); }
+std::string ShortHash(absl::string_view text) { return common::Sha256Hex(text).substr(0, 12); }
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include "agent/probe/sysfs_kfd_device_probe.h"
 #include "agent/procscan/proc_scanner.h"
 #include "common/fs_util.h"
+#include "common/proc_stat.h"
 #include "common/units.h"
 
 namespace dcu::agent {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/probe/findings.h"
+#include "agent/probe/memory_reading.h"
 #include "agent/probe/pci_bus.h"
 #include "common/arch.h"
 
@@ -21,16 +22,6 @@ namespace dcu::agent {
 namespace {
 
 using dcufleet::v1::Device;
-using dcufleet::v1::MemoryReading;
-
-MemoryReading Reading(int64_t bytes, absl::string_view source, int64_t now_ms) {
-  MemoryReading r;
-  r.set_bytes(bytes);
-  r.set_source(std::string(source));
-  r.set_valid(true);
-  r.set_read_at_ms(now_ms);
-  return r;
-}
 
 // The last "step X device N" line the helper wrote before it went quiet.
 std::string LastStep(const std::string& stderr_data) {
@@ -106,11 +97,11 @@ absl::StatusOr<ProbeReport> ParseMemprobeOutput(const common::ProcessOutput& out
           *dev.add_findings() = MakeFinding(kWarning, kProbeFailed, mem_src,
                                             absl::StrCat("device ", dev.index(), ": ", j["error"].get<std::string>()));
         } else if (j.contains("free") && j.contains("total")) {
-          *dev.mutable_device_free() = Reading(j["free"].get<int64_t>(), mem_src, now_ms);
-          *dev.mutable_device_total() = Reading(j["total"].get<int64_t>(), mem_src, now_ms);
+          *dev.mutable_device_free() = MakeReading(j["free"].get<int64_t>(), mem_src, now_ms);
+          *dev.mutable_device_total() = MakeReading(j["total"].get<int64_t>(), mem_src, now_ms);
           if (j.contains("self_used")) {
             *dev.mutable_device_self_used() =
-                Reading(j["self_used"].get<int64_t>(),
+                MakeReading(j["self_used"].get<int64_t>(),
                         absl::StrCat(j.value("self_source", std::string("nvml")), " (the helper's own context)"), now_ms);
           }
         }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/probe/findings.h"
+#include "agent/probe/memory_reading.h"
 #include "agent/probe/pci_bus.h"
 #include "common/arch.h"
 
@@ -20,7 +21,6 @@ namespace dcu::agent {
 namespace {
 
 using dcufleet::v1::Device;
-using dcufleet::v1::MemoryReading;
 
 // nvml.h (NVML API 11/12). Only what the probe reads; layouts as in the
 // header, which fixes them for ABI compatibility across driver releases.
@@ -67,15 +67,6 @@ struct NvmlProcessInfoV2 {  // nvmlProcessInfo_v2_t == nvmlProcessInfo_t (the _v
   unsigned int compute_instance_id;
 };
 static_assert(sizeof(NvmlProcessInfoV1) == 16 && sizeof(NvmlProcessInfoV2) == 24, "NVML process info layouts");
-
-MemoryReading Reading(int64_t bytes, absl::string_view source, int64_t now_ms) {
-  MemoryReading r;
-  r.set_bytes(bytes);
-  r.set_source(std::string(source));
-  r.set_valid(true);
-  r.set_read_at_ms(now_ms);
-  return r;
-}
 
 template <typename T>
 T Sym(void* h, const char* name) {
@@ -266,10 +257,10 @@ absl::StatusOr<ProbeReport> NvmlDeviceProbe::Probe() {
       if (rc == kNvmlSuccess) {
         have_memory = true;
         constexpr char kSrc[] = "nvml:nvmlDeviceGetMemoryInfo_v2";
-        *dev.mutable_total() = Reading(static_cast<int64_t>(m.total), kSrc, now_ms);
-        *dev.mutable_host_used() = Reading(static_cast<int64_t>(m.used), kSrc, now_ms);
-        *dev.mutable_host_free() = Reading(static_cast<int64_t>(m.free), kSrc, now_ms);
-        *dev.mutable_host_reserved() = Reading(static_cast<int64_t>(m.reserved), kSrc, now_ms);
+        *dev.mutable_total() = MakeReading(static_cast<int64_t>(m.total), kSrc, now_ms);
+        *dev.mutable_host_used() = MakeReading(static_cast<int64_t>(m.used), kSrc, now_ms);
+        *dev.mutable_host_free() = MakeReading(static_cast<int64_t>(m.free), kSrc, now_ms);
+        *dev.mutable_host_reserved() = MakeReading(static_cast<int64_t>(m.reserved), kSrc, now_ms);
       }
     }
     if (!have_memory && api_->memory_v1) {
@@ -278,9 +269,9 @@ absl::StatusOr<ProbeReport> NvmlDeviceProbe::Probe() {
       if (rc == kNvmlSuccess) {
         have_memory = true;
         constexpr char kSrc[] = "nvml:nvmlDeviceGetMemoryInfo";
-        *dev.mutable_total() = Reading(static_cast<int64_t>(m.total), kSrc, now_ms);
-        *dev.mutable_host_used() = Reading(static_cast<int64_t>(m.used), kSrc, now_ms);
-        *dev.mutable_host_free() = Reading(static_cast<int64_t>(m.free), kSrc, now_ms);
+        *dev.mutable_total() = MakeReading(static_cast<int64_t>(m.total), kSrc, now_ms);
+        *dev.mutable_host_used() = MakeReading(static_cast<int64_t>(m.used), kSrc, now_ms);
+        *dev.mutable_host_free() = MakeReading(static_cast<int64_t>(m.free), kSrc, now_ms);
       }
     }
     if (!have_memory) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/probe/findings.h"
+#include "agent/probe/memory_reading.h"
 #include "common/arch.h"
 #include "common/fs_util.h"
 
@@ -16,7 +17,6 @@ namespace dcu::agent {
 namespace {
 
 using dcufleet::v1::Device;
-using dcufleet::v1::MemoryReading;
 
 // rocm_smi.h: rsmi_status_t is an enum (int); RSMI_MEM_TYPE_VRAM is 0.
 constexpr int kRsmiSuccess = 0;
@@ -25,15 +25,6 @@ constexpr int kRsmiMemTypeVram = 0;
 bool IsRegularFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-MemoryReading Reading(int64_t bytes, absl::string_view source, int64_t now_ms) {
-  MemoryReading r;
-  r.set_bytes(bytes);
-  r.set_source(std::string(source));
-  r.set_valid(true);
-  r.set_read_at_ms(now_ms);
-  return r;
 }
 
 }  // namespace
@@ -239,13 +230,13 @@ absl::StatusOr<ProbeReport> RocmSmiDeviceProbe::Probe() {
     }
     uint64_t total = 0, used = 0;
     if (api_->memory_total(i, kRsmiMemTypeVram, &total) == kRsmiSuccess) {
-      *dev.mutable_total() = Reading(static_cast<int64_t>(total), "rocm_smi:rsmi_dev_memory_total_get", now_ms);
+      *dev.mutable_total() = MakeReading(static_cast<int64_t>(total), "rocm_smi:rsmi_dev_memory_total_get", now_ms);
     }
     if (api_->memory_usage(i, kRsmiMemTypeVram, &used) == kRsmiSuccess) {
-      *dev.mutable_host_used() = Reading(static_cast<int64_t>(used), "rocm_smi:rsmi_dev_memory_usage_get", now_ms);
+      *dev.mutable_host_used() = MakeReading(static_cast<int64_t>(used), "rocm_smi:rsmi_dev_memory_usage_get", now_ms);
     }
     if (dev.total().valid() && dev.host_used().valid()) {
-      *dev.mutable_host_free() = Reading(std::max<int64_t>(0, dev.total().bytes() - dev.host_used().bytes()),
+      *dev.mutable_host_free() = MakeReading(std::max<int64_t>(0, dev.total().bytes() - dev.host_used().bytes()),
                                          "derived:rocm_smi total - used", now_ms);
     }
     report.devices.push_back(std::move(dev));

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/probe/findings.h"
+#include "agent/probe/memory_reading.h"
 #include "common/arch.h"
 #include "common/fs_util.h"
 
@@ -22,7 +23,6 @@ using common::JoinRoot;
 using common::ReadSmallFile;
 using dcufleet::v1::Device;
 using dcufleet::v1::Finding;
-using dcufleet::v1::MemoryReading;
 
 constexpr char kTopology[] = "sys/class/kfd/kfd/topology/nodes";
 constexpr char kDrm[] = "sys/class/drm";
@@ -106,15 +106,6 @@ std::vector<DrmCard> ListDrmCards(const std::string& root) {
     cards.push_back(std::move(c));
   }
   return cards;
-}
-
-MemoryReading Reading(int64_t bytes, absl::string_view source, int64_t now_ms) {
-  MemoryReading r;
-  r.set_bytes(bytes);
-  r.set_source(std::string(source));
-  r.set_valid(true);
-  r.set_read_at_ms(now_ms);
-  return r;
 }
 
 // Reads one integer sysfs file into `out`. A missing file is silent (the
@@ -347,27 +338,27 @@ absl::StatusOr<ProbeReport> SysfsKfdDeviceProbe::Probe() {
     bool have_drm_total = card && ReadIntFile(card->device_dir + "/mem_info_vram_total", &drm_total, &dev);
     bool have_drm_used = card && ReadIntFile(card->device_dir + "/mem_info_vram_used", &drm_used, &dev);
     if (bank_total > 0) {
-      *dev.mutable_total() = Reading(bank_total, bank_source, now_ms);
+      *dev.mutable_total() = MakeReading(bank_total, bank_source, now_ms);
     } else if (have_drm_total && drm_total > 0) {
-      *dev.mutable_total() = Reading(drm_total, absl::StrCat("sysfs:", card->name, "/device/mem_info_vram_total"), now_ms);
+      *dev.mutable_total() = MakeReading(drm_total, absl::StrCat("sysfs:", card->name, "/device/mem_info_vram_total"), now_ms);
     } else if (props.Get("local_mem_size") > 0) {
-      *dev.mutable_total() = Reading(static_cast<int64_t>(props.Get("local_mem_size")),
+      *dev.mutable_total() = MakeReading(static_cast<int64_t>(props.Get("local_mem_size")),
                                      absl::StrCat("kfd:nodes/", node, "/properties local_mem_size"), now_ms);
     }
 
     // Host view used: DRM mem_info_vram_used, else KFD used_memory.
     if (have_drm_used) {
-      *dev.mutable_host_used() = Reading(drm_used, absl::StrCat("sysfs:", card->name, "/device/mem_info_vram_used"), now_ms);
+      *dev.mutable_host_used() = MakeReading(drm_used, absl::StrCat("sysfs:", card->name, "/device/mem_info_vram_used"), now_ms);
     } else {
       std::string um_path = node_dir + "/mem_banks/0/used_memory";
       int64_t used = 0;
       if (ReadIntFile(um_path, &used, &dev)) {
-        *dev.mutable_host_used() = Reading(used, absl::StrCat("kfd:nodes/", node, "/mem_banks/0/used_memory"), now_ms);
+        *dev.mutable_host_used() = MakeReading(used, absl::StrCat("kfd:nodes/", node, "/mem_banks/0/used_memory"), now_ms);
       }
     }
     if (dev.total().valid() && dev.host_used().valid()) {
       *dev.mutable_host_free() =
-          Reading(std::max<int64_t>(0, dev.total().bytes() - dev.host_used().bytes()),
+          MakeReading(std::max<int64_t>(0, dev.total().bytes() - dev.host_used().bytes()),
                   absl::StrCat("derived:", dev.total().source(), " - ", dev.host_used().source()), now_ms);
     }
     report.devices.push_back(std::move(dev));

@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "agent/probe/findings.h"
 #include "common/fs_util.h"
+#include "common/proc_stat.h"
 
 namespace dcu::agent {
 namespace {
@@ -129,20 +130,6 @@ std::string EnvValue(absl::string_view environ_block, absl::string_view name) {
 }
 
 }  // namespace
-
-bool ParseProcStat(absl::string_view text, std::string* comm, char* state, int* ppid, uint64_t* start_ticks) {
-  size_t open = text.find('(');
-  size_t close = text.rfind(')');
-  if (open == absl::string_view::npos || close == absl::string_view::npos || close < open) return false;
-  *comm = std::string(text.substr(open + 1, close - open - 1));
-  std::vector<absl::string_view> f = absl::StrSplit(text.substr(close + 1), ' ', absl::SkipEmpty());
-  // f[0] = state (field 3), f[1] = ppid (field 4), f[19] = starttime (field 22).
-  if (f.size() < 20 || f[0].empty()) return false;
-  *state = f[0][0];
-  if (!absl::SimpleAtoi(f[1], ppid)) return false;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(f[19]), start_ticks)) return false;
-  return true;
-}
 
 HolderClass ClassifyHolder(absl::string_view state, absl::string_view instance_id,
                            const absl::flat_hash_set<std::string>& live_instance_ids, std::string* reason) {
@@ -283,12 +270,10 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
     ph.set_vram_bytes(-1);
     char rel[64];
     snprintf(rel, sizeof(rel), "%d/stat", pid);
-    std::string comm;
-    char state = '?';
-    int ppid = 0;
-    uint64_t start = 0;
+    absl::StatusOr<common::ProcStat> stat = absl::NotFoundError("unread");
+    if (ReadAt(proc_fd, rel, &buf)) stat = common::ParseProcStat(buf);
     const bool only_vendor = std::find(vendor_only.begin(), vendor_only.end(), pid) != vendor_only.end();
-    if (!ReadAt(proc_fd, rel, &buf) || !ParseProcStat(buf, &comm, &state, &ppid, &start)) {
+    if (!stat.ok()) {
       if (only_vendor) {
         // The driver tears a context down when its process exits, so a pid
         // NVML lists is alive somewhere: in another PID namespace (an agent
@@ -305,10 +290,11 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
         ph.set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
       }
     } else {
-      ph.set_comm(comm);
-      ph.set_state(std::string(1, state));
+      const int ppid = stat->ppid;
+      ph.set_comm(stat->comm);
+      ph.set_state(std::string(1, stat->state));
       ph.set_ppid(ppid);
-      ph.set_start_time_ticks(start);
+      ph.set_start_time_ticks(stat->start_ticks);
       snprintf(rel, sizeof(rel), "%d/cmdline", pid);
       if (ReadAt(proc_fd, rel, &buf, 8192)) ph.set_cmdline(JoinNul(buf));
       snprintf(rel, sizeof(rel), "%d/environ", pid);

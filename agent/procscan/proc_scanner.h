@@ -114,8 +114,4 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
 void AttachHolders(const ProcScanResult& scan, std::vector<dcufleet::v1::Device>* devices,
                    std::vector<dcufleet::v1::ProcessHolder>* unattributed);
 
-// Parses /proc/PID/stat text: state, ppid and start time (field 22). The
-// comm may contain spaces and parentheses; the last ')' ends it.
-bool ParseProcStat(absl::string_view text, std::string* comm, char* state, int* ppid, uint64_t* start_ticks);
-
 }  // namespace dcu::agent

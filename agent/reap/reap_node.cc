@@ -7,6 +7,7 @@
 #include "agent/probe/findings.h"
 #include "agent/procscan/proc_scanner.h"
 #include "common/fs_util.h"
+#include "common/proc_stat.h"
 
 namespace dcu::agent {
 
@@ -18,13 +19,9 @@ namespace {
 absl::flat_hash_set<int> EndedHolders(const NodeInventory& before, const std::string& proc_root) {
   absl::flat_hash_set<int> ended;
   auto check = [&](const dcufleet::v1::ProcessHolder& h) {
-    auto text = common::ReadSmallFile(absl::StrCat(proc_root, "/", h.pid(), "/stat"), 4096);
-    std::string comm;
-    char state = '?';
-    int ppid = 0;
-    uint64_t start = 0;
-    if (!text.ok() || !ParseProcStat(*text, &comm, &state, &ppid, &start) ||
-        (h.start_time_ticks() != 0 && start != h.start_time_ticks()) || state == 'Z' || state == 'X') {
+    auto st = common::ReadProcStat(proc_root, h.pid());
+    if (!st.ok() || (h.start_time_ticks() != 0 && st->start_ticks != h.start_time_ticks()) ||
+        st->state == 'Z' || st->state == 'X') {
       ended.insert(h.pid());
     }
   };

@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "agent/probe/findings.h"
 #include "agent/procscan/proc_scanner.h"
-#include "common/fs_util.h"
+#include "common/proc_stat.h"
 #include "common/units.h"
 
 namespace dcu::agent {
@@ -29,24 +29,16 @@ enum class Life { kRunning, kEnded, kReused };
 // parent only has to collect the exit status), or the pid now belongs to a
 // process with another start time.
 Life Check(const std::string& proc_root, int pid, uint64_t start_ticks, std::string* detail) {
-  auto text = common::ReadSmallFile(absl::StrCat(proc_root, "/", pid, "/stat"), 4096);
-  if (!text.ok()) {
+  auto st = common::ReadProcStat(proc_root, pid);
+  if (!st.ok()) {
     *detail = "gone";
     return Life::kEnded;
   }
-  std::string comm;
-  char state = '?';
-  int ppid = 0;
-  uint64_t start = 0;
-  if (!ParseProcStat(*text, &comm, &state, &ppid, &start)) {
-    *detail = "gone";
-    return Life::kEnded;
-  }
-  if (start_ticks != 0 && start != start_ticks) {
+  if (start_ticks != 0 && st->start_ticks != start_ticks) {
     *detail = "pid reused by another process";
     return Life::kReused;
   }
-  if (state == 'Z' || state == 'X') {
+  if (st->state == 'Z' || st->state == 'X') {
     *detail = "ended (zombie until its parent collects it)";
     return Life::kEnded;
   }

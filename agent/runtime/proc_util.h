@@ -14,20 +14,7 @@
 // Every function takes the proc root so tests could point it elsewhere.
 namespace dcu::agent {
 
-struct ProcStat {
-  int pid = 0;
-  int ppid = 0;
-  int pgid = 0;
-  int sid = 0;
-  char state = '?';
-  // Field 22: start time in clock ticks since boot.
-  uint64_t start_ticks = 0;
-  std::string comm;
-};
-
-// Parses /proc/PID/stat. NOT_FOUND when the process does not exist,
-// DATA_LOSS when the file cannot be parsed.
-absl::StatusOr<ProcStat> ReadProcStat(absl::string_view proc_root, int pid);
+// /proc/PID/stat is parsed by common/proc_stat.h (ReadProcStat).
 
 // Parses the NUL-separated /proc/PID/environ. NOT_FOUND when the process is
 // gone, PERMISSION_DENIED when it belongs to another user.

@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "agent/runtime/proc_util.h"
 #include "common/logging.h"
+#include "common/proc_stat.h"
 #include "common/status_util.h"
 #include "nlohmann/json.hpp"
 
@@ -486,10 +487,10 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Start(const dcufleet::v1::Instan
   st.started_at_ms = absl::ToUnixMillis(started);
   st.executable = plan.executable;
   st.notes = plan.notes;
-  if (auto mstat = ReadProcStat(options_.proc_root, launched.monitor_pid); mstat.ok()) {
+  if (auto mstat = common::ReadProcStat(options_.proc_root, launched.monitor_pid); mstat.ok()) {
     st.monitor_start_ticks = mstat->start_ticks;
   }
-  auto stat = ReadProcStat(options_.proc_root, launched.server_pid);
+  auto stat = common::ReadProcStat(options_.proc_root, launched.server_pid);
   // A server that already exited leaves start_ticks 0: it never matches.
   if (stat.ok()) st.start_ticks = stat->start_ticks;
   DCU_RETURN_IF_ERROR(SaveState(dir, st));
@@ -598,7 +599,7 @@ absl::Status ProcessRuntime::Stop(absl::string_view instance_id, absl::Duration 
     DCU_RETURN_IF_ERROR(SaveState(dir, *st));
   }
   if (ri.running) {
-    auto stat = ReadProcStat(options_.proc_root, st->pid);
+    auto stat = common::ReadProcStat(options_.proc_root, st->pid);
     // The server leads its own group; signal the whole group.
     pid_t target = stat.ok() && stat->pgid == st->pid ? -st->pid : st->pid;
     kill(target, SIGTERM);
@@ -638,7 +639,7 @@ absl::Status ProcessRuntime::Stop(absl::string_view instance_id, absl::Duration 
   absl::Time exit_deadline = absl::Now() + absl::Seconds(1);
   std::error_code ec;
   while (absl::Now() < exit_deadline && !fs::exists(absl::StrCat(dir, "/", kExitFile), ec)) {
-    auto monitor = ReadProcStat(options_.proc_root, st->monitor_pid);
+    auto monitor = common::ReadProcStat(options_.proc_root, st->monitor_pid);
     if (!monitor.ok() || monitor->state == 'Z') break;
     absl::SleepFor(absl::Milliseconds(10));
   }

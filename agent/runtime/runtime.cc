@@ -1,19 +1,17 @@
 #include "agent/runtime/runtime.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/ids.h"
 
 namespace dcu::agent {
 
 std::string ValidateInstanceId(absl::string_view id) {
-  if (id.empty()) return "instance id is empty";
-  if (id.size() > 128) return absl::StrCat("instance id '", id, "' is longer than 128 characters");
-  if (id[0] == '.') return absl::StrCat("instance id '", id, "' starts with '.'");
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return absl::StrCat("instance id '", id, "' has a character outside [A-Za-z0-9._-]");
-  }
-  return "";
+  std::string why = common::InstanceIdProblem(id);
+  if (why.empty()) return "";
+  // At most a short, escaped prefix of a hostile id in the message.
+  std::string shown = absl::CHexEscape(id.substr(0, 40));
+  return absl::StrCat("instance id '", shown, id.size() > 40 ? "...' " : "' ", why);
 }
 
 }  // namespace dcu::agent

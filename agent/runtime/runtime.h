@@ -96,8 +96,9 @@ class Runtime {
   virtual absl::Status Remove(absl::string_view instance_id) = 0;
 };
 
-// Returns "" when `id` is usable as an instance id (1-128 chars of
-// [A-Za-z0-9._-], not starting with '.'), else what is wrong with it.
+// Returns "" when `id` is usable as an instance id (common::InstanceIdProblem:
+// 1-128 chars of [A-Za-z0-9._-], starting with a letter or digit), else a
+// message naming the id and what is wrong with it.
 std::string ValidateInstanceId(absl::string_view id);
 
 }  // namespace dcu::agent

@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/fake_runtime.h"
 #include "agent/runtime/process_runtime.h"
@@ -53,6 +57,27 @@ std::vector<std::string> RuntimeRegistry::Kinds() const {
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> RuntimeRegistry::ParseKinds(absl::string_view list) const {
+  std::vector<std::string> kinds;
+  for (absl::string_view k : absl::StrSplit(list, ',')) {
+    std::string kind(absl::StripAsciiWhitespace(k));
+    if (kind.empty()) continue;
+    if (!factories_.contains(kind)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown runtime '", absl::CHexEscape(kind),
+                                                     "' (known: ", absl::StrJoin(Kinds(), ", "), ")"));
+    }
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("runtime '", kind, "' is named twice"));
+    }
+    kinds.push_back(std::move(kind));
+  }
+  if (kinds.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no runtime named (known: ", absl::StrJoin(Kinds(), ", "), ")"));
+  }
+  return kinds;
+}
+
 RuntimeRegistry RuntimeRegistry::WithBuiltins() {
   RuntimeRegistry r;
   r.Register("bare", [](const RuntimeConfig& c) -> absl::StatusOr<std::unique_ptr<Runtime>> {
@@ -64,6 +89,9 @@ RuntimeRegistry RuntimeRegistry::WithBuiltins() {
     return std::unique_ptr<Runtime>(std::move(*rt));
   });
   r.Register("container", [](const RuntimeConfig& c) -> absl::StatusOr<std::unique_ptr<Runtime>> {
+    if (c.container_cli.empty()) {
+      return absl::UnavailableError("container runtime: no container CLI (--container-cli none)");
+    }
     if (!OnPath(c.container_cli)) {
       return absl::UnavailableError(
           absl::StrCat("container runtime: CLI '", c.container_cli, "' not found in PATH"));

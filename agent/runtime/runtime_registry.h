@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "agent/runtime/runtime.h"
 #include "common/process_runner.h"
 
@@ -16,7 +17,8 @@ namespace dcu::agent {
 struct RuntimeConfig {
   // Root of the agent's state: runtimes keep records below it.
   std::string state_dir;
-  // Container CLI: "docker" or "podman".
+  // Container CLI: "docker" or "podman"; empty disables the container
+  // runtime (--container-cli none).
   std::string container_cli = "docker";
   // When false, --device entries absent on the host fail the start.
   bool skip_missing_devices = true;
@@ -30,19 +32,30 @@ struct RuntimeConfig {
 };
 
 // Returns UNAVAILABLE when the backend cannot work on this host (e.g. the
-// container CLI is missing).
+// container CLI is missing or disabled); other errors mean a broken setup
+// (e.g. an unwritable state directory).
 using RuntimeFactory =
     std::function<absl::StatusOr<std::unique_ptr<Runtime>>(const RuntimeConfig&)>;
 
+// What dcu-agent enables without --runtimes: the built-in backends that run
+// real work. "fake" (accepts any spec, runs nothing) must be asked for.
+inline constexpr char kDefaultRuntimes[] = "bare,container";
+
 // Name → factory (Mesos' containerizer `creators`): "bare", "container",
-// "fake". main.cc selects with --runtimes=bare,container.
+// "fake". main.cc selects with --runtimes=bare,container; a new backend
+// (Slurm) registers here and needs no other wiring.
 class RuntimeRegistry {
  public:
   void Register(const std::string& kind, RuntimeFactory factory);
   // NOT_FOUND for an unknown kind, else what the factory returns.
   absl::StatusOr<std::unique_ptr<Runtime>> Create(const std::string& kind,
                                                   const RuntimeConfig& config) const;
+  // Registered kinds, sorted.
   std::vector<std::string> Kinds() const;
+  // Parses a comma-separated --runtimes list into kinds, in order.
+  // INVALID_ARGUMENT naming the known kinds when a kind is unknown, and for
+  // an empty list or a kind named twice.
+  absl::StatusOr<std::vector<std::string>> ParseKinds(absl::string_view list) const;
 
   // A registry with the built-in backends.
   static RuntimeRegistry WithBuiltins();

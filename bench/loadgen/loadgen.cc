@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "bench/common/synthetic_fleet.h"
 #include "common/data_path.h"
+#include "common/proc_stat.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 #include "dcufleet/v1/node.grpc.pb.h"
 #include "tests/testing/test_env.h"
@@ -108,16 +109,10 @@ struct ProcSample {
 
 ProcSample ReadProc(pid_t pid) {
   ProcSample p;
-  std::string stat = testing::ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/stat"));
-  // Fields after the command (which may hold spaces) start after the last ')'.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return p;
-  std::vector<std::string> f = absl::StrSplit(stat.substr(close + 2), ' ');
-  // f[0] is field 3 (state); utime is field 14, stime field 15.
-  if (f.size() < 13) return p;
-  int64_t utime = 0, stime = 0;
-  if (!absl::SimpleAtoi(f[11], &utime) || !absl::SimpleAtoi(f[12], &stime)) return p;
-  p.cpu_s = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  auto stat = common::ReadProcStat("/proc", pid);
+  if (!stat.ok()) return p;
+  p.cpu_s = static_cast<double>(stat->utime_ticks + stat->stime_ticks) /
+            static_cast<double>(sysconf(_SC_CLK_TCK));
   std::string status = testing::ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status"));
   for (absl::string_view line : absl::StrSplit(status, '\n')) {
     auto field = [&](absl::string_view name, int64_t* out) {

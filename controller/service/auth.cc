@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/fs_util.h"
+#include "common/hash.h"
 #include "common/ids.h"
 #include "common/input_rules.h"
 #include "common/status_util.h"

@@ -5,15 +5,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "agent/procscan/proc_scanner.h"
+#include "common/proc_stat.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view raw(reinterpret_cast<const char*>(data), size);
-  std::string comm;
-  char state = 0;
-  int ppid = 0;
-  uint64_t start = 0;
-  (void)dcu::agent::ParseProcStat(raw, &comm, &state, &ppid, &start);
+  (void)dcu::common::ParseProcStat(raw);
 
   std::vector<std::string> p = dcu::fuzz::SplitInput(data, size, 7);
   const std::string root = dcu::fuzz::ScratchDir() + "/root";

@@ -179,6 +179,18 @@ TEST(BadInput, UnknownFlagsAreRefused) {
   }
 }
 
+TEST(BadInput, UnknownRuntimeKindIsRefusedAtStartup) {
+  testing::TempDir dir;
+  std::string state = dir.Join("state");
+  CmdResult r = RunCmd({BinPath("dcu-agent"), "--controller", "127.0.0.1:1", "--node", "n1",
+                        "--state-dir", state, "--runtimes", "bare,slurm"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--runtimes: unknown runtime 'slurm' (known: bare, container, fake)"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // Refused before anything was set up.
+  EXPECT_FALSE(std::filesystem::exists(state));
+}
+
 TEST(BadInput, NonLoopbackListenWithoutTlsIsRefused) {
   testing::TempDir dir;
   CmdResult r = RunCmd({BinPath("dcu-controller"), "--listen", "0.0.0.0:0", "--db", dir.Join("x.db")});

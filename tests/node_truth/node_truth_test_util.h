@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/proc_stat.h"
 #include "gtest/gtest.h"
 
 namespace dcu::testing {
@@ -125,11 +126,8 @@ class ChildProcess {
 
 // State letter from /proc/PID/stat, or 0 when the process is gone.
 inline char ProcState(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = s.rfind(')');
-  if (close == std::string::npos || close + 2 >= s.size()) return 0;
-  return s[close + 2];
+  auto stat = common::ReadProcStat("/proc", pid);
+  return stat.ok() ? stat->state : 0;
 }
 
 // True when the process is gone or a zombie.

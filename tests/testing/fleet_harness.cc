@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/proc_stat.h"
 #include "common/process_runner.h"
 
 namespace dcu::testing {
@@ -172,11 +173,8 @@ std::map<int, std::string> MarkedProcesses(const std::string& prefix) {
       pos += key.size();
     }
     // Zombies keep no environ; a stopped process still has one.
-    std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-    std::string s;
-    std::getline(stat, s);
-    size_t rp = s.rfind(')');
-    if (rp != std::string::npos && rp + 2 < s.size() && s[rp + 2] == 'Z') out.erase(pid);
+    auto stat = common::ReadProcStat("/proc", pid);
+    if (stat.ok() && stat->state == 'Z') out.erase(pid);
   }
   closedir(d);
   return out;

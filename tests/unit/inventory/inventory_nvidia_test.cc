@@ -15,6 +15,7 @@
 #include "agent/reap/reap_node.h"
 #include "agent/probe/findings.h"
 #include "agent/procscan/proc_scanner.h"
+#include "common/proc_stat.h"
 #include "common/units.h"
 #include "gtest/gtest.h"
 #include "tests/node_truth/node_truth_test_util.h"
@@ -111,11 +112,8 @@ TEST_F(NvidiaInventoryTest, HoldersWithNvmlMemoryAndALeak) {
   // SIGSTOP is delivered asynchronously: wait until /proc says 'T' so the
   // scan below sees the stopped state on a loaded machine too.
   for (int i = 0; i < 200; ++i) {
-    std::ifstream st(absl::StrCat("/proc/", stopped->pid(), "/stat"));
-    std::string line;
-    std::getline(st, line);
-    size_t rp = line.rfind(')');
-    if (rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] == 'T') break;
+    auto st = common::ReadProcStat("/proc", stopped->pid());
+    if (st.ok() && st->state == 'T') break;
     usleep(10000);
   }
   // 20 GiB + 4 GiB held by the two, 3 GiB more that nobody holds.

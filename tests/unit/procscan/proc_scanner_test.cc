@@ -190,21 +190,6 @@ TEST(ProcScanRecordedTreeTest, LinksInARecordedProcAreTakenAsTheyAre) {
   EXPECT_EQ(r->processes[0].render_minors, std::vector<int>{130});
 }
 
-TEST(ParseProcStatTest, CommWithSpacesAndParens) {
-  std::string comm;
-  char state;
-  int ppid;
-  uint64_t start;
-  ASSERT_TRUE(ParseProcStat("77 (a) b (c) Z 12 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0", &comm, &state, &ppid,
-                            &start));
-  EXPECT_EQ(comm, "a) b (c");
-  EXPECT_EQ(state, 'Z');
-  EXPECT_EQ(ppid, 12);
-  EXPECT_EQ(start, 4242u);
-  EXPECT_FALSE(ParseProcStat("garbage", &comm, &state, &ppid, &start));
-  EXPECT_FALSE(ParseProcStat("1 (x) S", &comm, &state, &ppid, &start));
-}
-
 TEST(ClassifyHolderTest, Classes) {
   std::string why;
   EXPECT_EQ(ClassifyHolder("Z", "inst-1", {"inst-1"}, &why), dcufleet::v1::HOLDER_ZOMBIE);

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "agent/runtime/proc_util.h"
 #include "common/http_client.h"
+#include "common/proc_stat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/fake_vllm/fake_env.h"
@@ -140,7 +141,7 @@ TEST_F(ProcessRuntimeTest, StartsServesAndStopLeavesNoMarkedProcess) {
   EXPECT_EQ(resp->status, 200);
 
   // Own session and process group.
-  auto st = ReadProcStat("/proc", ri->pid);
+  auto st = common::ReadProcStat("/proc", ri->pid);
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->sid, ri->pid);
   EXPECT_EQ(st->pgid, ri->pid);
@@ -254,7 +255,7 @@ TEST_F(ProcessRuntimeTest, ParentKilledThenMarkedChildrenAreSwept) {
   ASSERT_TRUE(WaitUntil([&] {
     int escaped = 0;
     for (int pid : Marked("inst-orphans")) {
-      auto st = ReadProcStat("/proc", pid);
+      auto st = common::ReadProcStat("/proc", pid);
       if (pid != ri->pid && st.ok() && st->pgid == pid) ++escaped;
     }
     return escaped == 2;
@@ -270,7 +271,7 @@ TEST_F(ProcessRuntimeTest, ParentKilledThenMarkedChildrenAreSwept) {
   ASSERT_EQ(orphans.size(), 2u) << "the workers must outlive their parent for this test; log: "
                                 << *runtime_->ReadLogTail("inst-orphans", 8192);
   for (int pid : orphans) {
-    auto st = ReadProcStat("/proc", pid);
+    auto st = common::ReadProcStat("/proc", pid);
     ASSERT_TRUE(st.ok());
     EXPECT_NE(st->pgid, ri->pid);
   }
@@ -333,7 +334,7 @@ TEST_F(ProcessRuntimeTest, ReusedPidIsNotTakenForTheInstance) {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  auto self = ReadProcStat("/proc", getpid());
+  auto self = common::ReadProcStat("/proc", getpid());
   ASSERT_TRUE(self.ok());
   text = absl::StrReplaceAll(text, {{absl::StrCat("\"pid\": ", ri->pid), absl::StrCat("\"pid\": ", getpid())}});
   std::ofstream(state_path, std::ios::trunc) << text;

@@ -27,6 +27,43 @@ TEST(RuntimeRegistryTest, BuiltinsAndUnknownKind) {
   EXPECT_THAT(none.status().message(), HasSubstr("bare, container, fake"));
   cfg.container_cli = "/nonexistent/docker";
   EXPECT_EQ(reg.Create("container", cfg).status().code(), absl::StatusCode::kUnavailable);
+  // --container-cli none: the container runtime cannot run here.
+  cfg.container_cli = "";
+  EXPECT_EQ(reg.Create("container", cfg).status().code(), absl::StatusCode::kUnavailable);
+}
+
+// dcu-agent --runtimes: what start-up accepts and refuses.
+TEST(RuntimeRegistryTest, ParseKindsForTheRuntimesFlag) {
+  auto reg = RuntimeRegistry::WithBuiltins();
+  auto defaults = reg.ParseKinds(kDefaultRuntimes);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(*defaults, (std::vector<std::string>{"bare", "container"}));
+  auto listed = reg.ParseKinds(" container , fake,");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(*listed, (std::vector<std::string>{"container", "fake"}));
+
+  auto unknown = reg.ParseKinds("bare,slurm");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(unknown.status().message(), "unknown runtime 'slurm' (known: bare, container, fake)");
+  EXPECT_EQ(reg.ParseKinds("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(reg.ParseKinds(" , ").status().message(), HasSubstr("known: bare, container, fake"));
+  EXPECT_THAT(reg.ParseKinds("bare,bare").status().message(), HasSubstr("named twice"));
+  // Kinds are exact names.
+  EXPECT_EQ(reg.ParseKinds("Bare").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The runtimes apply common/ids.h's rule, the one the controller's input
+// rules apply: an id the controller would refuse is refused here too.
+TEST(ValidateInstanceIdTest, SharesTheCommonRuleAndNamesTheId) {
+  EXPECT_EQ(ValidateInstanceId("qwen-1-a1b2c3"), "");
+  EXPECT_EQ(ValidateInstanceId("_x"), "instance id '_x' must start with a letter or digit");
+  EXPECT_EQ(ValidateInstanceId("-rm"), "instance id '-rm' must start with a letter or digit");
+  EXPECT_EQ(ValidateInstanceId(""), "instance id '' must not be empty");
+  std::string hostile = std::string("a\n") + std::string(200, 'b');
+  std::string why = ValidateInstanceId(hostile);
+  EXPECT_THAT(why, HasSubstr("'a\\nbbb"));
+  EXPECT_THAT(why, HasSubstr("...' is 202 characters long; at most 128"));
+  EXPECT_LT(why.size(), 120u);
 }
 
 TEST(EnvRecipeTest, PrependKeepsOrderAndDropsDuplicates) {

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "common/hash.h"
 #include "common/tls_config.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 #include "dcufleet/v1/node.grpc.pb.h"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/strip.h"
+#include "common/hash.h"
 #include "common/tls_config.h"
 #include "dcuctl/exit_codes.h"
 #include "gmock/gmock.h"

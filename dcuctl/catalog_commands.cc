@@ -8,6 +8,7 @@
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 #include "dcuctl/stack_commands.h"
 
 namespace dcu::dcuctl {
@@ -145,7 +146,8 @@ int RunDiagnoseDeployment(Client& client, const std::string& name, std::ostream&
                                 {"confidence", f.confidence()},
                                 {"evidence", ev},
                                 {"remediation",
-                                 {{"kind", f.remediation_kind()}, {"action", f.remediation_action()}}}});
+                                 {{"kind", modelkit::RemediationKindName(f.remediation_kind())},
+                                  {"action", modelkit::DiagnosisActionName(f.remediation_action())}}}});
     }
     j.push_back(fa);
   }

@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -161,7 +162,8 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
     out << "\n  Attempt " << a.number() << " diagnosis:\n";
     for (const auto& f : a.findings()) {
       out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100)
-          << "%) → " << f.remediation_kind() << ": " << f.remediation_action() << "\n";
+          << "%) → " << modelkit::RemediationKindName(f.remediation_kind()) << ": "
+          << modelkit::DiagnosisActionName(f.remediation_action()) << "\n";
       for (const auto& e : f.evidence()) out << "      | " << e.substr(0, 160) << "\n";
     }
   }

@@ -83,6 +83,11 @@ namespace {
 
 bool AttemptActive(const Attempt& a) { return a.ended_at_ms() == 0; }
 
+bool HasActiveAttempt(const Deployment& d) {
+  return !d.status().attempts().empty() &&
+         AttemptActive(d.status().attempts(d.status().attempts_size() - 1));
+}
+
 Attempt* ActiveAttempt(Deployment& d) {
   if (d.status().attempts().empty()) return nullptr;
   Attempt* a = d.mutable_status()->mutable_attempts(d.status().attempts_size() - 1);
@@ -117,7 +122,9 @@ DeployController::DeployController(FleetState* fleet, Knowledge* knowledge, Diag
       store_(store),
       events_(events),
       clock_(clock),
-      options_(options) {
+      options_(options),
+      planner_(knowledge),
+      policy_(knowledge) {
   rng_state_ = options_.jitter_seed ? options_.jitter_seed
                                     : static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
 }
@@ -130,7 +137,12 @@ absl::Status DeployController::Load() {
   auto gens = store_->ListNodeGenerations();
   if (!gens.ok()) return gens.status();
   absl::MutexLock lock(&mu_);
-  for (auto& d : *ds) deployments_[d.spec().name()] = std::move(d);
+  for (auto& d : *ds) {
+    // Findings stored with string kinds/actions are read as enums; the
+    // document is rewritten in the new form the next time it changes.
+    UpgradeStoredFindings(d);
+    deployments_[d.spec().name()] = std::move(d);
+  }
   for (auto& [node, gen] : *gens) generations_[node] = gen;
   dirty_ = true;
   return absl::OkStatus();
@@ -339,46 +351,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
   dcufleet::v1::DeployResponse resp;
   absl::Time now = clock_->Now();
   if (dry_run) {
-    Deployment d;
-    *d.mutable_spec() = spec;
-    StepContext ctx;
-    BuildContext(ctx);
-    {
-      absl::MutexLock lock(&mu_);
-      for (auto& [name, other] : deployments_) {
-        for (const auto& a : other.status().attempts()) {
-          if (!AttemptActive(a) || other.status().deleted()) continue;
-          ctx.Take(a.placement());
-        }
-      }
-    }
-    ScheduleResult r = Schedule(MakeScheduleInput(d, ctx));
-    auto* st = d.mutable_status();
-    for (const auto& p : r.plans) *st->add_plans() = p;
-    for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
-    for (const auto& rj : r.rejections) *st->add_rejections() = rj;
-    if (r.placed) {
-      Attempt* a = st->add_attempts();
-      a->set_stack_id(r.plan.stack_id());
-      a->set_runtime_kind(r.plan.runtime_kind());
-      *a->mutable_placement() = r.placement;
-      ModelPreparation prep = knowledge_->PrepareModel(spec.model(), *ctx.Node(r.placement.node()),
-                                                       r.model_path, r.plan, r.placement.tp());
-      for (const auto& f : prep.findings) *st->add_findings() = f;
-      a->set_config_remediation(prep.remediation);
-      auto launch = knowledge_->RenderLaunch(spec, r.plan, r.placement,
-                                             prep.model_path.empty() ? r.model_path : prep.model_path);
-      if (launch.ok()) *a->mutable_instance() = *launch;
-      st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
-      st->set_message(absl::StrCat("dry run: would launch ", r.plan.stack_id(), " on node '",
-                                   r.placement.node(), "' devices [",
-                                   absl::StrJoin(r.placement.device_indices(), ","), "] TP=",
-                                   r.placement.tp()));
-    } else {
-      st->set_phase(dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
-      st->set_message("dry run: nothing in the fleet fits");
-    }
-    *resp.mutable_deployment() = d;
+    *resp.mutable_deployment() = DryRun(spec);
     return resp;
   }
 
@@ -599,13 +572,84 @@ void DeployController::BuildContext(StepContext& ctx) {
   }
 }
 
+Deployment DeployController::DryRun(const DeploymentSpec& spec) {
+  // The next launch of this spec, planned as TryLaunch plans it. A deployment
+  // of the same name lends what it has learned (remediations, avoided
+  // devices and ports, failed stacks), so the dry run shows exactly the spec
+  // its next real launch would send.
+  Deployment d;
+  StepContext ctx;
+  BuildContext(ctx);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = deployments_.find(spec.name());
+    if (it != deployments_.end() && !it->second.status().deleted()) {
+      *d.mutable_status() = it->second.status();
+      d.mutable_status()->clear_attempts();
+    }
+    // Others' attempts hold their devices; this deployment's own active
+    // attempt does not: its next launch comes after that attempt ends.
+    for (auto& [name, other] : deployments_) {
+      if (name == spec.name()) continue;
+      for (const auto& a : other.status().attempts()) {
+        if (!AttemptActive(a) || other.status().deleted()) continue;
+        ctx.Take(a.placement());
+      }
+    }
+  }
+  *d.mutable_spec() = spec;
+  const int number = [&] {
+    absl::MutexLock lock(&mu_);
+    auto it = deployments_.find(spec.name());
+    return it == deployments_.end() ? 1 : it->second.status().attempts_size() + 1;
+  }();
+  LaunchPlan plan = planner_.Plan(d, MakeScheduleInput(d, ctx),
+                                  [&ctx](const std::string& n) { return ctx.Node(n); });
+  const ScheduleResult& r = plan.schedule;
+  auto* st = d.mutable_status();
+  st->clear_plans();
+  st->clear_excluded_plans();
+  st->clear_rejections();
+  st->clear_findings();
+  for (const auto& p : r.plans) *st->add_plans() = p;
+  for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
+  for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+  if (!r.placed) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+    st->set_message("dry run: nothing in the fleet fits");
+    return d;
+  }
+  Attempt* a = st->add_attempts();
+  a->set_number(number);
+  a->set_stack_id(r.plan.stack_id());
+  a->set_runtime_kind(r.plan.runtime_kind());
+  *a->mutable_placement() = r.placement;
+  for (const auto& f : plan.preparation.findings) *st->add_findings() = f;
+  a->set_config_remediation(plan.preparation.remediation);
+  if (plan.outcome != LaunchPlan::Outcome::kPlanned) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+    st->set_message(absl::StrCat("dry run: ", plan.error));
+    return d;
+  }
+  plan.instance.set_attempt(number);
+  *a->mutable_instance() = std::move(plan.instance);
+  st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+  st->set_message(absl::StrCat("dry run: would launch ", r.plan.stack_id(), " on node '",
+                               r.placement.node(), "' devices [",
+                               absl::StrJoin(r.placement.device_indices(), ","), "] TP=",
+                               r.placement.tp()));
+  return d;
+}
+
 bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   auto* st = d.mutable_status();
   ScheduleInput in = MakeScheduleInput(d, ctx);
   // A placed deployment keeps only the count of nodes passed over (naming
   // them costs string work per placement); an unschedulable one names them.
   in.max_rejections_placed = 0;
-  ScheduleResult r = Schedule(in);
+  LaunchPlan plan =
+      planner_.Plan(d, in, [&ctx](const std::string& n) { return ctx.Node(n); });
+  const ScheduleResult& r = plan.schedule;
   if (d.spec().node().empty()) ctx.first_usable[CursorKey(d.spec())] = r.first_usable;
   st->clear_plans();
   st->clear_excluded_plans();
@@ -627,59 +671,27 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   }
   st->clear_rejections();
   for (const auto& rj : r.rejections) *st->add_rejections() = rj;
-  const NodeView& node = *ctx.Node(r.placement.node());
-  ModelPreparation prep =
-      knowledge_->PrepareModel(d.spec().model(), node, r.model_path, r.plan, r.placement.tp());
+  const ModelPreparation& prep = plan.preparation;
   st->clear_findings();
   for (const auto& f : prep.findings) *st->add_findings() = f;
-  if (!prep.blocking_reason.empty()) {
+  if (plan.outcome == LaunchPlan::Outcome::kModelUnusable) {
     st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
-    st->set_message(prep.blocking_reason);
-    AddEvent(ctx, d, "Warning", "ModelUnusable", prep.blocking_reason);
+    st->set_message(plan.error);
+    AddEvent(ctx, d, "Warning", "ModelUnusable", plan.error);
     return true;
   }
-  std::string model_path = prep.model_path.empty() ? r.model_path : prep.model_path;
-  auto launch = knowledge_->RenderLaunch(d.spec(), r.plan, r.placement, model_path);
-  if (!launch.ok()) {
+  if (plan.outcome == LaunchPlan::Outcome::kRenderFailed) {
     st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
-    st->set_message(absl::StrCat("cannot render the launch of stack '", r.plan.stack_id(),
-                                 "': ", launch.status().message()));
-    AddEvent(ctx, d, "Warning", "RenderFailed", st->message());
+    st->set_message(plan.error);
+    AddEvent(ctx, d, "Warning", "RenderFailed", plan.error);
     return true;
   }
-  InstanceSpec spec = *launch;
+  InstanceSpec& spec = plan.instance;
+  // Per-attempt fields: the only ones a dry run cannot know.
   int number = st->attempts_size() + 1;
   spec.set_instance_id(absl::StrCat(d.spec().name(), "-", number, "-",
                                     common::NewId("i").substr(2, 6)));
-  spec.set_deployment(d.spec().name());
-  spec.set_model(d.spec().model());
   spec.set_attempt(number);
-  spec.set_port(r.placement.port());
-  spec.clear_device_indices();
-  for (int i : r.placement.device_indices()) spec.add_device_indices(i);
-  spec.set_startup_timeout_s(d.spec().startup_timeout_s());
-  if (spec.served_model_name().empty()) spec.set_served_model_name(d.spec().served_model_name());
-  if (!prep.overlay_dir.empty()) {
-    // The engine is given the overlay (argv); the agent builds it from the
-    // user's directory, which stays the instance's model_path.
-    spec.set_overlay_dir(prep.overlay_dir);
-    spec.set_overlay_config_json(prep.overlay_config_json);
-    spec.set_overlay_source_dir(r.model_path);
-    spec.set_model_path(r.model_path);
-  }
-  for (const auto& a : prep.extra_args) spec.add_argv(a);
-  // Remediations learned from earlier attempts.
-  for (const auto& [k, v] : st->extra_env()) (*spec.mutable_env())[k] = v;
-  for (const auto& a : st->extra_args()) spec.add_argv(a);
-  if (!st->ld_library_path_prefix().empty()) {
-    std::vector<std::string> prefixes(st->ld_library_path_prefix().begin(),
-                                      st->ld_library_path_prefix().end());
-    for (const auto& p : spec.ld_library_path_prefix()) {
-      if (std::find(prefixes.begin(), prefixes.end(), p) == prefixes.end()) prefixes.push_back(p);
-    }
-    spec.clear_ld_library_path_prefix();
-    for (const auto& p : prefixes) spec.add_ld_library_path_prefix(p);
-  }
 
   Attempt* a = st->add_attempts();
   a->set_number(number);
@@ -692,7 +704,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   a->set_config_remediation(prep.remediation);
   for (const auto& rem : st->applied_remediations()) a->add_remediations(rem);
   if (!prep.remediation.empty()) a->add_remediations(absl::StrCat("config: ", prep.remediation_detail));
-  *a->mutable_instance() = spec;
+  *a->mutable_instance() = std::move(spec);
   ctx.Take(r.placement);
   ctx.touched.insert(r.placement.node());
 
@@ -720,44 +732,75 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   return true;
 }
 
-bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext& ctx) {
-  auto* st = d.mutable_status();
-  const NodeView* found = ctx.Node(a.placement().node());
-  if (!found || found->state() == dcufleet::v1::NODE_LOST) {
-    a.set_ended_at_ms(ctx.now_ms);
-    a.set_phase(dcufleet::v1::INSTANCE_FAILED);
-    a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
-    st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
-    st->set_ready_at_ms(0);
-    st->set_endpoint("");
-    st->set_message(absl::StrCat("rescheduling: node '", a.placement().node(), "' lost"));
-    st->set_next_attempt_at_ms(0);
-    AddEvent(ctx, d, "Warning", "NodeLost",
-             absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
-    return true;
+DeployController::Transition DeployController::Observe(const Deployment& d,
+                                                       const StepContext& ctx) const {
+  // Pure: what Step() would do to `d`, or kNone when nothing has happened to
+  // it. The pass selects deployments with it, and Step() acts on its answer,
+  // so the two cannot disagree.
+  const auto& st = d.status();
+  const Attempt* a = nullptr;
+  if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
+    a = &st.attempts(st.attempts_size() - 1);
   }
-  const NodeView& node = *found;
-  const InstanceStatus* is = FindInstance(node, a.instance_id());
+  if (st.deleted()) {
+    if (!a) return Transition::kNone;
+    const NodeView* nv = ctx.Node(a->placement().node());
+    const InstanceStatus* is = nv ? FindInstance(*nv, a->instance_id()) : nullptr;
+    bool still_reported = nv && nv->state() != dcufleet::v1::NODE_LOST && is != nullptr &&
+                          is->phase() != dcufleet::v1::INSTANCE_STOPPED;
+    return still_reported ? Transition::kNone : Transition::kStopDeleted;
+  }
+  if (!a) {
+    if (st.phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
+        st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
+      return Transition::kNone;
+    }
+    return st.next_attempt_at_ms() <= ctx.now_ms ? Transition::kLaunch : Transition::kNone;
+  }
+  const NodeView* node = ctx.Node(a->placement().node());
+  if (!node || node->state() == dcufleet::v1::NODE_LOST) return Transition::kNodeLost;
+  const InstanceStatus* is = FindInstance(*node, a->instance_id());
   if (!is) {
     // Not reported yet. The agent reports failures itself; only when the node
     // is silent about it well past the start-up deadline does the controller
     // give up on the attempt.
-    int64_t deadline = a.created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
+    int64_t deadline = a->created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
                        absl::ToInt64Milliseconds(options_.report_grace);
-    if (node.state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline) {
-      a.set_ended_at_ms(ctx.now_ms);
-      a.set_phase(dcufleet::v1::INSTANCE_FAILED);
-      a.set_message("the agent never reported the instance");
-      HandleFailure(d, a, ctx);
-      return true;
-    }
-    return false;
+    return node->state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline
+               ? Transition::kReportOverdue
+               : Transition::kNone;
   }
-  bool changed = false;
+  if (a->phase() != is->phase() || a->shards_loaded() != is->shards_loaded() ||
+      a->shards_total() != is->shards_total() || is->message() != a->message() ||
+      (is->phase() == dcufleet::v1::INSTANCE_READY &&
+       st.phase() != dcufleet::v1::DEPLOYMENT_READY) ||
+      is->phase() == dcufleet::v1::INSTANCE_FAILED) {
+    return Transition::kFollowReport;
+  }
+  return Transition::kNone;
+}
+
+void DeployController::EndOnLostNode(Deployment& d, Attempt& a, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  a.set_ended_at_ms(ctx.now_ms);
+  a.set_phase(dcufleet::v1::INSTANCE_FAILED);
+  a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
+  st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+  st->set_ready_at_ms(0);
+  st->set_endpoint("");
+  st->set_message(absl::StrCat("rescheduling: node '", a.placement().node(), "' lost"));
+  st->set_next_attempt_at_ms(0);
+  AddEvent(ctx, d, "Warning", "NodeLost",
+           absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
+}
+
+void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& node,
+                                    const InstanceStatus& instance, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  const InstanceStatus* is = &instance;
   if (a.phase() != is->phase()) {
     InstancePhase old = a.phase();
     a.set_phase(is->phase());
-    changed = true;
     if (is->phase() != dcufleet::v1::INSTANCE_READY && is->phase() != dcufleet::v1::INSTANCE_FAILED) {
       AddEvent(ctx, d, "Normal", InstancePhaseName(is->phase()),
                absl::StrCat("instance '", a.instance_id(), "' ", InstancePhaseName(old), " -> ",
@@ -768,7 +811,6 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
   if (a.shards_loaded() != is->shards_loaded() || a.shards_total() != is->shards_total()) {
     a.set_shards_loaded(is->shards_loaded());
     a.set_shards_total(is->shards_total());
-    changed = true;
     if (is->shards_total() > 0 &&
         (is->shards_loaded() == is->shards_total() || is->shards_loaded() % 4 == 1)) {
       AddEvent(ctx, d, "Normal", "Loading",
@@ -778,7 +820,6 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
   }
   if (is->message() != a.message()) {
     a.set_message(is->message());
-    changed = true;
   }
   if (is->phase() == dcufleet::v1::INSTANCE_READY && st->phase() != dcufleet::v1::DEPLOYMENT_READY) {
     a.set_ready_at_ms(is->ready_at_ms() ? is->ready_at_ms() : ctx.now_ms);
@@ -805,7 +846,7 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
     rec.config_ok = a.config_remediation().empty();
     knowledge_->RecordOutcome(rec);
     ctx.plans.clear();
-    return true;
+    return;
   }
   if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
     a.set_ended_at_ms(ctx.now_ms);
@@ -813,9 +854,7 @@ bool DeployController::StepActiveAttempt(Deployment& d, Attempt& a, StepContext&
     a.clear_log_tail();
     for (const auto& l : is->log_tail()) a.add_log_tail(l);
     HandleFailure(d, a, ctx);
-    return true;
   }
-  return changed;
 }
 
 void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx) {
@@ -826,13 +865,8 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   // A launch that failed before printing anything: its message is the log.
   if (tail.empty() && !a.message().empty()) tail.push_back(a.message());
   std::vector<dcufleet::v1::AttemptFinding> findings;
-  int64_t device_total = 0;
-  if (const NodeView* nv = ctx.Node(a.placement().node());
-      nv && !a.placement().device_indices().empty()) {
-    for (const auto& dev : nv->inventory().devices()) {
-      if (dev.index() == a.placement().device_indices(0)) device_total = dev.total().bytes();
-    }
-  }
+  const NodeView* placed_node = ctx.Node(a.placement().node());
+  const int64_t device_total = placed_node ? PlacedDeviceTotal(*placed_node, a.placement()) : 0;
   if (diagnoser_ && !tail.empty()) {
     findings = diagnoser_->Diagnose(tail, knowledge_->DiagnosisFacts(d.spec(), a, device_total));
   }
@@ -846,21 +880,6 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
                         findings.empty() || findings.front().evidence().empty()
                             ? (a.message().empty() ? "" : absl::StrCat(" — ", a.message()))
                             : absl::StrCat(" — ", findings.front().evidence(0))));
-
-  // Pick the first finding whose remediation has not been applied yet: when
-  // two causes are stacked, fixing the first lets the second surface.
-  const dcufleet::v1::AttemptFinding* chosen = nullptr;
-  std::string chosen_key;
-  for (const auto& f : findings) {
-    std::string key = absl::StrCat(f.failure_class(), ":", f.remediation_action());
-    for (const auto& [k, v] : f.params()) absl::StrAppend(&key, ":", k, "=", v);
-    bool applied = std::find(st->applied_remediations().begin(), st->applied_remediations().end(),
-                             key) != st->applied_remediations().end();
-    if (f.remediation_kind() == "auto" && applied) continue;
-    chosen = &f;
-    chosen_key = key;
-    break;
-  }
 
   LaunchOutcomeRecord rec;
   rec.stack_id = a.stack_id();
@@ -908,189 +927,76 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
                           " on this plan): ", why));
   };
 
-  if (chosen && chosen->failure_class() == "unknown") {
-    // Nothing recognised (a kill, a crash without a message): transient until
-    // proven otherwise — back off, and fail over after max attempts.
-    chosen = nullptr;
-  }
-  if (!chosen) {
-    retry_with_backoff(findings.empty() ? (a.message().empty() ? "no diagnosis" : a.message())
-                                        : absl::StrCat(top, ", remediation already applied"));
-  } else if (chosen->remediation_kind() == "failover") {
-    auto mb = chosen->params().find("mark_broken");
-    failover(chosen->failure_class(), mb == chosen->params().end() ? "stack_arch" : mb->second);
-  } else if (chosen->remediation_kind() == "human") {
-    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
-    st->set_message(absl::StrCat(chosen->failure_class(), ": ", chosen->remediation_action(),
-                                 chosen->remediation_detail().empty()
-                                     ? ""
-                                     : absl::StrCat(" — ", chosen->remediation_detail())));
-    AddEvent(ctx, d, "Warning", "NeedsHuman", st->message());
-  } else if (chosen->remediation_kind() == "auto") {
-    const std::string& action = chosen->remediation_action();
-    const auto& params = chosen->params();
-    std::string applied;
-    bool retry_now = true;
-    if (action == "set_env") {
-      for (const auto& [k, v] : params) {
-        (*st->mutable_extra_env())[k] = v;
-        applied += absl::StrCat(applied.empty() ? "" : " ", k, "=", v);
-      }
-      applied = absl::StrCat("env ", applied);
-    } else if (action == "prepend_ld_library_path") {
-      std::vector<std::string> paths;
-      auto it = params.find("paths");
-      if (it != params.end()) paths = absl::StrSplit(it->second, ':', absl::SkipEmpty());
-      std::vector<std::string> merged = paths;
-      for (const auto& p : st->ld_library_path_prefix()) {
-        if (std::find(merged.begin(), merged.end(), p) == merged.end()) merged.push_back(p);
-      }
-      st->clear_ld_library_path_prefix();
-      for (const auto& p : merged) st->add_ld_library_path_prefix(p);
-      applied = absl::StrCat("LD_LIBRARY_PATH order ", absl::StrJoin(paths, ":"));
-    } else if (action == "add_arg") {
-      auto arg = params.find("flag");
-      if (arg == params.end()) arg = params.find("arg");
-      auto val = params.find("value");
-      std::string value = val == params.end() ? "" : val->second;
-      if (value == "{kv_cache_bytes}" || value.empty() || value.find("${") != std::string::npos) {
-        int64_t total = 0;
-        const NodeView* nv = ctx.Node(a.placement().node());
-        if (nv && !a.placement().device_indices().empty()) {
-          for (const auto& dev : nv->inventory().devices()) {
-            if (dev.index() == a.placement().device_indices(0)) total = dev.total().bytes();
-          }
-        }
-        value = absl::StrCat(knowledge_->KvCacheBytes(d.spec(), a.placement().tp(), total));
-      }
-      if (arg != params.end()) {
-        st->add_extra_args(arg->second);
-        if (!value.empty()) st->add_extra_args(value);
-        applied = absl::StrCat(arg->second, value.empty() ? "" : " ", value);
-      }
-    } else if (action == "reap_or_move_devices") {
-      for (int i : a.placement().device_indices()) {
-        st->add_avoided_devices(absl::StrCat(a.placement().node(), "/", i));
-      }
-      applied = absl::StrCat("avoid devices [", absl::StrJoin(a.placement().device_indices(), ","),
-                             "] on '", a.placement().node(), "' (device view below the start-up rule)");
-    } else if (action == "change_port") {
-      st->add_avoided_ports(a.placement().port());
-      applied = absl::StrCat("avoid port ", a.placement().port());
-    } else if (action == "change_tp") {
-      applied = "choose a TP that divides the heads";
-      d.mutable_spec()->set_tp(0);
-    } else if (action == "move_to_node_with_model") {
-      const NodeView* nv = ctx.Node(a.placement().node());
-      if (nv) {
-        for (const auto& dev : nv->inventory().devices()) {
-          st->add_avoided_devices(absl::StrCat(a.placement().node(), "/", dev.index()));
-        }
-      }
-      applied = absl::StrCat("avoid node '", a.placement().node(), "' (model not usable there)");
-    } else if (action == "reduce_max_model_len") {
-      auto v = params.find("max_model_len");
-      int64_t len = 0;
-      if (v != params.end() && absl::SimpleAtoi(v->second, &len) && len >= 16 &&
-          len < d.spec().max_model_len()) {
-        d.mutable_spec()->set_max_model_len(len);
-        applied = absl::StrCat("max_model_len ", len);
-      } else {
-        d.mutable_spec()->set_max_model_len(std::max<int64_t>(16, d.spec().max_model_len() / 2));
-        applied = absl::StrCat("max_model_len halved to ", d.spec().max_model_len());
-      }
-    } else {
-      retry_now = false;
-    }
-    if (retry_now) {
-      st->add_applied_remediations(chosen_key);
+  RemediationDecision decision =
+      policy_.Decide(d, a, findings, FailureContext{placed_node, device_total});
+  switch (decision.next) {
+    case RemediationDecision::Next::kRetryNow:
       st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
       st->set_next_attempt_at_ms(0);
-      st->set_message(absl::StrCat("retrying with remediation for ", chosen->failure_class(), ": ",
-                                   applied));
+      st->set_message(absl::StrCat("retrying with remediation for ",
+                                   decision.finding->failure_class(), ": ", decision.applied));
       rec.scope = "remediable";
       AddEvent(ctx, d, "Normal", "Remediated",
-               absl::StrCat(chosen->failure_class(), " → ", applied, "; retrying now"));
-    } else {
-      retry_with_backoff(absl::StrCat(chosen->failure_class(), " (", action, ")"));
-    }
-  } else {
-    retry_with_backoff(top);
+               absl::StrCat(decision.finding->failure_class(), " → ", decision.applied,
+                            "; retrying now"));
+      break;
+    case RemediationDecision::Next::kFailover:
+      failover(decision.why, decision.mark_broken);
+      break;
+    case RemediationDecision::Next::kHuman:
+      st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+      st->set_message(decision.message);
+      AddEvent(ctx, d, "Warning", "NeedsHuman", st->message());
+      break;
+    case RemediationDecision::Next::kBackoff:
+      retry_with_backoff(decision.why);
+      break;
   }
   knowledge_->RecordOutcome(rec);
   ctx.plans.clear();
 }
 
 bool DeployController::Step(Deployment& d, StepContext& ctx) {
+  const Transition t = Observe(d, ctx);
+  if (t == Transition::kNone) return false;
+  // False when the deployment stays unschedulable for the same reasons.
+  if (t == Transition::kLaunch) return TryLaunch(d, ctx);
   auto* st = d.mutable_status();
-  Attempt* a = ActiveAttempt(d);
-  if (st->deleted()) {
-    if (a) {
-      const NodeView* nv = ctx.Node(a->placement().node());
-      const InstanceStatus* is = nv ? FindInstance(*nv, a->instance_id()) : nullptr;
-      bool still_reported = nv && nv->state() != dcufleet::v1::NODE_LOST && is != nullptr &&
-                            is->phase() != dcufleet::v1::INSTANCE_STOPPED;
-      if (still_reported) return false;
-      a->set_ended_at_ms(ctx.now_ms);
-      a->set_phase(dcufleet::v1::INSTANCE_STOPPED);
-      ctx.Release(a->placement());
-      ctx.touched.insert(a->placement().node());
+  Attempt& a = *ActiveAttempt(d);
+  switch (t) {
+    case Transition::kStopDeleted:
+      a.set_ended_at_ms(ctx.now_ms);
+      a.set_phase(dcufleet::v1::INSTANCE_STOPPED);
+      ctx.Release(a.placement());
+      ctx.touched.insert(a.placement().node());
       return true;
+    case Transition::kNodeLost:
+      EndOnLostNode(d, a, ctx);
+      break;
+    case Transition::kReportOverdue:
+      a.set_ended_at_ms(ctx.now_ms);
+      a.set_phase(dcufleet::v1::INSTANCE_FAILED);
+      a.set_message("the agent never reported the instance");
+      HandleFailure(d, a, ctx);
+      break;
+    case Transition::kFollowReport: {
+      const NodeView& node = *ctx.Node(a.placement().node());
+      FollowReport(d, a, node, *FindInstance(node, a.instance_id()), ctx);
+      break;
     }
-    return false;
+    default:
+      break;
   }
-  if (a) {
-    if (!StepActiveAttempt(d, *a, ctx)) return false;
-    if (AttemptActive(*a)) return true;
-    // The attempt ended: its devices are free, and when the next attempt may
-    // start now (a failover or a remediation, no back-off) it starts in this
-    // pass rather than the next one.
-    ctx.Release(a->placement());
-    ctx.touched.insert(a->placement().node());
-    if (st->phase() == dcufleet::v1::DEPLOYMENT_PENDING && st->next_attempt_at_ms() <= ctx.now_ms) {
-      TryLaunch(d, ctx);
-    }
-    return true;
+  if (AttemptActive(a)) return true;
+  // The attempt ended: its devices are free, and when the next attempt may
+  // start now (a failover or a remediation, no back-off) it starts in this
+  // pass rather than the next one.
+  ctx.Release(a.placement());
+  ctx.touched.insert(a.placement().node());
+  if (st->phase() == dcufleet::v1::DEPLOYMENT_PENDING && st->next_attempt_at_ms() <= ctx.now_ms) {
+    TryLaunch(d, ctx);
   }
-  if (st->phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
-      st->phase() == dcufleet::v1::DEPLOYMENT_READY) {
-    return false;
-  }
-  if (st->next_attempt_at_ms() > ctx.now_ms) return false;
-  return TryLaunch(d, ctx);
-}
-
-bool DeployController::NeedsStep(const Deployment& d, const StepContext& ctx) const {
-  // Mirrors Step(): false only when Step() would change nothing, so the pass
-  // copies and steps just the deployments something happened to.
-  const auto& st = d.status();
-  const Attempt* a = nullptr;
-  if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
-    a = &st.attempts(st.attempts_size() - 1);
-  }
-  if (st.deleted()) return a != nullptr;
-  if (!a) {
-    if (st.phase() == dcufleet::v1::DEPLOYMENT_FAILED || st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
-      return false;
-    }
-    return st.next_attempt_at_ms() <= ctx.now_ms;
-  }
-  const NodeView* node = ctx.Node(a->placement().node());
-  if (!node || node->state() == dcufleet::v1::NODE_LOST) return true;
-  const InstanceStatus* is = FindInstance(*node, a->instance_id());
-  if (!is) {
-    int64_t deadline = a->created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
-                       absl::ToInt64Milliseconds(options_.report_grace);
-    return node->state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline;
-  }
-  if (a->phase() != is->phase() || a->shards_loaded() != is->shards_loaded() ||
-      a->shards_total() != is->shards_total() || is->message() != a->message()) {
-    return true;
-  }
-  if (is->phase() == dcufleet::v1::INSTANCE_READY && st.phase() != dcufleet::v1::DEPLOYMENT_READY) {
-    return true;
-  }
-  return is->phase() == dcufleet::v1::INSTANCE_FAILED;
+  return true;
 }
 
 void DeployController::ReconcileOnce() {
@@ -1130,9 +1036,9 @@ void DeployController::ReconcileOnce() {
       }
     }
     for (const auto& [name, d] : deployments_) {
-      if (NeedsStep(d, ctx)) {
+      if (Observe(d, ctx) != Transition::kNone) {
         work.push_back(d);
-      } else if (d.status().deleted()) {
+      } else if (d.status().deleted() && !HasActiveAttempt(d)) {
         removed.push_back(name);
       }
     }

@@ -74,11 +74,14 @@ class Knowledge {
                                         const dcufleet::v1::NodeView& node,
                                         const std::string& model_path,
                                         const dcufleet::v1::Plan& plan, int tp) = 0;
-  // argv/env/runtime of a launch of `plan` (everything but remediations and
-  // per-attempt fields, which the reconciler adds).
+  // argv/env/runtime of a launch of `plan` from the stack's template, env
+  // recipe and arch recipe; `device_total` (bytes of one placed device) sizes
+  // the memory plan. Everything else (placement, config fix, learned
+  // remediations, per-attempt fields) is LaunchPlanner's.
   virtual absl::StatusOr<dcufleet::v1::InstanceSpec> RenderLaunch(
       const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Plan& plan,
-      const dcufleet::v1::Placement& placement, const std::string& model_path) = 0;
+      const dcufleet::v1::Placement& placement, const std::string& model_path,
+      int64_t device_total) = 0;
   // KV cache bytes to give --kv-cache-memory-bytes for this placement.
   virtual int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                                int64_t device_total) = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/core/knowledge.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 
 namespace dcu::testing {
 
@@ -76,23 +78,37 @@ class FakeKnowledge : public controller::Knowledge {
   std::string ModelPathOnNode(const std::string&, const dcufleet::v1::NodeView& n) override {
     return nodes_without_model.count(n.name()) ? "" : model_path;
   }
+  // What the config audit answers (the test states it); its model_path
+  // defaults to the scheduler's.
+  controller::ModelPreparation preparation;
+  // The stack's own library order and env, as a recipe would give them.
+  std::vector<std::string> recipe_ld_library_path;
+  std::map<std::string, std::string> recipe_env;
+  // Device totals RenderLaunch was given, in call order.
+  std::vector<int64_t> rendered_device_totals;
+
   controller::ModelPreparation PrepareModel(const std::string&, const dcufleet::v1::NodeView&,
                                             const std::string& path, const dcufleet::v1::Plan&,
                                             int) override {
-    controller::ModelPreparation p;
-    p.model_path = path;
+    controller::ModelPreparation p = preparation;
+    if (p.model_path.empty()) p.model_path = path;
     return p;
   }
   absl::StatusOr<dcufleet::v1::InstanceSpec> RenderLaunch(
       const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Plan& plan,
-      const dcufleet::v1::Placement& placement, const std::string& model_path) override {
+      const dcufleet::v1::Placement& placement, const std::string& model_path,
+      int64_t device_total) override {
+    rendered_device_totals.push_back(device_total);
     dcufleet::v1::InstanceSpec s;
     s.set_stack_id(plan.stack_id());
     s.set_runtime_kind(plan.runtime_kind());
     s.set_model_path(model_path);
     s.add_argv("python");
+    s.add_argv(model_path);
     s.add_argv("--tensor-parallel-size");
     s.add_argv(absl::StrCat(placement.tp()));
+    for (const auto& p : recipe_ld_library_path) s.add_ld_library_path_prefix(p);
+    for (const auto& [k, v] : recipe_env) (*s.mutable_env())[k] = v;
     return s;
   }
   int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec&, int, int64_t) override {
@@ -120,8 +136,16 @@ class FakeDiagnoser : public controller::Diagnoser {
     r.needle = needle;
     r.finding.set_failure_class(cls);
     r.finding.set_confidence(0.9);
-    r.finding.set_remediation_kind(kind);
-    r.finding.set_remediation_action(action);
+    // The tests name kinds and actions as rules do; an unknown name is a
+    // mistake in the test.
+    if (kind == "auto") r.finding.set_remediation_kind(dcufleet::v1::REMEDIATION_KIND_AUTO);
+    if (kind == "failover") r.finding.set_remediation_kind(dcufleet::v1::REMEDIATION_KIND_FAILOVER);
+    if (kind == "human") r.finding.set_remediation_kind(dcufleet::v1::REMEDIATION_KIND_HUMAN);
+    auto typed = modelkit::DiagnosisActionFromName(action);
+    if (!typed || r.finding.remediation_kind() == dcufleet::v1::REMEDIATION_KIND_UNSPECIFIED) {
+      std::abort();
+    }
+    r.finding.set_remediation_action(*typed);
     for (auto& [k, v] : params) (*r.finding.mutable_params())[k] = v;
     rules.push_back(r);
   }

@@ -43,7 +43,7 @@ LaunchPlan LaunchPlanner::Plan(const Deployment& d, const ScheduleInput& in,
     return out;
   }
   out.preparation =
-      knowledge_->PrepareModel(d.spec().model(), *node, r.model_path, r.plan, r.placement.tp());
+      preparer_->PrepareModel(d.spec().model(), *node, r.model_path, r.plan, r.placement.tp());
   const ModelPreparation& prep = out.preparation;
   if (!prep.blocking_reason.empty()) {
     out.outcome = LaunchPlan::Outcome::kModelUnusable;
@@ -51,7 +51,7 @@ LaunchPlan LaunchPlanner::Plan(const Deployment& d, const ScheduleInput& in,
     return out;
   }
   const std::string model_path = prep.model_path.empty() ? r.model_path : prep.model_path;
-  auto launch = knowledge_->RenderLaunch(d.spec(), r.plan, r.placement, model_path,
+  auto launch = renderer_->RenderLaunch(d.spec(), r.plan, r.placement, model_path,
                                          PlacedDeviceTotal(*node, r.placement));
   if (!launch.ok()) {
     out.outcome = LaunchPlan::Outcome::kRenderFailed;

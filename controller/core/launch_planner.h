@@ -50,7 +50,8 @@ class LaunchPlanner {
  public:
   using NodeLookup = std::function<const dcufleet::v1::NodeView*(const std::string&)>;
 
-  explicit LaunchPlanner(Knowledge* knowledge) : knowledge_(knowledge) {}
+  LaunchPlanner(ModelPreparer* preparer, LaunchRenderer* renderer)
+      : preparer_(preparer), renderer_(renderer) {}
 
   // `in` is the scheduler's input for `d` (the caller owns the pass caches it
   // refers to); `node` resolves a placement's node to its view.
@@ -58,7 +59,8 @@ class LaunchPlanner {
                   const NodeLookup& node) const;
 
  private:
-  Knowledge* const knowledge_;
+  ModelPreparer* const preparer_;
+  LaunchRenderer* const renderer_;
 };
 
 }  // namespace dcu::controller

@@ -189,7 +189,7 @@ RemediationDecision RemediationPolicy::AddArg(Deployment& d, const Attempt& a,
   if (flag.empty()) flag = Param(f, "arg");
   std::string value = Param(f, "value");
   if (value == "{kv_cache_bytes}" || value.empty() || value.find("${") != std::string::npos) {
-    value = absl::StrCat(knowledge_->KvCacheBytes(d.spec(), a.placement().tp(), ctx.device_total));
+    value = absl::StrCat(renderer_->KvCacheBytes(d.spec(), a.placement().tp(), ctx.device_total));
   }
   std::string applied;
   if (!flag.empty()) {
@@ -212,14 +212,14 @@ RemediationDecision RemediationPolicy::AuditConfig(Deployment& d, const Attempt&
                                                    const AttemptFinding& f,
                                                    const FailureContext& ctx) const {
   if (ctx.node) {
-    std::string path = knowledge_->ModelPathOnNode(d.spec().model(), *ctx.node);
+    std::string path = catalog_->ModelPathOnNode(d.spec().model(), *ctx.node);
     if (!path.empty()) {
       dcufleet::v1::Plan plan;
       plan.set_stack_id(a.stack_id());
       plan.set_runtime_kind(a.runtime_kind());
       plan.set_arch(a.placement().arch());
       ModelPreparation prep =
-          knowledge_->PrepareModel(d.spec().model(), *ctx.node, path, plan, a.placement().tp());
+          preparer_->PrepareModel(d.spec().model(), *ctx.node, path, plan, a.placement().tp());
       if (prep.blocking_reason.empty() && !prep.remediation.empty() &&
           prep.remediation != a.config_remediation()) {
         return RetryNow(absl::StrCat("config audit: ", prep.remediation, " ",
@@ -304,7 +304,7 @@ RemediationDecision RemediationPolicy::ReduceMaxModelLen(Deployment& d, const At
 RemediationDecision RemediationPolicy::ReplanMemory(Deployment& d, const Attempt& a,
                                                     const AttemptFinding& f,
                                                     const FailureContext&) const {
-  auto model = knowledge_->Model(d.spec().model());
+  auto model = catalog_->Model(d.spec().model());
   const int failed_tp = a.placement().tp();
   if (model.ok()) {
     for (int tp : model->valid_tp) {

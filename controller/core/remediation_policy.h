@@ -49,7 +49,8 @@ struct FailureContext {
 // through unexecuted.
 class RemediationPolicy {
  public:
-  explicit RemediationPolicy(Knowledge* knowledge) : knowledge_(knowledge) {}
+  RemediationPolicy(ModelCatalog* catalog, ModelPreparer* preparer, LaunchRenderer* renderer)
+      : catalog_(catalog), preparer_(preparer), renderer_(renderer) {}
 
   // Every action Decide() executes (auto handlers plus failover and human).
   static const std::set<dcufleet::v1::DiagnosisAction>& HandledActions();
@@ -94,7 +95,9 @@ class RemediationPolicy {
   // (1; `retry` takes params.max_attempts).
   static int ApplicationLimit(const dcufleet::v1::AttemptFinding& f);
 
-  Knowledge* const knowledge_;
+  ModelCatalog* const catalog_;
+  ModelPreparer* const preparer_;
+  LaunchRenderer* const renderer_;
 };
 
 // Documents stored before AttemptFinding's kind and action were enums carry

@@ -68,8 +68,10 @@ class RemediationPolicyTest : public ::testing::Test {
     return policy_.Decide(d_, a_, findings_, ctx_);
   }
 
-  testing::FakeKnowledge knowledge_;
-  RemediationPolicy policy_{&knowledge_};
+  testing::FakeModelCatalog catalog_;
+  testing::FakeModelPreparer preparer_;
+  testing::FakeLaunchRenderer renderer_;
+  RemediationPolicy policy_{&catalog_, &preparer_, &renderer_};
   dcufleet::v1::Deployment d_;
   dcufleet::v1::Attempt a_;
   dcufleet::v1::NodeView node_;
@@ -170,8 +172,8 @@ TEST_F(RemediationPolicyTest, AuditConfigRetriesWithANewFixElseFollowsThen) {
   EXPECT_EQ(r.next, Next::kHuman);
   EXPECT_THAT(r.message, HasSubstr("config_or_tokenizer_error"));
   // The audit now calls for a fix the attempt did not have: retry with it.
-  knowledge_.preparation.remediation = "hf_overrides";
-  knowledge_.preparation.remediation_detail = "--hf-overrides {\"head_dim\": 128}";
+  preparer_.preparation.remediation = "hf_overrides";
+  preparer_.preparation.remediation_detail = "--hf-overrides {\"head_dim\": 128}";
   r = Decide(Finding("unsupported_head_size", dcufleet::v1::DIAGNOSIS_ACTION_AUDIT_CONFIG,
                      {{"then", "failover"}}));
   EXPECT_EQ(r.next, Next::kRetryNow);

@@ -31,7 +31,6 @@ using modelkit::MatchEnvironment;
 using modelkit::ModelShape;
 using modelkit::PlanConfigRemediation;
 using modelkit::PlanMemory;
-using modelkit::RecipeFor;
 using modelkit::RemediationOptions;
 using modelkit::RenderArgv;
 using modelkit::ShapeFromCatalog;

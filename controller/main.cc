@@ -22,6 +22,7 @@
 #include "modelkit/catalog_loader.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/core/remediation_policy.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "controller/store/sqlite_catalog_store.h"
@@ -143,7 +144,9 @@ int main(int argc, char** argv) {
   }
   rules_file = dcu::common::FindDataPath(rules_file, "DCU_DIAGNOSIS_RULES",
                                          "diagnosis/rules.txtpb");
-  auto rules = dcu::modelkit::LoadDiagnosisRulesFile(rules_file);
+  // Only rules whose actions the reconciler executes are loadable.
+  auto rules = dcu::modelkit::LoadDiagnosisRulesFile(
+      rules_file, dcu::controller::RemediationPolicy::HandledActions());
   if (!rules.ok()) {
     std::cerr << "dcu-controller: diagnosis rules '" << rules_file
               << "': " << rules.status().message() << "\n";

@@ -9,6 +9,7 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 #include "dcuctl/stack_commands.h"
 
 namespace dcu::dcuctl {
@@ -62,7 +63,8 @@ nlohmann::json FailedAttempts(const dcufleet::v1::GetDeploymentResponse& resp) {
                                 {"confidence", f.confidence()},
                                 {"evidence", ev},
                                 {"remediation",
-                                 {{"kind", f.remediation_kind()}, {"action", f.remediation_action()}}}});
+                                 {{"kind", modelkit::RemediationKindName(f.remediation_kind())},
+                                  {"action", modelkit::DiagnosisActionName(f.remediation_action())}}}});
     }
     j.push_back(fa);
   }

@@ -14,6 +14,7 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -181,7 +182,8 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
     out << "\n  Attempt " << a.number() << " diagnosis:\n";
     for (const auto& f : a.findings()) {
       out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100)
-          << "%) → " << f.remediation_kind() << ": " << f.remediation_action() << "\n";
+          << "%) → " << modelkit::RemediationKindName(f.remediation_kind()) << ": "
+          << modelkit::DiagnosisActionName(f.remediation_action()) << "\n";
       for (const auto& e : f.evidence()) out << "      | " << e.substr(0, 160) << "\n";
     }
   }

@@ -170,7 +170,7 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
         << "); pass --rules FILE\n";
     return 2;
   }
-  auto rules = modelkit::LoadDiagnosisRulesFile(rules_path);
+  auto rules = modelkit::LoadDiagnosisRulesFile(rules_path, modelkit::AllDiagnosisActions());
   if (!rules.ok()) {
     err << "error: " << rules.status().message() << "\n";
     return 2;

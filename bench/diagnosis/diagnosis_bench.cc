@@ -35,7 +35,7 @@ std::string ReadFile(const std::string& path) {
 
 const LogClassifier& Classifier() {
   static const LogClassifier* classifier = [] {
-    auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath));
+    auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
     if (!rules.ok()) {
       std::fprintf(stderr, "%s\n", std::string(rules.status().message()).c_str());
       std::abort();
@@ -164,7 +164,7 @@ BENCHMARK(BM_NormalizeLine);
 void BM_LoadAndCompileRules(benchmark::State& state) {
   std::string path = SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath);
   for (auto _ : state) {
-    auto rules = LoadDiagnosisRulesFile(path);
+    auto rules = LoadDiagnosisRulesFile(path, AllDiagnosisActions());
     auto classifier = LogClassifier::Create(*rules);
     benchmark::DoNotOptimize(classifier);
   }

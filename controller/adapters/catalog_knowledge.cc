@@ -5,10 +5,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/units.h"
+#include "controller/core/launch_planner.h"
 #include "modelkit/argv_template.h"
 #include "modelkit/config_audit.h"
 #include "modelkit/discovery.h"
@@ -29,7 +31,6 @@ using modelkit::MatchEnvironment;
 using modelkit::ModelShape;
 using modelkit::PlanConfigRemediation;
 using modelkit::PlanMemory;
-using modelkit::RecipeFor;
 using modelkit::RemediationOptions;
 using modelkit::RenderArgv;
 using modelkit::ShapeFromCatalog;
@@ -389,7 +390,8 @@ ModelPreparation CatalogKnowledge::Prepare(const std::string& model,
 
 absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
     const dcufleet::v1::DeploymentSpec& spec, const Plan& plan,
-    const dcufleet::v1::Placement& placement, const std::string& model_path) {
+    const dcufleet::v1::Placement& placement, const std::string& model_path,
+    int64_t device_total) {
   auto snap = Load();
   const Stack* cached = snap->Stack(plan.stack_id());
   absl::StatusOr<Stack> stack =
@@ -413,16 +415,16 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
                      ? absl::StrCat(location, "/bin/python")
                      : "python3"},
   };
-  int64_t total = 0;
-  (void)total;
   values["kv_cache_memory_bytes"] = "0";
   std::vector<std::string> tmpl(stack->argv_template().begin(), stack->argv_template().end());
   if (recipe) tmpl.insert(tmpl.end(), recipe->extra_args().begin(), recipe->extra_args().end());
   bool needs_kv = false;
   for (const auto& t : tmpl) needs_kv |= absl::StrContains(t, "{kv_cache_memory_bytes}");
   if (needs_kv) {
-    // Sized from the memory plan on the placed devices.
-    values["kv_cache_memory_bytes"] = absl::StrCat(KvCacheBytes(spec, placement.tp(), 0));
+    // Sized from the memory plan on the placed devices (their real total, as
+    // the diagnosis facts and remediations use).
+    values["kv_cache_memory_bytes"] =
+        absl::StrCat(KvCacheBytes(spec, placement.tp(), device_total));
   }
   auto argv = RenderArgv(tmpl, values);
   if (!argv.ok()) return argv.status();
@@ -443,11 +445,10 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
     std::vector<std::string> existing(out.ld_library_path_prefix().begin(),
                                       out.ld_library_path_prefix().end());
     out.clear_ld_library_path_prefix();
-    std::vector<std::string> merged = prefixes_first ? prefixes : existing;
-    for (const auto& p : prefixes_first ? existing : prefixes) {
-      if (std::find(merged.begin(), merged.end(), p) == merged.end()) merged.push_back(p);
+    for (const auto& p : prefixes_first ? MergeLibraryOrder(prefixes, existing)
+                                        : MergeLibraryOrder(existing, prefixes)) {
+      out.add_ld_library_path_prefix(p);
     }
-    for (const auto& p : merged) out.add_ld_library_path_prefix(p);
   };
   apply_env(stack->env(), false);
   // The arch recipe's library order goes first: it exists to override.
@@ -610,6 +611,29 @@ std::map<std::string, std::string> CatalogKnowledge::DiagnosisFacts(
           absl::StrCat(KvCacheBytes(spec, attempt.placement().tp(), device_total));
     }
     if (stack->capabilities().accepts_hf_overrides()) facts["stack.accepts_hf_overrides"] = "true";
+    // SGLang's --mem-fraction-static: the share of a device for weights and
+    // the KV pool, i.e. the memory plan's budget less its activation/runtime
+    // overhead, over the device's total (rule no_cache_blocks.sglang).
+    if (device_total > 0) {
+      const dcufleet::v1::ModelEntry* model = snap->Model(spec.model());
+      if (model) {
+        dcufleet::v1::MemoryPlanRequest req;
+        req.set_tp(attempt.placement().tp());
+        req.set_max_model_len(spec.max_model_len());
+        req.set_max_num_seqs(spec.max_num_seqs());
+        req.set_gpu_memory_utilization(spec.gpu_memory_utilization());
+        req.set_device_total_bytes(device_total);
+        req.set_device_free_bytes(device_total);
+        req.set_device_count(attempt.placement().tp());
+        dcufleet::v1::MemoryPlan plan = PlanMemory(ShapeFromCatalog(*model), req);
+        double fraction = static_cast<double>(plan.budget_bytes() - plan.overhead_bytes()) /
+                          static_cast<double>(device_total);
+        if (fraction > 0.05) {
+          facts["memory_plan.mem_fraction_static"] =
+              absl::StrFormat("%.2f", std::min(fraction, 0.95));
+        }
+      }
+    }
     std::vector<std::string> prefixes(stack->env().ld_library_path_prefix().begin(),
                                       stack->env().ld_library_path_prefix().end());
     if (const auto* r = RecipeFor(*stack, attempt.placement().arch())) {

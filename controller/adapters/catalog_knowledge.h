@@ -34,7 +34,8 @@ class CatalogKnowledge : public Knowledge {
                                 int tp) override;
   absl::StatusOr<dcufleet::v1::InstanceSpec> RenderLaunch(
       const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Plan& plan,
-      const dcufleet::v1::Placement& placement, const std::string& model_path) override;
+      const dcufleet::v1::Placement& placement, const std::string& model_path,
+      int64_t device_total) override;
   int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                        int64_t device_total) override;
   void RecordOutcome(const LaunchOutcomeRecord& outcome) override;

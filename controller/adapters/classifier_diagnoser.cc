@@ -5,7 +5,7 @@
 namespace dcu::controller {
 
 using modelkit::ClassifyOptions;
-using modelkit::RemediationKindName;
+using modelkit::DiagnosisActionFromName;
 
 std::vector<dcufleet::v1::AttemptFinding> ClassifierDiagnoser::Diagnose(
     const std::vector<std::string>& log_tail, const std::map<std::string, std::string>& facts) {
@@ -19,8 +19,11 @@ std::vector<dcufleet::v1::AttemptFinding> ClassifierDiagnoser::Diagnose(
     a.set_failure_class(f.failure_class());
     a.set_confidence(f.confidence());
     for (const auto& e : f.evidence()) a.add_evidence(e.text());
-    a.set_remediation_kind(RemediationKindName(f.remediation().kind()));
-    a.set_remediation_action(f.remediation().action());
+    a.set_remediation_kind(f.remediation().kind());
+    // The loader admitted only names of the vocabulary.
+    a.set_remediation_action(
+        DiagnosisActionFromName(f.remediation().action())
+            .value_or(dcufleet::v1::DIAGNOSIS_ACTION_UNSPECIFIED));
     a.set_remediation_detail(f.remediation().summary());
     for (const auto& [k, v] : f.remediation().params()) (*a.mutable_params())[k] = v;
     out.push_back(std::move(a));

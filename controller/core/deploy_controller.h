@@ -19,6 +19,8 @@
 #include "common/clock.h"
 #include "controller/core/fleet_state.h"
 #include "controller/core/knowledge.h"
+#include "controller/core/launch_planner.h"
+#include "controller/core/remediation_policy.h"
 #include "controller/store/deployment_store.h"
 #include "controller/store/node_store.h"
 #include "dcufleet/v1/deploy.pb.h"
@@ -106,15 +108,31 @@ class DeployController : public FleetListener {
   struct StepContext;
   void Run();
   void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  // What has happened to a deployment, i.e. what Step() will do to it.
+  enum class Transition {
+    kNone,           // nothing: the pass neither copies nor steps it
+    kStopDeleted,    // deleted and its instance is gone: end the attempt
+    kLaunch,         // no active attempt and it is due: schedule and launch
+    kNodeLost,       // the attempt's node is lost: end it, reschedule
+    kReportOverdue,  // the node never reported the instance: a failure
+    kFollowReport,   // the node reports something new about the instance
+  };
+  // Pure; Step() acts on its answer and the pass selects by it, so "does it
+  // need a step" and the step itself come from one function.
+  Transition Observe(const dcufleet::v1::Deployment& d, const StepContext& ctx) const;
   // Advances one deployment; returns true when it changed.
   bool Step(dcufleet::v1::Deployment& d, StepContext& ctx);
-  // False only when Step() would change nothing.
-  bool NeedsStep(const dcufleet::v1::Deployment& d, const StepContext& ctx) const;
   void BuildContext(StepContext& ctx);
   static std::tuple<std::string, double, int> CursorKey(const dcufleet::v1::DeploymentSpec& spec);
-  bool StepActiveAttempt(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
+  void EndOnLostNode(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
+  void FollowReport(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a,
+                    const dcufleet::v1::NodeView& node,
+                    const dcufleet::v1::InstanceStatus& instance, StepContext& ctx);
   void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
+  // The deployment a dry run of `spec` answers with (nothing is stored).
+  dcufleet::v1::Deployment DryRun(const dcufleet::v1::DeploymentSpec& spec)
+      ABSL_LOCKS_EXCLUDED(mu_);
   ScheduleInput MakeScheduleInput(const dcufleet::v1::Deployment& d, StepContext& ctx);
   void AddEvent(StepContext& ctx, const dcufleet::v1::Deployment& d, const std::string& type,
                 const std::string& reason, const std::string& message);
@@ -141,6 +159,8 @@ class DeployController : public FleetListener {
   EventLog* const events_;
   const common::Clock* const clock_;
   const Options options_;
+  const LaunchPlanner planner_;
+  const RemediationPolicy policy_;
 
   // Lock order (checked by clang's -Wthread-safety-beta where one function
   // takes both): reconcile_mu_ before mu_ and before cache_mu_. mu_,

@@ -49,11 +49,14 @@ struct LaunchOutcomeRecord {
   bool config_ok = true;
 };
 
-// The controller's knowledge (stacks, verdicts, models, audit, memory plans)
-// as the deploy reconciler needs it. Implemented over the catalog store.
-class Knowledge {
+// What the deploy path needs to know, split by who asks. Each is implemented
+// over the catalog store by CatalogKnowledge (controller/adapters); unit
+// tests give each its own fake.
+
+// Catalog and verdicts: the scheduler's questions.
+class ModelCatalog {
  public:
-  virtual ~Knowledge() = default;
+  virtual ~ModelCatalog() = default;
   // NOT_FOUND (naming the model and how to list known ones) when unknown.
   virtual absl::StatusOr<ModelFacts> Model(const std::string& model) = 0;
   // Ordered plans for the model on `arch`; stacks broken there go to
@@ -61,38 +64,76 @@ class Knowledge {
   virtual void PlansForArch(const std::string& model, const std::string& arch,
                             std::vector<dcufleet::v1::Plan>* plans,
                             std::vector<dcufleet::v1::Plan>* excluded) = 0;
-  virtual MemoryCheck CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
-                                  int64_t device_total) = 0;
   // Where `plan`'s env or image is on `node` ("" when absent).
   virtual std::string RuntimeOnNode(const dcufleet::v1::Plan& plan,
                                     const dcufleet::v1::NodeView& node) = 0;
   // The directory holding the model on `node`, "" when absent.
   virtual std::string ModelPathOnNode(const std::string& model,
                                       const dcufleet::v1::NodeView& node) = 0;
+  // Sees every node once per reconcile pass (records discovered model
+  // directories and environments; cheap when nothing changed).
+  // (Pointers: the reconciler's views are shared, not copied.)
+  virtual void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) {}
+};
+
+// Model preparation: the config audit of the chosen node's model directory.
+class ModelPreparer {
+ public:
+  virtual ~ModelPreparer() = default;
   // Audits the model directory reported by `node` for `plan`'s stack.
   virtual ModelPreparation PrepareModel(const std::string& model,
                                         const dcufleet::v1::NodeView& node,
                                         const std::string& model_path,
                                         const dcufleet::v1::Plan& plan, int tp) = 0;
-  // argv/env/runtime of a launch of `plan` (everything but remediations and
-  // per-attempt fields, which the reconciler adds).
+};
+
+// Launch rendering and the memory plan behind it.
+class LaunchRenderer {
+ public:
+  virtual ~LaunchRenderer() = default;
+  virtual MemoryCheck CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
+                                  int64_t device_total) = 0;
+  // argv/env/runtime of a launch of `plan` from the stack's template, env
+  // recipe and arch recipe; `device_total` (bytes of one placed device) sizes
+  // the memory plan. Everything else (placement, config fix, learned
+  // remediations, per-attempt fields) is LaunchPlanner's.
   virtual absl::StatusOr<dcufleet::v1::InstanceSpec> RenderLaunch(
       const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Plan& plan,
-      const dcufleet::v1::Placement& placement, const std::string& model_path) = 0;
+      const dcufleet::v1::Placement& placement, const std::string& model_path,
+      int64_t device_total) = 0;
   // KV cache bytes to give --kv-cache-memory-bytes for this placement.
   virtual int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                                int64_t device_total) = 0;
+};
+
+// Evidence sink: launch outcomes feed the stack matrix (and so verdicts).
+class OutcomeSink {
+ public:
+  virtual ~OutcomeSink() = default;
   virtual void RecordOutcome(const LaunchOutcomeRecord& outcome) = 0;
-  // What the diagnosis may rely on for this attempt ("stack.accepts_…",
-  // "memory_plan.kv_cache_bytes", "model.config_audit_clean", …).
-  // Sees every node once per reconcile pass (records discovered model
-  // directories and environments; cheap when nothing changed).
-  // (Pointers: the reconciler's views are shared, not copied.)
-  virtual void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) {}
+};
+
+// Facts the diagnosis may rely on for an attempt.
+class DiagnosisFactSource {
+ public:
+  virtual ~DiagnosisFactSource() = default;
+  // "stack.accepts_…", "memory_plan.kv_cache_bytes",
+  // "memory_plan.mem_fraction_static", "model.config_audit_clean", …
   virtual std::map<std::string, std::string> DiagnosisFacts(
       const dcufleet::v1::DeploymentSpec& spec, const dcufleet::v1::Attempt& attempt,
       int64_t device_total) = 0;
 };
+
+// All of the above, as main.cc wires one object for them. Components take
+// only the parts they use (LaunchPlanner: preparer + renderer;
+// RemediationPolicy: catalog + preparer + renderer).
+// (Virtual bases, so that a test can assemble its Knowledge from the fakes
+// of the parts.)
+class Knowledge : public virtual ModelCatalog,
+                  public virtual ModelPreparer,
+                  public virtual LaunchRenderer,
+                  public virtual OutcomeSink,
+                  public virtual DiagnosisFactSource {};
 
 // Turns a failed launch's log tail into ordered findings (most likely first).
 class Diagnoser {

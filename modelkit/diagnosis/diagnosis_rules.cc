@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_util.h"
@@ -17,6 +18,7 @@
 namespace dcu::modelkit {
 namespace {
 
+using dcufleet::v1::DiagnosisAction;
 using dcufleet::v1::DiagnosisRules;
 using dcufleet::v1::Remediation;
 using dcufleet::v1::RemediationKind;
@@ -80,22 +82,34 @@ absl::Status CheckPatterns(const Rule& rule, absl::string_view field,
 }
 
 absl::Status CheckRemediation(const Rule& rule, int index, const Remediation& r,
-                              absl::string_view source) {
+                              absl::string_view source, const DiagnosisActionSet& supported) {
   std::string where = absl::StrCat(source, ": rule '", rule.id(), "': remediation[", index, "]");
   if (r.kind() == dcufleet::v1::REMEDIATION_KIND_UNSPECIFIED) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": kind is not set"));
   }
-  const std::vector<std::string>& actions = RemediationActions();
-  if (std::find(actions.begin(), actions.end(), r.action()) == actions.end()) {
+  std::optional<DiagnosisAction> action = DiagnosisActionFromName(r.action());
+  auto names = [](const DiagnosisActionSet& set) {
+    std::vector<std::string> out;
+    for (DiagnosisAction a : set) out.push_back(DiagnosisActionName(a));
+    return absl::StrJoin(out, ", ");
+  };
+  if (!action) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": unknown action '", r.action(),
-                                                   "' (known: ", absl::StrJoin(actions, ", "),
+                                                   "' (known: ", names(AllDiagnosisActions()),
                                                    ")"));
   }
-  if (r.action() == "failover" && r.kind() != dcufleet::v1::REMEDIATION_KIND_FAILOVER) {
+  if (!supported.count(*action)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": action '", r.action(), "' of rule '", rule.id(),
+        "' has no handler in this program (handled: ", names(supported), ")"));
+  }
+  if (*action == dcufleet::v1::DIAGNOSIS_ACTION_FAILOVER &&
+      r.kind() != dcufleet::v1::REMEDIATION_KIND_FAILOVER) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": action 'failover' needs kind REMEDIATION_KIND_FAILOVER"));
   }
-  if (r.action() == "human" && r.kind() != dcufleet::v1::REMEDIATION_KIND_HUMAN) {
+  if (*action == dcufleet::v1::DIAGNOSIS_ACTION_HUMAN &&
+      r.kind() != dcufleet::v1::REMEDIATION_KIND_HUMAN) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": action 'human' needs kind REMEDIATION_KIND_HUMAN"));
   }
@@ -130,15 +144,36 @@ const std::vector<std::string>& StandardFailureClasses() {
   return *kClasses;
 }
 
-const std::vector<std::string>& RemediationActions() {
-  static const auto* const kActions = new std::vector<std::string>{
-      "set_env",         "prepend_ld_library_path", "add_arg",
-      "audit_config",    "reap_or_move_devices",    "change_port",
-      "change_tp",       "move_to_node_with_model", "reduce_max_model_len",
-      "replan_memory",   "retry",                   "failover",
-      "human",
-  };
-  return *kActions;
+const DiagnosisActionSet& AllDiagnosisActions() {
+  static const auto* const kAll = [] {
+    auto* all = new DiagnosisActionSet;
+    const auto* d = dcufleet::v1::DiagnosisAction_descriptor();
+    for (int i = 0; i < d->value_count(); ++i) {
+      auto a = static_cast<DiagnosisAction>(d->value(i)->number());
+      if (a != dcufleet::v1::DIAGNOSIS_ACTION_UNSPECIFIED) all->insert(a);
+    }
+    return all;
+  }();
+  return *kAll;
+}
+
+std::string DiagnosisActionName(DiagnosisAction action) {
+  if (action == dcufleet::v1::DIAGNOSIS_ACTION_UNSPECIFIED) return "";
+  static constexpr absl::string_view kPrefix = "DIAGNOSIS_ACTION_";
+  std::string name = dcufleet::v1::DiagnosisAction_Name(action);
+  if (!absl::StartsWith(name, kPrefix)) return name;
+  return absl::AsciiStrToLower(name.substr(kPrefix.size()));
+}
+
+std::optional<DiagnosisAction> DiagnosisActionFromName(absl::string_view name) {
+  if (name.empty() || absl::AsciiStrToLower(name) != name) return std::nullopt;
+  DiagnosisAction a;
+  if (!dcufleet::v1::DiagnosisAction_Parse(
+          absl::StrCat("DIAGNOSIS_ACTION_", absl::AsciiStrToUpper(name)), &a) ||
+      a == dcufleet::v1::DIAGNOSIS_ACTION_UNSPECIFIED) {
+    return std::nullopt;
+  }
+  return a;
 }
 
 std::string RemediationKindName(RemediationKind kind) {
@@ -154,7 +189,8 @@ std::string RemediationKindName(RemediationKind kind) {
   }
 }
 
-absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_view source) {
+absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_view source,
+                                    const DiagnosisActionSet& supported) {
   if (rules.rule_size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": no rules"));
   }
@@ -195,14 +231,15 @@ absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_vi
       return absl::InvalidArgumentError(absl::StrCat(where, ": needs at least one remediation"));
     }
     for (int r = 0; r < rule.remediation_size(); ++r) {
-      DCU_RETURN_IF_ERROR(CheckRemediation(rule, r, rule.remediation(r), source));
+      DCU_RETURN_IF_ERROR(CheckRemediation(rule, r, rule.remediation(r), source, supported));
     }
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<DiagnosisRules> ParseDiagnosisRules(absl::string_view text,
-                                                   absl::string_view source_name) {
+                                                   absl::string_view source_name,
+                                                   const DiagnosisActionSet& supported) {
   DiagnosisRules rules;
   google::protobuf::TextFormat::Parser parser;
   FirstErrorCollector errors;
@@ -212,11 +249,12 @@ absl::StatusOr<DiagnosisRules> ParseDiagnosisRules(absl::string_view text,
     if (errors.has_error()) return absl::InvalidArgumentError(errors.Describe(source_name));
     return absl::InvalidArgumentError(absl::StrCat(source_name, ": not a DiagnosisRules text proto"));
   }
-  DCU_RETURN_IF_ERROR(ValidateDiagnosisRules(rules, source_name));
+  DCU_RETURN_IF_ERROR(ValidateDiagnosisRules(rules, source_name, supported));
   return rules;
 }
 
-absl::StatusOr<DiagnosisRules> LoadDiagnosisRulesFile(const std::string& path) {
+absl::StatusOr<DiagnosisRules> LoadDiagnosisRulesFile(const std::string& path,
+                                                      const DiagnosisActionSet& supported) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("diagnosis rules '", path, "' cannot be opened"));
@@ -226,7 +264,7 @@ absl::StatusOr<DiagnosisRules> LoadDiagnosisRulesFile(const std::string& path) {
   if (in.bad()) {
     return absl::DataLossError(absl::StrCat("diagnosis rules '", path, "': read failed"));
   }
-  return ParseDiagnosisRules(buffer.str(), path);
+  return ParseDiagnosisRules(buffer.str(), path, supported);
 }
 
 }  // namespace dcu::modelkit

@@ -160,7 +160,9 @@ int LogClassifier::pattern_count() const { return static_cast<int>(compiled_->pa
 absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
                                                     std::string rules_source) {
   std::string source = rules_source.empty() ? "<rules>" : rules_source;
-  DCU_RETURN_IF_ERROR(ValidateDiagnosisRules(rules, source));
+  // Classifying needs the vocabulary only; whether an action is executed is
+  // decided where the rules are loaded (LoadDiagnosisRulesFile's `supported`).
+  DCU_RETURN_IF_ERROR(ValidateDiagnosisRules(rules, source, AllDiagnosisActions()));
   auto compiled = std::make_unique<Compiled>();
   compiled->rules = rules;
   compiled->source = rules_source;

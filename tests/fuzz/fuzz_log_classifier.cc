@@ -18,7 +18,7 @@ const dcu::modelkit::LogClassifier* Classifier() {
     const char* src = std::getenv("DCU_SOURCE_DIR");
     std::string path = std::string(src && *src ? src : DCU_SOURCE_DIR_DEFAULT) +
                        "/deploy/diagnosis/rules.txtpb";
-    auto rules = dcu::modelkit::LoadDiagnosisRulesFile(path);
+    auto rules = dcu::modelkit::LoadDiagnosisRulesFile(path, dcu::modelkit::AllDiagnosisActions());
     if (!rules.ok()) std::abort();  // a broken rules file is not the input's fault
     auto made = dcu::modelkit::LogClassifier::Create(*rules, path);
     if (!made.ok()) std::abort();
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)dcu::modelkit::NormalizeLogLine(line);
     (void)dcu::modelkit::IsExceptionLine(line);
   }
-  auto rules = dcu::modelkit::ParseDiagnosisRules(text, "fuzz.txtpb");
+  auto rules = dcu::modelkit::ParseDiagnosisRules(text, "fuzz.txtpb", dcu::modelkit::AllDiagnosisActions());
   if (rules.ok() && rules->rule_size() < 50) {
     auto c = dcu::modelkit::LogClassifier::Create(*rules, "fuzz");
     if (c.ok()) (void)c->ClassifyText("HIP error: invalid device function\n", options);

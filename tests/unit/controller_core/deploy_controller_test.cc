@@ -3,6 +3,7 @@
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/store/sqlite_store.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fake_knowledge.h"
 
@@ -201,7 +202,8 @@ TEST_F(DeployControllerTest, AutoRemediationIsAppliedOnceThenBackOff) {
 }
 
 TEST_F(DeployControllerTest, HumanRemediationStopsWithTheAction) {
-  diagnoser_.Add("No such file", "model_path_not_found", "human", "copy the model to the node");
+  diagnoser_.Add("No such file", "model_path_not_found", "human", "human");
+  diagnoser_.rules.back().finding.set_remediation_detail("copy the model to the node");
   RecordingSession a;
   Connect("node-a", &a);
   ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
@@ -360,6 +362,90 @@ TEST_F(DeployControllerTest, DryRunStoresNothing) {
   EXPECT_EQ(r->deployment().status().attempts(0).placement().tp(), 2);  // smallest that fits
   EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
   EXPECT_TRUE(a.assignments.empty());
+}
+
+// The dry run's launch and the real one are planned by one LaunchPlanner: the
+// instance a dry run shows is the one the next launch sends, but for the
+// per-attempt fields.
+dcufleet::v1::InstanceSpec WithoutPerAttemptFields(dcufleet::v1::InstanceSpec s) {
+  s.clear_instance_id();
+  s.clear_attempt();
+  return s;
+}
+
+void ExpectSameLaunch(const dcufleet::v1::InstanceSpec& dry, const dcufleet::v1::InstanceSpec& real) {
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differ;
+  differ.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(differ.Compare(WithoutPerAttemptFields(dry), WithoutPerAttemptFields(real)))
+      << diff << "dry run:\n" << dry.DebugString() << "real:\n" << real.DebugString();
+}
+
+TEST_F(DeployControllerTest, DryRunShowsTheSpecTheNextLaunchSendsAfterRemediations) {
+  // A damaged config fixed with --hf-overrides, a recipe's library order, and
+  // two failures whose remediations change the library order and add an arg.
+  knowledge_.preparation.remediation = "hf_overrides";
+  knowledge_.preparation.remediation_detail = "--hf-overrides {\"head_dim\": 128}";
+  knowledge_.preparation.extra_args = {"--hf-overrides", "{\"head_dim\": 128}"};
+  knowledge_.recipe_ld_library_path = {"/opt/rocm/lib", "/opt/hyhal/lib"};
+  knowledge_.recipe_env = {{"HIP_FORCE_DEV_KERNARG", "1"}};
+  diagnoser_.Add("undefined symbol", "shared_lib_undefined_symbol", "auto",
+                 "prepend_ld_library_path", {{"paths", "/opt/dtk/lib:/opt/rocm/lib"}});
+  diagnoser_.Add("No available memory for the cache blocks", "no_cache_blocks", "auto", "add_arg",
+                 {{"flag", "--kv-cache-memory-bytes"}, {"value", "${memory_plan.kv_cache_bytes}"}});
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  auto dry = controller_->Deploy(Spec(), true);
+  ASSERT_TRUE(dry.ok());
+  ASSERT_EQ(dry->deployment().status().attempts_size(), 1);
+  controller_->ReconcileOnceForTest();
+  ExpectSameLaunch(dry->deployment().status().attempts(0).instance(), a.last().instances(0));
+  EXPECT_THAT(a.last().instances(0).argv(), ::testing::Contains("--hf-overrides"));
+
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_FAILED,
+         {"ImportError: libhipblaslt.so: undefined symbol: hipblasLtMatmul"});
+  controller_->ReconcileOnceForTest();  // remediated and relaunched in the pass
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_FAILED,
+         {"ValueError: No available memory for the cache blocks."});
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().attempts_size(), 3);
+  const auto& real = a.last().instances(0);
+  EXPECT_EQ(real.instance_id(), d.status().attempts(2).instance_id());
+  // The learned order first, then the recipe's remaining entries.
+  EXPECT_THAT(real.ld_library_path_prefix(),
+              ::testing::ElementsAre("/opt/dtk/lib", "/opt/rocm/lib", "/opt/hyhal/lib"));
+  EXPECT_THAT(real.argv(), ::testing::Contains("--hf-overrides"));
+  EXPECT_THAT(real.argv(), ::testing::Contains("--kv-cache-memory-bytes"));
+
+  dry = controller_->Deploy(Spec(), true);
+  ASSERT_TRUE(dry.ok());
+  ASSERT_EQ(dry->deployment().status().attempts_size(), 1);
+  ExpectSameLaunch(dry->deployment().status().attempts(0).instance(), real);
+  EXPECT_EQ(dry->deployment().status().attempts(0).instance().attempt(), 4);
+  // Rendered with the placed devices' real size, not 0.
+  ASSERT_FALSE(knowledge_.rendered_device_totals.empty());
+  for (int64_t total : knowledge_.rendered_device_totals) EXPECT_EQ(total, 64 * kGiB);
+}
+
+TEST_F(DeployControllerTest, DryRunOfAConfigOverlayMatchesTheLaunch) {
+  knowledge_.preparation.remediation = "overlay_dir";
+  knowledge_.preparation.remediation_detail = "config.json overlay";
+  knowledge_.preparation.overlay_dir = "/var/lib/dcufleet/overlays/qwen3-32b";
+  knowledge_.preparation.overlay_config_json = "{\"head_dim\": 128}";
+  knowledge_.preparation.model_path = "/var/lib/dcufleet/overlays/qwen3-32b";
+  RecordingSession a;
+  Connect("node-a", &a);
+  auto dry = controller_->Deploy(Spec(), true);
+  ASSERT_TRUE(dry.ok());
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  const auto& real = a.last().instances(0);
+  EXPECT_EQ(real.overlay_dir(), "/var/lib/dcufleet/overlays/qwen3-32b");
+  EXPECT_EQ(real.model_path(), "/models/Qwen3-32B");  // the user's directory
+  EXPECT_THAT(real.argv(), ::testing::Contains("/var/lib/dcufleet/overlays/qwen3-32b"));
+  ExpectSameLaunch(dry->deployment().status().attempts(0).instance(), real);
 }
 
 }  // namespace

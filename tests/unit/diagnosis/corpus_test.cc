@@ -60,7 +60,7 @@ std::vector<Entry> ReadIndex(const std::string& dir) {
 
 TEST(DiagnosisCorpusTest, TopOneAccuracyAtLeastNinetyPercent) {
   const std::string dir = SourceDir() + "/tests/data/launch-logs";
-  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath));
+  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
   ASSERT_TRUE(rules.ok()) << rules.status();
   auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
   ASSERT_TRUE(classifier.ok()) << classifier.status();

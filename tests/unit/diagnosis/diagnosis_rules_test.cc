@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -39,7 +40,7 @@ rule {
 )pb";
 
 TEST(DiagnosisRulesTest, ShippedRulesLoadAndCoverEveryClassOfIssue6) {
-  auto rules = LoadDiagnosisRulesFile(ShippedRulesPath());
+  auto rules = LoadDiagnosisRulesFile(ShippedRulesPath(), AllDiagnosisActions());
   ASSERT_TRUE(rules.ok()) << rules.status();
   std::set<std::string> classes;
   for (const auto& rule : rules->rule()) classes.insert(rule.failure_class());
@@ -51,7 +52,7 @@ TEST(DiagnosisRulesTest, ShippedRulesLoadAndCoverEveryClassOfIssue6) {
 }
 
 TEST(DiagnosisRulesTest, ShippedRemediationsMatchTheIssue) {
-  auto rules = LoadDiagnosisRulesFile(ShippedRulesPath());
+  auto rules = LoadDiagnosisRulesFile(ShippedRulesPath(), AllDiagnosisActions());
   ASSERT_TRUE(rules.ok()) << rules.status();
   std::map<std::string, std::set<std::string>> actions;  // class -> actions of all options
   std::map<std::string, std::set<std::string>> kinds;
@@ -78,7 +79,7 @@ TEST(DiagnosisRulesTest, ShippedRemediationsMatchTheIssue) {
 
 TEST(DiagnosisRulesTest, SyntaxErrorNamesFileLineAndColumn) {
   std::string text = "rule {\n  id: \"x\"\n  confidense: 0.5\n}\n";
-  auto rules = ParseDiagnosisRules(text, "my_rules.txtpb");
+  auto rules = ParseDiagnosisRules(text, "my_rules.txtpb", AllDiagnosisActions());
   ASSERT_FALSE(rules.ok());
   EXPECT_EQ(rules.status().code(), absl::StatusCode::kInvalidArgument);
   // Line 3; the column is where the parser noticed (after the field name).
@@ -92,14 +93,56 @@ TEST(DiagnosisRulesTest, FileWithSyntaxErrorReportsItsPath) {
     std::ofstream out(path);
     out << kGoodRule << "rule {\n  id: \"second\"\n  failure_class: 7 7\n}\n";
   }
-  auto rules = LoadDiagnosisRulesFile(path);
+  auto rules = LoadDiagnosisRulesFile(path, AllDiagnosisActions());
   ASSERT_FALSE(rules.ok());
   EXPECT_THAT(std::string(rules.status().message()), StartsWith(path + ":11:"));
   std::remove(path.c_str());
 }
 
+// A rule is loadable only when the loading program executes its action: a
+// controller whose policy does not handle `retry` refuses a rule using it,
+// naming the rule and the action.
+TEST(DiagnosisRulesTest, ActionWithoutAHandlerIsRefusedNamingRuleAndAction) {
+  std::string text = std::string(kGoodRule) + R"pb(
+rule {
+  id: "nccl.flaky"
+  failure_class: "nccl_rccl_init_failure"
+  any: "NCCL error"
+  confidence: 0.5
+  remediation { kind: REMEDIATION_KIND_AUTO action: "retry" }
+})pb";
+  DiagnosisActionSet without_retry = AllDiagnosisActions();
+  without_retry.erase(dcufleet::v1::DIAGNOSIS_ACTION_RETRY);
+  auto refused = ParseDiagnosisRules(text, "r.txtpb", without_retry);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("rule 'nccl.flaky'"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("action 'retry'"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("no handler"));
+  // The same text loads where the action is executed.
+  EXPECT_TRUE(ParseDiagnosisRules(text, "r.txtpb", AllDiagnosisActions()).ok());
+  // Names outside the vocabulary are refused whatever the set.
+  std::string unknown = absl::StrReplaceAll(text, {{"\"retry\"", "\"reboot\""}});
+  auto bad = ParseDiagnosisRules(unknown, "r.txtpb", AllDiagnosisActions());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("unknown action 'reboot'"));
+}
+
+TEST(DiagnosisRulesTest, ActionNamesRoundTripThroughTheEnum) {
+  for (auto a : AllDiagnosisActions()) {
+    std::string name = DiagnosisActionName(a);
+    EXPECT_THAT(name, MatchesRegex("[a-z_]+"));
+    EXPECT_EQ(DiagnosisActionFromName(name), a) << name;
+  }
+  EXPECT_EQ(DiagnosisActionName(dcufleet::v1::DIAGNOSIS_ACTION_PREPEND_LD_LIBRARY_PATH),
+            "prepend_ld_library_path");
+  EXPECT_FALSE(DiagnosisActionFromName("SET_ENV").has_value());
+  EXPECT_FALSE(DiagnosisActionFromName("unspecified").has_value());
+  EXPECT_EQ(AllDiagnosisActions().size(), 13u);
+}
+
 TEST(DiagnosisRulesTest, MissingFileIsNotFound) {
-  auto rules = LoadDiagnosisRulesFile(::testing::TempDir() + "/does/not/exist.txtpb");
+  auto rules = LoadDiagnosisRulesFile(::testing::TempDir() + "/does/not/exist.txtpb", AllDiagnosisActions());
   ASSERT_FALSE(rules.ok());
   EXPECT_EQ(rules.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(rules.status().message()), HasSubstr("does/not/exist.txtpb"));
@@ -115,7 +158,7 @@ rule {
   confidence: 0.5
   remediation { kind: REMEDIATION_KIND_AUTO action: "change_port" }
 })pb";
-  auto rules = ParseDiagnosisRules(text, "r.txtpb");
+  auto rules = ParseDiagnosisRules(text, "r.txtpb", AllDiagnosisActions());
   ASSERT_FALSE(rules.ok());
   EXPECT_THAT(std::string(rules.status().message()), HasSubstr("rule 'bad.regex'"));
   EXPECT_THAT(std::string(rules.status().message()), HasSubstr("not_on_line[0]"));
@@ -131,7 +174,7 @@ rule {
   confidence: 0.5
   remediation { kind: REMEDIATION_KIND_AUTO action: "retry" }
 })pb";
-  auto rules = ParseDiagnosisRules(text, "r.txtpb");
+  auto rules = ParseDiagnosisRules(text, "r.txtpb", AllDiagnosisActions());
   ASSERT_FALSE(rules.ok());
   EXPECT_THAT(std::string(rules.status().message()), HasSubstr("rule 'lookahead': any[0]"));
 }
@@ -145,7 +188,7 @@ struct BadRule {
 class SemanticErrorTest : public ::testing::TestWithParam<BadRule> {};
 
 TEST_P(SemanticErrorTest, IsRejected) {
-  auto rules = ParseDiagnosisRules(GetParam().text, "r.txtpb");
+  auto rules = ParseDiagnosisRules(GetParam().text, "r.txtpb", AllDiagnosisActions());
   ASSERT_FALSE(rules.ok()) << GetParam().name;
   EXPECT_EQ(rules.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(rules.status().message()), HasSubstr(GetParam().message));

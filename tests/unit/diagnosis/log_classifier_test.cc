@@ -39,7 +39,7 @@ std::string CorpusFile(const std::string& name) {
 class LogClassifierTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath));
+    auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
     ASSERT_TRUE(rules.ok()) << rules.status();
     auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
     ASSERT_TRUE(classifier.ok()) << classifier.status();
@@ -307,7 +307,7 @@ TEST(LogClassifierCustomRulesTest, AllAndNotInLogSemantics) {
         params { key: "mark_broken" value: "stack_arch" }
       }
     }
-  )pb", "custom.txtpb");
+  )pb", "custom.txtpb", AllDiagnosisActions());
   ASSERT_TRUE(rules.ok()) << rules.status();
   auto classifier = LogClassifier::Create(*rules, "custom.txtpb");
   ASSERT_TRUE(classifier.ok()) << classifier.status();

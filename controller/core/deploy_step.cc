@@ -1,0 +1,392 @@
+// DeployController: one deployment's step — Observe() says what happened,
+// Step() acts on it: launch (LaunchPlanner), follow the reported instance,
+// end attempts on lost nodes, diagnose and remediate (RemediationPolicy).
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "common/units.h"
+#include "controller/core/deploy_step_context.h"
+
+namespace dcu::controller {
+
+using dcufleet::v1::Attempt;
+using dcufleet::v1::Deployment;
+using dcufleet::v1::DeploymentSpec;
+using dcufleet::v1::InstancePhase;
+using dcufleet::v1::InstanceSpec;
+using dcufleet::v1::InstanceStatus;
+using dcufleet::v1::NodeView;
+using deploy_internal::ActiveAttempt;
+using deploy_internal::AttemptActive;
+using deploy_internal::FindInstance;
+using deploy_internal::HasActiveAttempt;
+using deploy_internal::InstancePhaseName;
+
+bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  ScheduleInput in = MakeScheduleInput(d, ctx);
+  // A placed deployment keeps only the count of nodes passed over (naming
+  // them costs string work per placement); an unschedulable one names them.
+  in.max_rejections_placed = 0;
+  LaunchPlan plan =
+      planner_.Plan(d, in, [&ctx](const std::string& n) { return ctx.Node(n); });
+  const ScheduleResult& r = plan.schedule;
+  if (d.spec().node().empty()) ctx.first_usable[CursorKey(d.spec())] = r.first_usable;
+  st->clear_plans();
+  st->clear_excluded_plans();
+  for (const auto& p : r.plans) *st->add_plans() = p;
+  for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
+  if (!r.placed) {
+    std::vector<std::string> lines;
+    for (const auto& rj : r.rejections) lines.push_back(absl::StrCat(rj.node(), ": ", rj.reason()));
+    std::string msg = absl::StrJoin(lines, "; ");
+    bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE || st->message() != msg;
+    st->clear_rejections();
+    for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+    if (changed) {
+      st->set_phase(dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+      st->set_message(msg);
+      AddEvent(ctx, d, "Warning", "Unschedulable", msg);
+    }
+    return changed;
+  }
+  st->clear_rejections();
+  for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+  const ModelPreparation& prep = plan.preparation;
+  st->clear_findings();
+  for (const auto& f : prep.findings) *st->add_findings() = f;
+  if (plan.outcome == LaunchPlan::Outcome::kModelUnusable) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+    st->set_message(plan.error);
+    AddEvent(ctx, d, "Warning", "ModelUnusable", plan.error);
+    return true;
+  }
+  if (plan.outcome == LaunchPlan::Outcome::kRenderFailed) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+    st->set_message(plan.error);
+    AddEvent(ctx, d, "Warning", "RenderFailed", plan.error);
+    return true;
+  }
+  InstanceSpec& spec = plan.instance;
+  // Per-attempt fields: the only ones a dry run cannot know.
+  int number = st->attempts_size() + 1;
+  spec.set_instance_id(absl::StrCat(d.spec().name(), "-", number, "-",
+                                    common::NewId("i").substr(2, 6)));
+  spec.set_attempt(number);
+
+  Attempt* a = st->add_attempts();
+  a->set_number(number);
+  a->set_instance_id(spec.instance_id());
+  a->set_stack_id(r.plan.stack_id());
+  a->set_runtime_kind(r.plan.runtime_kind());
+  *a->mutable_placement() = r.placement;
+  a->set_phase(dcufleet::v1::INSTANCE_PENDING);
+  a->set_created_at_ms(ctx.now_ms);
+  a->set_config_remediation(prep.remediation);
+  for (const auto& rem : st->applied_remediations()) a->add_remediations(rem);
+  if (!prep.remediation.empty()) a->add_remediations(absl::StrCat("config: ", prep.remediation_detail));
+  *a->mutable_instance() = std::move(spec);
+  ctx.Take(r.placement);
+  ctx.touched.insert(r.placement.node());
+
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    if (r.plans[i].stack_id() == r.plan.stack_id()) st->set_current_plan(static_cast<int>(i));
+  }
+  st->set_phase(dcufleet::v1::DEPLOYMENT_LAUNCHING);
+  st->set_message(absl::StrCat("attempt ", number, ": ", r.plan.stack_id(), " on '",
+                               r.placement.node(), "'"));
+  if (!prep.findings.empty()) {
+    std::vector<std::string> codes;
+    for (const auto& f : prep.findings) codes.push_back(absl::StrCat(f.code(), " (", f.message(), ")"));
+    AddEvent(ctx, d, "Warning", "ConfigAudit", absl::StrJoin(codes, "; "));
+  }
+  if (!prep.remediation.empty()) {
+    AddEvent(ctx, d, "Normal", "ConfigRemediated",
+             absl::StrCat(prep.remediation, ": ", prep.remediation_detail,
+                          " (the model's own files are untouched)"));
+  }
+  AddEvent(ctx, d, "Normal", "Scheduled",
+           absl::StrCat("attempt ", number, ": node '", r.placement.node(), "' (", r.placement.arch(),
+                        ") devices [", absl::StrJoin(r.placement.device_indices(), ","), "] TP=",
+                        r.placement.tp(), " port ", r.placement.port(), ", plan ", r.plan.rank(), " ",
+                        r.plan.stack_id(), " (", r.plan.runtime_kind(), ", ", r.plan.verdict(), ")"));
+  return true;
+}
+
+DeployController::Transition DeployController::Observe(const Deployment& d,
+                                                       const StepContext& ctx) const {
+  // Pure: what Step() would do to `d`, or kNone when nothing has happened to
+  // it. The pass selects deployments with it, and Step() acts on its answer,
+  // so the two cannot disagree.
+  const auto& st = d.status();
+  const Attempt* a = nullptr;
+  if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
+    a = &st.attempts(st.attempts_size() - 1);
+  }
+  if (st.deleted()) {
+    if (!a) return Transition::kNone;
+    const NodeView* nv = ctx.Node(a->placement().node());
+    const InstanceStatus* is = nv ? FindInstance(*nv, a->instance_id()) : nullptr;
+    bool still_reported = nv && nv->state() != dcufleet::v1::NODE_LOST && is != nullptr &&
+                          is->phase() != dcufleet::v1::INSTANCE_STOPPED;
+    return still_reported ? Transition::kNone : Transition::kStopDeleted;
+  }
+  if (!a) {
+    if (st.phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
+        st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
+      return Transition::kNone;
+    }
+    return st.next_attempt_at_ms() <= ctx.now_ms ? Transition::kLaunch : Transition::kNone;
+  }
+  const NodeView* node = ctx.Node(a->placement().node());
+  if (!node || node->state() == dcufleet::v1::NODE_LOST) return Transition::kNodeLost;
+  const InstanceStatus* is = FindInstance(*node, a->instance_id());
+  if (!is) {
+    // Not reported yet. The agent reports failures itself; only when the node
+    // is silent about it well past the start-up deadline does the controller
+    // give up on the attempt.
+    int64_t deadline = a->created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
+                       absl::ToInt64Milliseconds(options_.report_grace);
+    return node->state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline
+               ? Transition::kReportOverdue
+               : Transition::kNone;
+  }
+  if (a->phase() != is->phase() || a->shards_loaded() != is->shards_loaded() ||
+      a->shards_total() != is->shards_total() || is->message() != a->message() ||
+      (is->phase() == dcufleet::v1::INSTANCE_READY &&
+       st.phase() != dcufleet::v1::DEPLOYMENT_READY) ||
+      is->phase() == dcufleet::v1::INSTANCE_FAILED) {
+    return Transition::kFollowReport;
+  }
+  return Transition::kNone;
+}
+
+void DeployController::EndOnLostNode(Deployment& d, Attempt& a, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  a.set_ended_at_ms(ctx.now_ms);
+  a.set_phase(dcufleet::v1::INSTANCE_FAILED);
+  a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
+  st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+  st->set_ready_at_ms(0);
+  st->set_endpoint("");
+  st->set_message(absl::StrCat("rescheduling: node '", a.placement().node(), "' lost"));
+  st->set_next_attempt_at_ms(0);
+  AddEvent(ctx, d, "Warning", "NodeLost",
+           absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
+}
+
+void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& node,
+                                    const InstanceStatus& instance, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  const InstanceStatus* is = &instance;
+  if (a.phase() != is->phase()) {
+    InstancePhase old = a.phase();
+    a.set_phase(is->phase());
+    if (is->phase() != dcufleet::v1::INSTANCE_READY && is->phase() != dcufleet::v1::INSTANCE_FAILED) {
+      AddEvent(ctx, d, "Normal", InstancePhaseName(is->phase()),
+               absl::StrCat("instance '", a.instance_id(), "' ", InstancePhaseName(old), " -> ",
+                            InstancePhaseName(is->phase()),
+                            is->message().empty() ? "" : absl::StrCat(": ", is->message())));
+    }
+  }
+  if (a.shards_loaded() != is->shards_loaded() || a.shards_total() != is->shards_total()) {
+    a.set_shards_loaded(is->shards_loaded());
+    a.set_shards_total(is->shards_total());
+    if (is->shards_total() > 0 &&
+        (is->shards_loaded() == is->shards_total() || is->shards_loaded() % 4 == 1)) {
+      AddEvent(ctx, d, "Normal", "Loading",
+               absl::StrCat("loading safetensors shards ", is->shards_loaded(), "/",
+                            is->shards_total()));
+    }
+  }
+  if (is->message() != a.message()) {
+    a.set_message(is->message());
+  }
+  if (is->phase() == dcufleet::v1::INSTANCE_READY && st->phase() != dcufleet::v1::DEPLOYMENT_READY) {
+    a.set_ready_at_ms(is->ready_at_ms() ? is->ready_at_ms() : ctx.now_ms);
+    st->set_phase(dcufleet::v1::DEPLOYMENT_READY);
+    st->set_ready_at_ms(ctx.now_ms);
+    st->set_endpoint(absl::StrCat(node.name(), ":", a.placement().port()));
+    st->set_message(absl::StrCat("serving ", d.spec().served_model_name(), " on node '",
+                                 node.name(), "' port ", a.placement().port()));
+    AddEvent(ctx, d, "Normal", "Ready",
+             absl::StrCat("instance '", a.instance_id(), "' serving on node '", node.name(),
+                          "' port ", a.placement().port(), " (", a.stack_id(), ", ",
+                          common::HumanDuration(ctx.now_ms - a.created_at_ms()),
+                          " after launch)"));
+    LaunchOutcomeRecord rec;
+    rec.stack_id = a.stack_id();
+    rec.node = node.name();
+    rec.arch = a.placement().arch();
+    rec.model = d.spec().model();
+    rec.tp = a.placement().tp();
+    rec.ready = true;
+    rec.instance_id = a.instance_id();
+    rec.remediation = absl::StrJoin(a.remediations(), "; ");
+    rec.duration_ms = ctx.now_ms - a.created_at_ms();
+    rec.config_ok = a.config_remediation().empty();
+    knowledge_->RecordOutcome(rec);
+    ctx.plans.clear();
+    return;
+  }
+  if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
+    a.set_ended_at_ms(ctx.now_ms);
+    a.set_exit_code(is->exit_code());
+    a.clear_log_tail();
+    for (const auto& l : is->log_tail()) a.add_log_tail(l);
+    HandleFailure(d, a, ctx);
+  }
+}
+
+void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  st->set_ready_at_ms(0);
+  st->set_endpoint("");
+  std::vector<std::string> tail(a.log_tail().begin(), a.log_tail().end());
+  // A launch that failed before printing anything: its message is the log.
+  if (tail.empty() && !a.message().empty()) tail.push_back(a.message());
+  std::vector<dcufleet::v1::AttemptFinding> findings;
+  const NodeView* placed_node = ctx.Node(a.placement().node());
+  const int64_t device_total = placed_node ? PlacedDeviceTotal(*placed_node, a.placement()) : 0;
+  if (diagnoser_ && !tail.empty()) {
+    findings = diagnoser_->Diagnose(tail, knowledge_->DiagnosisFacts(d.spec(), a, device_total));
+  }
+  a.clear_findings();
+  for (const auto& f : findings) *a.add_findings() = f;
+  std::string top = findings.empty() ? "unknown" : findings.front().failure_class();
+  AddEvent(ctx, d, "Warning", "Failed",
+           absl::StrCat("attempt ", a.number(), " (", a.stack_id(), ") failed",
+                        a.exit_code() ? absl::StrCat(" with exit code ", a.exit_code()) : "",
+                        ": ", top,
+                        findings.empty() || findings.front().evidence().empty()
+                            ? (a.message().empty() ? "" : absl::StrCat(" — ", a.message()))
+                            : absl::StrCat(" — ", findings.front().evidence(0))));
+
+  LaunchOutcomeRecord rec;
+  rec.stack_id = a.stack_id();
+  rec.node = a.placement().node();
+  rec.arch = a.placement().arch();
+  rec.model = d.spec().model();
+  rec.tp = a.placement().tp();
+  rec.ready = false;
+  rec.failure_class = top;
+  rec.message = findings.empty() || findings.front().evidence().empty() ? a.message()
+                                                                       : findings.front().evidence(0);
+  rec.instance_id = a.instance_id();
+  rec.remediation = absl::StrJoin(a.remediations(), "; ");
+  rec.duration_ms = ctx.now_ms - a.created_at_ms();
+  rec.config_ok = a.config_remediation().empty();
+
+  auto failover = [&](const std::string& why, const std::string& mark_broken = "stack_arch") {
+    st->add_failed_stacks(a.stack_id());
+    rec.scope = mark_broken == "none" ? "stack_arch_model" : mark_broken;
+    st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+    st->set_next_attempt_at_ms(0);
+    st->set_message(absl::StrCat("failing over from ", a.stack_id(), ": ", why));
+    AddEvent(ctx, d, "Warning", "Failover",
+             absl::StrCat(a.stack_id(), " cannot work on ", a.placement().arch(), " (", why,
+                          "); recorded as broken evidence, trying the next plan now"));
+  };
+  auto retry_with_backoff = [&](const std::string& why) {
+    int failures_on_plan = 0;
+    for (const auto& x : st->attempts()) {
+      if (x.stack_id() == a.stack_id() && x.ended_at_ms() != 0 && x.ready_at_ms() == 0) ++failures_on_plan;
+    }
+    if (failures_on_plan >= d.spec().max_attempts_per_plan()) {
+      failover(absl::StrCat(failures_on_plan, " failed attempts (last: ", why, ")"));
+      rec.scope = "stack_arch_model";
+      return;
+    }
+    absl::Duration b = Backoff(d, failures_on_plan);
+    st->set_phase(dcufleet::v1::DEPLOYMENT_BACKOFF);
+    st->set_next_attempt_at_ms(ctx.now_ms + absl::ToInt64Milliseconds(b));
+    st->set_message(absl::StrCat("retrying ", a.stack_id(), " in ",
+                                 common::HumanDuration(absl::ToInt64Milliseconds(b)), ": ", why));
+    AddEvent(ctx, d, "Normal", "BackOff",
+             absl::StrCat("retrying in ", common::HumanDuration(absl::ToInt64Milliseconds(b)),
+                          " (failure ", failures_on_plan, " of ", d.spec().max_attempts_per_plan(),
+                          " on this plan): ", why));
+  };
+
+  RemediationDecision decision =
+      policy_.Decide(d, a, findings, FailureContext{placed_node, device_total});
+  switch (decision.next) {
+    case RemediationDecision::Next::kRetryNow:
+      st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+      st->set_next_attempt_at_ms(0);
+      st->set_message(absl::StrCat("retrying with remediation for ",
+                                   decision.finding->failure_class(), ": ", decision.applied));
+      rec.scope = "remediable";
+      AddEvent(ctx, d, "Normal", "Remediated",
+               absl::StrCat(decision.finding->failure_class(), " → ", decision.applied,
+                            "; retrying now"));
+      break;
+    case RemediationDecision::Next::kFailover:
+      failover(decision.why, decision.mark_broken);
+      break;
+    case RemediationDecision::Next::kHuman:
+      st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
+      st->set_message(decision.message);
+      AddEvent(ctx, d, "Warning", "NeedsHuman", st->message());
+      break;
+    case RemediationDecision::Next::kBackoff:
+      retry_with_backoff(decision.why);
+      break;
+  }
+  knowledge_->RecordOutcome(rec);
+  ctx.plans.clear();
+}
+
+bool DeployController::Step(Deployment& d, StepContext& ctx) {
+  const Transition t = Observe(d, ctx);
+  if (t == Transition::kNone) return false;
+  // False when the deployment stays unschedulable for the same reasons.
+  if (t == Transition::kLaunch) return TryLaunch(d, ctx);
+  auto* st = d.mutable_status();
+  Attempt& a = *ActiveAttempt(d);
+  switch (t) {
+    case Transition::kStopDeleted:
+      a.set_ended_at_ms(ctx.now_ms);
+      a.set_phase(dcufleet::v1::INSTANCE_STOPPED);
+      ctx.Release(a.placement());
+      ctx.touched.insert(a.placement().node());
+      return true;
+    case Transition::kNodeLost:
+      EndOnLostNode(d, a, ctx);
+      break;
+    case Transition::kReportOverdue:
+      a.set_ended_at_ms(ctx.now_ms);
+      a.set_phase(dcufleet::v1::INSTANCE_FAILED);
+      a.set_message("the agent never reported the instance");
+      HandleFailure(d, a, ctx);
+      break;
+    case Transition::kFollowReport: {
+      const NodeView& node = *ctx.Node(a.placement().node());
+      FollowReport(d, a, node, *FindInstance(node, a.instance_id()), ctx);
+      break;
+    }
+    default:
+      break;
+  }
+  if (AttemptActive(a)) return true;
+  // The attempt ended: its devices are free, and when the next attempt may
+  // start now (a failover or a remediation, no back-off) it starts in this
+  // pass rather than the next one.
+  ctx.Release(a.placement());
+  ctx.touched.insert(a.placement().node());
+  if (st->phase() == dcufleet::v1::DEPLOYMENT_PENDING && st->next_attempt_at_ms() <= ctx.now_ms) {
+    TryLaunch(d, ctx);
+  }
+  return true;
+}
+
+}  // namespace dcu::controller

@@ -1,0 +1,102 @@
+#pragma once
+
+// Private to the deploy controller's sources (deploy_controller.cc,
+// deploy_admission.cc, deploy_step.cc): what one reconcile pass knows, and
+// the attempt helpers they share.
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "controller/core/deploy_controller.h"
+
+namespace dcu::controller {
+
+struct DeployController::StepContext {
+  absl::Time now;
+  int64_t now_ms = 0;
+  // The fleet as of the pass start: immutable views shared with FleetState
+  // (no copies), in name order, and what the scheduler reads of each.
+  std::vector<std::shared_ptr<const dcufleet::v1::NodeView>> views;
+  std::vector<ScheduleNode> sched;
+  std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index;
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  // First node with a usable device, per (model, utilization, TP), valid while
+  // the pass only takes devices (Release resets it).
+  std::map<std::tuple<std::string, double, int>, size_t> first_usable;
+  std::vector<Event> events;
+  // Nodes whose desired instance set may have changed in this pass.
+  std::set<std::string> touched;
+  // The knowledge's answers within the pass, asked once per deployment shape
+  // instead of once per deployment (plans per model and arch; memory plans
+  // per model, limits, utilization, TP and device size). A recorded launch
+  // outcome can change verdicts: it drops the plans.
+  struct Plans {
+    std::vector<dcufleet::v1::Plan> plans;
+    std::vector<dcufleet::v1::Plan> excluded;
+  };
+  std::map<std::pair<std::string, std::string>, Plans> plans;
+  std::map<std::string, MemoryCheck> memory;
+  std::map<std::string, absl::StatusOr<ModelFacts>> models;
+
+  const dcufleet::v1::NodeView* Node(const std::string& name) const {
+    auto it = index->find(name);
+    return it == index->end() ? nullptr : views[it->second].get();
+  }
+  ScheduleNode* Sched(const std::string& name) {
+    auto it = index->find(name);
+    return it == index->end() ? nullptr : &sched[it->second];
+  }
+  // An attempt holds its devices and port.
+  void Take(const dcufleet::v1::Placement& p) {
+    ScheduleNode* n = Sched(p.node());
+    if (!n) return;
+    for (int i : p.device_indices()) n->busy_devices.insert(i);
+    n->busy_ports.insert(p.port());
+  }
+  // An attempt ended in this pass: its devices are free again (its port stays
+  // taken while the node still reports the instance).
+  void Release(const dcufleet::v1::Placement& p) {
+    ScheduleNode* n = Sched(p.node());
+    if (!n) return;
+    for (int i : p.device_indices()) n->busy_devices.erase(i);
+    first_usable.clear();
+  }
+};
+
+namespace deploy_internal {
+
+inline bool AttemptActive(const dcufleet::v1::Attempt& a) { return a.ended_at_ms() == 0; }
+
+inline bool HasActiveAttempt(const dcufleet::v1::Deployment& d) {
+  return !d.status().attempts().empty() &&
+         AttemptActive(d.status().attempts(d.status().attempts_size() - 1));
+}
+
+inline dcufleet::v1::Attempt* ActiveAttempt(dcufleet::v1::Deployment& d) {
+  if (d.status().attempts().empty()) return nullptr;
+  dcufleet::v1::Attempt* a = d.mutable_status()->mutable_attempts(d.status().attempts_size() - 1);
+  return AttemptActive(*a) ? a : nullptr;
+}
+
+inline const dcufleet::v1::InstanceStatus* FindInstance(const dcufleet::v1::NodeView& n,
+                                                        const std::string& id) {
+  for (const auto& i : n.instances()) {
+    if (i.instance_id() == id) return &i;
+  }
+  return nullptr;
+}
+
+inline std::string InstancePhaseName(dcufleet::v1::InstancePhase p) {
+  std::string s = dcufleet::v1::InstancePhase_Name(p);
+  return s.rfind("INSTANCE_", 0) == 0 ? s.substr(9) : s;
+}
+
+}  // namespace deploy_internal
+}  // namespace dcu::controller

@@ -27,6 +27,7 @@
 #include "agent/runtime/process_runtime.h"
 #include "agent/supervisor/instance_manager.h"
 #include "common/clock.h"
+#include "common/enum_names.h"
 #include "common/http_client.h"
 #include "common/path_confine.h"
 #include "common/ids.h"
@@ -176,7 +177,9 @@ int main(int argc, char** argv) {
     std::cerr << "dcu-agent: bare runtime: " << bare.status().message() << "\n";
     return 1;
   }
-  std::map<std::string, dcu::agent::Runtime*> runtimes = {{"bare", bare->get()}};
+  // Keyed by the runtime kind's name (common/enum_names.h), as InstanceManager looks them up.
+  std::map<std::string, dcu::agent::Runtime*> runtimes = {
+      {std::string(dcu::common::RuntimeKindName(dcufleet::v1::RUNTIME_BARE)), bare->get()}};
   std::unique_ptr<dcu::agent::ContainerRuntime> container;
   if (container_cli != "none") {
     dcu::agent::ContainerRuntimeOptions co;
@@ -185,7 +188,7 @@ int main(int argc, char** argv) {
     auto c = dcu::agent::ContainerRuntime::Create(co, &runner);
     if (c.ok()) {
       container = std::move(*c);
-      runtimes["container"] = container.get();
+      runtimes[std::string(dcu::common::RuntimeKindName(dcufleet::v1::RUNTIME_CONTAINER))] = container.get();
     } else {
       DCU_LOG_WARN("container runtime unavailable: ", c.status().message());
     }

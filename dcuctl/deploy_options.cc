@@ -1,5 +1,6 @@
 #include "dcuctl/deploy_options.h"
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -48,20 +49,24 @@ CLI::Validator RuleValidator(const DeploymentNumberRule& rule) {
 }  // namespace
 
 void AddDeploymentSpecOptions(CLI::App* deploy, dcufleet::v1::DeploymentSpec* spec) {
-  auto text = [&](const std::string& flag, void (dcufleet::v1::DeploymentSpec::*set)(const std::string&),
+  using Spec = dcufleet::v1::DeploymentSpec;
+  auto text = [&](const std::string& flag, std::function<void(Spec*, const std::string&)> set,
                   const std::string& help) {
     return deploy->add_option_function<std::string>(
-        flag, [spec, set](const std::string& v) { (spec->*set)(v); }, help);
+        flag, [spec, set](const std::string& v) { set(spec, v); }, help);
   };
-  text("MODEL", &dcufleet::v1::DeploymentSpec::set_model, "catalog model name (dcuctl get models)")
+  text("MODEL", [](Spec* s, const std::string& v) { s->set_model(v); },
+       "catalog model name (dcuctl get models)")
       ->required();
-  text("--name", &dcufleet::v1::DeploymentSpec::set_name, "deployment name (default: the model name)");
-  text("--node", &dcufleet::v1::DeploymentSpec::set_node, "only this node");
-  text("--stack", &dcufleet::v1::DeploymentSpec::set_stack_id, "only this stack (dcuctl get stacks)");
-  text("--runtime", &dcufleet::v1::DeploymentSpec::set_runtime,
+  text("--name", [](Spec* s, const std::string& v) { s->set_name(v); },
+       "deployment name (default: the model name)");
+  text("--node", [](Spec* s, const std::string& v) { s->set_node(v); }, "only this node");
+  text("--stack", [](Spec* s, const std::string& v) { s->set_stack_id(v); },
+       "only this stack (dcuctl get stacks)");
+  text("--runtime", [](Spec* s, const std::string& v) { s->set_runtime(v); },
        absl::StrJoin(common::RuntimeKindNames(), "|"))
       ->check(CLI::IsMember(common::RuntimeKindNames()));
-  text("--served-model-name", &dcufleet::v1::DeploymentSpec::set_served_model_name,
+  text("--served-model-name", [](Spec* s, const std::string& v) { s->set_served_model_name(v); },
        "name clients use (default: the model)");
   for (const DeploymentNumberRule& rule : common::DeploymentNumberRules()) {
     deploy

@@ -73,7 +73,7 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
       std::string reason = "no evidence";
       for (const auto& av : v.arch_verdicts()) {
         if (av.arch() == arch) {
-          verdict = common::VerdictStateName(av.state());
+          verdict = std::string(common::VerdictStateName(av.state()));
           reason = av.reason();
         }
       }

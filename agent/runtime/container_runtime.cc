@@ -299,7 +299,7 @@ absl::StatusOr<RuntimeInstance> ContainerRuntime::Inspect(absl::string_view inst
   }
   RuntimeInstance ri;
   ri.instance_id = std::string(instance_id);
-  ri.kind = common::RuntimeKindName(dcufleet::v1::RUNTIME_CONTAINER);
+  ri.kind = std::string(common::RuntimeKindName(dcufleet::v1::RUNTIME_CONTAINER));
   ri.log_location = absl::StrCat(options_.cli, " logs ", name);
   try {
     json arr = json::parse(out.stdout_data);

@@ -527,7 +527,7 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Inspect(absl::string_view instan
   }
   RuntimeInstance ri;
   ri.instance_id = st->instance_id;
-  ri.kind = common::RuntimeKindName(dcufleet::v1::RUNTIME_BARE);
+  ri.kind = std::string(common::RuntimeKindName(dcufleet::v1::RUNTIME_BARE));
   ri.pid = st->pid;
   ri.stop_requested = st->stop_requested;
   ri.started_at = absl::FromUnixMillis(st->started_at_ms);

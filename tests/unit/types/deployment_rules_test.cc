@@ -69,11 +69,9 @@ class DeploymentRulesTest : public ::testing::Test {
     dcufleet::v1::DeploymentSpec spec;
     auto* deploy = app.add_subcommand("deploy");
     dcuctl::AddDeploymentSpecOptions(deploy, &spec);
-    std::vector<std::string> args = {"dcuctl", "deploy", "qwen3-32b", std::string(rule.flag), value};
-    for (auto& [f, v] : Companions(rule)) {
-      args.push_back(f);
-      args.push_back(v);
-    }
+    // "--tp=-1": a negative value is not read as an option.
+    std::vector<std::string> args = {"dcuctl", "deploy", "qwen3-32b", absl::StrCat(rule.flag, "=", value)};
+    for (auto& [f, v] : Companions(rule)) args.push_back(absl::StrCat(f, "=", v));
     std::vector<const char*> argv;
     for (auto& a : args) argv.push_back(a.c_str());
     try {

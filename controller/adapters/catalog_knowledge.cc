@@ -15,6 +15,7 @@
 #include "modelkit/discovery.h"
 #include "modelkit/memory_plan.h"
 #include "modelkit/remediation.h"
+#include "modelkit/stack_view.h"
 #include "modelkit/verdict.h"
 
 namespace dcu::controller {

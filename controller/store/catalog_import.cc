@@ -5,6 +5,7 @@
 
 namespace dcu::controller {
 
+using modelkit::CatalogLoadOptions;
 using modelkit::LoadCatalogDir;
 using modelkit::ParseCatalogTexts;
 

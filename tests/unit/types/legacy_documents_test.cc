@@ -93,11 +93,17 @@ TEST(LegacyFieldsTest, UnknownOldWordsStayUnspecifiedAndNewDocumentsAreUntouched
 TEST(LegacyFieldsTest, OldDeploymentDocumentLoadsThroughTheStore) {
   auto store = std::move(*SqliteStore::Open(":memory:"));
   SqliteDeploymentStore deployments(store->database());
-  // Stored byte for byte as the previous version wrote it.
-  Deployment old;
-  ASSERT_TRUE(old.ParseFromString(OldDeployment()));
-  ASSERT_EQ(old.SerializeAsString(), OldDeployment());
-  ASSERT_TRUE(deployments.PutDeployments({old}).ok());
+  // The row holds, byte for byte, the document as the previous version wrote it.
+  ASSERT_TRUE(store->database()
+                  ->WithConnection([](SqliteDatabase& db) -> absl::Status {
+                    auto st = db.Prepare(
+                        "INSERT INTO deployments(name, model, phase, revision, doc, created_at_ms, "
+                        "updated_at_ms) VALUES ('qwen', 'qwen3-32b', 'DEPLOYMENT_READY', 1, ?, 0, 0)");
+                    if (!st.ok()) return st.status();
+                    (*st)->BindBlob(1, OldDeployment());
+                    return (*st)->Run();
+                  })
+                  .ok());
 
   auto loaded = deployments.ListDeployments();
   ASSERT_TRUE(loaded.ok()) << loaded.status();

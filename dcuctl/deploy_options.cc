@@ -77,6 +77,7 @@ void AddDeploymentSpecOptions(CLI::App* deploy, dcufleet::v1::DeploymentSpec* sp
               common::SetDeploymentNumber(spec, rule, ParseNumber(rule, v).value_or(0));
             },
             common::HelpText(rule))
+        ->type_name(common::IsIntegerRule(rule) ? "INT" : "FLOAT")
         ->check(RuleValidator(rule));
   }
 }

@@ -27,6 +27,7 @@
 #include "agent/runtime/runtime_registry.h"
 #include "agent/supervisor/instance_manager.h"
 #include "common/clock.h"
+#include "common/enum_names.h"
 #include "common/http_client.h"
 #include "common/path_confine.h"
 #include "common/ids.h"
@@ -268,7 +269,7 @@ int main(int argc, char** argv) {
     if (root != "/") {
       std::string r = std::filesystem::absolute(root).string();
       for (auto& spec : specs) {
-        if (spec.runtime_kind() != "bare") continue;  // image paths stay image paths
+        if (spec.runtime_kind() != dcufleet::v1::RUNTIME_BARE) continue;  // image paths stay image paths
         for (auto& s : *spec.mutable_source_scripts()) {
           if (!s.empty() && s[0] == '/') s = absl::StrCat(r, s);
         }

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/status_util.h"
 #include "google/protobuf/descriptor.h"
@@ -183,32 +184,8 @@ absl::Status CheckRange(absl::string_view field, int64_t value, int64_t lo, int6
   return absl::OkStatus();
 }
 
-absl::Status ValidateDeploymentSpec(const dcufleet::v1::DeploymentSpec& spec, absl::string_view prefix) {
-  auto f = [&](absl::string_view name) { return Field(prefix, name); };
-  DCU_RETURN_IF_ERROR(CheckName(f("model"), spec.model()));
-  DCU_RETURN_IF_ERROR(CheckOptionalName(f("name"), spec.name()));
-  DCU_RETURN_IF_ERROR(CheckOptionalName(f("node"), spec.node()));
-  DCU_RETURN_IF_ERROR(CheckOptionalName(f("stack_id"), spec.stack_id()));
-  if (!spec.runtime().empty() && spec.runtime() != "bare" && spec.runtime() != "container") {
-    return Invalid(f("runtime"), absl::StrCat("'", Preview(spec.runtime()), "' must be 'bare' or 'container'"));
-  }
-  DCU_RETURN_IF_ERROR(CheckServedModelName(f("served_model_name"), spec.served_model_name()));
-  DCU_RETURN_IF_ERROR(CheckRange(f("tp"), spec.tp(), 0, 64));
-  DCU_RETURN_IF_ERROR(CheckRange(f("replicas"), spec.replicas(), 0, 64));
-  if (spec.max_model_len() != 0) {
-    DCU_RETURN_IF_ERROR(CheckRange(f("max_model_len"), spec.max_model_len(), 16, int64_t{1} << 24));
-  }
-  DCU_RETURN_IF_ERROR(CheckRange(f("max_num_seqs"), spec.max_num_seqs(), 0, 65536));
-  double util = spec.gpu_memory_utilization();
-  if (!std::isfinite(util) || (util != 0 && (util <= 0.05 || util > 1.0))) {
-    return Invalid(f("gpu_memory_utilization"), absl::StrCat(util, " must be 0 (default) or in (0.05, 1]"));
-  }
-  DCU_RETURN_IF_ERROR(CheckRange(f("backoff_initial_s"), spec.backoff_initial_s(), 0, 86400));
-  DCU_RETURN_IF_ERROR(CheckRange(f("backoff_max_s"), spec.backoff_max_s(), 0, 7 * 86400));
-  DCU_RETURN_IF_ERROR(CheckRange(f("startup_timeout_s"), spec.startup_timeout_s(), 0, 7 * 86400));
-  DCU_RETURN_IF_ERROR(CheckRange(f("max_attempts_per_plan"), spec.max_attempts_per_plan(), 0, 1000));
-  return absl::OkStatus();
-}
+// ValidateDeploymentSpec is in common/deployment_rules.cc, next to the table
+// of numbers it checks.
 
 absl::Status ValidateInstanceSpec(const dcufleet::v1::InstanceSpec& spec, absl::string_view prefix) {
   auto f = [&](absl::string_view name) { return Field(prefix, name); };
@@ -217,11 +194,14 @@ absl::Status ValidateInstanceSpec(const dcufleet::v1::InstanceSpec& spec, absl::
   DCU_RETURN_IF_ERROR(CheckOptionalName(f("model"), spec.model()));
   DCU_RETURN_IF_ERROR(CheckOptionalName(f("stack_id"), spec.stack_id()));
   DCU_RETURN_IF_ERROR(CheckAbsolutePath(f("model_path"), spec.model_path(), /*optional=*/true));
-  if (!spec.runtime_kind().empty() && spec.runtime_kind() != "bare" && spec.runtime_kind() != "container") {
-    return Invalid(f("runtime_kind"),
-                   absl::StrCat("'", Preview(spec.runtime_kind()), "' must be 'bare' or 'container'"));
+  // The kind decides how the agent runs it: never guessed (an unspecified
+  // kind is not "bare").
+  if (!ParseRuntimeKind(RuntimeKindName(spec.runtime_kind()))) {
+    return Invalid(f("runtime_kind"), absl::StrCat(RuntimeKindName(spec.runtime_kind()), " (",
+                                                   static_cast<int>(spec.runtime_kind()),
+                                                   ") must be ", RuntimeKindChoices()));
   }
-  if (spec.runtime_kind() == "container") {
+  if (spec.runtime_kind() == dcufleet::v1::RUNTIME_CONTAINER) {
     // An image reference; passed to docker as one argv element, so it must not
     // look like an option.
     const std::string& image = spec.runtime_location();

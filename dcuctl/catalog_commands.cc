@@ -33,7 +33,7 @@ void PrintModelsTable(const dcufleet::v1::ListModelsResponse& resp, std::ostream
   for (const auto& d : resp.directories()) {
     if (d.model().empty()) continue;
     bool bad = false;
-    for (const auto& f : d.audit().findings()) bad |= f.severity() == "error";
+    for (const auto& f : d.audit().findings()) bad |= f.severity() == dcufleet::v1::FINDING_ERROR;
     where[d.model()].push_back(absl::StrCat(d.node(), bad ? "(config!)" : ""));
   }
   Table t({"NAME", "HF REPO", "ARCH", "LAYERS", "HEADS/KV", "HEAD_DIM", "WEIGHTS", "ON NODES"});

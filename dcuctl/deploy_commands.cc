@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/enum_names.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
@@ -105,8 +106,10 @@ void PrintPlan(const Deployment& d, std::ostream& out) {
   if (st.plans().empty()) out << "  none\n";
   for (int i = 0; i < st.plans_size(); ++i) {
     const auto& p = st.plans(i);
-    out << "  " << (i + 1) << ". " << p.stack_id() << "  (" << p.runtime_kind() << ")  "
-        << (p.verdict_reason().empty() ? absl::StrCat(p.verdict(), " on ", p.arch())
+    out << "  " << (i + 1) << ". " << p.stack_id() << "  (" << common::RuntimeKindName(p.runtime_kind())
+        << ")  "
+        << (p.verdict_reason().empty()
+                ? absl::StrCat(common::VerdictStateName(p.verdict()), " on ", p.arch())
                                        : p.verdict_reason())
         << "\n";
   }
@@ -130,7 +133,7 @@ void PrintPlan(const Deployment& d, std::ostream& out) {
   if (!st.findings().empty()) {
     out << "\nModel config findings:\n";
     for (const auto& f : st.findings()) {
-      out << "  " << f.severity() << " " << f.code() << ": " << f.message() << "\n";
+      out << "  " << common::FindingSeverityName(f.severity()) << " " << f.code() << ": " << f.message() << "\n";
     }
   }
   if (!st.rejections().empty()) {

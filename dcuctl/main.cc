@@ -9,6 +9,7 @@
 #include "dcuctl/catalog_commands.h"
 #include "dcuctl/client_security.h"
 #include "dcuctl/deploy_commands.h"
+#include "dcuctl/deploy_options.h"
 #include "dcuctl/diagnose_commands.h"
 #include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
@@ -112,37 +113,8 @@ int main(int argc, char** argv) {
 
   // deploy
   DeployArgs deploy_args;
-  std::string deploy_model;
-  int tp = 0, replicas = 1, max_num_seqs = 0;
-  int64_t max_model_len = 0;
-  double gpu_util = 0;
-  std::string deploy_node, deploy_stack, deploy_runtime, deploy_name, served_name;
-  int backoff_initial = 0, backoff_max = 0, startup_timeout = 0;
   auto* deploy = app.add_subcommand("deploy", "run a model on the fleet: dcuctl deploy qwen3-32b");
-  deploy->add_option("MODEL", deploy_model, "catalog model name (dcuctl get models)")->required();
-  deploy->add_option("--name", deploy_name, "deployment name (default: the model name)");
-  deploy->add_option("--tp", tp, "tensor-parallel size (default: the smallest that fits)")
-      ->check(CLI::Range(1, 64));
-  deploy->add_option("--replicas", replicas, "instances (one per deployment for now)")
-      ->check(CLI::Range(1, 64));
-  deploy->add_option("--max-model-len", max_model_len, "context length (default 8192)")
-      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
-  deploy->add_option("--max-num-seqs", max_num_seqs, "concurrent sequences (default 16)")
-      ->check(CLI::Range(1, 65536));
-  deploy->add_option("--gpu-memory-utilization", gpu_util, "fraction of each device (default 0.9)")
-      ->check(CLI::Range(0.06, 1.0));
-  deploy->add_option("--node", deploy_node, "only this node");
-  deploy->add_option("--stack", deploy_stack, "only this stack (dcuctl get stacks)");
-  deploy->add_option("--runtime", deploy_runtime, "bare|container")
-      ->check(CLI::IsMember({"bare", "container"}));
-  deploy->add_option("--served-model-name", served_name, "name clients use (default: the model)");
-  deploy->add_option("--backoff", backoff_initial, "first retry delay, seconds (default 10)")
-      ->check(CLI::Range(1, 3600));
-  deploy->add_option("--backoff-max", backoff_max, "longest retry delay, seconds (default 300)")
-      ->check(CLI::Range(1, 86400));
-  deploy->add_option("--startup-timeout", startup_timeout,
-                     "seconds a launch may take to serve (default 1800)")
-      ->check(CLI::Range(1, 86400));
+  AddDeploymentSpecOptions(deploy, &deploy_args.spec);
   deploy->add_flag("--dry-run", deploy_args.dry_run, "print plans, placement and memory; launch nothing");
   deploy->add_flag("--wait", deploy_args.wait, "wait until ready, failed or unschedulable");
   deploy->add_flag("--watch", deploy_args.watch, "show progress until ready, failed or unschedulable");
@@ -242,21 +214,6 @@ int main(int argc, char** argv) {
     return RunDescribeDeployment(client, deployment_name, std::cout, std::cerr);
   }
   if (*deploy) {
-    auto& sp = deploy_args.spec;
-    sp.set_model(deploy_model);
-    sp.set_name(deploy_name);
-    sp.set_tp(tp);
-    sp.set_replicas(replicas);
-    sp.set_max_model_len(max_model_len);
-    sp.set_max_num_seqs(max_num_seqs);
-    sp.set_gpu_memory_utilization(gpu_util);
-    sp.set_node(deploy_node);
-    sp.set_stack_id(deploy_stack);
-    sp.set_runtime(deploy_runtime);
-    sp.set_served_model_name(served_name);
-    sp.set_backoff_initial_s(backoff_initial);
-    sp.set_backoff_max_s(backoff_max);
-    sp.set_startup_timeout_s(startup_timeout);
     return RunDeploy(client, deploy_args, std::cout, std::cerr);
   }
   if (*del_deployment) return RunDeleteDeployment(client, delete_name, delete_wait, std::cout, std::cerr);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/enum_names.h"
 #include "common/units.h"
 #include "modelkit/catalog_loader.h"
 #include "modelkit/config_audit.h"
@@ -122,7 +123,7 @@ void RenderAuditReport(const AuditReport& r, std::ostream& out) {
   out << absl::StrFormat("%-8s  %-*s  %-*s  %s\n", "SEVERITY", code_w, "CODE", field_w, "FIELD",
                          "MESSAGE");
   for (const auto& f : r.findings()) {
-    out << absl::StrFormat("%-8s  %-*s  %-*s  %s\n", f.severity(), code_w, f.code(), field_w,
+    out << absl::StrFormat("%-8s  %-*s  %-*s  %s\n", common::FindingSeverityName(f.severity()), code_w, f.code(), field_w,
                            f.field(), f.message());
   }
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/enum_names.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
@@ -161,11 +162,13 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
   }
   std::vector<std::string> findings;
   for (const auto& f : inv.findings()) {
-    findings.push_back(absl::StrCat("  ", f.severity(), " ", f.code(), ": ", f.message()));
+    findings.push_back(
+        absl::StrCat("  ", common::FindingSeverityName(f.severity()), " ", f.code(), ": ", f.message()));
   }
   for (const auto& d : inv.devices()) {
     for (const auto& f : d.findings()) {
-      findings.push_back(absl::StrCat("  device ", d.index(), ": ", f.severity(), " ", f.code(),
+      findings.push_back(absl::StrCat("  device ", d.index(), ": ",
+                                      common::FindingSeverityName(f.severity()), " ", f.code(),
                                       ": ", f.message()));
     }
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/enum_names.h"
 #include "modelkit/stack_view.h"
 #include "modelkit/verdict.h"
 #include "google/protobuf/util/json_util.h"
@@ -37,17 +38,6 @@ std::string Or(const std::string& s, const char* dash = "-") { return s.empty() 
 
 }  // namespace
 
-std::string RuntimeKindName(dcufleet::v1::RuntimeKind kind) {
-  switch (kind) {
-    case dcufleet::v1::RUNTIME_BARE:
-      return "bare";
-    case dcufleet::v1::RUNTIME_CONTAINER:
-      return "container";
-    default:
-      return "unknown";
-  }
-}
-
 std::string ToJson(const google::protobuf::Message& message) {
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
@@ -69,7 +59,7 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
   for (const auto& v : resp.stacks()) {
     const auto& s = v.stack();
     std::vector<std::string> row = {s.id(), absl::StrCat(s.engine(), " ", s.engine_version()),
-                                     RuntimeKindName(s.runtime_kind()), Or(s.dtk_version()),
+                                     std::string(common::RuntimeKindName(s.runtime_kind())), Or(s.dtk_version()),
                                      Or(s.torch_version()), Or(s.triton_version())};
     std::vector<std::string> nodes;
     for (const auto& e : v.present_on()) nodes.push_back(e.node());
@@ -79,10 +69,11 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
                                                        ? absl::StrJoin(nodes, ",")
                                                        : absl::StrCat(nodes.size()));
     if (!arch.empty()) {
-      std::string verdict = "untested", reason = "no evidence";
+      std::string verdict(common::VerdictStateName(dcufleet::v1::VERDICT_UNTESTED));
+      std::string reason = "no evidence";
       for (const auto& av : v.arch_verdicts()) {
         if (av.arch() == arch) {
-          verdict = modelkit::VerdictStateName(av.state());
+          verdict = std::string(common::VerdictStateName(av.state()));
           reason = av.reason();
         }
       }
@@ -92,7 +83,7 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
     } else {
       std::vector<std::string> verdicts;
       for (const auto& av : v.arch_verdicts()) {
-        verdicts.push_back(absl::StrCat(av.arch(), ":", modelkit::VerdictStateName(av.state())));
+        verdicts.push_back(absl::StrCat(av.arch(), ":", common::VerdictStateName(av.state())));
       }
       row.push_back(verdicts.empty() ? "-" : absl::StrJoin(verdicts, " "));
       row.push_back(node_text);
@@ -115,7 +106,7 @@ void RenderStackDescription(const dcufleet::v1::GetStackResponse& resp, std::ost
   kv("Name", s.id());
   kv("Description", Or(s.display_name()));
   kv("Engine", absl::StrCat(s.engine(), " ", s.engine_version()));
-  kv("Runtime", absl::StrCat(RuntimeKindName(s.runtime_kind()), " ", s.runtime_location()));
+  kv("Runtime", absl::StrCat(common::RuntimeKindName(s.runtime_kind()), " ", s.runtime_location()));
   kv("DTK/ROCm", Or(s.dtk_version()));
   kv("Torch", Or(s.torch_version()));
   kv("Triton", Or(s.triton_version()));

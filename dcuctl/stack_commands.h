@@ -22,7 +22,4 @@ void RenderStackDescription(const dcufleet::v1::GetStackResponse& resp, std::ost
 // -o json for both: the proto messages as JSON with their field names.
 std::string ToJson(const google::protobuf::Message& message);
 
-// "bare", "container".
-std::string RuntimeKindName(dcufleet::v1::RuntimeKind kind);
-
 }  // namespace dcu::dcuctl

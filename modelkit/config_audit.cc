@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "common/fs_util.h"
 #include "common/hash.h"
+#include "common/enum_names.h"
 #include "common/units.h"
 
 namespace dcu::modelkit {
@@ -57,17 +58,17 @@ std::string SanitizeUtf8(absl::string_view in) {
   return out;
 }
 
-Finding MakeFinding(absl::string_view severity, absl::string_view code, absl::string_view field,
-                    absl::string_view message) {
+Finding MakeFinding(dcufleet::v1::FindingSeverity severity, absl::string_view code,
+                    absl::string_view field, absl::string_view message) {
   Finding f;
-  f.set_severity(std::string(severity));
+  f.set_severity(severity);
   f.set_code(std::string(code));
   f.set_field(SanitizeUtf8(field));
   f.set_message(SanitizeUtf8(message));
   return f;
 }
 
-void Add(AuditReport* r, absl::string_view severity, absl::string_view code,
+void Add(AuditReport* r, dcufleet::v1::FindingSeverity severity, absl::string_view code,
          absl::string_view field, absl::string_view message) {
   *r->add_findings() = MakeFinding(severity, code, field, message);
 }
@@ -115,13 +116,13 @@ bool ReadInt(const json& obj, const char* key, absl::string_view prefix, T* out,
              std::floor(it->get<double>()) == it->get<double>()) {
     v = it->get<double>();
   } else {
-    findings->push_back(MakeFinding("error", "field_wrong_type", field,
+    findings->push_back(MakeFinding(dcufleet::v1::FINDING_ERROR, "field_wrong_type", field,
                                     absl::StrCat(field, " should be an integer, got ",
                                                  it->dump().substr(0, 80))));
     return false;
   }
   if (v < 0 || v > 9.0e15 || (sizeof(T) == 4 && v > 2.0e9)) {
-    findings->push_back(MakeFinding("error", "field_invalid", field,
+    findings->push_back(MakeFinding(dcufleet::v1::FINDING_ERROR, "field_invalid", field,
                                     absl::StrCat(field, " = ", it->dump(), " is out of range")));
     return false;
   }
@@ -181,7 +182,7 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
     std::string err;
     auto text = ReadWithin(index_path.string(), kMaxIndexBytes, &err);
     if (!text) {
-      Add(r, "error", "index_unreadable", index_name,
+      Add(r, dcufleet::v1::FINDING_ERROR, "index_unreadable", index_name,
           absl::StrCat("cannot read ", index_name, ": ", err));
       break;
     }
@@ -190,13 +191,13 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
       index = json::parse(*text);
     } catch (const json::parse_error& e) {
       auto [line, col] = LineColumn(*text, e.byte > 0 ? e.byte - 1 : 0);
-      Add(r, "error", "invalid_json", index_name,
+      Add(r, dcufleet::v1::FINDING_ERROR, "invalid_json", index_name,
           absl::StrCat(index_name, " is not valid JSON: line ", line, " column ", col, ": ",
                        ParseErrorReason(e.what())));
       break;
     }
     if (!index.is_object()) {
-      Add(r, "error", "index_invalid", index_name, absl::StrCat(index_name, " is not a JSON object"));
+      Add(r, dcufleet::v1::FINDING_ERROR, "index_invalid", index_name, absl::StrCat(index_name, " is not a JSON object"));
       break;
     }
     auto meta = index.find("metadata");
@@ -221,7 +222,7 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
     for (const auto& shard : shards) {
       // Shard names are file names in the model directory, never paths.
       if (shard.find('/') != std::string::npos || shard == ".." || shard.empty()) {
-        Add(r, "error", "index_invalid", index_name,
+        Add(r, dcufleet::v1::FINDING_ERROR, "index_invalid", index_name,
             absl::StrCat(index_name, " lists '", shard, "', which is not a file name"));
         missing.push_back(shard);
         continue;
@@ -241,13 +242,13 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
     if (!missing.empty()) {
       std::vector<std::string> shown(missing.begin(),
                                      missing.begin() + std::min<size_t>(missing.size(), 5));
-      Add(r, "error", "shards_missing", index_name,
+      Add(r, dcufleet::v1::FINDING_ERROR, "shards_missing", index_name,
           absl::StrCat(missing.size(), " of ", shards.size(), " shards listed in ", index_name,
                        " are missing: ", absl::StrJoin(shown, ", "),
                        missing.size() > shown.size() ? ", ..." : ""));
     }
     if (!empty.empty()) {
-      Add(r, "error", "shard_empty", index_name,
+      Add(r, dcufleet::v1::FINDING_ERROR, "shard_empty", index_name,
           absl::StrCat(empty.size(), " shard(s) are empty files: ", absl::StrJoin(empty, ", ")));
     }
     if (r->weight_bytes() == 0 && present_bytes > 0) {
@@ -290,7 +291,7 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
     return;
   }
   r->set_shards_complete(false);
-  Add(r, "warning", "no_weights", "weights",
+  Add(r, dcufleet::v1::FINDING_WARNING, "no_weights", "weights",
       "no *.safetensors or pytorch_model*.bin files and no index in the directory");
   if (config != nullptr) {
     int64_t est = EstimateWeightBytes(*config);
@@ -368,20 +369,20 @@ void CompareWithCatalog(const ModelConfig& c, const ModelEntry& m, AuditReport* 
   if (!f.architectures().empty()) {
     std::string have = c.architectures.empty() ? "(none)" : c.architectures[0];
     if (have != f.architectures(0)) {
-      Add(r, "error", "architecture_mismatch", "architectures",
+      Add(r, dcufleet::v1::FINDING_ERROR, "architecture_mismatch", "architectures",
           absl::StrCat("config.json says ", have, " but ", name, " is ", f.architectures(0),
                        " (", m.hf_repo(), "); engines pick the model class from this field"));
     }
   }
   if (!f.model_type().empty() && !c.model_type.empty() && c.model_type != f.model_type()) {
-    Add(r, "warning", "model_type_mismatch", "model_type",
+    Add(r, dcufleet::v1::FINDING_WARNING, "model_type_mismatch", "model_type",
         absl::StrCat("config.json model_type '", c.model_type, "' but ", name, " has '",
                      f.model_type(), "'"));
   }
   std::string prefix = c.text_config_key.empty() ? "" : absl::StrCat(c.text_config_key, ".");
   auto field_check = [&](const char* field, int64_t have, int64_t want) {
     if (want != 0 && have != 0 && have != want) {
-      Add(r, "error", "field_mismatch", absl::StrCat(prefix, field),
+      Add(r, dcufleet::v1::FINDING_ERROR, "field_mismatch", absl::StrCat(prefix, field),
           absl::StrCat(field, " is ", have, " but ", name, " has ", want));
     }
   };
@@ -392,10 +393,10 @@ void CompareWithCatalog(const ModelConfig& c, const ModelEntry& m, AuditReport* 
   field_check("intermediate_size", c.intermediate_size, f.intermediate_size());
   if (f.head_dim() > 0 && !c.is_mla()) {
     if (c.has_head_dim && c.head_dim != f.head_dim()) {
-      Add(r, "error", "head_dim_mismatch", absl::StrCat(prefix, "head_dim"),
+      Add(r, dcufleet::v1::FINDING_ERROR, "head_dim_mismatch", absl::StrCat(prefix, "head_dim"),
           absl::StrCat("head_dim is ", c.head_dim, " but ", name, " has ", f.head_dim()));
     } else if (!c.has_head_dim && c.EffectiveHeadDim() != f.head_dim()) {
-      Add(r, "error", "head_dim_missing", absl::StrCat(prefix, "head_dim"),
+      Add(r, dcufleet::v1::FINDING_ERROR, "head_dim_missing", absl::StrCat(prefix, "head_dim"),
           absl::StrCat("config.json has no head_dim; engines derive hidden_size / "
                        "num_attention_heads = ",
                        c.hidden_size, " / ", c.num_attention_heads, " = ", c.EffectiveHeadDim(),
@@ -405,7 +406,7 @@ void CompareWithCatalog(const ModelConfig& c, const ModelEntry& m, AuditReport* 
   if (f.num_key_value_heads() > 0) {
     if (!c.has_num_key_value_heads) {
       bool differs = f.num_key_value_heads() != c.num_attention_heads;
-      Add(r, differs ? "error" : "warning", "kv_heads_missing",
+      Add(r, differs ? dcufleet::v1::FINDING_ERROR : dcufleet::v1::FINDING_WARNING, "kv_heads_missing",
           absl::StrCat(prefix, "num_key_value_heads"),
           absl::StrCat("config.json has no num_key_value_heads; engines assume ",
                        c.num_attention_heads, " (one per attention head)",
@@ -416,14 +417,14 @@ void CompareWithCatalog(const ModelConfig& c, const ModelEntry& m, AuditReport* 
                                               "x larger")
                                : std::string()));
     } else if (c.num_key_value_heads != f.num_key_value_heads()) {
-      Add(r, "error", "field_mismatch", absl::StrCat(prefix, "num_key_value_heads"),
+      Add(r, dcufleet::v1::FINDING_ERROR, "field_mismatch", absl::StrCat(prefix, "num_key_value_heads"),
           absl::StrCat("num_key_value_heads is ", c.num_key_value_heads, " but ", name, " has ",
                        f.num_key_value_heads()));
     }
   }
   if (!f.torch_dtype().empty() && !c.torch_dtype.empty() && c.torch_dtype != f.torch_dtype() &&
       DtypeBytes(c.torch_dtype) > 0) {
-    Add(r, "warning", "dtype_mismatch", "torch_dtype",
+    Add(r, dcufleet::v1::FINDING_WARNING, "dtype_mismatch", "torch_dtype",
         absl::StrCat("torch_dtype is ", c.torch_dtype, " but ", name, " is published as ",
                      f.torch_dtype()));
   }
@@ -465,7 +466,7 @@ void CheckHeadSize(const ModelConfig& c, const ModelEntry* match, const AuditOpt
       absl::StrAppend(&msg, "; with the published head_dim ", catalog_head,
                       " it would be supported");
     }
-    Add(r, "error", "head_size_unsupported", "head_dim", msg);
+    Add(r, dcufleet::v1::FINDING_ERROR, "head_size_unsupported", "head_dim", msg);
   }
 }
 
@@ -502,55 +503,55 @@ void FillFromConfig(const ModelConfig& c, AuditReport* r) {
 void ConfigOnlyFindings(const ModelConfig& c, AuditReport* r) {
   std::string prefix = c.text_config_key.empty() ? "" : absl::StrCat(c.text_config_key, ".");
   if (c.architectures.empty()) {
-    Add(r, "error", "architectures_missing", "architectures",
+    Add(r, dcufleet::v1::FINDING_ERROR, "architectures_missing", "architectures",
         "config.json has no architectures list; engines cannot pick a model class");
   }
   if (c.hidden_size <= 0 || c.num_attention_heads <= 0 || c.num_hidden_layers <= 0) {
-    Add(r, "error", "shape_missing", absl::StrCat(prefix, "hidden_size"),
+    Add(r, dcufleet::v1::FINDING_ERROR, "shape_missing", absl::StrCat(prefix, "hidden_size"),
         "hidden_size, num_attention_heads and num_hidden_layers must all be present and > 0");
   }
   if (!c.has_head_dim && !c.is_mla() && c.num_attention_heads > 0) {
     if (c.hidden_size % c.num_attention_heads != 0) {
-      Add(r, "error", "head_dim_underivable", absl::StrCat(prefix, "head_dim"),
+      Add(r, dcufleet::v1::FINDING_ERROR, "head_dim_underivable", absl::StrCat(prefix, "head_dim"),
           absl::StrCat("config.json has no head_dim and hidden_size ", c.hidden_size,
                        " is not a multiple of num_attention_heads ", c.num_attention_heads));
     } else {
-      Add(r, "info", "head_dim_derived", absl::StrCat(prefix, "head_dim"),
+      Add(r, dcufleet::v1::FINDING_INFO, "head_dim_derived", absl::StrCat(prefix, "head_dim"),
           absl::StrCat("config.json has no head_dim; engines derive ", c.hidden_size, " / ",
                        c.num_attention_heads, " = ", c.EffectiveHeadDim()));
     }
   }
   if (!c.has_num_key_value_heads && c.num_attention_heads > 0 && !c.is_mla()) {
-    Add(r, "warning", "kv_heads_missing", absl::StrCat(prefix, "num_key_value_heads"),
+    Add(r, dcufleet::v1::FINDING_WARNING, "kv_heads_missing", absl::StrCat(prefix, "num_key_value_heads"),
         absl::StrCat("config.json has no num_key_value_heads; engines assume ",
                      c.num_attention_heads, " (multi-head attention, no GQA)"));
   }
   if (c.has_num_key_value_heads && c.num_key_value_heads > 0 && c.num_attention_heads > 0 &&
       c.num_attention_heads % c.num_key_value_heads != 0) {
-    Add(r, "error", "kv_heads_invalid", absl::StrCat(prefix, "num_key_value_heads"),
+    Add(r, dcufleet::v1::FINDING_ERROR, "kv_heads_invalid", absl::StrCat(prefix, "num_key_value_heads"),
         absl::StrCat("num_attention_heads ", c.num_attention_heads,
                      " is not a multiple of num_key_value_heads ", c.num_key_value_heads));
   }
   if (c.torch_dtype.empty()) {
-    Add(r, "warning", "dtype_missing", "torch_dtype",
+    Add(r, dcufleet::v1::FINDING_WARNING, "dtype_missing", "torch_dtype",
         "config.json has no torch_dtype; engines then assume float32 weights");
   } else if (DtypeBytes(c.torch_dtype) == 0) {
-    Add(r, "error", "dtype_invalid", "torch_dtype",
+    Add(r, dcufleet::v1::FINDING_ERROR, "dtype_invalid", "torch_dtype",
         absl::StrCat("torch_dtype '", c.torch_dtype,
                      "' is not a torch dtype (bfloat16, float16, float32)"));
   } else if (c.torch_dtype != "bfloat16" && c.torch_dtype != "float16") {
-    Add(r, "warning", "unusual_dtype", "torch_dtype",
+    Add(r, dcufleet::v1::FINDING_WARNING, "unusual_dtype", "torch_dtype",
         absl::StrCat("torch_dtype is ", c.torch_dtype, "; LLM checkpoints are normally bfloat16 or "
                                                        "float16 (",
                      c.torch_dtype == "float32" ? "float32 doubles the weight memory" : "check it",
                      ")"));
   }
   if (!c.quant_method.empty()) {
-    Add(r, "info", "quantized", "quantization_config",
+    Add(r, dcufleet::v1::FINDING_INFO, "quantized", "quantization_config",
         absl::StrCat("quantized checkpoint (", c.quant_method, ")"));
   }
   if (c.num_attention_heads > 0 && r->valid_tp().empty()) {
-    Add(r, "error", "no_valid_tp", "num_attention_heads",
+    Add(r, dcufleet::v1::FINDING_ERROR, "no_valid_tp", "num_attention_heads",
         "no tensor parallel size divides the attention and KV heads");
   }
 }
@@ -579,14 +580,14 @@ void AuditParsed(const ModelConfig* c, absl::string_view dir_name, const AuditOp
   std::vector<std::string> also;
   const ModelEntry* match = MatchCatalog(*c, dir_name, options, &basis, &also);
   if (match == nullptr && !options.model_name.empty()) {
-    Add(r, "error", "catalog_unknown_model", "model",
+    Add(r, dcufleet::v1::FINDING_ERROR, "catalog_unknown_model", "model",
         absl::StrCat("model '", options.model_name, "' is not in the catalog"));
   }
   if (match != nullptr) {
     r->set_catalog_match(match->name());
     r->set_catalog_match_basis(basis);
     if (!also.empty()) {
-      Add(r, "info", "catalog_ambiguous", "model",
+      Add(r, dcufleet::v1::FINDING_INFO, "catalog_ambiguous", "model",
           absl::StrCat("the config also matches ", absl::StrJoin(also, ", "),
                        "; pass the model name to choose"));
     }
@@ -605,7 +606,7 @@ void AuditParsed(const ModelConfig* c, absl::string_view dir_name, const AuditOp
       if (drop) fs->DeleteSubrange(i, 1);
     }
   } else if (!options.models.empty()) {
-    Add(r, "info", "catalog_no_match", "model",
+    Add(r, dcufleet::v1::FINDING_INFO, "catalog_no_match", "model",
         "no catalog model matches this config (hidden size, layers and vocabulary differ from all)");
   }
   CheckHeadSize(*c, match, options, r);
@@ -656,7 +657,7 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view text) {
           if (a.is_string()) c.architectures.push_back(a.get<std::string>());
         }
       } else if (!arch->is_null()) {
-        c.findings.push_back(MakeFinding("error", "field_wrong_type", "architectures",
+        c.findings.push_back(MakeFinding(dcufleet::v1::FINDING_ERROR, "field_wrong_type", "architectures",
                                          "architectures should be a list of strings"));
       }
     }
@@ -821,7 +822,7 @@ AuditReport AuditConfigText(absl::string_view text, absl::string_view dir_name,
   if (!parsed.ok()) {
     r.set_config_valid_json(false);
     bool json_error = absl::StartsWith(parsed.status().message(), "invalid JSON");
-    Add(&r, "error", json_error ? "invalid_json" : "config_invalid", "config.json",
+    Add(&r, dcufleet::v1::FINDING_ERROR, json_error ? "invalid_json" : "config_invalid", "config.json",
         absl::StrCat("config.json: ", parsed.status().message()));
     AuditParsed(nullptr, dir_name, options, &r);
     if (const ModelEntry* m = FindCatalogModel(options, r.catalog_match())) {
@@ -850,7 +851,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
   r.set_weight_bytes_source("none");
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
-    Add(&r, "error", "model_dir_missing", "path",
+    Add(&r, dcufleet::v1::FINDING_ERROR, "model_dir_missing", "path",
         absl::StrCat("'", path, "' is not a directory"));
     return r;
   }
@@ -860,7 +861,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
   std::optional<std::string> text;
   if (fs::exists(config_path, ec)) text = ReadWithin(config_path.string(), kMaxConfigBytes, &err);
   if (!text) {
-    Add(&r, "error", "config_missing", "config.json",
+    Add(&r, dcufleet::v1::FINDING_ERROR, "config_missing", "config.json",
         absl::StrCat("cannot read ", config_path.string(), err.empty() ? ": no such file" : ": " + err));
     AuditParsed(nullptr, dir_name, options, &r);
     AuditWeights(path, nullptr, &r);
@@ -871,7 +872,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
   if (!parsed.ok()) {
     r.set_config_valid_json(false);
     bool json_error = absl::StartsWith(parsed.status().message(), "invalid JSON");
-    Add(&r, "error", json_error ? "invalid_json" : "config_invalid", "config.json",
+    Add(&r, dcufleet::v1::FINDING_ERROR, json_error ? "invalid_json" : "config_invalid", "config.json",
         absl::StrCat("config.json: ", parsed.status().message()));
     AuditParsed(nullptr, dir_name, options, &r);
     AuditWeights(path, nullptr, &r);
@@ -884,7 +885,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
       m != nullptr && m->weight_bytes() > 0 && r.weight_bytes_source() == "index") {
     double ratio = static_cast<double>(r.weight_bytes()) / static_cast<double>(m->weight_bytes());
     if (ratio < 0.99 || ratio > 1.01) {
-      Add(&r, "warning", "weight_bytes_mismatch", "model.safetensors.index.json",
+      Add(&r, dcufleet::v1::FINDING_WARNING, "weight_bytes_mismatch", "model.safetensors.index.json",
           absl::StrCat("the index declares ", common::HumanBytes(r.weight_bytes()), " but '",
                        m->name(), "' is ", common::HumanBytes(m->weight_bytes()),
                        " (a different checkpoint, quantized or re-exported?)"));
@@ -895,7 +896,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
 
 bool HasErrors(const AuditReport& r) {
   for (const auto& f : r.findings()) {
-    if (f.severity() == "error") return true;
+    if (f.severity() == dcufleet::v1::FINDING_ERROR) return true;
   }
   return false;
 }
@@ -941,7 +942,7 @@ nlohmann::ordered_json AuditReportToJson(const AuditReport& r) {
   j["findings"] = oj::array();
   for (const auto& f : r.findings()) {
     oj fj;
-    fj["severity"] = f.severity();
+    fj["severity"] = std::string(common::FindingSeverityName(f.severity()));
     fj["code"] = f.code();
     fj["field"] = f.field();
     fj["message"] = f.message();

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/hash.h"
+#include "common/enum_names.h"
 #include "modelkit/config_audit.h"
 #include "modelkit/names.h"
 
@@ -46,14 +47,8 @@ std::string BaseVersion(const std::string& v) { return v.substr(0, v.find('+'));
 
 }  // namespace
 
-dcufleet::v1::RuntimeKind RuntimeKindFromName(absl::string_view kind) {
-  if (kind == "bare") return dcufleet::v1::RUNTIME_BARE;
-  if (kind == "container") return dcufleet::v1::RUNTIME_CONTAINER;
-  return dcufleet::v1::RUNTIME_KIND_UNSPECIFIED;
-}
-
 const Stack* MatchEnvironment(const std::vector<Stack>& stacks, const RuntimeEnvironment& env) {
-  auto kind = RuntimeKindFromName(env.kind());
+  auto kind = common::ParseRuntimeKind(env.kind()).value_or(dcufleet::v1::RUNTIME_KIND_UNSPECIFIED);
   for (const auto& s : stacks) {
     if (s.runtime_kind() == kind && s.runtime_location() == env.location()) return &s;
   }
@@ -78,7 +73,7 @@ const Stack* MatchEnvironment(const std::vector<Stack>& stacks, const RuntimeEnv
 
 absl::StatusOr<Stack> StackFromEnvironment(const RuntimeEnvironment& env, absl::string_view node,
                                            int64_t now_ms) {
-  auto kind = RuntimeKindFromName(env.kind());
+  auto kind = common::ParseRuntimeKind(env.kind()).value_or(dcufleet::v1::RUNTIME_KIND_UNSPECIFIED);
   if (kind == dcufleet::v1::RUNTIME_KIND_UNSPECIFIED) {
     return absl::InvalidArgumentError(
         absl::StrCat("environment kind '", env.kind(), "' is neither 'bare' nor 'container'"));

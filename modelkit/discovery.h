@@ -10,8 +10,8 @@
 
 namespace dcu::modelkit {
 
-// "bare" / "container" as agents report RuntimeEnvironment.kind.
-dcufleet::v1::RuntimeKind RuntimeKindFromName(absl::string_view kind);
+// RuntimeEnvironment.kind ("bare", "container") is read with
+// common::ParseRuntimeKind.
 
 // The known stack an environment found on a node is: same kind and location,
 // else same kind and the same engine, engine version, torch and triton

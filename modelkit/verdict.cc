@@ -104,17 +104,6 @@ FailureScope ScopeOf(const Evidence& e) {
   return s;
 }
 
-std::string VerdictStateName(dcufleet::v1::VerdictState state) {
-  switch (state) {
-    case dcufleet::v1::VERDICT_WORKS:
-      return "works";
-    case dcufleet::v1::VERDICT_BROKEN:
-      return "broken";
-    default:
-      return "untested";
-  }
-}
-
 std::string FormatDay(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%d", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
 }

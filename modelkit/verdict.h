@@ -53,8 +53,7 @@ std::vector<dcufleet::v1::Verdict> ComputeModelVerdicts(
     const dcufleet::v1::Stack& stack, const std::vector<dcufleet::v1::Evidence>& evidence,
     absl::string_view only_arch = "");
 
-// "works", "broken", "untested".
-std::string VerdictStateName(dcufleet::v1::VerdictState state);
+// Verdict names ("works", "broken", "untested"): common/enum_names.h.
 
 // "2026-07-12" (UTC).
 std::string FormatDay(int64_t unix_ms);

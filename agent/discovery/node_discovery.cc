@@ -35,7 +35,7 @@ dcufleet::v1::ModelDirectory NodeDiscovery::ScanModelDirectory(const std::string
     text.resize(static_cast<size_t>(in.gcount()));
     if (text.size() > max_config_bytes) {
       auto* f = dir.add_findings();
-      f->set_severity("warning");
+      f->set_severity(dcufleet::v1::FINDING_WARNING);
       f->set_code("config_too_large");
       f->set_field("config.json");
       f->set_message(absl::StrCat(path, "/config.json is larger than ", max_config_bytes,
@@ -92,7 +92,7 @@ void NodeDiscovery::Fill(dcufleet::v1::NodeInventory* inventory, bool force) {
       std::error_code ec;
       if (!fs::is_directory(root, ec)) {
         dcufleet::v1::Finding f;
-        f.set_severity("warning");
+        f.set_severity(dcufleet::v1::FINDING_WARNING);
         f.set_code("model_root_missing");
         f.set_field("--model-root");
         f.set_message(absl::StrCat("model root '", root, "' is not a directory"));
@@ -116,7 +116,7 @@ void NodeDiscovery::Fill(dcufleet::v1::NodeInventory* inventory, bool force) {
     for (auto& img : ListImages(options_.container_cli, runner_, &notes)) envs.push_back(img);
     for (const auto& n : notes) {
       dcufleet::v1::Finding f;
-      f.set_severity("info");
+      f.set_severity(dcufleet::v1::FINDING_INFO);
       f.set_code("container_cli_unavailable");
       f.set_field("--container-cli");
       f.set_message(n);

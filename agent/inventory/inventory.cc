@@ -19,6 +19,7 @@
 #include "agent/probe/findings.h"
 #include "agent/probe/sysfs_kfd_device_probe.h"
 #include "agent/procscan/proc_scanner.h"
+#include "common/enum_names.h"
 #include "common/fs_util.h"
 #include "common/proc_stat.h"
 #include "common/units.h"
@@ -259,10 +260,10 @@ std::string FormatInventoryTable(const NodeInventory& inv) {
   }
 
   std::vector<std::vector<std::string>> frows = {{"SEVERITY", "WHERE", "CODE", "MESSAGE"}};
-  for (const auto& f : inv.findings()) frows.push_back({f.severity(), "node", f.code(), f.message()});
+  for (const auto& f : inv.findings()) frows.push_back({std::string(common::FindingSeverityName(f.severity())), "node", f.code(), f.message()});
   for (const auto& d : inv.devices()) {
     for (const auto& f : d.findings()) {
-      frows.push_back({f.severity(), absl::StrCat("device ", d.index()), f.code(), f.message()});
+      frows.push_back({std::string(common::FindingSeverityName(f.severity())), absl::StrCat("device ", d.index()), f.code(), f.message()});
     }
   }
   if (frows.size() > 1) {

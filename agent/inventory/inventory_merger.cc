@@ -88,7 +88,7 @@ void MergeDevices(const std::vector<BackendResult>& results, const MergeOptions&
     if (!r.report.ok()) {
       const absl::Status& s = r.report.status();
       const char* code = kProbeFailed;
-      const char* sev = kInfo;
+      dcufleet::v1::FindingSeverity sev = kInfo;
       if (absl::IsPermissionDenied(s)) {
         code = kProbePermission;
         sev = kError;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/input_rules.h"
+#include "common/legacy_fields.h"
 #include "common/logging.h"
 #include "common/tls_config.h"
 #include "dcufleet/v1/node.grpc.pb.h"
@@ -123,6 +124,9 @@ void ControllerLink::Run() {
       });
       while (!stop_ && stream->Read(&msg)) {
         if (msg.has_assignment() && callbacks_.on_assignment) {
+          // A controller of the previous version sends runtime kinds as
+          // strings (common/legacy_fields.h).
+          common::UpgradeLegacyFields(msg.mutable_assignment());
           // Checked here too: whatever reached the link (a compromised or
           // buggy controller) must not reach a runtime unchecked.
           if (absl::Status s = common::ValidateAssignment(msg.assignment()); !s.ok()) {

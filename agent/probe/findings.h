@@ -7,9 +7,9 @@
 
 namespace dcu::agent {
 
-inline constexpr char kInfo[] = "info";
-inline constexpr char kWarning[] = "warning";
-inline constexpr char kError[] = "error";
+inline constexpr dcufleet::v1::FindingSeverity kInfo = dcufleet::v1::FINDING_INFO;
+inline constexpr dcufleet::v1::FindingSeverity kWarning = dcufleet::v1::FINDING_WARNING;
+inline constexpr dcufleet::v1::FindingSeverity kError = dcufleet::v1::FINDING_ERROR;
 
 // Stable finding codes (machine readable; dcuctl and the diagnosis engine
 // key on them).
@@ -34,10 +34,10 @@ inline constexpr char kLeftoverHolders[] = "leftover_holders";
 inline constexpr char kZombieHolders[] = "zombie_holders";
 inline constexpr char kProcUnreadable[] = "proc_unreadable";
 
-inline dcufleet::v1::Finding MakeFinding(absl::string_view severity, absl::string_view code,
+inline dcufleet::v1::Finding MakeFinding(dcufleet::v1::FindingSeverity severity, absl::string_view code,
                                          absl::string_view field, absl::string_view message) {
   dcufleet::v1::Finding f;
-  f.set_severity(std::string(severity));
+  f.set_severity(severity);
   f.set_code(std::string(code));
   f.set_field(std::string(field));
   f.set_message(std::string(message));

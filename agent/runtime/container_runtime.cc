@@ -13,6 +13,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/enum_names.h"
+#include "common/legacy_fields.h"
 #include "common/logging.h"
 #include "common/status_util.h"
 #include "nlohmann/json.hpp"
@@ -297,7 +299,7 @@ absl::StatusOr<RuntimeInstance> ContainerRuntime::Inspect(absl::string_view inst
   }
   RuntimeInstance ri;
   ri.instance_id = std::string(instance_id);
-  ri.kind = "container";
+  ri.kind = std::string(common::RuntimeKindName(dcufleet::v1::RUNTIME_CONTAINER));
   ri.log_location = absl::StrCat(options_.cli, " logs ", name);
   try {
     json arr = json::parse(out.stdout_data);
@@ -324,9 +326,10 @@ absl::StatusOr<RuntimeInstance> ContainerRuntime::Inspect(absl::string_view inst
   std::string dir = SpecDir(instance_id);
   if (auto bytes = ReadText(absl::StrCat(dir, "/", kSpecFile)); bytes.ok()) {
     ri.spec.ParseFromString(*bytes);
+    common::UpgradeLegacyFields(&ri.spec);  // written by an older agent
   } else {
     ri.spec.set_instance_id(std::string(instance_id));
-    ri.spec.set_runtime_kind("container");
+    ri.spec.set_runtime_kind(dcufleet::v1::RUNTIME_CONTAINER);
   }
   if (auto notes = ReadText(absl::StrCat(dir, "/notes")); notes.ok()) {
     for (absl::string_view n : absl::StrSplit(*notes, '\n', absl::SkipEmpty())) {

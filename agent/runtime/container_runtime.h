@@ -6,6 +6,7 @@
 
 #include "agent/runtime/env_recipe.h"
 #include "agent/runtime/runtime.h"
+#include "common/enum_names.h"
 #include "common/process_runner.h"
 
 namespace dcu::agent {
@@ -47,7 +48,9 @@ class ContainerRuntime final : public Runtime {
   static absl::StatusOr<std::unique_ptr<ContainerRuntime>> Create(
       ContainerRuntimeOptions options, common::ProcessRunner* runner);
 
-  std::string kind() const override { return "container"; }
+  std::string kind() const override {
+    return std::string(common::RuntimeKindName(dcufleet::v1::RUNTIME_CONTAINER));
+  }
   absl::StatusOr<RuntimeInstance> Start(const dcufleet::v1::InstanceSpec& spec) override;
   absl::Status Stop(absl::string_view instance_id, absl::Duration grace) override;
   absl::StatusOr<RuntimeInstance> Inspect(absl::string_view instance_id) override;

@@ -1,5 +1,7 @@
 #include "agent/runtime/process_runtime.h"
 
+#include "common/enum_names.h"
+#include "common/legacy_fields.h"
 #include "common/net.h"
 
 #include <fcntl.h>
@@ -526,7 +528,7 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Inspect(absl::string_view instan
   }
   RuntimeInstance ri;
   ri.instance_id = st->instance_id;
-  ri.kind = "bare";
+  ri.kind = std::string(common::RuntimeKindName(dcufleet::v1::RUNTIME_BARE));
   ri.pid = st->pid;
   ri.stop_requested = st->stop_requested;
   ri.started_at = absl::FromUnixMillis(st->started_at_ms);
@@ -534,6 +536,7 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Inspect(absl::string_view instan
   ri.notes = st->notes;
   if (auto spec_bytes = ReadText(absl::StrCat(dir, "/", kSpecFile)); spec_bytes.ok()) {
     ri.spec.ParseFromString(*spec_bytes);
+    common::UpgradeLegacyFields(&ri.spec);  // written by an older agent
   }
   bool same_boot = st->boot_id.empty() || boot_id_.empty() || st->boot_id == boot_id_;
   ri.running = same_boot && ProcessAlive(options_.proc_root, st->pid, st->start_ticks);

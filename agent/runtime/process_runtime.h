@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/runtime/env_recipe.h"
 #include "agent/runtime/runtime.h"
+#include "common/enum_names.h"
 #include "common/process_runner.h"
 
 namespace dcu::agent {
@@ -58,7 +59,9 @@ class ProcessRuntime final : public Runtime {
   static absl::StatusOr<std::unique_ptr<ProcessRuntime>> Create(
       ProcessRuntimeOptions options, common::ProcessRunner* runner = nullptr);
 
-  std::string kind() const override { return "bare"; }
+  std::string kind() const override {
+    return std::string(common::RuntimeKindName(dcufleet::v1::RUNTIME_BARE));
+  }
   absl::StatusOr<RuntimeInstance> Start(const dcufleet::v1::InstanceSpec& spec) override;
   absl::Status Stop(absl::string_view instance_id, absl::Duration grace) override;
   absl::StatusOr<RuntimeInstance> Inspect(absl::string_view instance_id) override;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/enum_names.h"
 #include "common/logging.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -42,9 +43,15 @@ void InstanceManager::Publish(const InstanceStatus& status) {
 std::unique_ptr<InstanceSupervisor> InstanceManager::MakeSupervisor(const InstanceSpec& spec) {
   Runtime* runtime = nullptr;
   std::string reason;
-  std::string kind = spec.runtime_kind();
+  // The kind is never guessed: an unspecified or unknown kind fails the
+  // instance with a reason instead of running it some other way.
+  std::string kind(common::RuntimeKindName(spec.runtime_kind()));
   auto it = runtimes_.find(kind);
-  if (it != runtimes_.end()) {
+  if (!common::ParseRuntimeKind(kind)) {
+    reason = absl::StrCat("runtime_kind ", kind, " (", static_cast<int>(spec.runtime_kind()),
+                          ") of instance '", spec.instance_id(), "': must be ",
+                          common::RuntimeKindChoices(), "; refusing to guess");
+  } else if (it != runtimes_.end()) {
     runtime = it->second;
   } else {
     std::vector<std::string> kinds;
@@ -76,7 +83,8 @@ absl::Status InstanceManager::Recover() {
       if (supervisors_.count(ri.instance_id)) continue;
       InstanceSpec spec = ri.spec;
       spec.set_instance_id(ri.instance_id);
-      spec.set_runtime_kind(kind);
+      // The runtime that found it decides its kind ("fake" in tests names none).
+      if (auto k = common::ParseRuntimeKind(kind)) spec.set_runtime_kind(*k);
       auto sup = MakeSupervisor(spec);
       sup->Begin(ri);
       supervisors_[ri.instance_id] = std::move(sup);

@@ -336,7 +336,7 @@ void InstanceSupervisor::Run(std::optional<RuntimeInstance> adopted) {
     s->set_container_id(ri.container_id);
     s->set_started_at_ms(common::ToUnixMillis(started_at));
     s->set_log_location(ri.log_location);
-    s->set_runtime_kind(runtime_->kind());
+    s->set_runtime_kind(spec_.runtime_kind());
     s->clear_notes();
     for (const auto& n : ri.notes) s->add_notes(n);
   });

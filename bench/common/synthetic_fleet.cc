@@ -163,7 +163,7 @@ dcufleet::v1::NodeInventory MakeInventory(int node_index, const FleetOptions& op
     *d->mutable_unreclaimed() = Reading(unreclaimed, "derived:host_used-holders_vram-reserve", now_ms);
     if (unreclaimed > 0) {
       auto* f = d->add_findings();
-      f->set_severity("warning");
+      f->set_severity(dcufleet::v1::FINDING_WARNING);
       f->set_code("unreclaimed_memory");
       f->set_field(absl::StrCat("devices[", i, "]"));
       f->set_message(absl::StrCat(unreclaimed / kGiB, " GiB in use with no live holder"));

@@ -391,7 +391,7 @@ void SimAgent::CycleInstance() {
     InstanceStatus& st = instances_[id];
     st.set_instance_id(id);
     st.set_phase(kCycle[own_phase_ % 6]);
-    st.set_runtime_kind("bare");
+    st.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
     st.set_updated_at_ms(WallMs());
     QueueEventLocked(st, "loadgen");
     if (st.phase() == dcufleet::v1::INSTANCE_STOPPED) instances_.erase(id);

@@ -80,8 +80,8 @@ void PlansForArch(const std::string& arch, std::vector<dcufleet::v1::Plan>* plan
     dcufleet::v1::Plan p;
     p.set_rank(rank++);
     p.set_stack_id(id);
-    p.set_runtime_kind("bare");
-    p.set_verdict("untested");
+    p.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
+    p.set_verdict(dcufleet::v1::VERDICT_UNTESTED);
     p.set_arch(arch);
     plans->push_back(p);
   }

@@ -56,8 +56,8 @@ dcufleet::v1::Deployment MakeDeployment(int i) {
     auto* p = st->add_plans();
     p->set_rank(r);
     p->set_stack_id(r == 1 ? "bench-vllm-0.11.0-bare" : "bench-vllm-0.9.2-bare");
-    p->set_runtime_kind("bare");
-    p->set_verdict("untested");
+    p->set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
+    p->set_verdict(dcufleet::v1::VERDICT_UNTESTED);
     p->set_arch("gfx928");
     p->set_runtime_location(r == 1 ? "/opt/conda/envs/vllm-0.11.0" : "/opt/conda/envs/vllm-0.9.2");
   }
@@ -67,7 +67,7 @@ dcufleet::v1::Deployment MakeDeployment(int i) {
   a->set_number(1);
   a->set_instance_id(absl::StrCat(s->name(), "-1-a1b2c3"));
   a->set_stack_id("bench-vllm-0.11.0-bare");
-  a->set_runtime_kind("bare");
+  a->set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
   auto* pl = a->mutable_placement();
   pl->set_node(NodeName(i % 10000));
   pl->set_arch("gfx928");
@@ -86,7 +86,7 @@ dcufleet::v1::Deployment MakeDeployment(int i) {
   in->set_model("qwen3-8b");
   in->set_model_path("/data/models/Qwen3-8B");
   in->set_stack_id("bench-vllm-0.11.0-bare");
-  in->set_runtime_kind("bare");
+  in->set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
   in->set_runtime_location("/opt/conda/envs/vllm-0.11.0");
   in->add_device_indices(0);
   in->add_device_indices(1);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/units.h"
@@ -16,6 +17,7 @@
 #include "modelkit/discovery.h"
 #include "modelkit/memory_plan.h"
 #include "modelkit/remediation.h"
+#include "modelkit/stack_view.h"
 #include "modelkit/verdict.h"
 
 namespace dcu::controller {
@@ -36,10 +38,6 @@ using modelkit::RenderArgv;
 using modelkit::ShapeFromCatalog;
 using dcufleet::v1::Plan;
 using dcufleet::v1::Stack;
-
-std::string KindName(dcufleet::v1::RuntimeKind k) {
-  return k == dcufleet::v1::RUNTIME_CONTAINER ? "container" : "bare";
-}
 
 bool StackCoversArch(const Stack& s, const std::string& arch,
                      const std::vector<dcufleet::v1::Evidence>& evidence) {
@@ -182,7 +180,7 @@ void CatalogKnowledge::PlansForArch(const std::string& model, const std::string&
     if (!StackCoversArch(s, arch, evidence)) continue;
     Plan p;
     p.set_stack_id(s.id());
-    p.set_runtime_kind(KindName(s.runtime_kind()));
+    p.set_runtime_kind(s.runtime_kind());
     p.set_runtime_location(s.runtime_location());
     p.set_arch(arch);
     auto [vit, fresh] = verdicts_[key].try_emplace(model);
@@ -193,13 +191,13 @@ void CatalogKnowledge::PlansForArch(const std::string& model, const std::string&
     const dcufleet::v1::Verdict& mv = vit->second.first;
     const dcufleet::v1::Verdict& av = vit->second.second;
     if (mv.state() == dcufleet::v1::VERDICT_BROKEN) {
-      p.set_verdict("broken");
+      p.set_verdict(dcufleet::v1::VERDICT_BROKEN);
       p.set_excluded_reason(mv.reason());
       excluded->push_back(p);
       continue;
     }
     bool verified = mv.state() == dcufleet::v1::VERDICT_WORKS || av.state() == dcufleet::v1::VERDICT_WORKS;
-    p.set_verdict(verified ? "works" : "untested");
+    p.set_verdict(verified ? dcufleet::v1::VERDICT_WORKS : dcufleet::v1::VERDICT_UNTESTED);
     p.set_verdict_reason(mv.state() == dcufleet::v1::VERDICT_WORKS ? mv.reason() : av.reason());
     // Verified bare, verified container, untested bare, untested container.
     int group = (verified ? 0 : 2) + (s.runtime_kind() == dcufleet::v1::RUNTIME_CONTAINER ? 1 : 0);
@@ -284,7 +282,7 @@ std::string CatalogKnowledge::ModelPathOnNode(const std::string& model,
 std::string CatalogKnowledge::RuntimeOnNode(const Plan& plan, const dcufleet::v1::NodeView& node) {
   auto snap = Load();
   for (const auto& env : node.inventory().environments()) {
-    if (env.kind() != plan.runtime_kind()) continue;
+    if (common::ParseRuntimeKind(env.kind()) != plan.runtime_kind()) continue;
     if (env.location() == plan.runtime_location()) return env.location();
     const Stack* match = MatchEnvironment(snap->stacks, env);
     if (match && match->id() == plan.stack_id()) return env.location();
@@ -334,7 +332,7 @@ ModelPreparation CatalogKnowledge::Prepare(const std::string& model,
   if (!dir || !entry) return prep;
   if (dir->config_json().empty()) {
     dcufleet::v1::Finding f;
-    f.set_severity("warning");
+    f.set_severity(dcufleet::v1::FINDING_WARNING);
     f.set_code("config_not_reported");
     f.set_field("config.json");
     f.set_message(absl::StrCat("node '", node.name(), "' did not report ", model_path,
@@ -348,7 +346,9 @@ ModelPreparation CatalogKnowledge::Prepare(const std::string& model,
   opts.model_name = model;
   dcufleet::v1::AuditReport audit = AuditConfigText(dir->config_json(), dir->name(), opts);
   for (const auto& f : audit.findings()) {
-    if (f.severity() == "warning" || f.severity() == "error") prep.findings.push_back(f);
+    if (f.severity() == dcufleet::v1::FINDING_WARNING || f.severity() == dcufleet::v1::FINDING_ERROR) {
+      prep.findings.push_back(f);
+    }
   }
   RemediationOptions ropts;
   std::string state_dir = node.inventory().agent_state_dir();
@@ -430,7 +430,7 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
   if (!argv.ok()) return argv.status();
   dcufleet::v1::InstanceSpec out;
   out.set_stack_id(stack->id());
-  out.set_runtime_kind(KindName(stack->runtime_kind()));
+  out.set_runtime_kind(stack->runtime_kind());
   out.set_runtime_location(location);
   for (const auto& a : *argv) out.add_argv(a);
   out.set_model_path(model_path);

@@ -10,7 +10,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "common/deployment_rules.h"
+#include "common/enum_names.h"
 #include "common/ids.h"
+#include "common/input_rules.h"
 #include "common/logging.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
@@ -31,21 +34,7 @@ using deploy_internal::FindInstance;
 using deploy_internal::HasActiveAttempt;
 
 DeploymentSpec DeployController::WithDefaults(DeploymentSpec s) const {
-  if (s.name().empty()) s.set_name(s.model());
-  if (s.replicas() == 0) s.set_replicas(1);
-  if (s.max_model_len() == 0) s.set_max_model_len(options_.default_max_model_len);
-  if (s.max_num_seqs() == 0) s.set_max_num_seqs(options_.default_max_num_seqs);
-  if (s.gpu_memory_utilization() == 0) {
-    s.set_gpu_memory_utilization(options_.default_gpu_memory_utilization);
-  }
-  if (s.backoff_initial_s() == 0) s.set_backoff_initial_s(options_.default_backoff_initial_s);
-  if (s.backoff_max_s() == 0) s.set_backoff_max_s(options_.default_backoff_max_s);
-  if (s.startup_timeout_s() == 0) s.set_startup_timeout_s(options_.default_startup_timeout_s);
-  if (s.max_attempts_per_plan() == 0) {
-    s.set_max_attempts_per_plan(options_.default_max_attempts_per_plan);
-  }
-  if (s.served_model_name().empty()) s.set_served_model_name(s.model());
-  return s;
+  return common::ApplyDeploymentDefaults(std::move(s));
 }
 
 absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const DeploymentSpec& in,
@@ -138,45 +127,9 @@ void DeployController::WriterLoop() {
 
 std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Admit(
     const DeploymentSpec& in, bool dry_run, Deployment* create, Event* created) {
-  std::string why = common::ValidateName("model", in.model());
-  if (!why.empty()) return absl::InvalidArgumentError(why);
+  // The same rules as the service edge (common/deployment_rules.h).
   DeploymentSpec spec = WithDefaults(in);
-  why = common::ValidateName("deployment name", spec.name());
-  if (!why.empty()) return absl::InvalidArgumentError(why);
-  if (!spec.node().empty()) {
-    why = common::ValidateName("node", spec.node());
-    if (!why.empty()) return absl::InvalidArgumentError(why);
-  }
-  if (!spec.stack_id().empty()) {
-    why = common::ValidateName("stack", spec.stack_id());
-    if (!why.empty()) return absl::InvalidArgumentError(why);
-  }
-  if (spec.tp() < 0 || spec.tp() > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("tp ", spec.tp(), " is outside 0-64"));
-  }
-  if (spec.replicas() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("replicas ", spec.replicas(),
-                     ": only one replica per deployment is supported; create one deployment per "
-                     "replica with --name"));
-  }
-  if (spec.max_model_len() < 16 || spec.max_model_len() > (1LL << 24)) {
-    return absl::InvalidArgumentError("max_model_len must be between 16 and 16777216");
-  }
-  if (spec.max_num_seqs() < 1 || spec.max_num_seqs() > 65536) {
-    return absl::InvalidArgumentError("max_num_seqs must be between 1 and 65536");
-  }
-  if (spec.gpu_memory_utilization() <= 0.05 || spec.gpu_memory_utilization() > 1.0) {
-    return absl::InvalidArgumentError("gpu_memory_utilization must be in (0.05, 1.0]");
-  }
-  if (!spec.runtime().empty() && spec.runtime() != "bare" && spec.runtime() != "container") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("runtime '", spec.runtime(), "' must be 'bare' or 'container'"));
-  }
-  if (spec.backoff_initial_s() < 0 || spec.backoff_max_s() < spec.backoff_initial_s() ||
-      spec.startup_timeout_s() < 1 || spec.max_attempts_per_plan() < 1) {
-    return absl::InvalidArgumentError("back-off, start-up timeout and attempts must be positive");
-  }
+  if (absl::Status s = common::ValidateDeploymentSpec(spec); !s.ok()) return s;
   auto model = knowledge_->Model(spec.model());
   if (!model.ok()) return model.status();
 

@@ -38,13 +38,7 @@ class DeployController : public FleetListener {
     // Reconcile period when nothing wakes the loop; <= 0 disables the thread
     // (tests call ReconcileOnceForTest()).
     absl::Duration interval = absl::Seconds(1);
-    int default_backoff_initial_s = 10;
-    int default_backoff_max_s = 300;
-    int default_startup_timeout_s = 1800;
-    int default_max_attempts_per_plan = 3;
-    double default_gpu_memory_utilization = 0.9;
-    int64_t default_max_model_len = 8192;
-    int default_max_num_seqs = 16;
+    // Defaults of DeploymentSpec's numbers: common/deployment_rules.cc.
     // Extra time past the start-up timeout before the controller itself
     // declares a silent attempt failed (the agent normally reports first).
     absl::Duration report_grace = absl::Seconds(60);

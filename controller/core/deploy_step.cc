@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/units.h"
@@ -118,7 +119,8 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
            absl::StrCat("attempt ", number, ": node '", r.placement.node(), "' (", r.placement.arch(),
                         ") devices [", absl::StrJoin(r.placement.device_indices(), ","), "] TP=",
                         r.placement.tp(), " port ", r.placement.port(), ", plan ", r.plan.rank(), " ",
-                        r.plan.stack_id(), " (", r.plan.runtime_kind(), ", ", r.plan.verdict(), ")"));
+                        r.plan.stack_id(), " (", common::RuntimeKindName(r.plan.runtime_kind()), ", ",
+                        common::VerdictStateName(r.plan.verdict()), ")"));
   return true;
 }
 

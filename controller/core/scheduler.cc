@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/enum_names.h"
 #include "common/units.h"
 
 namespace dcu::controller {
@@ -54,7 +55,9 @@ Dev::Dead DeadCause(const Device& d, int64_t tolerance) {
 bool HasEnvironment(const NodeView& n, const Plan& p) {
   if (p.runtime_location().empty()) return true;
   for (const auto& e : n.inventory().environments()) {
-    if (e.kind() == p.runtime_kind() && e.location() == p.runtime_location()) return true;
+    if (common::ParseRuntimeKind(e.kind()) == p.runtime_kind() && e.location() == p.runtime_location()) {
+      return true;
+    }
   }
   return false;
 }
@@ -269,7 +272,9 @@ const ArchPlans& Scheduler::PlansOf(const std::string& arch) {
                    [](const Plan& x, const Plan& y) { return x.rank() < y.rank(); });
   for (Plan p : a.plans) {
     if (!in_.spec.stack_id().empty() && p.stack_id() != in_.spec.stack_id()) continue;
-    if (!in_.spec.runtime().empty() && p.runtime_kind() != in_.spec.runtime()) continue;
+    if (!in_.spec.runtime().empty() && common::ParseRuntimeKind(in_.spec.runtime()) != p.runtime_kind()) {
+      continue;
+    }
     if (in_.excluded_stacks.count(p.stack_id())) {
       p.set_excluded_reason("failed deterministically in this deployment");
       a.excluded.push_back(p);

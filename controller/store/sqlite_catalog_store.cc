@@ -4,7 +4,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 #include "common/ids.h"
+#include "common/legacy_fields.h"
 #include "common/status_util.h"
 #include "modelkit/discovery.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -20,16 +22,7 @@ using dcufleet::v1::NodeEnvironment;
 using dcufleet::v1::NodeModelDirectory;
 using dcufleet::v1::Stack;
 
-std::string KindName(dcufleet::v1::RuntimeKind kind) {
-  switch (kind) {
-    case dcufleet::v1::RUNTIME_BARE:
-      return "bare";
-    case dcufleet::v1::RUNTIME_CONTAINER:
-      return "container";
-    default:
-      return "unspecified";
-  }
-}
+std::string KindName(dcufleet::v1::RuntimeKind kind) { return std::string(common::RuntimeKindName(kind)); }
 
 std::string OutcomeName(dcufleet::v1::LaunchOutcome o) {
   return o == dcufleet::v1::LAUNCH_READY ? "ready" : o == dcufleet::v1::LAUNCH_FAILED ? "failed" : "unspecified";
@@ -49,6 +42,7 @@ absl::StatusOr<T> Decode(const std::string& blob, absl::string_view what, absl::
   if (!msg.ParseFromString(blob)) {
     return absl::DataLossError(absl::StrCat("stored ", what, " '", key, "' does not decode"));
   }
+  common::UpgradeLegacyFields(&msg);  // rows written before the enums
   return msg;
 }
 

@@ -1,6 +1,7 @@
 #include "controller/store/sqlite_deployment_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/legacy_fields.h"
 #include "common/status_util.h"
 
 namespace dcu::controller {
@@ -61,6 +62,9 @@ absl::StatusOr<std::vector<dcufleet::v1::Deployment>> SqliteDeploymentStore::Lis
         return absl::DataLossError(
             absl::StrCat("deployment '", q->ColumnText(0), "': stored document does not parse"));
       }
+      // Documents written before runtime kinds, verdicts and severities were
+      // enums hold them as strings (common/legacy_fields.h).
+      common::UpgradeLegacyFields(&d);
       out.push_back(std::move(d));
     }
     return absl::OkStatus();

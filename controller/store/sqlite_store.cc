@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/legacy_fields.h"
 #include "common/ids.h"
 #include "common/status_util.h"
 #include "migrations/embedded_migrations.h"
@@ -17,6 +18,7 @@ NodeRecord ReadNodeRow(const SqliteStatement& st) {
   std::string caps = st.ColumnText(3);
   if (!caps.empty()) r.capabilities = absl::StrSplit(caps, ',');
   r.inventory.ParseFromString(st.ColumnBlob(4));
+  common::UpgradeLegacyFields(&r.inventory);  // finding severities stored as strings
   r.state = st.ColumnText(5);
   r.state_reason = st.ColumnText(6);
   r.registered_at_ms = st.ColumnInt(7);

@@ -145,7 +145,7 @@ absl::StatusOr<std::unique_ptr<dcu::agent::ProcessRuntime>> Runtime(const std::s
 int Launch(Flags& f) {
   std::string state_dir, id, v;
   dcufleet::v1::InstanceSpec spec;
-  spec.set_runtime_kind("bare");
+  spec.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
   spec.set_visible_devices_env("CUDA_VISIBLE_DEVICES");
   while (f.Next()) {
     if (f.Take("--state_dir", &state_dir) || f.Take("--id", &id)) continue;

@@ -262,7 +262,7 @@ TEST_F(ScenarioTest, Seed003Qwen35_27bOnZ100ServesFromTheArchRecipe) {
   EXPECT_EQ(a["placement"]["device_indices"].size(), 4u);
   // Each remediation of the report, applied up front from the arch recipe.
   const auto& inst = a["instance"];
-  EXPECT_EQ(inst["runtime_kind"], "container");
+  EXPECT_EQ(inst["runtime_kind"], "RUNTIME_CONTAINER");
   EXPECT_EQ(inst["runtime_location"], kSeed003Image);
   ASSERT_FALSE(inst["ld_library_path_prefix"].empty());
   EXPECT_EQ(inst["ld_library_path_prefix"][0], "/opt/dtk/.hyhal/rocm_smi/lib");   // 修改一

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 #include "controller/core/knowledge.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
 
@@ -44,14 +45,14 @@ class FakeModelCatalog : public virtual controller::ModelCatalog {
       if (s.arch != arch) continue;
       dcufleet::v1::Plan p;
       p.set_stack_id(s.id);
-      p.set_runtime_kind(s.kind);
+      p.set_runtime_kind(common::ParseRuntimeKind(s.kind).value_or(dcufleet::v1::RUNTIME_KIND_UNSPECIFIED));
       p.set_arch(arch);
       p.set_rank(s.rank);
       std::string verdict = s.verdict;
       for (const auto& o : RecordedOutcomes()) {
         if (o.stack_id == s.id && o.arch == arch && !o.ready && o.scope == "stack_arch") verdict = "broken";
       }
-      p.set_verdict(verdict);
+      p.set_verdict(common::ParseVerdictState(verdict).value_or(dcufleet::v1::VERDICT_STATE_UNSPECIFIED));
       if (verdict == "broken") {
         p.set_excluded_reason("broken");
         excluded->push_back(p);

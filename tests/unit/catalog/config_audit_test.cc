@@ -75,7 +75,7 @@ TEST_F(ConfigAuditTest, SeedCaseReportsEverythingThatWasWrong) {
 
   const Finding* head = FindingWithCode(r, "head_dim_missing");
   ASSERT_NE(head, nullptr) << Dump(r);
-  EXPECT_EQ(head->severity(), "error");
+  EXPECT_EQ(head->severity(), dcufleet::v1::FINDING_ERROR);
   EXPECT_THAT(head->message(), HasSubstr("5120 / 64 = 80"));
   EXPECT_THAT(head->message(), HasSubstr("has head_dim 128"));
 
@@ -107,7 +107,7 @@ TEST_F(ConfigAuditTest, OfficialQwen3_32BIsClean) {
   EXPECT_THAT(r.valid_tp(), ElementsAre(1, 2, 4, 8, 16, 32, 64));
   // No weights in the temporary directory: only that is said.
   for (const auto& f : r.findings()) {
-    EXPECT_NE(f.severity(), "error") << f.code() << ": " << f.message();
+    EXPECT_NE(f.severity(), dcufleet::v1::FINDING_ERROR) << f.code() << ": " << f.message();
   }
   EXPECT_NE(FindingWithCode(r, "no_weights"), nullptr);
   EXPECT_EQ(r.weight_bytes_source(), "estimate");
@@ -125,7 +125,7 @@ TEST_F(ConfigAuditTest, KvHeadsMissing) {
   AuditReport r = AuditConfigText(Read(ConfigPath("qwen3-32b-no-kv-heads")), "Qwen3-32B", options_);
   const Finding* f = FindingWithCode(r, "kv_heads_missing");
   ASSERT_NE(f, nullptr) << Dump(r);
-  EXPECT_EQ(f->severity(), "error");
+  EXPECT_EQ(f->severity(), dcufleet::v1::FINDING_ERROR);
   EXPECT_THAT(f->message(), HasSubstr("engines assume 64"));
   EXPECT_THAT(f->message(), HasSubstr("8x larger"));
   EXPECT_EQ(r.num_key_value_heads(), 64);
@@ -155,7 +155,7 @@ TEST_F(ConfigAuditTest, UnusualAndInvalidDtypes) {
   AuditReport bad = AuditConfigText(Read(ConfigPath("qwen3-32b-invalid-dtype")), "Qwen3-32B", options_);
   const Finding* f = FindingWithCode(bad, "dtype_invalid");
   ASSERT_NE(f, nullptr) << Dump(bad);
-  EXPECT_EQ(f->severity(), "error");
+  EXPECT_EQ(f->severity(), dcufleet::v1::FINDING_ERROR);
   EXPECT_THAT(f->message(), HasSubstr("'bf16'"));
 }
 

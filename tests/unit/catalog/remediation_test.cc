@@ -100,7 +100,7 @@ TEST_F(RemediationTest, SeedConfigGetsAnOverlayWithTheThreeCorrections) {
   audit.stacks = {hf_stack_};
   auto report = AuditModelDirectory(overlay.string(), audit);
   EXPECT_EQ(report.catalog_match(), "qwen3-32b");
-  for (const auto& f : report.findings()) EXPECT_NE(f.severity(), "error") << f.message();
+  for (const auto& f : report.findings()) EXPECT_NE(f.severity(), dcufleet::v1::FINDING_ERROR) << f.message();
   // The user's files are untouched.
   EXPECT_EQ(Read(model_dir_ / "config.json"), before);
   struct stat st_after;

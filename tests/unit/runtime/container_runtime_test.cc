@@ -128,7 +128,7 @@ class ContainerRuntimeTest : public ::testing::Test {
     s.set_instance_id(absl::StrCat(id, "-", getpid()));
     s.set_deployment("qwen3-32b");
     s.set_model_path(model_);
-    s.set_runtime_kind("container");
+    s.set_runtime_kind(dcufleet::v1::RUNTIME_CONTAINER);
     s.set_runtime_location(image_);
     s.set_port(dcu::testing::PickFreePort());
     s.set_served_model_name("qwen3-32b");

@@ -24,7 +24,7 @@ bool WaitUntil(const std::function<bool()>& pred, absl::Duration limit = absl::S
 dcufleet::v1::InstanceSpec Spec(const std::string& id, const std::string& visible_env) {
   dcufleet::v1::InstanceSpec s;
   s.set_instance_id(id);
-  s.set_runtime_kind("bare");
+  s.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
   s.add_argv("/bin/sh");
   s.add_argv("-c");
   s.add_argv("echo CVD=${CUDA_VISIBLE_DEVICES-unset} HVD=${HIP_VISIBLE_DEVICES-unset} M=$DCUFLEET_INSTANCE");

@@ -82,7 +82,7 @@ class ProcessRuntimeTest : public ::testing::Test {
     s.set_deployment("qwen3-32b");
     s.set_model("qwen3-32b");
     s.set_model_path(model_);
-    s.set_runtime_kind("bare");
+    s.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
     s.set_runtime_location(env);
     s.set_port(dcu::testing::PickFreePort());
     s.set_served_model_name("qwen3-32b");

@@ -120,7 +120,7 @@ dcufleet::v1::InstanceSpec GoodInstance() {
   s.set_deployment("qwen");
   s.set_model("qwen3-32b");
   s.set_model_path("/models/Qwen3-32B");
-  s.set_runtime_kind("bare");
+  s.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
   s.set_runtime_location("/opt/conda/envs/vllm");
   s.add_device_indices(0);
   s.add_device_indices(1);
@@ -142,7 +142,7 @@ dcufleet::v1::InstanceSpec GoodInstance() {
 TEST(InstanceSpecTest, GoodInstancePasses) {
   EXPECT_TRUE(ValidateInstanceSpec(GoodInstance()).ok()) << ValidateInstanceSpec(GoodInstance());
   dcufleet::v1::InstanceSpec c = GoodInstance();
-  c.set_runtime_kind("container");
+  c.set_runtime_kind(dcufleet::v1::RUNTIME_CONTAINER);
   c.set_runtime_location("harbor.sourcefind.cn:5443/dcu/admin/base/vllm:0.9.2-ubuntu22.04");
   EXPECT_TRUE(ValidateInstanceSpec(c).ok()) << ValidateInstanceSpec(c);
 }
@@ -159,12 +159,12 @@ TEST(InstanceSpecTest, RefusesWhatWouldBeReadAsSyntax) {
       {"instance.model_path", [](auto& s) { s.set_model_path("/m:/etc:rw"); }},
       {"instance.runtime_location",
        [](auto& s) {
-         s.set_runtime_kind("container");
+         s.set_runtime_kind(dcufleet::v1::RUNTIME_CONTAINER);
          s.set_runtime_location("--privileged");
        }},
       {"instance.runtime_location",
        [](auto& s) {
-         s.set_runtime_kind("container");
+         s.set_runtime_kind(dcufleet::v1::RUNTIME_CONTAINER);
          s.set_runtime_location("img -v /:/host");
        }},
       {"instance.env", [](auto& s) { (*s.mutable_env())["LD_PRELOAD=x"] = "y"; }},
@@ -178,7 +178,9 @@ TEST(InstanceSpecTest, RefusesWhatWouldBeReadAsSyntax) {
       {"instance.visible_devices_env", [](auto& s) { s.set_visible_devices_env("HIP;X"); }},
       {"instance.shm_size", [](auto& s) { s.set_shm_size("16g --privileged"); }},
       {"instance.served_model_name", [](auto& s) { s.set_served_model_name("--api-key=x"); }},
-      {"instance.runtime_kind", [](auto& s) { s.set_runtime_kind("sh"); }},
+      {"instance.runtime_kind", [](auto& s) { s.set_runtime_kind(static_cast<dcufleet::v1::RuntimeKind>(7)); }},
+      // Unspecified is not "bare": the agent must not guess how to run it.
+      {"instance.runtime_kind", [](auto& s) { s.clear_runtime_kind(); }},
   };
   for (const auto& c : cases) {
     dcufleet::v1::InstanceSpec s = GoodInstance();

@@ -52,7 +52,7 @@ class FakeManagerTest : public ::testing::Test {
   InstanceSpec Spec(const std::string& id) {
     InstanceSpec s;
     s.set_instance_id(id);
-    s.set_runtime_kind("bare");
+    s.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
     s.set_port(9000);
     s.set_served_model_name("qwen3-32b");
     s.set_startup_timeout_s(1);
@@ -126,11 +126,33 @@ TEST_F(FakeManagerTest, StartErrorAndUnknownRuntimeAreFailures) {
   // Nothing ran, so there is no log: the controller diagnoses the message.
   EXPECT_THAT(failed->log_tail(), ::testing::IsEmpty());
   InstanceSpec other = Spec("b");
-  other.set_runtime_kind("container");
+  other.set_runtime_kind(dcufleet::v1::RUNTIME_CONTAINER);
   manager_->Apply(2, {Spec("a"), other});
   auto no_rt = Wait("b", dcufleet::v1::INSTANCE_FAILED);
   ASSERT_TRUE(no_rt);
   EXPECT_THAT(no_rt->message(), HasSubstr("no runtime 'container' on this node"));
+}
+
+TEST_F(FakeManagerTest, UnspecifiedOrUnknownRuntimeKindIsRefusedNotRunAsBare) {
+  // The only runtime here is the bare one: a kind the spec does not name must
+  // not end up on it.
+  InstanceSpec unspecified = Spec("u");
+  unspecified.clear_runtime_kind();
+  InstanceSpec unknown = Spec("k");
+  unknown.set_runtime_kind(static_cast<dcufleet::v1::RuntimeKind>(9));
+  manager_->Apply(1, {unspecified, unknown});
+  auto u = Wait("u", dcufleet::v1::INSTANCE_FAILED);
+  auto k = Wait("k", dcufleet::v1::INSTANCE_FAILED);
+  ASSERT_TRUE(u);
+  ASSERT_TRUE(k);
+  EXPECT_THAT(u->message(), HasSubstr("runtime_kind unspecified (0) of instance 'u'"));
+  EXPECT_THAT(u->message(), HasSubstr("must be 'bare' or 'container'; refusing to guess"));
+  EXPECT_THAT(k->message(), HasSubstr("runtime_kind unknown (9) of instance 'k'"));
+  EXPECT_EQ(runtime_.start_calls(), 0);
+  // A spec that names its kind runs on the same manager.
+  manager_->Apply(2, {Spec("v")});
+  EXPECT_TRUE(Wait("v", dcufleet::v1::INSTANCE_READY));
+  EXPECT_EQ(runtime_.start_calls(), 1);
 }
 
 TEST_F(FakeManagerTest, UnhealthyWhileReadyFails) {

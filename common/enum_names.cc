@@ -1,0 +1,91 @@
+#include "common/enum_names.h"
+
+#include <iterator>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace dcu::common {
+namespace {
+
+using dcufleet::v1::FindingSeverity;
+using dcufleet::v1::RuntimeKind;
+using dcufleet::v1::VerdictState;
+
+// Value 0 (UNSPECIFIED) of every enum is named "unspecified" and is never
+// parsed back; values outside the table are "unknown".
+constexpr absl::string_view kUnspecified = "unspecified";
+constexpr absl::string_view kUnknown = "unknown";
+
+template <typename E, size_t N>
+absl::string_view NameIn(const std::pair<E, absl::string_view> (&table)[N], E value) {
+  if (static_cast<int>(value) == 0) return kUnspecified;
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  return kUnknown;
+}
+
+template <typename E, size_t N>
+std::optional<E> ParseIn(const std::pair<E, absl::string_view> (&table)[N], absl::string_view name) {
+  for (const auto& [v, n] : table) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
+
+constexpr std::pair<RuntimeKind, absl::string_view> kRuntimeKinds[] = {
+    {dcufleet::v1::RUNTIME_BARE, "bare"},
+    {dcufleet::v1::RUNTIME_CONTAINER, "container"},
+};
+
+constexpr std::pair<VerdictState, absl::string_view> kVerdictStates[] = {
+    {dcufleet::v1::VERDICT_WORKS, "works"},
+    {dcufleet::v1::VERDICT_BROKEN, "broken"},
+    {dcufleet::v1::VERDICT_UNTESTED, "untested"},
+};
+
+constexpr std::pair<FindingSeverity, absl::string_view> kFindingSeverities[] = {
+    {dcufleet::v1::FINDING_INFO, "info"},
+    {dcufleet::v1::FINDING_WARNING, "warning"},
+    {dcufleet::v1::FINDING_ERROR, "error"},
+};
+
+}  // namespace
+
+absl::string_view RuntimeKindName(RuntimeKind kind) { return NameIn(kRuntimeKinds, kind); }
+
+std::optional<RuntimeKind> ParseRuntimeKind(absl::string_view name) {
+  return ParseIn(kRuntimeKinds, name);
+}
+
+std::vector<std::string> RuntimeKindNames() {
+  std::vector<std::string> names;
+  for (const auto& [v, name] : kRuntimeKinds) names.emplace_back(name);
+  return names;
+}
+
+std::string RuntimeKindChoices() {
+  std::string out;
+  size_t n = std::size(kRuntimeKinds);
+  for (size_t i = 0; i < n; ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : i + 1 == n ? " or " : ", ", "'", kRuntimeKinds[i].second, "'");
+  }
+  return out;
+}
+
+absl::string_view VerdictStateName(VerdictState state) { return NameIn(kVerdictStates, state); }
+
+std::optional<VerdictState> ParseVerdictState(absl::string_view name) {
+  return ParseIn(kVerdictStates, name);
+}
+
+absl::string_view FindingSeverityName(FindingSeverity severity) {
+  return NameIn(kFindingSeverities, severity);
+}
+
+std::optional<FindingSeverity> ParseFindingSeverity(absl::string_view name) {
+  return ParseIn(kFindingSeverities, name);
+}
+
+}  // namespace dcu::common

@@ -1,0 +1,36 @@
+#pragma once
+
+// The one table of display names per enum that dcufleet shows or accepts as
+// text: dcuctl output, catalog rows, log and error messages, `--runtime`.
+// Every other place turns these enums into words through here, so a value
+// has one name and an unknown value is never silently another one.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "dcufleet/v1/types.pb.h"
+
+namespace dcu::common {
+
+// "bare", "container"; "unspecified" for RUNTIME_KIND_UNSPECIFIED, "unknown"
+// for a value this build does not know.
+absl::string_view RuntimeKindName(dcufleet::v1::RuntimeKind kind);
+// Inverse for "bare" and "container" only: "unspecified", "" and anything
+// else are nullopt (a caller must refuse, not guess).
+std::optional<dcufleet::v1::RuntimeKind> ParseRuntimeKind(absl::string_view name);
+// The names ParseRuntimeKind accepts, in enum order: {"bare", "container"}.
+std::vector<std::string> RuntimeKindNames();
+// "'bare' or 'container'", for messages.
+std::string RuntimeKindChoices();
+
+// "works", "broken", "untested"; "unspecified" / "unknown" as above.
+absl::string_view VerdictStateName(dcufleet::v1::VerdictState state);
+std::optional<dcufleet::v1::VerdictState> ParseVerdictState(absl::string_view name);
+
+// "info", "warning", "error"; "unspecified" / "unknown" as above.
+absl::string_view FindingSeverityName(dcufleet::v1::FindingSeverity severity);
+std::optional<dcufleet::v1::FindingSeverity> ParseFindingSeverity(absl::string_view name);
+
+}  // namespace dcu::common

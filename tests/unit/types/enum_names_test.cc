@@ -1,0 +1,58 @@
+#include "common/enum_names.h"
+
+#include "gtest/gtest.h"
+
+namespace dcu::common {
+namespace {
+
+using namespace dcufleet::v1;
+
+// Every value of each enum has one name, and every name parses back to it,
+// so a value shown by one part of dcufleet is read the same by another.
+TEST(EnumNamesTest, EveryValueRoundTrips) {
+  for (int v = RuntimeKind_MIN + 1; v <= RuntimeKind_MAX; ++v) {
+    auto k = static_cast<RuntimeKind>(v);
+    EXPECT_EQ(ParseRuntimeKind(RuntimeKindName(k)), k) << v;
+  }
+  for (int v = VerdictState_MIN + 1; v <= VerdictState_MAX; ++v) {
+    auto s = static_cast<VerdictState>(v);
+    EXPECT_EQ(ParseVerdictState(VerdictStateName(s)), s) << v;
+  }
+  for (int v = FindingSeverity_MIN + 1; v <= FindingSeverity_MAX; ++v) {
+    auto s = static_cast<FindingSeverity>(v);
+    EXPECT_EQ(ParseFindingSeverity(FindingSeverityName(s)), s) << v;
+  }
+}
+
+// The words dcuctl, the catalog rows and old documents use.
+TEST(EnumNamesTest, TheWordsAreTheOldOnes) {
+  EXPECT_EQ(RuntimeKindName(RUNTIME_BARE), "bare");
+  EXPECT_EQ(RuntimeKindName(RUNTIME_CONTAINER), "container");
+  EXPECT_EQ(VerdictStateName(VERDICT_WORKS), "works");
+  EXPECT_EQ(VerdictStateName(VERDICT_BROKEN), "broken");
+  EXPECT_EQ(VerdictStateName(VERDICT_UNTESTED), "untested");
+  EXPECT_EQ(FindingSeverityName(FINDING_INFO), "info");
+  EXPECT_EQ(FindingSeverityName(FINDING_WARNING), "warning");
+  EXPECT_EQ(FindingSeverityName(FINDING_ERROR), "error");
+  EXPECT_EQ(RuntimeKindNames(), (std::vector<std::string>{"bare", "container"}));
+  EXPECT_EQ(RuntimeKindChoices(), "'bare' or 'container'");
+}
+
+// Unspecified and unknown values are named as such, never as another value,
+// and no such name parses into a value.
+TEST(EnumNamesTest, UnspecifiedAndUnknownAreNeverAnotherValue) {
+  EXPECT_EQ(RuntimeKindName(RUNTIME_KIND_UNSPECIFIED), "unspecified");
+  EXPECT_EQ(RuntimeKindName(static_cast<RuntimeKind>(42)), "unknown");
+  EXPECT_EQ(VerdictStateName(VERDICT_STATE_UNSPECIFIED), "unspecified");
+  EXPECT_EQ(VerdictStateName(static_cast<VerdictState>(42)), "unknown");
+  EXPECT_EQ(FindingSeverityName(FINDING_SEVERITY_UNSPECIFIED), "unspecified");
+  EXPECT_EQ(FindingSeverityName(static_cast<FindingSeverity>(42)), "unknown");
+  for (const char* s : {"", "unspecified", "unknown", "Bare", "fake", "RUNTIME_BARE"}) {
+    EXPECT_FALSE(ParseRuntimeKind(s)) << s;
+  }
+  EXPECT_FALSE(ParseVerdictState("unspecified"));
+  EXPECT_FALSE(ParseFindingSeverity("warn"));
+}
+
+}  // namespace
+}  // namespace dcu::common

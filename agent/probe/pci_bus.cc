@@ -20,7 +20,10 @@ std::string NormalizePciBusId(absl::string_view raw) {
   std::vector<std::string> df = absl::StrSplit(parts[2], '.');
   if (df.empty() || df.size() > 2 || df[0].empty() || df[0].size() > 2 || !absl::SimpleHexAtoi(df[0], &dev)) return s;
   if (df.size() == 2 && (df[1].size() != 1 || !absl::SimpleHexAtoi(df[1], &fn))) return s;
-  return absl::StrFormat(domain > 0xffff ? "%08x:%02x:%02x.%x" : "%04x:%02x:%02x.%x", domain, bus, dev, fn);
+  // Two calls, not one with a chosen format: absl::StrFormat checks its
+  // format at compile time, which needs a constant (clang refuses a ?:).
+  if (domain > 0xffff) return absl::StrFormat("%08x:%02x:%02x.%x", domain, bus, dev, fn);
+  return absl::StrFormat("%04x:%02x:%02x.%x", domain, bus, dev, fn);
 }
 
 }  // namespace dcu::agent

@@ -116,11 +116,9 @@ TEST(DamagedStore, CorruptPageIsRefusedWithTheFindingAndTheFileIsUnchanged) {
 // --max-backoff 30 s) a controller down for 3 minutes used to come back to
 // agents that reconnected only when gRPC's own back-off (up to 120 s) let
 // them — past lost-after — and every instance was stopped and relaunched.
-TEST(ControlPlaneOutage, ThreeMinutesDownThenRestartedRelaunchesNothing) {
-  int outage_s = 180;
-  if (const char* env = std::getenv("DCU_OUTAGE_SECONDS")) (void)absl::SimpleAtoi(env, &outage_s);
-  testing::FleetHarness h;
-  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+// A simulated K100_AI node (scripts/lib/simfleet.sh) with only the working
+// env, and a catalog; the fake vLLM serves after `load_seconds`.
+void MakeSimNode(testing::FleetHarness& h, const std::string& build) {
   std::filesystem::create_directories(h.Join("catalog"));
   for (const char* sub : {"stacks", "models"}) {
     std::filesystem::copy(testing::SourceDir() + "/deploy/catalog/" + sub,
@@ -134,16 +132,49 @@ TEST(ControlPlaneOutage, ThreeMinutesDownThenRestartedRelaunchesNothing) {
   std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
                 std::ios::trunc)
       << R"({"load_seconds": 0.2, "shards": 2})";
+}
+
+std::vector<std::string> SimAgentArgs(testing::FleetHarness& h, const std::string& build,
+                                      const std::string& model_root) {
+  return {"--root", h.Join("sim/k100/root"), "--model-root", model_root, "--env-root",
+          h.Join("sim/k100/envs"), "--hip_library", build + "/testlibs/hip_good/libamdhip64.so",
+          "--container-cli", "none"};
+}
+
+std::map<std::string, std::string> SimAgentEnv(testing::FleetHarness& h) {
+  return {{"FAKE_HIP_DEVICES", testing::ReadFileOrEmpty(h.Join("sim/k100/hip-devices"))}};
+}
+
+// An agent given a relative --model-root refused every assignment (the
+// controller's model paths are absolute); it resolves its roots at start.
+TEST(AgentRoots, RelativeModelRootServes) {
+  testing::FleetHarness h;
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  MakeSimNode(h, build);
+  ASSERT_TRUE(h.StartController({"--catalog", h.Join("catalog"), "--status-interval", "0.3",
+                                 "--reconcile-interval", "0.2"}));
+  std::string relative =
+      std::filesystem::relative(h.Join("sim/k100/models"), std::filesystem::current_path()).string();
+  ASSERT_FALSE(std::filesystem::path(relative).is_absolute());
+  h.StartAgent("node-k100", SimAgentArgs(h, build, relative), SimAgentEnv(h));
+  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  auto r = h.Dcuctl({"deploy", "qwen3-32b", "--name", "relroot-qwen", "--tp", "2", "--wait",
+                     "--wait-timeout", "90"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << h.Logs();
+}
+
+TEST(ControlPlaneOutage, ThreeMinutesDownThenRestartedRelaunchesNothing) {
+  int outage_s = 180;
+  if (const char* env = std::getenv("DCU_OUTAGE_SECONDS")) (void)absl::SimpleAtoi(env, &outage_s);
+  testing::FleetHarness h;
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  MakeSimNode(h, build);
   // Default timings everywhere; only the reconcile loop is quickened.
   auto start_controller = [&] {
     return h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2"});
   };
   ASSERT_TRUE(start_controller());
-  h.StartAgent("node-k100",
-               {"--root", h.Join("sim/k100/root"), "--model-root", h.Join("sim/k100/models"),
-                "--env-root", h.Join("sim/k100/envs"), "--hip_library",
-                build + "/testlibs/hip_good/libamdhip64.so", "--container-cli", "none"},
-               {{"FAKE_HIP_DEVICES", testing::ReadFileOrEmpty(h.Join("sim/k100/hip-devices"))}});
+  h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
   ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
   auto r = h.Dcuctl({"deploy", "qwen3-32b", "--name", "outage-qwen", "--tp", "2", "--wait",
                      "--wait-timeout", "90"});

@@ -53,7 +53,9 @@ int main(int argc, char** argv) {
   app.add_option("--db", db, "SQLite database file (created if missing)");
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
   app.add_flag("--insecure", insecure,
-               "allow a non-loopback listen address without TLS (not recommended)");
+               "allow a non-loopback listen address without TLS (not recommended). Without TLS, "
+               "even on loopback, any local process can speak as any node and call every RPC: "
+               "use TLS (docs/security.md) for anything beyond a single-host demo");
   app.add_option("--not-ready-after", not_ready_after_s, "seconds without a report before NotReady")
       ->check(CLI::PositiveNumber);
   app.add_option("--lost-after", lost_after_s, "seconds without a report before Lost")

@@ -157,6 +157,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   state_dir = std::filesystem::absolute(state_dir).string();
+  // Roots are compared with the controller's absolute model paths: a
+  // relative one made every assignment fail confinement. Resolved once here
+  // (symlinks too, as the confinement check resolves the model path).
+  for (auto* roots : {&model_roots, &env_roots}) {
+    for (auto& r : *roots) {
+      std::filesystem::path resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(r), ec);
+      if (ec) {
+        std::cerr << "dcu-agent: cannot resolve root '" << r << "': " << ec.message() << "\n";
+        return 2;
+      }
+      if (!std::filesystem::is_directory(resolved, ec)) {
+        DCU_LOG_WARN("root '", r, "' (", resolved.string(), ") is not a directory yet; nothing under it is reported until it is");
+      }
+      r = resolved.string();
+    }
+  }
 
   // Node truth.
   dcu::agent::InventoryOptions io;

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/arch.h"
 #include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/status_util.h"
@@ -94,6 +95,46 @@ absl::Status CheckInstanceStatus(const dcufleet::v1::InstanceStatus& s, const st
 }
 
 }  // namespace
+
+absl::Status CheckInventory(const dcufleet::v1::NodeInventory& inv, absl::string_view field) {
+  auto f = [&](absl::string_view name) { return Field(field, name); };
+  if (inv.devices_size() > kMaxDevicesPerNode) {
+    return Invalid(f("devices"), absl::StrCat("has ", inv.devices_size(), " entries; a node has at most ",
+                                              kMaxDevicesPerNode));
+  }
+  if (inv.models_size() > kMaxModelDirectoriesPerNode) {
+    return Invalid(f("models"), absl::StrCat("has ", inv.models_size(), " entries; at most ",
+                                             kMaxModelDirectoriesPerNode));
+  }
+  if (inv.environments_size() > kMaxEnvironmentsPerNode) {
+    return Invalid(f("environments"), absl::StrCat("has ", inv.environments_size(),
+                                                   " entries; at most ", kMaxEnvironmentsPerNode));
+  }
+  DCU_RETURN_IF_ERROR(CheckText(f("hostname"), inv.hostname(), 256));
+  DCU_RETURN_IF_ERROR(CheckText(f("kernel_release"), inv.kernel_release(), 256));
+  DCU_RETURN_IF_ERROR(CheckText(f("driver_version"), inv.driver_version(), 256));
+  for (int i = 0; i < inv.devices_size(); ++i) {
+    const auto& d = inv.devices(i);
+    std::string dev = absl::StrCat(f("devices"), "[", i, "]");
+    auto df = [&](absl::string_view name) { return Field(dev, name); };
+    if (!d.arch().empty()) {
+      if (absl::Status a = ValidateArch(d.arch()); !a.ok()) {
+        return Invalid(df("arch"), absl::StrCat(Preview(d.arch()), " is not an accelerator ISA name (",
+                                                a.message(), ")"));
+      }
+    }
+    DCU_RETURN_IF_ERROR(CheckText(df("vendor"), d.vendor(), 128));
+    DCU_RETURN_IF_ERROR(CheckText(df("product_name"), d.product_name(), 256));
+    DCU_RETURN_IF_ERROR(CheckText(df("arch_source"), d.arch_source(), 128));
+    DCU_RETURN_IF_ERROR(CheckText(df("unique_id"), d.unique_id(), 256));
+    DCU_RETURN_IF_ERROR(CheckText(df("pci_bus"), d.pci_bus(), 64));
+    if (d.holders_size() > kMaxHoldersPerDevice) {
+      return Invalid(df("holders"), absl::StrCat("has ", d.holders_size(), " entries; at most ",
+                                                 kMaxHoldersPerDevice));
+    }
+  }
+  return absl::OkStatus();
+}
 
 std::string Preview(absl::string_view value, size_t max_chars) {
   if (value.size() <= max_chars) return absl::CHexEscape(value);
@@ -297,6 +338,11 @@ absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
       for (int i = 0; i < h.capabilities_size(); ++i) {
         DCU_RETURN_IF_ERROR(CheckText(absl::StrCat("hello.capabilities[", i, "]"), h.capabilities(i), 64));
       }
+      DCU_RETURN_IF_ERROR(CheckInventory(h.inventory(), "hello.inventory"));
+      if (h.instances_size() > kMaxInstancesPerNode) {
+        return Invalid("hello.instances", absl::StrCat("has ", h.instances_size(), " entries; at most ",
+                                                       kMaxInstancesPerNode));
+      }
       for (int i = 0; i < h.instances_size(); ++i) {
         DCU_RETURN_IF_ERROR(CheckInstanceStatus(h.instances(i), absl::StrCat("hello.instances[", i, "]")));
       }
@@ -305,6 +351,11 @@ absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
     }
     case dcufleet::v1::AgentMessage::kStatus: {
       const auto& s = message.status();
+      if (s.has_inventory()) DCU_RETURN_IF_ERROR(CheckInventory(s.inventory(), "status.inventory"));
+      if (s.instances_size() > kMaxInstancesPerNode) {
+        return Invalid("status.instances", absl::StrCat("has ", s.instances_size(), " entries; at most ",
+                                                        kMaxInstancesPerNode));
+      }
       for (int i = 0; i < s.instances_size(); ++i) {
         DCU_RETURN_IF_ERROR(CheckInstanceStatus(s.instances(i), absl::StrCat("status.instances[", i, "]")));
       }

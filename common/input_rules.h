@@ -62,6 +62,19 @@ absl::Status ValidateAssignment(const dcufleet::v1::Assignment& assignment);
 
 // What an agent sends the controller: names, counts and sizes bounded so
 // one node cannot bloat the controller's memory or database.
+// What a node can be (docs/security.md "What a node is trusted to say"): a
+// report beyond these is not a node's, whatever its size in bytes.
+inline constexpr int kMaxDevicesPerNode = 64;
+inline constexpr int kMaxInstancesPerNode = 256;
+inline constexpr int kMaxHoldersPerDevice = 4096;
+inline constexpr int kMaxModelDirectoriesPerNode = 4096;
+inline constexpr int kMaxEnvironmentsPerNode = 512;
+
+// A node's inventory: device count, arch grammar (an empty arch means "not
+// known"), printable identity text (names, PCI addresses, versions: what
+// operators' terminals show).
+absl::Status CheckInventory(const dcufleet::v1::NodeInventory& inventory, absl::string_view field);
+
 absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message);
 
 }  // namespace dcu::common

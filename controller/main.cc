@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -31,6 +33,7 @@
 #include "controller/service/node_service.h"
 #include "controller/service/server_security.h"
 #include "controller/store/sqlite_store.h"
+#include "controller/store/store_lock.h"
 
 namespace {
 // Set from the signal handler; the main loop polls it (only an atomic store is
@@ -51,7 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--db", db, "SQLite database file (created if missing)");
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
   app.add_flag("--insecure", insecure,
-               "allow a non-loopback listen address without TLS (not recommended)");
+               "allow a non-loopback listen address without TLS (not recommended). Without TLS, "
+               "even on loopback, any local process can speak as any node and call every RPC: "
+               "use TLS (docs/security.md) for anything beyond a single-host demo");
   app.add_option("--not-ready-after", not_ready_after_s, "seconds without a report before NotReady")
       ->check(CLI::PositiveNumber);
   app.add_option("--lost-after", lost_after_s, "seconds without a report before Lost")
@@ -107,6 +112,17 @@ int main(int argc, char** argv) {
                  "' WITHOUT TLS or authentication (--insecure)");
   }
 
+  // One controller per store, held for the process's life (before the file
+  // is even checked, so a second controller never reads a store mid-write).
+  auto holder = [&](const std::string& address) {
+    return absl::StrCat("pid ", getpid(), ", listening on ", address, ", since ",
+                        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()));
+  };
+  auto store_lock = dcu::controller::StoreLock::Acquire(db, holder(listen));
+  if (!store_lock.ok()) {
+    std::cerr << "dcu-controller: " << store_lock.status().message() << "\n";
+    return 1;
+  }
   auto store = dcu::controller::SqliteStore::Open(db);
   if (!store.ok()) {
     std::cerr << "dcu-controller: " << store.status().message() << "\n";
@@ -203,15 +219,19 @@ int main(int argc, char** argv) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(listen, security->credentials, &bound_port);
+  // gRPC sets SO_REUSEPORT by default: a second controller on the same port
+  // would bind too and the kernel would split the agents between them.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&node_service);
   builder.RegisterService(&fleet_service);
   dcu::controller::ApplyServerLimits(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
     std::cerr << "dcu-controller: cannot listen on '" << listen
-              << "' (address in use or not available)\n";
+              << "' (address in use — another dcu-controller? — or not available)\n";
     return 1;
   }
+  (void)store_lock->UpdateHolder(holder(absl::StrCat(hp->host, ":", bound_port)));
   DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
                bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, "), ",
                security->summary);

@@ -6,6 +6,7 @@
 
 #include "common/version.h"
 #include "dcuctl/client.h"
+#include "dcuctl/terminal_safe.h"
 #include "dcuctl/catalog_commands.h"
 #include "dcuctl/client_security.h"
 #include "dcuctl/deploy_commands.h"
@@ -19,6 +20,9 @@
 
 int main(int argc, char** argv) {
   using namespace dcu::dcuctl;
+  // Everything dcuctl prints may carry what a node reported.
+  TerminalSafeOutput safe_stdout(std::cout);
+  TerminalSafeOutput safe_stderr(std::cerr);
   GlobalOptions g;
   if (const char* env = std::getenv("DCUFLEET_CONTROLLER"); env && *env) g.controller = env;
 

@@ -47,6 +47,12 @@ bool NeedsQuotes(const std::string& s) {
     if (s == r) return true;
   }
   if (s.find_first_of(":#{}[],&*?|<>=!%@`\"'\n\t\\") != std::string::npos) return true;
+  // Control characters only in a quoted (JSON-escaped) scalar.
+  if (std::any_of(s.begin(), s.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      })) {
+    return true;
+  }
   if (s.front() == ' ' || s.back() == ' ' || s.front() == '-') return true;
   bool numeric = std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';

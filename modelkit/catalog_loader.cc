@@ -317,9 +317,16 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<CatalogFile> ParseCatalogTexts(
+namespace {
+
+// `with_locations`: record where every field is (a ParseInfoTree), so each
+// error names FILE:LINE:COLUMN. The tree costs far more than the message
+// (a 6.9 MiB catalog took the controller to 682 MB), so it is built only
+// when there is an error to place: the first pass parses and checks without
+// it, and only a failing input is parsed again with it.
+absl::StatusOr<CatalogFile> ParseCatalogTextsPass(
     const std::vector<std::pair<std::string, std::string>>& named_texts,
-    const CatalogLoadOptions& options) {
+    const CatalogLoadOptions& options, bool with_locations) {
   std::vector<std::string> errors;
   CatalogFile merged;
   std::vector<Where> stack_where, evidence_where, model_where;
@@ -334,13 +341,13 @@ absl::StatusOr<CatalogFile> ParseCatalogTexts(
     CollectErrors collector(name, &errors);
     pb::TextFormat::Parser parser;
     parser.RecordErrorsTo(&collector);
-    parser.WriteLocationsTo(&tree);
+    if (with_locations) parser.WriteLocationsTo(&tree);
     size_t before = errors.size();
     if (!parser.ParseFromString(text, &file)) {
       if (errors.size() == before) errors.push_back(absl::StrCat(name, ":1:1: cannot parse"));
       continue;
     }
-    FileValidator validator(name, &tree, &errors);
+    FileValidator validator(name, with_locations ? &tree : nullptr, &errors);
     validator.ValidateFile(file, &stack_where, &evidence_where, &model_where);
     for (auto& s : *file.mutable_stack()) {
       if (s.origin().empty()) s.set_origin(absl::StrCat("catalog:", name));
@@ -391,6 +398,16 @@ absl::StatusOr<CatalogFile> ParseCatalogTexts(
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }
   return merged;
+}
+
+}  // namespace
+
+absl::StatusOr<CatalogFile> ParseCatalogTexts(
+    const std::vector<std::pair<std::string, std::string>>& named_texts,
+    const CatalogLoadOptions& options) {
+  absl::StatusOr<CatalogFile> fast = ParseCatalogTextsPass(named_texts, options, false);
+  if (fast.ok() || fast.status().code() != absl::StatusCode::kInvalidArgument) return fast;
+  return ParseCatalogTextsPass(named_texts, options, true);
 }
 
 absl::StatusOr<CatalogFile> ParseCatalogText(absl::string_view name, absl::string_view text,

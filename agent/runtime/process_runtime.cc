@@ -111,6 +111,42 @@ absl::StatusOr<InstanceState> LoadState(const std::string& dir) {
   return st;
 }
 
+absl::StatusOr<InstanceState> AdoptByMarker(const std::string& proc_root,
+                                            const std::string& boot_id, const std::string& dir,
+                                            absl::string_view instance_id) {
+  // The spec is written before the fork and the state file after it: an
+  // agent stopped in between leaves a running server that only its marker
+  // names. The server is the session leader (it called setsid) carrying
+  // the marker; its workers inherit the marker but lead no session.
+  std::error_code ec;
+  if (!fs::exists(absl::StrCat(dir, "/", kSpecFile), ec)) {
+    return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));
+  }
+  for (int pid : FindPidsWithEnv(proc_root, kInstanceMarkerEnv, instance_id)) {
+    auto stat = ReadProcStat(proc_root, pid);
+    if (!stat.ok() || stat->sid != pid) continue;
+    InstanceState st;
+    st.instance_id = std::string(instance_id);
+    st.pid = pid;
+    st.start_ticks = stat->start_ticks;
+    st.boot_id = boot_id;
+    st.started_at_ms = absl::ToUnixMillis(absl::Now());
+    st.notes = {"adopted by its marker: the agent stopped between starting it and recording it"};
+    // Its parent is the monitor that records the exit status, when alive.
+    if (auto mstat = ReadProcStat(proc_root, stat->ppid);
+        mstat.ok() && mstat->comm == "dcu-instmon") {
+      st.monitor_pid = stat->ppid;
+      st.monitor_start_ticks = mstat->start_ticks;
+    }
+    DCU_RETURN_IF_ERROR(SaveState(dir, st));
+    DCU_LOG_WARN("instance '", instance_id, "': no state file but pid ", pid,
+                 " carries its marker: adopted (the agent stopped inside the start window)");
+    return st;
+  }
+  return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));
+}
+
+
 // exit_status as the monitor writes it: "exited CODE MS" or "signaled SIG MS".
 struct ExitStatus {
   bool known = false;
@@ -520,6 +556,9 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Inspect(absl::string_view instan
   ReapMonitors();
   const std::string dir = InstanceDir(instance_id);
   auto st = LoadState(dir);
+  if (!st.ok() && st.status().code() == absl::StatusCode::kNotFound) {
+    st = AdoptByMarker(options_.proc_root, boot_id_, dir, instance_id);
+  }
   if (!st.ok()) {
     if (st.status().code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));

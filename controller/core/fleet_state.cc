@@ -224,16 +224,61 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
   }
   NodeEntry& e = it->second;
   e.last_seen = now;
-  dcufleet::v1::NodeView* view = MutableView(e);
-  bool replaced = false;
-  for (auto& inst : *view->mutable_instances()) {
-    if (inst.instance_id() == event.status().instance_id()) {
-      inst = event.status();
-      replaced = true;
-    }
+  // What a node may say, in rate and in content (docs/security.md): events
+  // past the node's budget, or about an instance that is neither assigned
+  // to it nor reported by it, are dropped and counted. The next full status
+  // report carries every instance anyway, so a dropped event delays news by
+  // one status interval at most.
+  if (e.tokens_at != absl::Time()) {
+    e.event_tokens = std::min(kInstanceEventBurst,
+                              e.event_tokens + absl::ToDoubleSeconds(now - e.tokens_at) *
+                                                   kInstanceEventsPerSecond);
   }
-  if (!replaced) *view->add_instances() = event.status();
+  e.tokens_at = now;
+  if (e.event_tokens < 1) {
+    CountDropLocked(e, node, e.drops.mutable_events_rate_limited(), absl::StrCat(
+        "instance events beyond ", kInstanceEventsPerSecond, "/s"));
+    return absl::OkStatus();
+  }
+  e.event_tokens -= 1;
+  const std::string& id = event.status().instance_id();
+  int index = -1;
+  for (int i = 0; i < e.view->instances_size(); ++i) {
+    if (e.view->instances(i).instance_id() == id) index = i;
+  }
+  if (index < 0 && !e.assigned.contains(id)) {
+    CountDropLocked(e, node, e.drops.mutable_events_unknown_instance(),
+                    absl::StrCat("event for instance '", id, "', which the node does not run"));
+    return absl::OkStatus();
+  }
+  dcufleet::v1::NodeView* view = MutableView(e);
+  if (index >= 0) {
+    *view->mutable_instances(index) = event.status();
+  } else {
+    *view->add_instances() = event.status();
+  }
   return absl::OkStatus();
+}
+
+void FleetState::CountDropLocked(NodeEntry& e, const std::string& node, int64_t* counter,
+                                 const std::string& reason) {
+  ++*counter;
+  absl::Time now = clock_->Now();
+  e.drops.set_last_reason(reason);
+  e.drops.set_last_at_ms(common::ToUnixMillis(now));
+  ++e.unlogged_drops;
+  if (now - e.drops_logged >= absl::Seconds(10)) {
+    DCU_LOG_WARN("node '", node, "': dropped ", e.unlogged_drops, " message(s) (last: ", reason, ")");
+    e.unlogged_drops = 0;
+    e.drops_logged = now;
+  }
+}
+
+void FleetState::OnRefused(const std::string& node, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  CountDropLocked(it->second, node, it->second.drops.mutable_messages_refused(), reason);
 }
 
 void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {
@@ -331,7 +376,10 @@ std::vector<dcufleet::v1::NodeView> FleetState::ListNodes() const {
   absl::MutexLock lock(&mu_);
   std::vector<dcufleet::v1::NodeView> out;
   out.reserve(nodes_.size());
-  for (const auto& [name, e] : nodes_) out.push_back(*e.view);
+  for (const auto& [name, e] : nodes_) {
+    out.push_back(*e.view);
+    if (e.drops.ByteSizeLong() > 0) *out.back().mutable_drops() = e.drops;
+  }
   return out;
 }
 
@@ -347,7 +395,9 @@ std::optional<dcufleet::v1::NodeView> FleetState::GetNode(const std::string& nam
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
-  return *it->second.view;
+  dcufleet::v1::NodeView out = *it->second.view;
+  if (it->second.drops.ByteSizeLong() > 0) *out.mutable_drops() = it->second.drops;
+  return out;
 }
 
 absl::StatusOr<dcufleet::v1::CommandResult> FleetState::RunCommand(const std::string& node,
@@ -389,6 +439,11 @@ bool FleetState::SendToNode(const std::string& node,
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.session == nullptr) return false;
+  if (message.has_assignment()) {
+    auto& assigned = it->second.assigned;
+    assigned.clear();
+    for (const auto& spec : message.assignment().instances()) assigned.insert(spec.instance_id());
+  }
   return it->second.session->Send(message);
 }
 

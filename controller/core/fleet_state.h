@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -93,6 +94,12 @@ class FleetState {
   void OnCommandResult(const std::string& node, const dcufleet::v1::CommandResult& result)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The edge refused a message of `node` (its stream ends): counted.
+  void OnRefused(const std::string& node, const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
+
+  static constexpr double kInstanceEventsPerSecond = 50;
+  static constexpr double kInstanceEventBurst = 200;
+
   void SetListener(FleetListener* listener) { listener_ = listener; }
   const Options& options() const { return options_; }
 
@@ -105,7 +112,21 @@ class FleetState {
     absl::Time inventory_persisted;
     bool inventory_dirty = false;
     NodeSession* session = nullptr;
+    // Instance ids of the last assignment sent: with the ids the node
+    // reported, the instances it may send events about.
+    absl::flat_hash_set<std::string> assigned;
+    // Token bucket for instance events (kInstanceEventsPerSecond, burst
+    // kInstanceEventBurst): a phase change is a handful of events, a flood is
+    // not a node's.
+    double event_tokens = kInstanceEventBurst;
+    absl::Time tokens_at;
+    dcufleet::v1::NodeDrops drops;
+    // Drops since the last log line about them (logged at most every 10 s).
+    int64_t unlogged_drops = 0;
+    absl::Time drops_logged;
   };
+  void CountDropLocked(NodeEntry& e, const std::string& node, int64_t* counter,
+                       const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.

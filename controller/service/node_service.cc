@@ -87,6 +87,7 @@ class AgentStreamReactor final
   void Continue(const absl::Status& s) {
     if (!s.ok()) {
       DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
+      if (!node_.empty()) fleet_->OnRefused(node_, std::string(s.message()));
       FinishOnce(ToGrpcStatus(s));
       return;
     }

@@ -1,6 +1,12 @@
 #include "controller/store/sqlite_db.h"
 
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 
@@ -98,7 +104,51 @@ bool SqliteStatement::ColumnIsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
 
+namespace {
+
+// Checks an existing database file before anything may write to it: opened
+// read-only (SQLite never writes the main file of a read-only connection),
+// the schema read (a foreign file fails here), then every row of
+// `PRAGMA quick_check` read — a damaged page is reported as rows, not as an
+// error code, so a check whose rows are not read passes every file. A file
+// that fails is refused with the findings and left byte for byte as it was.
+absl::Status CheckExistingFile(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  auto close = absl::MakeCleanup([&] { sqlite3_close(db); });
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "cannot open it read-only to check it");
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_extended_result_codes(db, 1);
+  rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "reading its schema");
+  sqlite3_stmt* stmt = nullptr;
+  // Up to 20 findings are enough to name the damage.
+  rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(20)", -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "integrity check");
+  std::vector<std::string> findings;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(stmt, 0);
+    findings.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return SqliteError(db, rc, "integrity check");
+  if (findings.size() == 1 && findings[0] == "ok") return absl::OkStatus();
+  if (findings.empty()) findings.push_back("no result");
+  return absl::DataLossError(absl::StrCat("integrity check failed: ", absl::StrJoin(findings, "; ")));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path) {
+  if (path != ":memory:") {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec) {
+      if (absl::Status s = CheckExistingFile(path); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("database '", path, "' is unusable (refused, left unchanged: ",
+                                                   "restore a backup or move it away): ", s.message()));
+      }
+    }
+  }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
@@ -119,7 +169,6 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
     if (s.ok() && path != ":memory:") s = out->ExecLocked("PRAGMA journal_mode=WAL");
     if (s.ok()) s = out->ExecLocked("PRAGMA foreign_keys=ON");
     if (s.ok()) s = out->ExecLocked("PRAGMA synchronous=NORMAL");
-    if (s.ok()) s = out->ExecLocked("PRAGMA quick_check");
   }
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("database '", path, "' is unusable: ", s.message()));

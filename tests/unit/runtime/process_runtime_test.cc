@@ -323,6 +323,52 @@ TEST_F(ProcessRuntimeTest, RecoverAfterAgentRestartAdoptsWithoutRestartOrDuplica
   EXPECT_EQ(after->exit_code, 0);
 }
 
+// The agent stopped between the fork and writing the state file: the spec
+// (written before the fork) and the running server are all there is. The
+// restarted agent must adopt that server by its marker, not launch a second
+// one (which failed on the port and ended Unschedulable).
+TEST_F(ProcessRuntimeTest, StoppedInsideTheStartWindowIsAdoptedByItsMarker) {
+  auto spec = Spec("inst-window", Env(""));
+  auto ri = runtime_->Start(spec);
+  ASSERT_TRUE(ri.ok()) << ri.status();
+  ASSERT_TRUE(WaitUntil([&] { return Healthy(spec.port()); }));
+  const int pid = ri->pid;
+  runtime_.reset();
+  // Exactly the crash window's state: no state file.
+  std::string state = root_ + "/state/instances/inst-window/state.json";
+  ASSERT_TRUE(std::filesystem::remove(state)) << state;
+  runtime_ = NewRuntime();
+  auto found = runtime_->Recover();
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_TRUE((*found)[0].running);
+  EXPECT_EQ((*found)[0].pid, pid);
+  EXPECT_EQ((*found)[0].spec.port(), spec.port());
+  EXPECT_EQ(runtime_->Start(spec).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(Marked("inst-window"), std::vector<int>{pid});
+  // Adopted for good: its state was recorded, and it stops like any other
+  // (the monitor found as its parent still records the exit status).
+  EXPECT_TRUE(std::filesystem::exists(state));
+  ASSERT_TRUE(runtime_->Stop("inst-window", absl::Seconds(5)).ok());
+  EXPECT_TRUE(Marked("inst-window").empty());
+  auto after = runtime_->Inspect("inst-window");
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->running);
+  EXPECT_TRUE(after->exit_known);
+}
+
+// A spec without a process (a launch that failed before the fork) is no
+// instance: nothing to adopt.
+TEST_F(ProcessRuntimeTest, SpecWithoutAnyMarkedProcessIsNotAnInstance) {
+  auto spec = Spec("inst-ghost", Env(""));
+  std::string dir = root_ + "/state/instances/inst-ghost";
+  std::filesystem::create_directories(dir);
+  std::string bytes;
+  spec.SerializeToString(&bytes);
+  std::ofstream(dir + "/spec.binpb", std::ios::binary) << bytes;
+  EXPECT_EQ(runtime_->Inspect("inst-ghost").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(ProcessRuntimeTest, ReusedPidIsNotTakenForTheInstance) {
   auto spec = Spec("inst-reuse", Env(""));
   auto ri = runtime_->Start(spec);

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -158,6 +161,57 @@ TEST(SqliteBadInput, CorruptFileNamesThePath) {
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr(path));
   EXPECT_THAT(s.status().message(), HasSubstr("not a database"));
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A database whose header and schema are intact but whose last page is
+// garbage: the old start-up check ran quick_check without reading its rows
+// (and switched the journal mode first), so such a file started and served.
+TEST(SqliteBadInput, CorruptPageIsRefusedWithTheFindingAndTheFileIsUntouched) {
+  testing::TempDir dir;
+  std::string path = dir.Join("damaged.db");
+  {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status();
+    for (int i = 0; i < 300; ++i) {
+      ASSERT_TRUE((*s)->RegisterNode(MakeNode(absl::StrCat("node-", i), 8)).ok());
+    }
+  }
+  std::string bytes = FileBytes(path);
+  ASSERT_GT(bytes.size(), 4u * 4096);
+  // Overwrite the last page (nodes rows or an index leaf) with garbage.
+  const size_t page = 4096;
+  size_t last = (bytes.size() / page - 1) * page;
+  for (size_t i = last; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5 ^ (i * 31));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string before = FileBytes(path);
+
+  auto s = SqliteStore::Open(path);
+  ASSERT_FALSE(s.ok()) << "a database with a garbage page was accepted";
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr(path));
+  EXPECT_THAT(s.status().message(), HasSubstr("left unchanged"));
+  EXPECT_EQ(FileBytes(path), before) << "a refused database file was modified";
+}
+
+// A healthy file passes the read-only check and keeps its rows.
+TEST(SqliteBadInput, HealthyFilePassesTheCheckAndReopens) {
+  testing::TempDir dir;
+  std::string path = dir.Join("ok.db");
+  {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status();
+    ASSERT_TRUE((*s)->RegisterNode(MakeNode("node-a", 2)).ok());
+  }
+  auto s = SqliteStore::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto nodes = (*s)->ListNodes();
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(nodes->size(), 1u);
 }
 
 TEST(SqliteBadInput, UnwritableDirectoryNamesThePath) {

@@ -1,0 +1,253 @@
+// Issue 14 (trust and recovery) with real processes on loopback: one
+// controller per store, a damaged store refused untouched.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "absl/time/clock.h"
+#include "tests/testing/fleet_harness.h"
+#include "tests/testing/test_env.h"
+
+namespace dcu {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::BinPath;
+using testing::ChildProcess;
+using testing::WaitFor;
+
+using testing::CmdResult;
+
+// Runs a command to its end (30 s at most).
+CmdResult RunCmd(const std::vector<std::string>& argv) { return testing::RunCmd(argv, {}, 30); }
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A controller on an ephemeral port; `port` is set once it listens.
+std::unique_ptr<ChildProcess> StartController(const testing::TempDir& dir, const std::string& db,
+                                              const std::string& name, int* port,
+                                              const std::string& listen = "127.0.0.1:0") {
+  std::string port_file = dir.Join(name + ".port");
+  std::filesystem::remove(port_file);
+  auto c = std::make_unique<ChildProcess>(
+      std::vector<std::string>{BinPath("dcu-controller"), "--listen", listen, "--db", db,
+                               "--port-file", port_file},
+      dir.Join(name + ".log"));
+  EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(port_file); }, absl::Seconds(20)))
+      << c->Log();
+  std::string text(absl::StripAsciiWhitespace(testing::ReadFileOrEmpty(port_file)));
+  EXPECT_TRUE(absl::SimpleAtoi(text, port)) << text;
+  return c;
+}
+
+TEST(OneControllerPerStore, SecondControllerOnTheSameDatabaseIsRefusedNamingTheFirst) {
+  testing::TempDir dir;
+  std::string db = dir.Join("ctl.db");
+  int port = 0;
+  auto first = StartController(dir, db, "first", &port);
+  ASSERT_GT(port, 0);
+  CmdResult second = RunCmd({BinPath("dcu-controller"), "--listen", "127.0.0.1:0", "--db", db});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("owned by another dcu-controller"));
+  EXPECT_THAT(second.err, HasSubstr(absl::StrCat("pid ", first->pid())));
+  EXPECT_THAT(second.err, HasSubstr(absl::StrCat("127.0.0.1:", port)));
+  EXPECT_TRUE(first->Running()) << "the refused start disturbed the owner";
+
+  // The kernel drops the lock with its holder, however it ends: after a
+  // SIGKILL the store can be taken over at once.
+  first->Signal(SIGKILL);
+  first->Wait(absl::Seconds(10));
+  int port2 = 0;
+  auto next = StartController(dir, db, "next", &port2);
+  EXPECT_GT(port2, 0) << next->Log();
+  EXPECT_TRUE(next->Running());
+}
+
+TEST(OneControllerPerStore, SecondControllerCannotShareTheListeningPort) {
+  testing::TempDir dir;
+  int port = 0;
+  auto first = StartController(dir, dir.Join("a.db"), "first", &port);
+  ASSERT_GT(port, 0);
+  CmdResult second = RunCmd({BinPath("dcu-controller"), "--listen", absl::StrCat("127.0.0.1:", port),
+                             "--db", dir.Join("b.db")});
+  EXPECT_EQ(second.exit_code, 1) << "a second controller bound the same port (SO_REUSEPORT)";
+  EXPECT_THAT(second.err, HasSubstr("cannot listen"));
+  EXPECT_TRUE(first->Running());
+}
+
+TEST(DamagedStore, CorruptPageIsRefusedWithTheFindingAndTheFileIsUnchanged) {
+  testing::TempDir dir;
+  std::string db = dir.Join("ctl.db");
+  {
+    // A real store: schema, the shipped catalog imported (many pages).
+    int port = 0;
+    auto c = StartController(dir, db, "seed", &port);
+    c->Signal(SIGTERM);
+    ASSERT_EQ(c->Wait(absl::Seconds(20)), 0) << c->Log();
+  }
+  std::string bytes = FileBytes(db);
+  ASSERT_GT(bytes.size(), 8u * 4096) << "the seeded store is too small to damage one page";
+  const size_t page = 4096;
+  for (size_t i = (bytes.size() / page - 1) * page; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<char>(0x5A ^ (i * 131));
+  }
+  std::ofstream(db, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string before = FileBytes(db);
+
+  CmdResult r = RunCmd({BinPath("dcu-controller"), "--listen", "127.0.0.1:0", "--db", db});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(db));
+  EXPECT_THAT(r.err, HasSubstr("left unchanged"));
+  EXPECT_EQ(FileBytes(db), before) << "the refused database file was modified";
+}
+
+// The data plane keeps running while the control plane is away. With the
+// default timings (not-ready-after 15 s, lost-after 60 s, the agent's
+// --max-backoff 30 s) a controller down for 3 minutes used to come back to
+// agents that reconnected only when gRPC's own back-off (up to 120 s) let
+// them — past lost-after — and every instance was stopped and relaunched.
+// A simulated K100_AI node (scripts/lib/simfleet.sh) with only the working
+// env, and a catalog; the fake vLLM serves after `load_seconds`.
+void MakeSimNode(testing::FleetHarness& h, const std::string& build) {
+  std::filesystem::create_directories(h.Join("catalog"));
+  for (const char* sub : {"stacks", "models"}) {
+    std::filesystem::copy(testing::SourceDir() + "/deploy/catalog/" + sub,
+                          h.Join(std::string("catalog/") + sub),
+                          std::filesystem::copy_options::recursive);
+  }
+  auto sim = testing::RunCmd({"/bin/bash", testing::SourceDir() + "/scripts/lib/simfleet.sh",
+                              h.Join("sim"), build, "seed000"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  std::filesystem::remove_all(h.Join("sim/k100/envs/vllm-0.11.0-dtk2604"));
+  std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
+                std::ios::trunc)
+      << R"({"load_seconds": 0.2, "shards": 2})";
+}
+
+std::vector<std::string> SimAgentArgs(testing::FleetHarness& h, const std::string& build,
+                                      const std::string& model_root) {
+  return {"--root", h.Join("sim/k100/root"), "--model-root", model_root, "--env-root",
+          h.Join("sim/k100/envs"), "--hip_library", build + "/testlibs/hip_good/libamdhip64.so",
+          "--container-cli", "none"};
+}
+
+std::map<std::string, std::string> SimAgentEnv(testing::FleetHarness& h) {
+  return {{"FAKE_HIP_DEVICES", testing::ReadFileOrEmpty(h.Join("sim/k100/hip-devices"))}};
+}
+
+// An agent given a relative --model-root refused every assignment (the
+// controller's model paths are absolute); it resolves its roots at start.
+TEST(AgentRoots, RelativeModelRootServes) {
+  testing::FleetHarness h;
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  MakeSimNode(h, build);
+  ASSERT_TRUE(h.StartController({"--catalog", h.Join("catalog"), "--status-interval", "0.3",
+                                 "--reconcile-interval", "0.2"}));
+  std::string relative =
+      std::filesystem::relative(h.Join("sim/k100/models"), std::filesystem::current_path()).string();
+  ASSERT_FALSE(std::filesystem::path(relative).is_absolute());
+  h.StartAgent("node-k100", SimAgentArgs(h, build, relative), SimAgentEnv(h));
+  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  auto r = h.Dcuctl({"deploy", "qwen3-32b", "--name", "relroot-qwen", "--tp", "2", "--wait",
+                     "--wait-timeout", "90"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << h.Logs();
+}
+
+TEST(ControlPlaneOutage, ThreeMinutesDownThenRestartedRelaunchesNothing) {
+  int outage_s = 180;
+  if (const char* env = std::getenv("DCU_OUTAGE_SECONDS")) (void)absl::SimpleAtoi(env, &outage_s);
+  testing::FleetHarness h;
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  MakeSimNode(h, build);
+  // Default timings everywhere; only the reconcile loop is quickened.
+  auto start_controller = [&] {
+    return h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2"});
+  };
+  ASSERT_TRUE(start_controller());
+  h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
+  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  auto r = h.Dcuctl({"deploy", "qwen3-32b", "--name", "outage-qwen", "--tp", "2", "--wait",
+                     "--wait-timeout", "90"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h.Logs();
+  const auto before = testing::MarkedProcesses("outage-qwen-");
+  ASSERT_EQ(before.size(), 1u);
+
+  h.KillController(SIGKILL);
+  absl::SleepFor(absl::Seconds(outage_s));
+  EXPECT_EQ(testing::MarkedProcesses("outage-qwen-"), before) << "the outage disturbed serving";
+  const absl::Time restarted = absl::Now();
+  ASSERT_TRUE(start_controller());
+  // The agent reconnects within its own --max-backoff (30 s, full jitter).
+  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 45)) << h.Logs();
+  std::cerr << "[measured] outage " << outage_s << " s; node Ready again "
+            << absl::FormatDuration(absl::Now() - restarted) << " after the restart\n";
+  // Several reconcile passes and status reports later: nothing relaunched.
+  absl::SleepFor(absl::Seconds(3));
+  EXPECT_EQ(testing::MarkedProcesses("outage-qwen-"), before);
+  nlohmann::json d = h.Deployment("outage-qwen");
+  EXPECT_EQ(d["deployment"]["status"]["phase"], "DEPLOYMENT_READY") << d.dump(2);
+  EXPECT_EQ(d["deployment"]["status"]["attempts"].size(), 1u) << d.dump(2);
+  EXPECT_THAT(testing::ReadFileOrEmpty(h.Join("node-k100.log")),
+              ::testing::Not(HasSubstr("not in generation")));
+}
+
+int64_t StatusKiB(int pid, const std::string& key) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, key + ":")) {
+      int64_t kib = 0;
+      std::string num(absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(key.size() + 1), "kB")));
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(num), &kib)) return kib;
+    }
+  }
+  return -1;
+}
+
+// A 6.9 MiB catalog (dry run) took the controller to 682 MB and it kept it:
+// the text parser recorded the location of every field whether or not an
+// error needed one. The peak is now a small multiple of the input.
+TEST(CatalogImport, SevenMebibyteCatalogStaysWithinItsMemory) {
+  testing::TempDir dir;
+  std::string db = dir.Join("ctl.db");
+  int port = 0;
+  auto c = StartController(dir, db, "ctl", &port);
+  ASSERT_GT(port, 0);
+  std::string file = dir.Join("big.txtpb");
+  {
+    std::ofstream out(file);
+    int i = 0;
+    while (out.tellp() < 7 * 1024 * 1024) {
+      out << "evidence {\n  evidence_id: \"bulk-" << i++ << "\"\n"
+          << "  stack_id: \"vllm-0.9.2-bare-dtk2504\"\n  node: \"bulk-node\"\n"
+          << "  arch: \"gfx928\"\n  product_name: \"K100_AI\"\n  model: \"qwen3-32b\"\n  tp: 4\n"
+          << "  outcome: LAUNCH_READY\n  kind: EVIDENCE_SEED\n  config_ok: true\n"
+          << "  source: \"bulk import for the memory test\"\n  at_ms: 1783598400000\n}\n";
+    }
+  }
+  const int64_t before_kib = StatusKiB(c->pid(), "VmRSS");
+  CmdResult r = RunCmd({BinPath("dcuctl"), "--controller", absl::StrCat("127.0.0.1:", port), "stack",
+                        "import", file, "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << c->Log();
+  const int64_t peak_kib = StatusKiB(c->pid(), "VmHWM");
+  const int64_t after_kib = StatusKiB(c->pid(), "VmRSS");
+  std::cerr << "[measured] controller RSS before " << before_kib / 1024 << " MiB, peak "
+            << peak_kib / 1024 << " MiB, after " << after_kib / 1024 << " MiB for a "
+            << std::filesystem::file_size(file) / (1024 * 1024) << " MiB catalog\n";
+  EXPECT_LT(peak_kib, 300 * 1024) << "peak RSS for a 7 MiB catalog";
+  EXPECT_LT(after_kib - before_kib, 64 * 1024) << "memory kept after the import";
+}
+
+}  // namespace
+}  // namespace dcu

@@ -123,7 +123,7 @@ absl::StatusOr<InstanceState> AdoptByMarker(const std::string& proc_root,
     return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));
   }
   for (int pid : FindPidsWithEnv(proc_root, kInstanceMarkerEnv, instance_id)) {
-    auto stat = ReadProcStat(proc_root, pid);
+    auto stat = common::ReadProcStat(proc_root, pid);
     if (!stat.ok() || stat->sid != pid) continue;
     InstanceState st;
     st.instance_id = std::string(instance_id);
@@ -133,7 +133,7 @@ absl::StatusOr<InstanceState> AdoptByMarker(const std::string& proc_root,
     st.started_at_ms = absl::ToUnixMillis(absl::Now());
     st.notes = {"adopted by its marker: the agent stopped between starting it and recording it"};
     // Its parent is the monitor that records the exit status, when alive.
-    if (auto mstat = ReadProcStat(proc_root, stat->ppid);
+    if (auto mstat = common::ReadProcStat(proc_root, stat->ppid);
         mstat.ok() && mstat->comm == "dcu-instmon") {
       st.monitor_pid = stat->ppid;
       st.monitor_start_ticks = mstat->start_ticks;

@@ -236,7 +236,7 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
   }
   e.tokens_at = now;
   if (e.event_tokens < 1) {
-    CountDropLocked(e, node, e.drops.mutable_events_rate_limited(), absl::StrCat(
+    CountDropLocked(e, node, Drop::kRateLimited, absl::StrCat(
         "instance events beyond ", kInstanceEventsPerSecond, "/s"));
     return absl::OkStatus();
   }
@@ -247,7 +247,7 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
     if (e.view->instances(i).instance_id() == id) index = i;
   }
   if (index < 0 && !e.assigned.contains(id)) {
-    CountDropLocked(e, node, e.drops.mutable_events_unknown_instance(),
+    CountDropLocked(e, node, Drop::kUnknownInstance,
                     absl::StrCat("event for instance '", id, "', which the node does not run"));
     return absl::OkStatus();
   }
@@ -260,9 +260,20 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
   return absl::OkStatus();
 }
 
-void FleetState::CountDropLocked(NodeEntry& e, const std::string& node, int64_t* counter,
+void FleetState::CountDropLocked(NodeEntry& e, const std::string& node, Drop drop,
                                  const std::string& reason) {
-  ++*counter;
+  dcufleet::v1::NodeDrops& d = e.drops;
+  switch (drop) {
+    case Drop::kRateLimited:
+      d.set_events_rate_limited(d.events_rate_limited() + 1);
+      break;
+    case Drop::kUnknownInstance:
+      d.set_events_unknown_instance(d.events_unknown_instance() + 1);
+      break;
+    case Drop::kRefused:
+      d.set_messages_refused(d.messages_refused() + 1);
+      break;
+  }
   absl::Time now = clock_->Now();
   e.drops.set_last_reason(reason);
   e.drops.set_last_at_ms(common::ToUnixMillis(now));
@@ -278,7 +289,7 @@ void FleetState::OnRefused(const std::string& node, const std::string& reason) {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return;
-  CountDropLocked(it->second, node, it->second.drops.mutable_messages_refused(), reason);
+  CountDropLocked(it->second, node, Drop::kRefused, reason);
 }
 
 void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {

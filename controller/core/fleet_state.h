@@ -125,8 +125,10 @@ class FleetState {
     int64_t unlogged_drops = 0;
     absl::Time drops_logged;
   };
-  void CountDropLocked(NodeEntry& e, const std::string& node, int64_t* counter,
-                       const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Which NodeDrops counter a drop counts in.
+  enum class Drop { kRateLimited, kUnknownInstance, kRefused };
+  void CountDropLocked(NodeEntry& e, const std::string& node, Drop drop, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.

@@ -581,6 +581,22 @@ ScheduleResult Scheduler::Run() {
     }
   }
   if (!first_usable_known && !pinned) out.first_usable = nodes.size();
+  // Nothing fits: the nodes the cursor skipped (no usable device for any
+  // deployment's budget, e.g. NotReady) are named too, as far as the
+  // rejection budget goes — "no free usable device" says less than
+  // "node is NotReady", and with only skipped nodes nothing would be named.
+  size_t skipped_named = 0;
+  if (!best && !pinned) {
+    std::vector<Rejected> prefix;
+    for (size_t i = 0; i < begin && rejected.size() + prefix.size() < in_.max_rejections; ++i) {
+      Fit f = CheckNode(nodes[i]);
+      prefix.push_back({&nodes[i], f == Fit::kFits ? Fit::kTooFewDevices : f, ""});
+    }
+    skipped_named = prefix.size();
+    // In fleet order, before the walked nodes.
+    rejected.insert(rejected.begin(), prefix.begin(), prefix.end());
+    any_node = any_node || begin > 0;
+  }
   size_t named = best ? std::min(in_.max_rejections_placed, in_.max_rejections) : in_.max_rejections;
   for (size_t k = 0; k < rejected.size(); ++k) {
     if (k >= named) {
@@ -598,11 +614,13 @@ ScheduleResult Scheduler::Run() {
     out.rejections.back().set_reason(pinned ? "no such node" : "no nodes registered");
     return out;
   }
-  int64_t more = begin;  // nodes before `first_node`: no usable device
+  // Nodes before `first_node` not named above: no usable device.
+  const int64_t skipped_unnamed = static_cast<int64_t>(begin - skipped_named);
+  int64_t more = skipped_unnamed;
   for (const auto& [f, count] : unnamed) more += count;
   if (more > 0) {
     std::vector<std::string> parts;
-    if (begin > 0) parts.push_back(absl::StrCat(begin, " with no free usable device"));
+    if (skipped_unnamed > 0) parts.push_back(absl::StrCat(skipped_unnamed, " with no free usable device"));
     for (const auto& [f, count] : unnamed) parts.push_back(absl::StrCat(count, " ", SummaryName(f)));
     dcufleet::v1::NodeRejection r;
     r.set_node(absl::StrCat("(", more, " more nodes)"));

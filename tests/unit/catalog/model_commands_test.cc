@@ -137,7 +137,7 @@ TEST(ModelPlanCommandTest, Qwen3_32BOnK100) {
 }
 
 TEST(StackRenderTest, TablesAndDescription) {
-  auto catalog = controller::LoadCatalogDir(testing::CatalogDir());
+  auto catalog = modelkit::LoadCatalogDir(testing::CatalogDir());
   ASSERT_TRUE(catalog.ok());
   std::vector<dcufleet::v1::Stack> stacks(catalog->stack().begin(), catalog->stack().end());
   std::vector<dcufleet::v1::Evidence> evidence(catalog->evidence().begin(), catalog->evidence().end());
@@ -147,7 +147,7 @@ TEST(StackRenderTest, TablesAndDescription) {
   env.mutable_environment()->set_location("/opt/conda/envs/vllm-0.9.2-dtk2504");
   dcufleet::v1::ListStacksRequest req;
   req.set_arch("gfx928");
-  auto resp = controller::BuildListStacksResponse(req, stacks, evidence, {env});
+  auto resp = modelkit::BuildListStacksResponse(req, stacks, evidence, {env});
   std::ostringstream table;
   RenderStacksTable(resp, "gfx928", /*wide=*/false, table);
   EXPECT_THAT(table.str(), HasSubstr("ID"));
@@ -155,7 +155,7 @@ TEST(StackRenderTest, TablesAndDescription) {
   EXPECT_THAT(table.str(), HasSubstr("node-a"));
 
   std::ostringstream all;
-  RenderStacksTable(controller::BuildListStacksResponse({}, stacks, evidence, {}), "", false, all);
+  RenderStacksTable(modelkit::BuildListStacksResponse({}, stacks, evidence, {}), "", false, all);
   EXPECT_THAT(all.str(), HasSubstr("gfx906:works gfx928:untested"));
 
   const dcufleet::v1::Stack* image = nullptr;
@@ -164,7 +164,7 @@ TEST(StackRenderTest, TablesAndDescription) {
   }
   ASSERT_NE(image, nullptr);
   dcufleet::v1::GetStackResponse get;
-  *get.mutable_view() = controller::MakeStackView(*image, evidence, {});
+  *get.mutable_view() = modelkit::MakeStackView(*image, evidence, {});
   for (const auto& e : evidence) {
     if (e.stack_id() == image->id()) *get.add_evidence() = e;
   }

@@ -47,7 +47,7 @@ class RemediationPolicyTest : public ::testing::Test {
     d_.mutable_spec()->set_max_num_seqs(16);
     a_.set_number(1);
     a_.set_stack_id("vllm-0.9.2-bare");
-    a_.set_runtime_kind("bare");
+    a_.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
     a_.mutable_placement()->set_node("node-a");
     a_.mutable_placement()->set_arch("gfx928");
     a_.mutable_placement()->set_tp(2);

@@ -7,6 +7,8 @@
 // force over every node.
 #include "controller/core/scheduler.h"
 
+#include "common/enum_names.h"
+
 #include <deque>
 #include <optional>
 #include <random>
@@ -81,8 +83,8 @@ struct World {
     p.set_arch(arch);
     p.set_stack_id(stack);
     p.set_rank(rank);
-    p.set_runtime_kind(kind);
-    p.set_verdict("works");
+    p.set_runtime_kind(common::ParseRuntimeKind(kind).value_or(dcufleet::v1::RUNTIME_KIND_UNSPECIFIED));
+    p.set_verdict(dcufleet::v1::VERDICT_WORKS);
     p.set_runtime_location(location);
     return p;
   }
@@ -421,6 +423,19 @@ TEST(ScheduleTest, NamesSomeNodesAndCountsTheRest) {
   ASSERT_EQ(r.rejections.size(), 1u);
   EXPECT_EQ(r.rejections[0].node(), "(fleet)");
   EXPECT_EQ(r.rejections[0].reason(), "no nodes registered");
+}
+
+// With only a NotReady node the cursor skips it (no usable device for any
+// budget); the answer used to be "(fleet): no nodes registered".
+TEST(ScheduleTest, NodesSkippedByTheCursorAreStillNamedWhenNothingFits) {
+  World w;
+  w.AddNode("node-a", "gfx928").set_state(dcufleet::v1::NODE_NOT_READY);
+  w.first_node = 1;  // as the pass's cursor leaves it
+  ScheduleResult r = w.Run();
+  EXPECT_FALSE(r.placed);
+  ASSERT_EQ(r.rejections.size(), 1u);
+  EXPECT_EQ(r.rejections[0].node(), "node-a");
+  EXPECT_THAT(r.rejections[0].reason(), HasSubstr("NotReady"));
 }
 
 // ---------------------------------------------------------------------------

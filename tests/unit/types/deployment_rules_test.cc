@@ -107,7 +107,9 @@ class DeploymentRulesTest : public ::testing::Test {
 
   Answer Core(const DeploymentNumberRule& rule, double value) {
     auto r = controller_->Deploy(Spec(rule, value), /*dry_run=*/true);
-    if (!r.ok()) EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+    }
     return FromStatus(r.status(), absl::StrCat("spec.", rule.field));
   }
 

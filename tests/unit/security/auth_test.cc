@@ -11,6 +11,7 @@
 #include "dcufleet/v1/node.grpc.pb.h"
 #include "absl/strings/match.h"
 #include "google/protobuf/descriptor.h"
+#include "dcufleet/v1/fleet.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_env.h"
@@ -33,7 +34,13 @@ std::shared_ptr<TokenTable> Tokens() {
 
 std::vector<std::string> FleetMethods() {
   std::vector<std::string> out;
-  const auto* svc = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("dcufleet.v1.FleetService");
+  // Through a message of fleet.proto: the reference links fleet.pb.o, which
+  // registers the file (and its services) in the generated pool.
+  const auto* svc = dcufleet::v1::ListNodesRequest::descriptor()->file()->FindServiceByName("FleetService");
+  if (svc == nullptr) {
+    ADD_FAILURE() << "dcufleet.v1.FleetService is not in fleet.proto's descriptor";
+    return out;
+  }
   for (int i = 0; i < svc->method_count(); ++i) {
     out.push_back(absl::StrCat("/", svc->full_name(), "/", svc->method(i)->name()));
   }

@@ -137,9 +137,14 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
   if (st.deleted()) {
     if (!a) return Transition::kNone;
     const NodeView* nv = ctx.Node(a->placement().node());
-    const InstanceStatus* is = nv ? FindInstance(*nv, a->instance_id()) : nullptr;
-    bool still_reported = nv && nv->state() != dcufleet::v1::NODE_LOST && is != nullptr &&
-                          is->phase() != dcufleet::v1::INSTANCE_STOPPED;
+    if (!nv || nv->state() == dcufleet::v1::NODE_LOST) return Transition::kStopDeleted;
+    // A node that is not connected (NotReady: after a controller restart,
+    // before its agent is back) cannot say whether the instance still runs:
+    // the deletion waits for it to report (or to be declared Lost) instead
+    // of declaring the instance stopped while it still serves.
+    if (nv->state() != dcufleet::v1::NODE_READY) return Transition::kNone;
+    const InstanceStatus* is = FindInstance(*nv, a->instance_id());
+    bool still_reported = is != nullptr && is->phase() != dcufleet::v1::INSTANCE_STOPPED;
     return still_reported ? Transition::kNone : Transition::kStopDeleted;
   }
   if (!a) {

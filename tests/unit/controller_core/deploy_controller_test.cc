@@ -337,6 +337,42 @@ TEST_F(DeployControllerTest, DeleteEmptiesTheAssignmentThenForgets) {
   EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
 }
 
+// `dcuctl delete --wait` right after a controller restart printed "deleted;
+// its instances are stopped" while the instance served for 11 s more: the
+// restarted controller's view of the NotReady node listed no instances.
+TEST_F(DeployControllerTest, DeleteWaitsForANodeThatIsNotConnected) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto inst = a.last().instances(0);
+  Report("node-a", &a, inst, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  // Controller restart: node-a is NotReady until its agent reconnects.
+  fleet_ = std::make_unique<FleetState>(store_.get(), store_.get(), &clock_, FleetState::Options());
+  ASSERT_TRUE(fleet_->Load().ok());
+  controller_.reset();
+  MakeController();
+  ASSERT_TRUE(controller_->Delete("qwen3-32b").ok());
+  controller_->ReconcileOnceForTest();
+  EXPECT_TRUE(controller_->Get("qwen3-32b").ok()) << "deleted while the node could not confirm it";
+  // The agent comes back still running it: it is told to stop it, and the
+  // deployment goes once the agent reports it stopped.
+  RecordingSession a2;
+  auto hello = MakeHello("node-a", "gfx928", 8, 64 * kGiB, 40 * kGiB);
+  auto* running = hello.add_instances();
+  running->set_instance_id(inst.instance_id());
+  running->set_phase(dcufleet::v1::INSTANCE_READY);
+  ASSERT_TRUE(fleet_->OnHello(hello, &a2).ok());
+  controller_->ReconcileOnceForTest();
+  ASSERT_FALSE(a2.assignments.empty());
+  EXPECT_EQ(a2.last().instances_size(), 0);
+  EXPECT_TRUE(controller_->Get("qwen3-32b").ok());
+  Report("node-a", &a2, inst, dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(controller_->Get("qwen3-32b").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(DeployControllerTest, BadSpecsAreRefusedNamingTheField) {
   auto s = Spec();
   s.set_model("Qwen3 32B; rm -rf /");

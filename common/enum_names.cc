@@ -88,4 +88,17 @@ std::optional<FindingSeverity> ParseFindingSeverity(absl::string_view name) {
   return ParseIn(kFindingSeverities, name);
 }
 
+absl::string_view NodeStateName(dcufleet::v1::NodeState state) {
+  switch (state) {
+    case dcufleet::v1::NODE_READY:
+      return "Ready";
+    case dcufleet::v1::NODE_NOT_READY:
+      return "NotReady";
+    case dcufleet::v1::NODE_LOST:
+      return "Lost";
+    default:
+      return "Unknown";
+  }
+}
+
 }  // namespace dcu::common

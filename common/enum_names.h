@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "dcufleet/v1/fleet.pb.h"
 #include "dcufleet/v1/types.pb.h"
 
 namespace dcu::common {
@@ -32,5 +33,9 @@ std::optional<dcufleet::v1::VerdictState> ParseVerdictState(absl::string_view na
 // "info", "warning", "error"; "unspecified" / "unknown" as above.
 absl::string_view FindingSeverityName(dcufleet::v1::FindingSeverity severity);
 std::optional<dcufleet::v1::FindingSeverity> ParseFindingSeverity(absl::string_view name);
+
+// "Ready", "NotReady", "Lost" (as dcuctl and the node events say them);
+// "Unknown" for anything else.
+absl::string_view NodeStateName(dcufleet::v1::NodeState state);
 
 }  // namespace dcu::common

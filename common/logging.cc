@@ -53,4 +53,18 @@ void LogLine(LogLevel level, absl::string_view message) {
   (void)ignored;
 }
 
+bool LogLimiter::Allow(int64_t* suppressed) {
+  const int64_t now = absl::ToUnixMillis(absl::Now());
+  int64_t start = window_start_ms_.load();
+  if (now - start >= window_ms_ && window_start_ms_.compare_exchange_strong(start, now)) {
+    in_window_.store(0);
+  }
+  if (in_window_.fetch_add(1) >= per_window_) {
+    suppressed_.fetch_add(1);
+    return false;
+  }
+  *suppressed = suppressed_.exchange(0);
+  return true;
+}
+
 }  // namespace dcu::common

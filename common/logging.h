@@ -1,5 +1,8 @@
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +20,25 @@ void SetLogComponent(absl::string_view component);
 // Writes one line to stderr: "2026-07-10T12:00:00.123Z I dcu-agent] message".
 // Thread-safe; never throws.
 void LogLine(LogLevel level, absl::string_view message);
+
+// At most `per_window` lines per `window_ms` from one call site; the first
+// line after a window that suppressed some says how many. For messages a
+// remote peer can cause at will (a refused stream), so a flood of them
+// cannot flood the log. Thread-safe.
+class LogLimiter {
+ public:
+  LogLimiter(int per_window, int64_t window_ms) : per_window_(per_window), window_ms_(window_ms) {}
+  // True when this line may be printed; *suppressed is then the number of
+  // lines dropped since the last one printed.
+  bool Allow(int64_t* suppressed);
+
+ private:
+  const int per_window_;
+  const int64_t window_ms_;
+  std::atomic<int64_t> window_start_ms_{0};
+  std::atomic<int> in_window_{0};
+  std::atomic<int64_t> suppressed_{0};
+};
 
 }  // namespace dcu::common
 

@@ -176,8 +176,12 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
     t.AddRow({absl::StrCat(a.number()), a.instance_id(), a.stack_id(), a.placement().node(),
               absl::StrJoin(a.placement().device_indices(), ","), InstPhase(a.phase()),
               end ? common::HumanDuration(end - a.created_at_ms()) : "-",
-              a.findings().empty() ? (a.ended_at_ms() && !a.ready_at_ms() ? a.message() : "")
-                                   : a.findings(0).failure_class()});
+              a.orphaned()
+                  ? absl::StrCat("node lost; may still run there: kept until '",
+                                 a.placement().node(), "' returns")
+              : a.readopted_from() ? absl::StrCat("re-adopted from attempt ", a.readopted_from())
+              : a.findings().empty() ? (a.ended_at_ms() && !a.ready_at_ms() ? a.message() : "")
+                                     : a.findings(0).failure_class()});
   }
   if (!st.attempts().empty()) t.Print(out);
   for (const auto& a : st.attempts()) {
@@ -329,6 +333,7 @@ int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std:
   out << "deployment '" << name << "' deleting\n";
   if (!wait) return kExitOk;
   absl::Time deadline = absl::Now() + absl::Seconds(client.options().timeout_s * 12);
+  std::string said;  // the last "pending" line, printed once per change
   while (absl::Now() < deadline) {
     dcufleet::v1::GetDeploymentRequest g;
     g.set_name(name);
@@ -339,9 +344,29 @@ int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std:
       return kExitOk;
     }
     if (!gs.ok()) return client.Fail(gs, "waiting for the deletion", err);
+    // The controller stops an instance only through its node's agent: while
+    // that node is not connected the deletion waits, and says so.
+    const auto& attempts = gr.deployment().status().attempts();
+    if (!attempts.empty() && attempts.rbegin()->ended_at_ms() == 0) {
+      const auto& a = *attempts.rbegin();
+      dcufleet::v1::GetNodeRequest nr;
+      nr.set_name(a.placement().node());
+      dcufleet::v1::NodeView node;
+      if (CallFleet(client, &FleetStub::GetNode, nr, &node).ok() &&
+          node.state() != dcufleet::v1::NODE_READY) {
+        std::string line = absl::StrCat(
+            "pending: node '", node.name(), "' not connected (", common::NodeStateName(node.state()),
+            node.state_reason().empty() ? "" : absl::StrCat(": ", node.state_reason()),
+            "); instance '", a.instance_id(), "' is stopped when it reconnects");
+        if (line != said) out << line << "\n" << std::flush;
+        said = std::move(line);
+      }
+    }
     absl::SleepFor(absl::Milliseconds(300));
   }
-  err << "deployment '" << name << "' still deleting (its node may be unreachable)\n";
+  err << "deployment '" << name << "' still deleting"
+      << (said.empty() ? " (its node may be unreachable)" : absl::StrCat(" (", said, ")"))
+      << "; it finishes by itself once the node reports or is declared Lost\n";
   return kExitFailed;
 }
 

@@ -14,19 +14,6 @@
 namespace dcu::dcuctl {
 namespace {
 
-std::string StateName(dcufleet::v1::NodeState s) {
-  switch (s) {
-    case dcufleet::v1::NODE_READY:
-      return "Ready";
-    case dcufleet::v1::NODE_NOT_READY:
-      return "NotReady";
-    case dcufleet::v1::NODE_LOST:
-      return "Lost";
-    default:
-      return "Unknown";
-  }
-}
-
 std::string Bytes(const dcufleet::v1::MemoryReading& r) {
   return r.valid() ? common::HumanBytes(r.bytes()) : "-";
 }
@@ -63,7 +50,7 @@ void PrintNodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide, std
   }
   Table t(header);
   for (const auto& n : resp.nodes()) {
-    std::vector<std::string> row = {n.name(), StateName(n.state()), DeviceSummary(n.inventory()),
+    std::vector<std::string> row = {n.name(), std::string(common::NodeStateName(n.state())), DeviceSummary(n.inventory()),
                                     Arches(n.inventory()), Ago(n.last_seen_ms()),
                                     n.agent_version()};
     if (wide) {
@@ -102,7 +89,7 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
   const auto& inv = n.inventory();
   out << "Name:           " << n.name() << "\n";
   out << "Node ID:        " << n.node_id() << "\n";
-  out << "Status:         " << StateName(n.state());
+  out << "Status:         " << std::string(common::NodeStateName(n.state()));
   if (!n.state_reason().empty()) out << " (" << n.state_reason() << ")";
   out << "\n";
   out << "Agent:          " << n.agent_version() << "\n";

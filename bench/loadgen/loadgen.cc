@@ -1,5 +1,6 @@
 #include "bench/loadgen/loadgen.h"
 
+#include "bench/loadgen/hostile.h"
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -56,6 +57,10 @@ class Samples {
   void Add(int64_t us) {
     absl::MutexLock lock(&mu_);
     v_.push_back(us);
+  }
+  void Clear() {
+    absl::MutexLock lock(&mu_);
+    v_.clear();
   }
   struct Summary {
     size_t count = 0;
@@ -281,6 +286,8 @@ class Run {
   void Ticker();
   void Prober();
   bool RunIngest(nlohmann::json* j);
+  // One steady-state window of the ingest figures, written into `j`.
+  void MeasureWindow(nlohmann::json* j);
   bool RunPlace(nlohmann::json* j, bool failover);
   bool FinalCheck(nlohmann::json* j);
   void Shutdown();
@@ -726,6 +733,82 @@ bool Run::RunIngest(nlohmann::json* j) {
   std::thread ticker([this] { Ticker(); });
   std::thread prober([this] { Prober(); });
   std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(args_.warmup_s * 1e6)));
+  MeasureWindow(j);
+  if (args_.hostile > 0) {
+    // The same fleet, the same window, now with hostile agents beside it:
+    // the two windows' figures side by side are the measurement.
+    std::vector<std::unique_ptr<dcufleet::v1::NodeService::Stub>> stubs;
+    std::vector<std::unique_ptr<HostileAgent>> hostile;
+    for (int i = 0; i < args_.hostile; ++i) {
+      // A connection of its own, as a separate (compromised) host has.
+      grpc::ChannelArguments ca;
+      ca.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+      ca.SetInt("dcu.loadgen.hostile", i);
+      ca.SetMaxSendMessageSize(64 << 20);
+      stubs.push_back(dcufleet::v1::NodeService::NewStub(
+          grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), ca)));
+      hostile.push_back(std::make_unique<HostileAgent>(absl::StrCat("hostile-", i), stubs.back().get()));
+      hostile.back()->Start();
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    out_ << "--- under attack: " << args_.hostile
+         << " hostile agent(s) flooding InstanceEvents for instances they never ran, and "
+            "Hellos with 65,536 devices ---\n";
+    nlohmann::json attack;
+    MeasureWindow(&attack);
+    for (auto& h : hostile) h->Stop();
+    int64_t refused_drops = 0, dropped = 0;
+    for (auto& h : hostile) {
+      const HostileCounts& c = h->counts();
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      dcufleet::v1::GetNodeRequest req;
+      req.set_name(h->node());
+      dcufleet::v1::NodeView view;
+      grpc::Status st = fleet_->GetNode(&ctx, req, &view);
+      dcufleet::v1::NodeDrops drops = st.ok() ? view.drops() : dcufleet::v1::NodeDrops();
+      dropped += drops.events_rate_limited() + drops.events_unknown_instance();
+      refused_drops += drops.messages_refused();
+      nlohmann::json hj = {{"node", h->node()},
+                           {"events_sent", c.events_sent.load()},
+                           {"streams", c.streams.load()},
+                           {"streams_refused", c.streams_refused.load()},
+                           {"hello_refused", c.hello_refused.load()},
+                           {"huge_hellos", c.huge_hellos.load()},
+                           {"huge_refused", c.huge_refused.load()},
+                           {"huge_welcomed", c.huge_welcomed.load()},
+                           {"controller_events_rate_limited", drops.events_rate_limited()},
+                           {"controller_events_unknown_instance", drops.events_unknown_instance()},
+                           {"controller_messages_refused", drops.messages_refused()},
+                           {"controller_instances_listed", st.ok() ? view.instances_size() : -1},
+                           {"controller_last_drop", drops.last_reason()}};
+      attack["hostile"].push_back(hj);
+      out_ << absl::StrFormat(
+          "hostile '%s': %d forged events sent on %d streams (%d ended by the controller, %d of "
+          "them refused at Hello); %d Hellos with 65,536 devices (%d refused, %d welcomed)\n",
+          h->node(), c.events_sent.load(), c.streams.load(), c.streams_refused.load(),
+          c.hello_refused.load(), c.huge_hellos.load(), c.huge_refused.load(),
+          c.huge_welcomed.load());
+      out_ << absl::StrFormat(
+          "controller counted for '%s': %d rate-limited, %d unknown-instance events dropped, %d "
+          "messages refused; the node lists %d instances (last: %s)\n",
+          h->node(), drops.events_rate_limited(), drops.events_unknown_instance(),
+          drops.messages_refused(), st.ok() ? view.instances_size() : -1, drops.last_reason());
+    }
+    attack["hostile_dropped"] = dropped;
+    attack["hostile_refused"] = refused_drops;
+    (*j)["under_attack"] = attack;
+  }
+  ticking_.store(false);
+  ticker.join();
+  prober.join();
+  return true;
+}
+
+void Run::MeasureWindow(nlohmann::json* j) {
+  ingest_.Clear();
+  ingest_server_.Clear();
+  const int64_t timeouts0 = probe_timeouts_.load();
   ProcSample c0 = ReadProc(controller_pid_);
   double self0 = SelfCpuS();
   int64_t written0 = reports_written_.load(), events0 = events_sent_.load();
@@ -747,22 +830,22 @@ bool Run::RunIngest(nlohmann::json* j) {
     prev_us = now;
   }
   measuring_.store(false);
+  // The probe in flight finishes (or times out) before the figures are read.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   double secs = static_cast<double>(NowUs() - t0) / 1e6;
   ProcSample c1 = ReadProc(controller_pid_);
   double self1 = SelfCpuS();
   int64_t written = reports_written_.load() - written0;
   int64_t events = events_sent_.load() - events0;
-  ticking_.store(false);
-  ticker.join();
-  prober.join();
   auto in = ingest_.Summarize();
   auto srv = ingest_server_.Summarize();
+  const int64_t timeouts = probe_timeouts_.load() - timeouts0;
   double cores = c0.ok && c1.ok ? (c1.cpu_s - c0.cpu_s) / secs : -1;
   out_ << absl::StrFormat("steady state: %.1f s, %d reports (%.0f/s), %d instance events\n", secs,
                           written, static_cast<double>(written) / secs, events);
   out_ << "ingest latency (report handed to gRPC -> visible via FleetService.GetNode): " << Fmt(in) << "\n";
   out_ << "ingest latency (controller clock: sent_at_ms -> last_seen_ms, ms resolution): " << Fmt(srv) << "\n";
-  out_ << absl::StrFormat("probe timeouts (report not visible within 5 s): %d\n", probe_timeouts_.load());
+  out_ << absl::StrFormat("probe timeouts (report not visible within 5 s): %d\n", timeouts);
   if (c1.ok) {
     out_ << absl::StrFormat(
         "controller: %.2f cores average (peak 1-s %.2f), RSS %.1f MiB (peak %.1f, high-water %.1f), %d threads\n",
@@ -775,7 +858,7 @@ bool Run::RunIngest(nlohmann::json* j) {
   (*j)["instance_events"] = events;
   (*j)["ingest_latency"] = ToJson(in);
   (*j)["ingest_latency_controller_clock"] = ToJson(srv);
-  (*j)["probe_timeouts"] = probe_timeouts_.load();
+  (*j)["probe_timeouts"] = timeouts;
   (*j)["controller_cores"] = cores;
   (*j)["controller_peak_cores_1s"] = peak_cores;
   (*j)["controller_rss_mib"] = c1.rss_kib / 1024.0;
@@ -783,7 +866,6 @@ bool Run::RunIngest(nlohmann::json* j) {
   (*j)["controller_hwm_mib"] = c1.hwm_kib / 1024.0;
   (*j)["controller_threads"] = c1.threads;
   (*j)["loadgen_cores"] = (self1 - self0) / secs;
-  return true;
 }
 
 bool Run::RunPlace(nlohmann::json* j, bool failover) {

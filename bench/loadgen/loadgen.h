@@ -24,6 +24,8 @@ namespace dcu::bench {
 //   --catalog DIR                   catalog for the started controller (default bench/loadgen/catalog)
 //   --json FILE                     also write the figures as JSON
 //   --keep-log FILE                 keep the started controller's log
+//   --hostile N                     ingest: a second window with N hostile agents
+//                                   (forged-event floods, 65,536-device Hellos)
 struct LoadgenArgs {
   std::string mode = "ingest";
   int agents = 1000;
@@ -46,6 +48,8 @@ struct LoadgenArgs {
   std::string keep_log;
   // Extra seconds allowed for each wait (connect, placements, final check).
   double timeout_s = 120;
+  // Hostile agents in a second ingest window (0: none).
+  int hostile = 0;
 };
 
 // Runs the load, prints a report to `out` (progress and problems to `err`).

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   app.add_option("--diagnosis-rules", a.diagnosis_rules, "rules file for the started controller");
   app.add_option("--json", a.json_path, "also write the figures as JSON to this file");
   app.add_option("--keep-log", a.keep_log, "copy the started controller's log to this file");
+  app.add_option("--hostile", a.hostile,
+                 "ingest: measure a second window with N hostile agents beside the fleet")
+      ->capture_default_str();
   app.add_option("--timeout", a.timeout_s, "seconds allowed for each wait")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -29,7 +29,6 @@ using dcufleet::v1::InstanceSpec;
 using dcufleet::v1::InstanceStatus;
 using dcufleet::v1::NodeView;
 using deploy_internal::ActiveAttempt;
-using deploy_internal::AttemptActive;
 using deploy_internal::FindInstance;
 using deploy_internal::HasActiveAttempt;
 
@@ -256,10 +255,7 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
     // attempt does not: its next launch comes after that attempt ends.
     for (auto& [name, other] : deployments_) {
       if (name == spec.name()) continue;
-      for (const auto& a : other.status().attempts()) {
-        if (!AttemptActive(a) || other.status().deleted()) continue;
-        ctx.Take(a.placement());
-      }
+      deploy_internal::ForEachAssignedAttempt(other, [&](const Attempt& a) { ctx.Take(a.placement()); });
     }
   }
   *d.mutable_spec() = spec;

@@ -125,9 +125,9 @@ std::vector<InstanceSpec> DeployController::AssignedTo(const std::string& node) 
   absl::MutexLock lock(&mu_);
   std::vector<InstanceSpec> out;
   for (const auto& [n, d] : deployments_) {
-    if (d.status().deleted() || d.status().attempts().empty()) continue;
-    const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
-    if (AttemptActive(a) && a.placement().node() == node) out.push_back(a.instance());
+    deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) {
+      if (a.placement().node() == node) out.push_back(a.instance());
+    });
   }
   return out;
 }
@@ -272,10 +272,8 @@ void DeployController::ReconcileOnce() {
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [name, d] : deployments_) {
-      if (d.status().deleted()) continue;
-      for (const auto& a : d.status().attempts()) {
-        if (AttemptActive(a)) ctx.Take(a.placement());
-      }
+      // An orphan holds its devices too: the node may still run it.
+      deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) { ctx.Take(a.placement()); });
     }
     for (const auto& [name, d] : deployments_) {
       if (Observe(d, ctx) != Transition::kNone) {
@@ -346,11 +344,10 @@ void DeployController::ReconcileOnce() {
     }
     if (!desired.empty()) {
       for (const auto& [name, d] : deployments_) {
-        if (d.status().deleted() || d.status().attempts().empty()) continue;
-        const Attempt& a = d.status().attempts(d.status().attempts_size() - 1);
-        if (!AttemptActive(a)) continue;
-        auto it = desired.find(a.placement().node());
-        if (it != desired.end()) it->second.push_back(a.instance());
+        deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) {
+          auto it = desired.find(a.placement().node());
+          if (it != desired.end()) it->second.push_back(a.instance());
+        });
       }
     }
   }

@@ -110,6 +110,7 @@ class DeployController : public FleetListener {
     kNodeLost,       // the attempt's node is lost: end it, reschedule
     kReportOverdue,  // the node never reported the instance: a failure
     kFollowReport,   // the node reports something new about the instance
+    kReconcileOrphan,  // a lost node is back: keep or stop its orphaned instance
   };
   // Pure; Step() acts on its answer and the pass selects by it, so "does it
   // need a step" and the step itself come from one function.
@@ -119,6 +120,11 @@ class DeployController : public FleetListener {
   void BuildContext(StepContext& ctx);
   static std::tuple<std::string, double, int> CursorKey(const dcufleet::v1::DeploymentSpec& spec);
   void EndOnLostNode(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
+  // A node that was lost is Ready again and has said what it runs: an
+  // orphaned instance it still runs is re-adopted when nothing replaced it
+  // (an unready replacement is stopped), and stopped when a replacement is
+  // Ready; one it no longer runs is forgotten.
+  void ReconcileOrphan(dcufleet::v1::Deployment& d, StepContext& ctx);
   void FollowReport(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a,
                     const dcufleet::v1::NodeView& node,
                     const dcufleet::v1::InstanceStatus& instance, StepContext& ctx);

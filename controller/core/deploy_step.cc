@@ -147,6 +147,13 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
     bool still_reported = is != nullptr && is->phase() != dcufleet::v1::INSTANCE_STOPPED;
     return still_reported ? Transition::kNone : Transition::kStopDeleted;
   }
+  // A lost node is back and has said what it runs (its hello lists its
+  // instances): settle any orphan on it before anything else.
+  for (const auto& o : st.attempts()) {
+    if (!o.orphaned()) continue;
+    const NodeView* on = ctx.Node(o.placement().node());
+    if (on && on->state() == dcufleet::v1::NODE_READY) return Transition::kReconcileOrphan;
+  }
   if (!a) {
     if (st.phase() == dcufleet::v1::DEPLOYMENT_FAILED ||
         st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
@@ -182,6 +189,11 @@ void DeployController::EndOnLostNode(Deployment& d, Attempt& a, StepContext& ctx
   a.set_ended_at_ms(ctx.now_ms);
   a.set_phase(dcufleet::v1::INSTANCE_FAILED);
   a.set_message(absl::StrCat("node '", a.placement().node(), "' lost"));
+  // A lost node may only be partitioned, with the instance still serving:
+  // it stays in the node's desired set, so the agent keeps it when the node
+  // returns, and ReconcileOrphan decides then (keep it when nothing replaced
+  // it, stop it once a replacement is Ready).
+  a.set_orphaned(true);
   st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
   st->set_ready_at_ms(0);
   st->set_endpoint("");
@@ -189,6 +201,90 @@ void DeployController::EndOnLostNode(Deployment& d, Attempt& a, StepContext& ctx
   st->set_next_attempt_at_ms(0);
   AddEvent(ctx, d, "Warning", "NodeLost",
            absl::StrCat("node '", a.placement().node(), "' lost; rescheduling elsewhere"));
+}
+
+void DeployController::ReconcileOrphan(Deployment& d, StepContext& ctx) {
+  auto* st = d.mutable_status();
+  Attempt* orphan = nullptr;
+  const NodeView* node = nullptr;
+  for (auto& o : *st->mutable_attempts()) {
+    if (!o.orphaned()) continue;
+    const NodeView* on = ctx.Node(o.placement().node());
+    if (on && on->state() == dcufleet::v1::NODE_READY) {
+      orphan = &o;
+      node = on;
+      break;
+    }
+  }
+  if (!orphan) return;
+  orphan->set_orphaned(false);
+  ctx.touched.insert(node->name());
+  const InstanceStatus* is = FindInstance(*node, orphan->instance_id());
+  const bool alive = is != nullptr && is->phase() != dcufleet::v1::INSTANCE_FAILED &&
+                     is->phase() != dcufleet::v1::INSTANCE_STOPPED;
+  Attempt* current = ActiveAttempt(d);
+  const bool replacement_ready = current != nullptr &&
+                                 current->phase() == dcufleet::v1::INSTANCE_READY &&
+                                 st->phase() == dcufleet::v1::DEPLOYMENT_READY;
+  if (!alive) {
+    ctx.Release(orphan->placement());
+    AddEvent(ctx, d, "Normal", "OrphanGone",
+             absl::StrCat("node '", node->name(), "' is back without instance '",
+                          orphan->instance_id(), "'",
+                          is ? absl::StrCat(" (", InstancePhaseName(is->phase()), ")") : ""));
+    return;
+  }
+  if (replacement_ready) {
+    // Exactly one of the two goes, and only now that the replacement serves.
+    ctx.Release(orphan->placement());
+    orphan->set_message(absl::StrCat(orphan->message(), "; stopped on return: attempt ",
+                                     current->number(), " replaced it"));
+    AddEvent(ctx, d, "Normal", "DuplicateStopped",
+             absl::StrCat("node '", node->name(), "' is back still running instance '",
+                          orphan->instance_id(), "'; its replacement '", current->instance_id(),
+                          "' is Ready on node '", current->placement().node(), "': stopping '",
+                          orphan->instance_id(), "'"));
+    return;
+  }
+  // Nothing replaced it: keep the running instance (same id, same spec, so
+  // the agent keeps its process) and stop a replacement still starting.
+  if (current) {
+    current->set_ended_at_ms(ctx.now_ms);
+    current->set_phase(dcufleet::v1::INSTANCE_STOPPED);
+    current->set_message(absl::StrCat("superseded: instance '", orphan->instance_id(),
+                                      "' still runs on returned node '", node->name(), "'"));
+    ctx.Release(current->placement());
+    ctx.touched.insert(current->placement().node());
+  }
+  const int from = orphan->number();
+  Attempt readopted;
+  readopted.set_number(st->attempts_size() + 1);
+  readopted.set_instance_id(orphan->instance_id());
+  readopted.set_stack_id(orphan->stack_id());
+  readopted.set_runtime_kind(orphan->runtime_kind());
+  *readopted.mutable_placement() = orphan->placement();
+  *readopted.mutable_instance() = orphan->instance();
+  *readopted.mutable_remediations() = orphan->remediations();
+  readopted.set_config_remediation(orphan->config_remediation());
+  readopted.set_created_at_ms(orphan->created_at_ms());
+  readopted.set_phase(dcufleet::v1::INSTANCE_PENDING);
+  readopted.set_readopted_from(from);
+  orphan->set_message(absl::StrCat(orphan->message(), "; re-adopted as attempt ",
+                                   readopted.number()));
+  Attempt& a = *st->add_attempts() = std::move(readopted);
+  ctx.Take(a.placement());
+  st->set_phase(dcufleet::v1::DEPLOYMENT_LAUNCHING);
+  st->set_next_attempt_at_ms(0);
+  st->set_message(absl::StrCat("re-adopted instance '", a.instance_id(), "' on returned node '",
+                               node->name(), "'"));
+  AddEvent(ctx, d, "Normal", "Readopted",
+           absl::StrCat("node '", node->name(), "' is back still running instance '",
+                        a.instance_id(), "' (attempt ", from, "), and nothing replaced it: kept as attempt ",
+                        a.number(),
+                        current ? absl::StrCat("; stopping replacement '", current->instance_id(),
+                                               "', not yet Ready")
+                                : ""));
+  FollowReport(d, a, *node, *is, ctx);
 }
 
 void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& node,
@@ -241,8 +337,11 @@ void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& n
     rec.remediation = absl::StrJoin(a.remediations(), "; ");
     rec.duration_ms = ctx.now_ms - a.created_at_ms();
     rec.config_ok = a.config_remediation().empty();
-    knowledge_->RecordOutcome(rec);
-    ctx.plans.clear();
+    // A re-adopted instance's launch was recorded when it first got Ready.
+    if (a.readopted_from() == 0) {
+      knowledge_->RecordOutcome(rec);
+      ctx.plans.clear();
+    }
     return;
   }
   if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
@@ -306,7 +405,11 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   auto retry_with_backoff = [&](const std::string& why) {
     int failures_on_plan = 0;
     for (const auto& x : st->attempts()) {
-      if (x.stack_id() == a.stack_id() && x.ended_at_ms() != 0 && x.ready_at_ms() == 0) ++failures_on_plan;
+      // A superseded attempt (stopped for a re-adopted instance) did not fail.
+      if (x.stack_id() == a.stack_id() && x.ended_at_ms() != 0 && x.ready_at_ms() == 0 &&
+          x.phase() != dcufleet::v1::INSTANCE_STOPPED) {
+        ++failures_on_plan;
+      }
     }
     if (failures_on_plan >= d.spec().max_attempts_per_plan()) {
       failover(absl::StrCat(failures_on_plan, " failed attempts (last: ", why, ")"));
@@ -358,6 +461,10 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   if (t == Transition::kNone) return false;
   // False when the deployment stays unschedulable for the same reasons.
   if (t == Transition::kLaunch) return TryLaunch(d, ctx);
+  if (t == Transition::kReconcileOrphan) {
+    ReconcileOrphan(d, ctx);
+    return true;
+  }
   auto* st = d.mutable_status();
   Attempt& a = *ActiveAttempt(d);
   switch (t) {

@@ -85,6 +85,26 @@ inline dcufleet::v1::Attempt* ActiveAttempt(dcufleet::v1::Deployment& d) {
   return AttemptActive(*a) ? a : nullptr;
 }
 
+// The attempts whose instances a node is meant to run: the active attempt
+// and any orphans (attempts ended by a lost node whose instance may still
+// run there). One rule for the desired sets, the held devices and AssignedTo.
+template <typename F>
+void ForEachAssignedAttempt(const dcufleet::v1::Deployment& d, F&& f) {
+  if (d.status().deleted()) return;
+  const auto& attempts = d.status().attempts();
+  for (int i = 0; i < attempts.size(); ++i) {
+    const bool latest_active = i == attempts.size() - 1 && AttemptActive(attempts[i]);
+    if (latest_active || attempts[i].orphaned()) f(attempts[i]);
+  }
+}
+
+inline bool HasOrphan(const dcufleet::v1::Deployment& d) {
+  for (const auto& a : d.status().attempts()) {
+    if (a.orphaned()) return true;
+  }
+  return false;
+}
+
 inline const dcufleet::v1::InstanceStatus* FindInstance(const dcufleet::v1::NodeView& n,
                                                         const std::string& id) {
   for (const auto& i : n.instances()) {

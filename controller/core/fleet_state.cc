@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/units.h"
@@ -11,19 +12,6 @@
 namespace dcu::controller {
 
 using dcufleet::v1::NodeState;
-
-std::string NodeStateName(NodeState state) {
-  switch (state) {
-    case dcufleet::v1::NODE_READY:
-      return "Ready";
-    case dcufleet::v1::NODE_NOT_READY:
-      return "NotReady";
-    case dcufleet::v1::NODE_LOST:
-      return "Lost";
-    default:
-      return "Unknown";
-  }
-}
 
 namespace {
 NodeState ParseNodeState(const std::string& s) {
@@ -72,6 +60,18 @@ absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::He
                                                           NodeSession* session) {
   absl::Time now = clock_->Now();
   int64_t now_ms = common::ToUnixMillis(now);
+  {
+    // Before the store is touched: a flooding node reconnecting at once must
+    // not cost a write per attempt.
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(hello.node_name());
+    if (it != nodes_.end() && now < it->second.flood_until) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "node '", hello.node_name(), "' was disconnected for sending instance events beyond ",
+          kInstanceEventsPerSecond, "/s; it may reconnect in ",
+          common::HumanDuration(absl::ToInt64Milliseconds(it->second.flood_until - now))));
+    }
+  }
   NodeRecord rec;
   rec.name = hello.node_name();
   rec.agent_version = hello.agent_version();
@@ -229,15 +229,25 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
   // to it nor reported by it, are dropped and counted. The next full status
   // report carries every instance anyway, so a dropped event delays news by
   // one status interval at most.
-  if (e.tokens_at != absl::Time()) {
-    e.event_tokens = std::min(kInstanceEventBurst,
-                              e.event_tokens + absl::ToDoubleSeconds(now - e.tokens_at) *
-                                                   kInstanceEventsPerSecond);
-  }
+  const double elapsed_s =
+      e.tokens_at == absl::Time() ? 0 : absl::ToDoubleSeconds(now - e.tokens_at);
+  e.event_tokens =
+      std::min(kInstanceEventBurst, e.event_tokens + elapsed_s * kInstanceEventsPerSecond);
+  // What was dropped recently, drained at the node's rate: it grows only
+  // while the node sends more than twice its budget.
+  e.event_excess = std::max(0.0, e.event_excess - elapsed_s * kInstanceEventsPerSecond);
   e.tokens_at = now;
   if (e.event_tokens < 1) {
-    CountDropLocked(e, node, Drop::kRateLimited, absl::StrCat(
-        "instance events beyond ", kInstanceEventsPerSecond, "/s"));
+    CountDropLocked(e, node, Drop::kRateLimited, "instance events beyond the node's rate");
+    e.event_excess += 1;
+    if (e.event_excess > kInstanceEventBurst) {
+      e.event_excess = 0;
+      e.flood_until = now + kFloodPenalty;
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "node '", node, "' sent instance events far beyond ", kInstanceEventsPerSecond,
+          "/s (burst ", kInstanceEventBurst, "): disconnected for ",
+          absl::FormatDuration(kFloodPenalty)));
+    }
     return absl::OkStatus();
   }
   e.event_tokens -= 1;
@@ -318,9 +328,9 @@ void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string
   int64_t now_ms = common::ToUnixMillis(clock_->Now());
   events->push_back(Event{0, now_ms, "node", view->name(),
                           state == dcufleet::v1::NODE_READY ? "Normal" : "Warning",
-                          NodeStateName(state),
-                          absl::StrCat(NodeStateName(old), " -> ", NodeStateName(state), ": ",
-                                       reason)});
+                          std::string(common::NodeStateName(state)),
+                          absl::StrCat(common::NodeStateName(old), " -> ",
+                                       common::NodeStateName(state), ": ", reason)});
 }
 
 void FleetState::FlushEvents(const std::vector<Event>& events) {

@@ -99,6 +99,10 @@ class FleetState {
 
   static constexpr double kInstanceEventsPerSecond = 50;
   static constexpr double kInstanceEventBurst = 200;
+  // A node that keeps sending far past its budget (over twice the rate, until
+  // another burst's worth is dropped) is disconnected, and its Hello refused for this long:
+  // dropping is cheap, but reading a flood still costs the controller a core.
+  static constexpr absl::Duration kFloodPenalty = absl::Seconds(5);
 
   void SetListener(FleetListener* listener) { listener_ = listener; }
   const Options& options() const { return options_; }
@@ -120,6 +124,11 @@ class FleetState {
     // not a node's.
     double event_tokens = kInstanceEventBurst;
     absl::Time tokens_at;
+    // Recent drops, drained at kInstanceEventsPerSecond; past a burst's
+    // worth the node is flooding (sending over twice its budget).
+    double event_excess = 0;
+    // Disconnected for flooding: Hello is refused until then.
+    absl::Time flood_until;
     dcufleet::v1::NodeDrops drops;
     // Drops since the last log line about them (logged at most every 10 s).
     int64_t unlogged_drops = 0;
@@ -152,8 +161,5 @@ class FleetState {
   std::map<std::string, std::optional<dcufleet::v1::CommandResult>> pending_commands_
       ABSL_GUARDED_BY(mu_);
 };
-
-// "Ready", "NotReady", "Lost".
-std::string NodeStateName(dcufleet::v1::NodeState state);
 
 }  // namespace dcu::controller

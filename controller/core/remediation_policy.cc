@@ -1,6 +1,8 @@
 #include "controller/core/remediation_policy.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -78,7 +80,11 @@ RemediationPolicy::Handler RemediationPolicy::HandlerFor(DiagnosisAction action)
 std::string RemediationPolicy::RemediationKey(const AttemptFinding& f) {
   std::string key =
       absl::StrCat(f.failure_class(), ":", modelkit::DiagnosisActionName(f.remediation_action()));
-  for (const auto& [k, v] : f.params()) absl::StrAppend(&key, ":", k, "=", v);
+  // Protobuf map iteration order differs between copies of one map (a
+  // finding read back from the store, a copy in a vector): sort so the key,
+  // and with it the count of applications, is the same for equal findings.
+  std::map<std::string, std::string> sorted(f.params().begin(), f.params().end());
+  for (const auto& [k, v] : sorted) absl::StrAppend(&key, ":", k, "=", v);
   return key;
 }
 
@@ -158,7 +164,8 @@ RemediationDecision RemediationPolicy::SetEnv(Deployment& d, const Attempt&,
                                               const AttemptFinding& f,
                                               const FailureContext&) const {
   std::string applied;
-  for (const auto& [k, v] : f.params()) {
+  std::map<std::string, std::string> sorted(f.params().begin(), f.params().end());
+  for (const auto& [k, v] : sorted) {
     (*d.mutable_status()->mutable_extra_env())[k] = v;
     applied += absl::StrCat(applied.empty() ? "" : " ", k, "=", v);
   }

@@ -1,6 +1,9 @@
 #include "controller/service/node_service.h"
 
+#include <chrono>
 #include <deque>
+
+#include <grpcpp/alarm.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -57,21 +60,28 @@ class AgentStreamReactor final
   }
 
   void OnWriteDone(bool ok) override ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    outgoing_.pop_front();
-    if (!ok) {
-      writing_ = false;
-      return;
-    }
-    if (!outgoing_.empty() && !finishing_) {
-      StartWrite(&outgoing_.front());
-    } else {
-      writing_ = false;
-      if (finishing_ && !finished_) {
-        finished_ = true;
-        Finish(pending_status_);
+    grpc::Status finish_with;
+    {
+      absl::MutexLock lock(&mu_);
+      outgoing_.pop_front();
+      if (!ok) {
+        writing_ = false;
+        return;
       }
+      if (!outgoing_.empty() && !finishing_) {
+        StartWrite(&outgoing_.front());
+        return;
+      }
+      writing_ = false;
+      if (!finishing_ || finished_) return;
+      finished_ = true;
+      finish_with = pending_status_;
     }
+    // Outside the lock, and the last touch of `this`: once Finish is called,
+    // OnDone may run on another thread and delete the reactor (measured: a
+    // hostile agent reconnecting 40,000 times a second hit exactly that,
+    // "Mutex unlocked when destroyed").
+    Finish(finish_with);
   }
 
   void OnDone() override {
@@ -86,8 +96,32 @@ class AgentStreamReactor final
  private:
   void Continue(const absl::Status& s) {
     if (!s.ok()) {
-      DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message());
-      if (!node_.empty()) fleet_->OnRefused(node_, std::string(s.message()));
+      // A peer can make the controller refuse as often as it likes: the
+      // log says so a few times a second at most, then how many it left out.
+      static common::LogLimiter limiter(5, 1000);
+      int64_t suppressed = 0;
+      if (limiter.Allow(&suppressed)) {
+        DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message(),
+                     suppressed ? absl::StrCat(" (", suppressed, " more refusals not logged)") : "");
+      }
+      const std::string& who = node_.empty() ? claimed_ : node_;
+      if (!who.empty()) fleet_->OnRefused(who, std::string(s.message()));
+      if (node_.empty()) {
+        // A refused Hello is answered late (a tarpit): when the node's flood
+        // penalty is over, else after a second. Refused at once, a hostile
+        // agent reconnected 40,000 times a second, each a stream set up and
+        // torn down, and sent 65,536-device Hellos five times a second; an
+        // agent that dials again at once now cannot dial again for a while.
+        // A well-behaved agent backs off longer than that anyway.
+        const absl::Duration delay =
+            absl::IsResourceExhausted(s) ? FleetState::kFloodPenalty : absl::Seconds(1);
+        incoming_.Clear();  // nothing of it is needed while it waits
+        tarpit_status_ = ToGrpcStatus(s);
+        tarpit_.Set(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(absl::ToInt64Milliseconds(delay)),
+                    [this](bool) { FinishOnce(tarpit_status_); });
+        return;
+      }
       FinishOnce(ToGrpcStatus(s));
       return;
     }
@@ -108,6 +142,8 @@ class AgentStreamReactor final
           !s.ok()) {
         return s;
       }
+      // The name this stream may speak for: refusals from here on count on it.
+      claimed_ = msg.hello().node_name();
       // Agents authenticate with certificates; a token in Hello is never kept.
       msg.mutable_hello()->clear_token();
       auto welcome = fleet_->OnHello(msg.hello(), this);
@@ -133,14 +169,16 @@ class AgentStreamReactor final
 
   void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
     // The disconnect is recorded in OnDone, off gRPC's threads.
-    absl::MutexLock lock(&mu_);
-    if (finishing_) return;
-    finishing_ = true;
-    pending_status_ = status;
-    if (!writing_) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finishing_) return;
+      finishing_ = true;
+      pending_status_ = status;
+      if (writing_) return;  // OnWriteDone finishes
       finished_ = true;
-      Finish(status);
     }
+    // Outside the lock and last: see OnWriteDone.
+    Finish(status);
   }
 
   grpc::CallbackServerContext* ctx_;
@@ -152,6 +190,12 @@ class AgentStreamReactor final
   AgentMessage incoming_;
   // Set once by the reading side; read only by reactor callbacks.
   std::string node_;
+  // The Hello's node name once the caller may use it (before OnHello accepts).
+  std::string claimed_;
+  // Finishes a flooding node's refused Hello late (see Continue). Set at most
+  // once, and the reactor is deleted only after Finish, which it calls.
+  grpc::Alarm tarpit_;
+  grpc::Status tarpit_status_;
 
   absl::Mutex mu_;
   std::deque<ControllerMessage> outgoing_ ABSL_GUARDED_BY(mu_);

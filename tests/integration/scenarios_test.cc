@@ -525,7 +525,10 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   ASSERT_TRUE(moved) << d.dump(2) << h_.Logs();
   EXPECT_FALSE(testing::MarkedProcesses(old_id).empty()) << "the stopped node's instance runs on";
 
-  // node-a answers again: its assignment is empty now.
+  const auto replacement = testing::MarkedProcesses(new_id);
+  ASSERT_EQ(replacement.size(), 1u);
+
+  // node-a answers again: the replacement is Ready, so its orphan goes.
   h_.StopAgent("node-a", SIGCONT);
   ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
   bool one = testing::WaitFor(
@@ -544,8 +547,8 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   // node-a stopped it because its assignment no longer named it.
   EXPECT_THAT(testing::ReadFileOrEmpty(h_.Join("node-a.log")),
               HasSubstr(absl::StrCat("instance '", old_id, "' is not in generation")));
-  // Exactly one server process: the new instance's, on node-b.
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b").size(), 1u) << left;
+  // Exactly one server process: the replacement's, on node-b, untouched.
+  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b"), replacement) << left;
   d = h_.Deployment("qwen3-32b");
   const auto& st = d["deployment"]["status"];
   EXPECT_EQ(st["phase"], "DEPLOYMENT_READY");
@@ -557,6 +560,9 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   ASSERT_NE(lost, story.end()) << d.dump(2);
   EXPECT_NE(std::find(story.begin(), lost, "Ready"), lost) << d.dump(2);
   EXPECT_EQ(story.back(), "Ready");
+  bool duplicate_stopped = false;
+  for (const auto& e : d["events"]) duplicate_stopped |= e["reason"] == "DuplicateStopped";
+  EXPECT_TRUE(duplicate_stopped) << d.dump(2);
   bool after_loss = false;
   for (const auto& e : d["events"]) {
     if (e["reason"] == "NodeLost") after_loss = true;
@@ -577,6 +583,65 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
     if (e["reason"] == "Ready") ready_ms = at;
   }
   std::cout << "[scenario 4] NodeLost to Ready on node-b: " << (ready_ms - lost_ms) << " ms\n";
+}
+
+// Scenario 4b (issue 14): a node partitioned past lost-after and healed, with
+// nothing to replace its instance (the deployment is pinned to it): the
+// instance keeps its pid and is re-adopted; nothing is relaunched. Before,
+// the attempt ended on NodeLost and the returning node was told to stop the
+// healthy instance, which was then relaunched.
+TEST_F(ScenarioTest, NodePartitionedAndHealedKeepsAnInstanceNothingReplaced) {
+  ASSERT_TRUE(BuildSim("twok100"));
+  ASSERT_TRUE(StartController({"--not-ready-after", "1.5", "--lost-after", "4"}));
+  h_.StartAgent("node-a", NodeArgs("node-a", "none"), NodeEnv("node-a"));
+  h_.StartAgent("node-b", NodeArgs("node-b", "none"), NodeEnv("node-b"));
+  ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
+  ASSERT_TRUE(h_.WaitNodeState("node-b", "NODE_READY", 20)) << h_.Logs();
+  testing::CmdResult deploy = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "4", "--node", "node-a",
+                                         "--wait", "--wait-timeout", "60"});
+  ASSERT_EQ(deploy.exit_code, 0) << deploy.out << deploy.err << h_.Logs();
+  nlohmann::json d = h_.Deployment("qwen3-32b");
+  const std::string id = d["deployment"]["status"]["attempts"][0]["instance_id"];
+  const auto before = testing::MarkedProcesses(id);
+  ASSERT_EQ(before.size(), 1u);
+
+  h_.StopAgent("node-a", SIGSTOP);
+  ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_LOST", 20)) << h_.Logs();
+  // Lost: the deployment cannot move (pinned), the instance serves on.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", "") ==
+               "DEPLOYMENT_UNSCHEDULABLE";
+      },
+      absl::Seconds(20)))
+      << h_.Deployment("qwen3-32b").dump(2);
+  d = h_.Deployment("qwen3-32b");
+  EXPECT_TRUE(d["deployment"]["status"]["attempts"][0].value("orphaned", false)) << d.dump(2);
+  EXPECT_EQ(testing::MarkedProcesses(id), before);
+
+  h_.StopAgent("node-a", SIGCONT);
+  ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", "") ==
+               "DEPLOYMENT_READY";
+      },
+      absl::Seconds(20)))
+      << h_.Deployment("qwen3-32b").dump(2) << h_.Logs();
+  // Some status reports and passes later: the same process, and no other.
+  absl::SleepFor(absl::Seconds(2));
+  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b"), before);
+  d = h_.Deployment("qwen3-32b");
+  const auto& st = d["deployment"]["status"];
+  EXPECT_EQ(st["attempts"].back()["instance_id"], id) << d.dump(2);
+  EXPECT_EQ(st["attempts"].back().value("readopted_from", 0), 1) << d.dump(2);
+  EXPECT_FALSE(st["attempts"][0].value("orphaned", false)) << d.dump(2);
+  EXPECT_THAT(st["endpoint"].get<std::string>(), HasSubstr("node-a:"));
+  EXPECT_THAT(testing::ReadFileOrEmpty(h_.Join("node-a.log")),
+              ::testing::Not(HasSubstr("not in generation")));
+  bool readopted = false;
+  for (const auto& e : d["events"]) readopted |= e["reason"] == "Readopted";
+  EXPECT_TRUE(readopted) << d.dump(2);
 }
 
 // Scenario 5: the K100_AI node has the model and a stack but every device's

@@ -1,5 +1,6 @@
 #include "controller/core/deploy_controller.h"
 
+#include "absl/strings/str_cat.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/store/sqlite_store.h"
 #include "gmock/gmock.h"
@@ -84,7 +85,9 @@ class DeployControllerTest : public ::testing::Test {
   dcufleet::v1::Deployment Get(const std::string& n) { return *controller_->Get(n); }
   std::vector<std::string> EventReasons(const std::string& n) {
     std::vector<std::string> out;
-    for (const auto& e : *store_->ListEvents("deployment", n, 0)) out.push_back(e.reason);
+    // Held: a range-for over *temporary() reads a destroyed StatusOr (C++20).
+    auto events = store_->ListEvents("deployment", n, 0);
+    for (const auto& e : *events) out.push_back(e.reason);
     return out;
   }
   dcufleet::v1::DeploymentSpec Spec(int tp = 4) {
@@ -262,37 +265,103 @@ TEST_F(DeployControllerTest, UnreclaimedDevicesAreNamedWithTheirDeviceViewFigure
               HasSubstr("device 1 holds 59.00 GiB unreclaimed (4.80 GiB of 64.00 GiB free)"));
 }
 
-TEST_F(DeployControllerTest, LostNodeIsRescheduledAndReturningNodeGetsNoDuplicate) {
-  RecordingSession a, b;
-  Connect("node-a", &a);
-  Connect("node-b", &b);
-  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
-  controller_->ReconcileOnceForTest();
-  auto first = a.last().instances(0);
-  Report("node-a", &a, first, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
-  fleet_->OnDisconnect("node-a", &a);
-  clock_.Advance(absl::Seconds(61));
-  ASSERT_TRUE(fleet_->OnStatus("node-b", dcufleet::v1::NodeStatus(), &b).ok());
-  fleet_->Tick();
-  controller_->ReconcileOnceForTest();
-  controller_->ReconcileOnceForTest();
+class LostNodeTest : public DeployControllerTest {
+ protected:
+  // Ready on node-a; node-a goes silent past lost-after; the deployment is
+  // rescheduled onto node-b. Returns node-a's instance.
+  dcufleet::v1::InstanceSpec ReadyThenLost() {
+    Connect("node-a", &a_);
+    Connect("node-b", &b_);
+    EXPECT_TRUE(controller_->Deploy(Spec(), false).ok());
+    controller_->ReconcileOnceForTest();
+    auto first = a_.last().instances(0);
+    Report("node-a", &a_, first, dcufleet::v1::INSTANCE_READY);
+    controller_->ReconcileOnceForTest();
+    fleet_->OnDisconnect("node-a", &a_);
+    clock_.Advance(absl::Seconds(61));
+    EXPECT_TRUE(fleet_->OnStatus("node-b", dcufleet::v1::NodeStatus(), &b_).ok());
+    fleet_->Tick();
+    controller_->ReconcileOnceForTest();
+    controller_->ReconcileOnceForTest();
+    return first;
+  }
+  // node-a reconnects; its hello says it still runs `id`, Ready.
+  void Returns(const std::string& id) {
+    auto hello = MakeHello("node-a", "gfx928", 8, 64 * kGiB, 40 * kGiB);
+    auto* inst = hello.add_instances();
+    inst->set_instance_id(id);
+    inst->set_phase(dcufleet::v1::INSTANCE_READY);
+    ASSERT_TRUE(fleet_->OnHello(hello, &a2_).ok());
+    controller_->ReconcileOnceForTest();
+  }
+  RecordingSession a_, b_, a2_;
+};
+
+TEST_F(LostNodeTest, LostNodeIsRescheduledAndItsInstanceKeptAsAnOrphan) {
+  auto first = ReadyThenLost();
   auto d = Get("qwen3-32b");
   ASSERT_EQ(d.status().attempts_size(), 2);
+  EXPECT_TRUE(d.status().attempts(0).orphaned());
   EXPECT_EQ(d.status().attempts(1).placement().node(), "node-b");
-  ASSERT_FALSE(b.assignments.empty());
-  EXPECT_EQ(b.last().instances_size(), 1);
-  // node-a comes back still running the old instance: its assignment is empty.
-  RecordingSession a2;
-  auto hello = MakeHello("node-a", "gfx928", 8, 64 * kGiB, 40 * kGiB);
-  auto* inst = hello.add_instances();
-  inst->set_instance_id(first.instance_id());
-  inst->set_phase(dcufleet::v1::INSTANCE_READY);
-  ASSERT_TRUE(fleet_->OnHello(hello, &a2).ok());
+  ASSERT_FALSE(b_.assignments.empty());
+  EXPECT_EQ(b_.last().instances_size(), 1);
+  // node-a's desired set still names its instance: a partition must not stop it.
+  auto assigned = controller_->AssignedTo("node-a");
+  ASSERT_EQ(assigned.size(), 1u);
+  EXPECT_EQ(assigned[0].instance_id(), first.instance_id());
+}
+
+TEST_F(LostNodeTest, ReturningNodeWithAReadyReplacementElsewhereStopsItsDuplicate) {
+  auto first = ReadyThenLost();
+  Report("node-b", &b_, b_.last().instances(0), dcufleet::v1::INSTANCE_READY);
   controller_->ReconcileOnceForTest();
-  ASSERT_FALSE(a2.assignments.empty());
-  EXPECT_EQ(a2.last().instances_size(), 0);
-  EXPECT_EQ(Get("qwen3-32b").status().attempts_size(), 2);
+  ASSERT_EQ(Get("qwen3-32b").status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  Returns(first.instance_id());
+  ASSERT_FALSE(a2_.assignments.empty());
+  EXPECT_EQ(a2_.last().instances_size(), 0) << "the duplicate on node-a should be stopped";
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().attempts_size(), 2);
+  EXPECT_FALSE(d.status().attempts(0).orphaned());
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_EQ(b_.last().instances_size(), 1) << "the replacement keeps serving";
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Contains("DuplicateStopped"));
+}
+
+TEST_F(LostNodeTest, ReturningNodeWithNoReadyReplacementKeepsItsInstance) {
+  auto first = ReadyThenLost();
+  // node-b's replacement is still starting when node-a returns.
+  Returns(first.instance_id());
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().attempts_size(), 3);
+  EXPECT_EQ(d.status().attempts(1).phase(), dcufleet::v1::INSTANCE_STOPPED);
+  EXPECT_THAT(d.status().attempts(1).message(), HasSubstr("superseded"));
+  const auto& kept = d.status().attempts(2);
+  EXPECT_EQ(kept.instance_id(), first.instance_id());
+  EXPECT_EQ(kept.readopted_from(), 1);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(kept.instance(), first))
+      << "the re-adopted spec must be the one the agent runs, or it would restart it";
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_EQ(d.status().endpoint(), absl::StrCat("node-a:", first.port()));
+  ASSERT_FALSE(a2_.assignments.empty());
+  ASSERT_EQ(a2_.last().instances_size(), 1);
+  EXPECT_EQ(a2_.last().instances(0).instance_id(), first.instance_id());
+  EXPECT_EQ(b_.last().instances_size(), 0) << "the unready replacement should be stopped";
+  // The kept instance's launch was recorded once, when it first got Ready.
+  int ready_outcomes = 0;
+  for (const auto& o : knowledge_.outcomes) ready_outcomes += o.ready;
+  EXPECT_EQ(ready_outcomes, 1);
+  // A superseded attempt is not a failure of its plan.
+  EXPECT_EQ(d.status().failed_stacks_size(), 0);
+}
+
+TEST_F(LostNodeTest, ReturningNodeWithoutTheInstanceForgetsTheOrphan) {
+  ReadyThenLost();
+  Returns("some-other-instance");
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().attempts_size(), 2);
+  EXPECT_FALSE(d.status().attempts(0).orphaned());
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Contains("OrphanGone"));
+  EXPECT_TRUE(controller_->AssignedTo("node-a").empty());
 }
 
 TEST_F(DeployControllerTest, RestartedControllerResendsTheSameInstanceNotANewOne) {

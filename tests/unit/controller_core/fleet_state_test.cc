@@ -122,5 +122,84 @@ TEST_F(FleetStateTest, InventoryPersistedAtMostOncePerInterval) {
   EXPECT_EQ((*store_->ListNodes())[0].inventory.devices_size(), 2);
 }
 
+dcufleet::v1::InstanceEvent EventFor(const std::string& id) {
+  dcufleet::v1::InstanceEvent ev;
+  ev.mutable_status()->set_instance_id(id);
+  ev.mutable_status()->set_phase(dcufleet::v1::INSTANCE_READY);
+  return ev;
+}
+
+TEST_F(FleetStateTest, EventsForInstancesTheNodeDoesNotRunAreDroppedAndCounted) {
+  RecordingSession s;
+  auto hello = MakeHello("node-a", 1);
+  hello.add_instances()->set_instance_id("mine-1");
+  ASSERT_TRUE(fleet_->OnHello(hello, &s).ok());
+  ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("mine-1"), &s).ok());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("forged-" + std::to_string(i)), &s).ok());
+  }
+  auto v = fleet_->GetNode("node-a");
+  ASSERT_EQ(v->instances_size(), 1) << "forged instances were added to the node's view";
+  EXPECT_EQ(v->drops().events_unknown_instance(), 10);
+  EXPECT_THAT(v->drops().last_reason(), ::testing::HasSubstr("forged-9"));
+}
+
+TEST_F(FleetStateTest, AFloodIsRateLimitedThenDisconnectedAndHelloRefusedForAWhile) {
+  RecordingSession s;
+  auto hello = MakeHello("node-a", 1);
+  hello.add_instances()->set_instance_id("mine-1");
+  ASSERT_TRUE(fleet_->OnHello(hello, &s).ok());
+  // A burst's worth is taken, then events are dropped and counted (the
+  // clock stands still: no refill).
+  const int burst = static_cast<int>(FleetState::kInstanceEventBurst);
+  for (int i = 0; i < burst; ++i) {
+    ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("mine-1"), &s).ok()) << i;
+  }
+  EXPECT_EQ(fleet_->GetNode("node-a")->drops().events_rate_limited(), 0);
+  absl::Status last;
+  int sent = 0;
+  while (last.ok() && sent < 10 * burst) {
+    last = fleet_->OnInstanceEvent("node-a", EventFor("mine-1"), &s);
+    ++sent;
+  }
+  // Another burst's worth dropped with no time passing: the stream is refused.
+  EXPECT_EQ(last.code(), absl::StatusCode::kResourceExhausted) << last;
+  EXPECT_EQ(sent, burst + 1);
+  EXPECT_EQ(fleet_->GetNode("node-a")->drops().events_rate_limited(), burst + 1);
+  fleet_->OnDisconnect("node-a", &s);
+  RecordingSession s2;
+  auto again = fleet_->OnHello(hello, &s2);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(again.status().message()), ::testing::HasSubstr("may reconnect in"));
+  clock_.Advance(FleetState::kFloodPenalty);
+  EXPECT_TRUE(fleet_->OnHello(hello, &s2).ok());
+  // Refilled at the node's rate: a normal pace is accepted again.
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("mine-1"), &s2).ok());
+}
+
+TEST_F(FleetStateTest, AModestOverrunIsOnlyDropped) {
+  RecordingSession s;
+  auto hello = MakeHello("node-a", 1);
+  hello.add_instances()->set_instance_id("mine-1");
+  ASSERT_TRUE(fleet_->OnHello(hello, &s).ok());
+  // 90 events a second for 20 s against a budget of 50/s with a burst of
+  // 200: the excess is dropped, the budget still accepted, the stream kept.
+  int accepted_before = 0;
+  for (int sec = 0; sec < 20; ++sec) {
+    for (int i = 0; i < 90; ++i) {
+      clock_.Advance(absl::Microseconds(1000000 / 90));
+      ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("mine-1"), &s).ok()) << sec;
+    }
+    if (sec == 9) accepted_before = 900 - static_cast<int>(fleet_->GetNode("node-a")->drops().events_rate_limited());
+  }
+  const int64_t dropped = fleet_->GetNode("node-a")->drops().events_rate_limited();
+  EXPECT_GT(dropped, 0);
+  const int accepted = 1800 - static_cast<int>(dropped);
+  // About 50/s were taken in the last ten seconds.
+  EXPECT_NEAR(accepted - accepted_before, 500, 20);
+  EXPECT_EQ(fleet_->GetNode("node-a")->state(), dcufleet::v1::NODE_READY);
+}
+
 }  // namespace
 }  // namespace dcu::controller

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -159,6 +160,24 @@ TEST_F(RemediationPolicyTest, RetryRetriesNowUpToMaxAttemptsWithTheEnvHint) {
   EXPECT_EQ(d_.status().extra_env().at("NCCL_DEBUG"), "INFO");
   EXPECT_EQ(Decide(f).next, Next::kRetryNow);
   EXPECT_EQ(Decide(f).next, Next::kBackoff);
+}
+
+TEST(RemediationKeyTest, EqualFindingsGiveOneKeyWhateverTheMapOrder) {
+  // Protobuf map iteration order differs between copies of a map; the key
+  // counts applications, so a copy (a finding read back from the store) must
+  // give the same one. Enough entries that two orders are very likely.
+  AttemptFinding f = Finding("nccl_rccl_init_failure", dcufleet::v1::DIAGNOSIS_ACTION_RETRY);
+  for (int i = 0; i < 32; ++i) (*f.mutable_params())["p" + std::to_string(i)] = "v";
+  const std::string key = RemediationPolicy::RemediationKey(f);
+  for (int round = 0; round < 8; ++round) {
+    AttemptFinding copy;
+    ASSERT_TRUE(copy.ParseFromString(f.SerializeAsString()));
+    std::vector<AttemptFinding> in_a_vector = {copy, f};
+    EXPECT_EQ(RemediationPolicy::RemediationKey(copy), key);
+    EXPECT_EQ(RemediationPolicy::RemediationKey(in_a_vector[0]), key);
+    EXPECT_EQ(RemediationPolicy::RemediationKey(in_a_vector[1]), key);
+  }
+  EXPECT_THAT(key, HasSubstr(":p0=v:p1=v:p10=v"));
 }
 
 TEST_F(RemediationPolicyTest, AuditConfigRetriesWithANewFixElseFollowsThen) {

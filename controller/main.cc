@@ -63,6 +63,12 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--status-interval", status_interval_s, "seconds between agent reports")
       ->check(CLI::PositiveNumber);
+  double requalify_after_s = 6 * 3600;
+  app.add_option("--requalify-after", requalify_after_s,
+                 "seconds after its last failure before a stack broken by evidence is tried "
+                 "again (after every other plan)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   std::string catalog_dir, rules_file;
   double reconcile_interval_s = 1;
   app.add_option("--catalog", catalog_dir,
@@ -176,6 +182,7 @@ int main(int argc, char** argv) {
   }
   dcu::controller::ClassifierDiagnoser diagnoser(std::move(*classifier));
   dcu::controller::CatalogKnowledge knowledge(&catalog_store, &dcu::common::RealClock::Get());
+  knowledge.SetRequalifyAfter(absl::Seconds(requalify_after_s));
 
   dcu::controller::FleetState::Options opts;
   opts.not_ready_after = absl::Seconds(not_ready_after_s);

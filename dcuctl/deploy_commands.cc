@@ -147,6 +147,7 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
   const auto& s = d.spec();
   const auto& st = d.status();
   out << "Name:        " << s.name() << "\n";
+  if (!d.uid().empty()) out << "UID:         " << d.uid() << "\n";
   out << "Model:       " << s.model() << "\n";
   out << "Phase:       " << Phase(st.phase()) << "\n";
   out << "Message:     " << st.message() << "\n";

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/enum_names.h"
+#include "modelkit/learned_fix.h"
 #include "modelkit/stack_view.h"
 #include "modelkit/verdict.h"
 #include "google/protobuf/util/json_util.h"
@@ -74,6 +75,7 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
       for (const auto& av : v.arch_verdicts()) {
         if (av.arch() == arch) {
           verdict = std::string(common::VerdictStateName(av.state()));
+          if (av.learned_fix()) verdict += " (with learned fix)";
           reason = av.reason();
         }
       }
@@ -83,7 +85,8 @@ void RenderStacksTable(const dcufleet::v1::ListStacksResponse& resp, const std::
     } else {
       std::vector<std::string> verdicts;
       for (const auto& av : v.arch_verdicts()) {
-        verdicts.push_back(absl::StrCat(av.arch(), ":", common::VerdictStateName(av.state())));
+        verdicts.push_back(absl::StrCat(av.arch(), ":", common::VerdictStateName(av.state()),
+                                        av.learned_fix() ? "+fix" : ""));
       }
       row.push_back(verdicts.empty() ? "-" : absl::StrJoin(verdicts, " "));
       row.push_back(node_text);
@@ -166,6 +169,13 @@ void RenderStackDescription(const dcufleet::v1::GetStackResponse& resp, std::ost
   for (const auto& mv : v.model_verdicts()) {
     out << "  " << mv.arch() << " / " << mv.model() << ": " << mv.reason() << "\n";
   }
+  out << "Learned fixes (from launches made Ready by remediation; every later launch on the arch starts with them):\n";
+  if (v.learned_fixes().empty()) out << "  (none)\n";
+  for (const auto& f : v.learned_fixes()) {
+    out << "  " << f.arch() << ": " << modelkit::DescribeLearnedFix(f) << "\n"
+        << "    learned " << modelkit::FormatDay(f.at_ms()) << " on node '" << f.node()
+        << "' by instance '" << f.instance_id() << "' [" << f.evidence_id() << "]\n";
+  }
   out << "Present on:\n";
   if (v.present_on().empty()) out << "  (no node reported it)\n";
   for (const auto& e : v.present_on()) {
@@ -180,7 +190,10 @@ void RenderStackDescription(const dcufleet::v1::GetStackResponse& resp, std::ost
                            : absl::StrCat("failed ", e.failure_class());
     out << "  " << modelkit::FormatDay(e.at_ms()) << "  " << e.arch() << "  "
         << (e.model().empty() ? "(probe)" : e.model()) << (e.tp() > 0 ? absl::StrCat(" TP=", e.tp()) : "")
-        << "  " << what << "  [" << e.evidence_id() << "]\n";
+        << "  " << what << "  on " << e.node() << "  [" << e.evidence_id() << "]"
+        << (e.has_learned_fix() ? absl::StrCat("  learned: ", modelkit::DescribeLearnedFix(e.learned_fix()))
+                                : "")
+        << (e.carried_fix().empty() ? "" : absl::StrCat("  carried ", e.carried_fix())) << "\n";
   }
 }
 

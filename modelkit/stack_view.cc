@@ -1,5 +1,7 @@
 #include "modelkit/stack_view.h"
 
+#include "modelkit/learned_fix.h"
+
 #include <algorithm>
 
 #include "modelkit/verdict.h"
@@ -13,6 +15,10 @@ dcufleet::v1::StackView MakeStackView(const dcufleet::v1::Stack& stack,
   dcufleet::v1::StackView v;
   *v.mutable_stack() = stack;
   for (auto& verdict : ComputeArchVerdicts(stack, evidence, arch)) {
+    if (auto fix = LearnedFixFor(stack.id(), verdict.arch(), evidence)) {
+      verdict.set_learned_fix(true);
+      *v.add_learned_fixes() = std::move(*fix);
+    }
     *v.add_arch_verdicts() = std::move(verdict);
   }
   for (auto& verdict : ComputeModelVerdicts(stack, evidence, arch)) {

@@ -72,6 +72,17 @@ std::string IgnoredSummary(const std::vector<const Evidence*>& ignored) {
   return absl::StrJoin(parts, ", ");
 }
 
+// The one node whose launches alone make a broken verdict ("" when a second
+// node agrees, or a seed, probe or human row: the catalog's own word).
+std::string OnlyNode(const std::vector<const Evidence*>& failures) {
+  std::set<std::string> nodes;
+  for (const Evidence* e : failures) {
+    if (e->kind() != dcufleet::v1::EVIDENCE_LAUNCH) return "";
+    nodes.insert(e->node());
+  }
+  return nodes.size() == 1 ? *nodes.begin() : "";
+}
+
 }  // namespace
 
 FailureScope DefaultScopeOfFailureClass(absl::string_view c) {
@@ -90,6 +101,11 @@ FailureScope DefaultScopeOfFailureClass(absl::string_view c) {
   if (remediable->count(c)) return dcufleet::v1::SCOPE_REMEDIABLE;
   if (config->count(c)) return dcufleet::v1::SCOPE_MODEL_CONFIG;
   if (node->count(c)) return dcufleet::v1::SCOPE_NODE_STATE;
+  // Nothing recognised (a kill, a signal, a crash without a message, a lost
+  // node): it implicates the node or the moment, never the stack.
+  if (c.empty() || c == "unknown" || c == "node_lost" || c == "signal_while_serving") {
+    return dcufleet::v1::SCOPE_NODE_STATE;
+  }
   return dcufleet::v1::SCOPE_STACK_ARCH_MODEL;
 }
 
@@ -171,6 +187,8 @@ Verdict ComputeStackArchVerdict(absl::string_view stack_id, absl::string_view ar
                                           "earlier ready launches"),
                     " superseded (", DescribeRuns(ready), ")");
   }
+  v.set_only_node(OnlyNode(same));
+  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
   v.set_reason(reason);
   for (const Evidence* e : same) v.add_evidence_ids(e->evidence_id());
   return v;
@@ -209,6 +227,7 @@ Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
       v.set_failure_class(arch_verdict.failure_class());
       v.set_reason(absl::StrCat("broken for ", subject, " (the stack is ", arch_verdict.reason(),
                                 ")"));
+      v.set_only_node(arch_verdict.only_node());
       *v.mutable_evidence_ids() = arch_verdict.evidence_ids();
     } else if (arch_verdict.state() == dcufleet::v1::VERDICT_WORKS) {
       v.set_state(dcufleet::v1::VERDICT_UNTESTED);
@@ -241,6 +260,8 @@ Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
                                           "earlier ready launches"),
                     " superseded");
   }
+  v.set_only_node(OnlyNode(same));
+  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
   v.set_reason(reason);
   for (const Evidence* e : same) v.add_evidence_ids(e->evidence_id());
   return v;

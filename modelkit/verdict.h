@@ -9,7 +9,7 @@
 namespace dcu::modelkit {
 
 // What a failure class says about whom, for classes of the diagnosis
-// classifier (issue 6). Unknown classes count against the (stack, arch, model).
+// classifier (issue 6). A class this table does not know counts against the (stack, arch, model).
 //   stack-arch:   triton_unsupported_gpu_target, triton_kernel_compile_failure,
 //                 hip_invalid_device_function, unsupported_gpu_arch_runtime,
 //                 rocm_library_missing_arch, wrong_platform_build
@@ -18,8 +18,11 @@ namespace dcu::modelkit {
 //                 tp_not_divisible_heads
 //   node-state:   startup_free_memory_below_utilization, port_in_use,
 //                 cuda_oom_model_load, max_model_len_exceeds_kv_capacity
+//   node-state also: unknown and "" (a kill, a signal, a crash without a
+//                 message), node_lost, signal_while_serving
 //   stack-arch-model: everything else (unsupported_head_size,
 //                 unsupported_model_architecture, nccl_rccl_init_failure, ...)
+// A broken verdict resting on one node's launches only says so (only_node).
 dcufleet::v1::FailureScope DefaultScopeOfFailureClass(absl::string_view failure_class);
 
 // The scope a row counts under: its explicit scope, else the class default;

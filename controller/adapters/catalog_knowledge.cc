@@ -1,5 +1,7 @@
 #include "controller/adapters/catalog_knowledge.h"
 
+#include "modelkit/learned_fix.h"
+
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
@@ -169,6 +171,7 @@ void CatalogKnowledge::PlansForArch(const std::string& model, const std::string&
     Plan plan;
   };
   std::vector<Ranked> ranked;
+  const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
   absl::MutexLock lock(&mu_);
   LoadEvidenceLocked();
   static const std::vector<dcufleet::v1::Evidence> kNoEvidence;
@@ -191,9 +194,23 @@ void CatalogKnowledge::PlansForArch(const std::string& model, const std::string&
     const dcufleet::v1::Verdict& mv = vit->second.first;
     const dcufleet::v1::Verdict& av = vit->second.second;
     if (mv.state() == dcufleet::v1::VERDICT_BROKEN) {
-      p.set_verdict(dcufleet::v1::VERDICT_BROKEN);
-      p.set_excluded_reason(mv.reason());
-      excluded->push_back(p);
+      // Evidence that cannot poison the matrix (issue 15): one node's word
+      // demotes a stack, it does not exclude it fleet-wide; and a broken
+      // verdict is re-qualified once it is old enough: the plan is tried
+      // again, after every other plan. A failure then renews the verdict.
+      const bool one_node = !mv.only_node().empty();
+      const bool requalify = now_ms - mv.last_at_ms() >= absl::ToInt64Milliseconds(requalify_after_);
+      if (!one_node && !requalify) {
+        p.set_verdict(dcufleet::v1::VERDICT_BROKEN);
+        p.set_excluded_reason(mv.reason());
+        excluded->push_back(p);
+        continue;
+      }
+      p.set_verdict(dcufleet::v1::VERDICT_UNTESTED);
+      p.set_verdict_reason(absl::StrCat(
+          mv.reason(), requalify ? "; re-qualifying: tried once more, after the other plans"
+                                 : "; demoted: tried after the other plans"));
+      ranked.push_back({4, p});
       continue;
     }
     bool verified = mv.state() == dcufleet::v1::VERDICT_WORKS || av.state() == dcufleet::v1::VERDICT_WORKS;
@@ -453,6 +470,18 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
   apply_env(stack->env(), false);
   // The arch recipe's library order goes first: it exists to override.
   if (recipe) apply_env(recipe->env(), true);
+  // What earlier launches of this stack on this arch learned (issue 15):
+  // the next launch starts with it, on any node, for any deployment.
+  {
+    absl::MutexLock lock(&mu_);
+    LoadEvidenceLocked();
+    auto it = evidence_.find(EvidenceKey(stack->id(), placement.arch()));
+    if (it != evidence_.end()) {
+      if (auto fix = modelkit::LearnedFixFor(stack->id(), placement.arch(), it->second)) {
+        modelkit::ApplyLearnedFix(*fix, &out);
+      }
+    }
+  }
   return out;
 }
 
@@ -503,6 +532,8 @@ void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
   e.set_instance_id(o.instance_id);
   e.set_remediation(o.remediation);
   e.set_config_ok(o.config_ok);
+  if (o.ready && !modelkit::LearnedFixEmpty(o.learned_fix)) *e.mutable_learned_fix() = o.learned_fix;
+  e.set_carried_fix(o.carried_fix);
   e.set_evidence_id(common::NewId("ev"));
   auto r = store_->RecordEvidence(e);
   if (!r.ok()) {

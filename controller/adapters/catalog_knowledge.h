@@ -47,6 +47,10 @@ class CatalogKnowledge : public Knowledge {
   // Drops the cache (after an import).
   void Invalidate();
 
+  // How old a broken verdict must be before its stack is tried again (after
+  // every other plan). Default 6 h; `dcu-controller --requalify-after`.
+  void SetRequalifyAfter(absl::Duration d) { requalify_after_ = d; }
+
  private:
   // Stacks and models as of the last load: immutable, shared by readers.
   struct Snapshot {
@@ -77,6 +81,7 @@ class CatalogKnowledge : public Knowledge {
 
   CatalogStore* const store_;
   const common::Clock* const clock_;
+  absl::Duration requalify_after_ = absl::Hours(6);
   absl::Mutex mu_;
   std::shared_ptr<const Snapshot> cache_ ABSL_GUARDED_BY(mu_);
   absl::Time loaded_at_ ABSL_GUARDED_BY(mu_);

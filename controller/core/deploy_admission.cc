@@ -162,6 +162,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
           absl::StrCat("deployment '", spec.name(), "' is being created; try again"));
     }
     *d.mutable_spec() = spec;
+    d.set_uid(common::NewId("d"));
     d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     d.mutable_status()->set_message("waiting to be scheduled");
     d.mutable_status()->set_created_at_ms(absl::ToUnixMillis(now));

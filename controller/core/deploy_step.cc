@@ -16,6 +16,8 @@
 #include "common/logging.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
+#include "modelkit/learned_fix.h"
+#include "modelkit/verdict.h"
 
 namespace dcu::controller {
 
@@ -337,6 +339,10 @@ void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& n
     rec.remediation = absl::StrJoin(a.remediations(), "; ");
     rec.duration_ms = ctx.now_ms - a.created_at_ms();
     rec.config_ok = a.config_remediation().empty();
+    // What made it Ready becomes the stack's on this arch (issue 15): the fix
+    // the launch was rendered with, and what this deployment learned since.
+    rec.carried_fix = a.instance().learned_fix().evidence_id();
+    rec.learned_fix = modelkit::MergeLearnedFixes(a.instance().learned_fix(), st->learning());
     // A re-adopted instance's launch was recorded when it first got Ready.
     if (a.readopted_from() == 0) {
       knowledge_->RecordOutcome(rec);
@@ -391,6 +397,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   rec.remediation = absl::StrJoin(a.remediations(), "; ");
   rec.duration_ms = ctx.now_ms - a.created_at_ms();
   rec.config_ok = a.config_remediation().empty();
+  rec.carried_fix = a.instance().learned_fix().evidence_id();
 
   auto failover = [&](const std::string& why, const std::string& mark_broken = "stack_arch") {
     st->add_failed_stacks(a.stack_id());
@@ -413,7 +420,24 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
     }
     if (failures_on_plan >= d.spec().max_attempts_per_plan()) {
       failover(absl::StrCat(failures_on_plan, " failed attempts (last: ", why, ")"));
-      rec.scope = "stack_arch_model";
+      // Spent retries count against the stack only when the class implicates
+      // it: three port_in_use failures in 2 s (a port held by an unrelated
+      // service) used to record the stack as broken for the model, forever.
+      // A remediable class whose remediations are spent is the stack's.
+      switch (modelkit::DefaultScopeOfFailureClass(top)) {
+        case dcufleet::v1::SCOPE_NODE_STATE:
+          rec.scope = "node_state";
+          break;
+        case dcufleet::v1::SCOPE_MODEL_CONFIG:
+          rec.scope = "model_config";
+          break;
+        case dcufleet::v1::SCOPE_STACK_ARCH:
+          rec.scope = "stack_arch";
+          break;
+        default:
+          rec.scope = "stack_arch_model";
+          break;
+      }
       return;
     }
     absl::Duration b = Backoff(d, failures_on_plan);

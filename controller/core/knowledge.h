@@ -47,6 +47,12 @@ struct LaunchOutcomeRecord {
   std::string remediation;
   int64_t duration_ms = 0;
   bool config_ok = true;
+  // Ready: what made it Ready that a later launch of the stack on the arch
+  // should start with (the fix it carried, and what this deployment learned).
+  dcufleet::v1::LearnedFix learned_fix;
+  // The learned fix (its evidence id) the launch carried: a failure that
+  // implicates the stack demotes it.
+  std::string carried_fix;
 };
 
 // What the deploy path needs to know, split by who asks. Each is implemented

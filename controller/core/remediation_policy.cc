@@ -21,6 +21,14 @@ using Next = RemediationDecision::Next;
 
 namespace {
 
+// Records the class a learned change answered (once).
+void Answered(const AttemptFinding& f, dcufleet::v1::LearnedFix* learning) {
+  for (const auto& c : learning->answered()) {
+    if (c == f.failure_class()) return;
+  }
+  learning->add_answered(f.failure_class());
+}
+
 std::string Param(const AttemptFinding& f, const std::string& key) {
   auto it = f.params().find(key);
   return it == f.params().end() ? "" : it->second;
@@ -165,10 +173,14 @@ RemediationDecision RemediationPolicy::SetEnv(Deployment& d, const Attempt&,
                                               const FailureContext&) const {
   std::string applied;
   std::map<std::string, std::string> sorted(f.params().begin(), f.params().end());
+  auto* learning = d.mutable_status()->mutable_learning();
   for (const auto& [k, v] : sorted) {
     (*d.mutable_status()->mutable_extra_env())[k] = v;
+    // A variable that makes the stack work on this arch is the stack's.
+    (*learning->mutable_env())[k] = v;
     applied += absl::StrCat(applied.empty() ? "" : " ", k, "=", v);
   }
+  Answered(f, learning);
   return RetryNow(absl::StrCat("env ", applied));
 }
 
@@ -183,6 +195,14 @@ RemediationDecision RemediationPolicy::PrependLdLibraryPath(Deployment& d, const
       paths, {st->ld_library_path_prefix().begin(), st->ld_library_path_prefix().end()});
   st->clear_ld_library_path_prefix();
   for (const auto& p : merged) st->add_ld_library_path_prefix(p);
+  // A library order is the stack's on this arch (the rocm_smi directory of
+  // the incident report): learned for every later launch of it.
+  auto* learning = st->mutable_learning();
+  std::vector<std::string> learned = MergeLibraryOrder(
+      paths, {learning->ld_library_path_prefix().begin(), learning->ld_library_path_prefix().end()});
+  learning->clear_ld_library_path_prefix();
+  for (const auto& p : learned) learning->add_ld_library_path_prefix(p);
+  Answered(f, learning);
   return RetryNow(absl::StrCat("LD_LIBRARY_PATH order ", absl::StrJoin(paths, ":")));
 }
 

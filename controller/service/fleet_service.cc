@@ -64,12 +64,17 @@ grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* ctx, OwnedThreads& 
   return reactor;
 }
 
+// The events of this incarnation of the deployment only: one deleted and
+// created again under the same name is another deployment (another uid), and
+// its predecessor's events, all older than its creation, are not its own.
 void FillEvents(EventLog* events, const std::string& name,
                 dcufleet::v1::GetDeploymentResponse* resp) {
   if (!events) return;
   auto list = events->ListEvents("deployment", name, 200);
   if (!list.ok()) return;
+  const int64_t born_ms = resp->deployment().status().created_at_ms();
   for (const auto& e : *list) {
+    if (e.at_ms < born_ms) continue;
     auto* v = resp->add_events();
     v->set_at_ms(e.at_ms);
     v->set_type(e.type);

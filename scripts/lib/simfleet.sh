@@ -208,6 +208,22 @@ sim_twok100() {
   done
 }
 
+# sim_learnk100 DIR BUILD_DIR: node-a and node-b as in twok100, but their
+# vLLM 0.9.2 env fails at import with `undefined symbol: rsmi_init` unless
+# DTK's rocm_smi directory is first in LD_LIBRARY_PATH (seed 003, 修改一): a
+# failure the recipe does not fix and the controller must learn (issue 15).
+sim_learnk100() {
+  local dir=$1 build=$2 fake="$2/bin/fake_vllm" n
+  for n in node-a node-b; do
+    sim_k100_node "$dir" "$n"
+    # A bare env on a recorded tree: the agent roots recipe paths under --root.
+    sim_env "$dir/$n/envs/vllm-0.9.2-dtk2504" "$fake" 0.9.2 2.5.1 3.0.0 \
+      "{\"load_seconds\": 0.3, \"shards\": 4, \"failures\": [{\"kind\": \"rsmi_init_undefined\", \"required_first_ld_library_path\": \"$dir/$n/root/opt/dtk/.hyhal/rocm_smi/lib\"}]}"
+    sim_model_dir "$dir/$n/models/Qwen3-32B" \
+      "$SIM_REPO/tests/data/model-configs/qwen3-32b/config.json" 17 65527752704
+  done
+}
+
 # sim_nothing_fits DIR BUILD_DIR: node-k100 with Qwen3-32B and the vLLM 0.9.2
 # env but every device's device view nearly full (memory no process on the
 # node explains), and node-z100 (gfx906) with neither the model nor a stack.

@@ -644,6 +644,72 @@ TEST_F(ScenarioTest, NodePartitionedAndHealedKeepsAnInstanceNothingReplaced) {
   EXPECT_TRUE(readopted) << d.dump(2);
 }
 
+// Issue 15: what the controller learns from a fixed failure is kept. The
+// stack's env needs DTK's rocm_smi directory first in LD_LIBRARY_PATH; the
+// first deploy fails with `undefined symbol: rsmi_init`, is remediated and
+// serves. Deleted and deployed again, then after a controller restart on the
+// other node of the same arch: Ready with zero failed attempts, the library
+// order in the launch from the start. Before, every deploy failed the same
+// way first ("works (1 launch ready)" notwithstanding).
+TEST_F(ScenarioTest, ALearnedLibraryOrderIsKeptAcrossDeploymentsRestartsAndNodes) {
+  ASSERT_TRUE(BuildSim("learnk100"));
+  ASSERT_TRUE(StartController());
+  h_.StartAgent("node-a", NodeArgs("node-a", "none"), NodeEnv("node-a"));
+  ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
+  auto deploy = [&](const std::string& node) {
+    return h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "4", "--node", node, "--wait",
+                      "--wait-timeout", "90"});
+  };
+  auto failed_attempts = [](const nlohmann::json& d) {
+    int n = 0;
+    for (const auto& a : d["deployment"]["status"]["attempts"]) n += a["phase"] == "INSTANCE_FAILED";
+    return n;
+  };
+  const std::string kRocmSmi = "/opt/dtk/.hyhal/rocm_smi/lib";
+
+  testing::CmdResult r = deploy("node-a");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
+  nlohmann::json d = h_.Deployment("qwen3-32b");
+  ASSERT_EQ(failed_attempts(d), 1) << d.dump(2);
+  EXPECT_EQ(d["deployment"]["status"]["attempts"][0]["findings"][0]["failure_class"],
+            "shared_lib_undefined_symbol");
+  const std::string first_uid = d["deployment"]["uid"];
+  // The stack shows what it learned, and from where.
+  testing::CmdResult stacks = h_.Dcuctl({"get", "stacks", "--arch", "gfx928"});
+  EXPECT_THAT(stacks.out, HasSubstr("works (with learned fix)")) << stacks.out;
+  testing::CmdResult desc = h_.Dcuctl({"describe", "stack", "vllm-0.9.2-bare-dtk2504"});
+  EXPECT_THAT(desc.out, HasSubstr("LD_LIBRARY_PATH first: " + kRocmSmi)) << desc.out;
+  EXPECT_THAT(desc.out, HasSubstr("answered shared_lib_undefined_symbol")) << desc.out;
+
+  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b", "--wait"}).exit_code, 0);
+  r = deploy("node-a");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
+  d = h_.Deployment("qwen3-32b");
+  EXPECT_EQ(failed_attempts(d), 0) << d.dump(2);
+  const auto& again = d["deployment"]["status"]["attempts"][0]["instance"];
+  EXPECT_EQ(again["ld_library_path_prefix"][0], kRocmSmi) << again.dump(2);
+  // A new incarnation: another uid, and none of its predecessor's events.
+  EXPECT_NE(d["deployment"]["uid"], first_uid);
+  for (const auto& e : d["events"]) {
+    EXPECT_NE(e["reason"], "Failed") << "a predecessor's event: " << e.dump();
+    EXPECT_NE(e["reason"], "Remediated") << "a predecessor's event: " << e.dump();
+  }
+  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b", "--wait"}).exit_code, 0);
+
+  // A controller restart, and the other node of the same arch.
+  h_.KillController(SIGTERM);
+  ASSERT_TRUE(StartController());
+  h_.StartAgent("node-b", NodeArgs("node-b", "none"), NodeEnv("node-b"));
+  ASSERT_TRUE(h_.WaitNodeState("node-b", "NODE_READY", 30)) << h_.Logs();
+  r = deploy("node-b");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
+  d = h_.Deployment("qwen3-32b");
+  EXPECT_EQ(failed_attempts(d), 0) << d.dump(2);
+  EXPECT_EQ(d["deployment"]["status"]["attempts"][0]["placement"]["node"], "node-b");
+  EXPECT_EQ(d["deployment"]["status"]["attempts"][0]["instance"]["ld_library_path_prefix"][0],
+            kRocmSmi);
+}
+
 // Scenario 5: the K100_AI node has the model and a stack but every device's
 // device view is nearly full; the Z100 node has neither model nor stack.
 // `dcuctl deploy --wait` answers with one reason per node and nothing runs.

@@ -1,6 +1,8 @@
 #include "modelkit/verdict.h"
 
+#include "absl/strings/str_cat.h"
 #include "modelkit/catalog_loader.h"
+#include "modelkit/learned_fix.h"
 #include "modelkit/stack_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -172,6 +174,117 @@ TEST(RecipeTest, Gfx906RecipeMergesOverTheBase) {
     return;
   }
   FAIL() << "stack not found";
+}
+
+// Issue 15: evidence is weighed by what it implicates.
+TEST(VerdictTest, FailuresOfTheNodeOrTheMomentNeverMakeAStackBroken) {
+  std::vector<Evidence> rows = {Row("ok", 1000, true)};
+  // Three port_in_use failures in 2 s (an unrelated service on the port), a
+  // kill, a crash without a message, a lost node.
+  for (const char* cls : {"port_in_use", "port_in_use", "port_in_use", "unknown", "", "node_lost"}) {
+    rows.push_back(Row(absl::StrCat("f", rows.size()), 2000 + rows.size(), false, cls));
+  }
+  EXPECT_EQ(ComputeStackArchVerdict("s", "gfx928", rows).state(), dcufleet::v1::VERDICT_WORKS);
+  auto mv = ComputeModelVerdict("s", "gfx928", "m", rows);
+  EXPECT_EQ(mv.state(), dcufleet::v1::VERDICT_WORKS) << mv.reason();
+  EXPECT_EQ(DefaultScopeOfFailureClass("unknown"), dcufleet::v1::SCOPE_NODE_STATE);
+}
+
+TEST(VerdictTest, ABrokenVerdictOnOneNodesWordSaysSo) {
+  Evidence a1 = Row("a1", 1000, false, "triton_unsupported_gpu_target");
+  Evidence a2 = Row("a2", 2000, false, "triton_unsupported_gpu_target");
+  a1.set_node("node-a");
+  a2.set_node("node-a");
+  std::vector<Evidence> rows = {a1, a2};
+  auto v = ComputeStackArchVerdict("s", "gfx928", rows);
+  EXPECT_EQ(v.state(), dcufleet::v1::VERDICT_BROKEN);
+  EXPECT_EQ(v.only_node(), "node-a");
+  EXPECT_THAT(v.reason(), HasSubstr("on node 'node-a''s word only"));
+  EXPECT_EQ(ComputeModelVerdict("s", "gfx928", "m", rows).only_node(), "node-a");
+  // A second node agrees: the fleet's word.
+  Evidence b = Row("b", 3000, false, "triton_unsupported_gpu_target");
+  b.set_node("node-b");
+  rows.push_back(b);
+  EXPECT_EQ(ComputeStackArchVerdict("s", "gfx928", rows).only_node(), "");
+  // So does a seed row (the catalog's own word), with one node.
+  Evidence seed = Row("seed", 500, false, "triton_unsupported_gpu_target");
+  seed.set_kind(dcufleet::v1::EVIDENCE_SEED);
+  seed.set_node("node-a");
+  EXPECT_EQ(ComputeStackArchVerdict("s", "gfx928", {seed, a1, a2}).only_node(), "");
+}
+
+Evidence ReadyWithFix(const std::string& id, int64_t at_ms, const std::string& path,
+                      const std::string& carried = "") {
+  Evidence e = Row(id, at_ms, true);
+  e.set_node("node-a");
+  e.set_instance_id("i-" + id);
+  e.mutable_learned_fix()->add_ld_library_path_prefix(path);
+  e.mutable_learned_fix()->add_answered("shared_lib_undefined_symbol");
+  e.set_carried_fix(carried);
+  return e;
+}
+
+Evidence FailedCarrying(const std::string& id, int64_t at_ms, const std::string& cls,
+                        const std::string& carried) {
+  Evidence e = Row(id, at_ms, false, cls);
+  e.set_carried_fix(carried);
+  return e;
+}
+
+TEST(LearnedFixTest, TheNewestReadyLaunchWithAFixTeachesIt) {
+  EXPECT_FALSE(LearnedFixFor("s", "gfx928", {Row("plain", 1000, true)}).has_value());
+  std::vector<Evidence> rows = {ReadyWithFix("r1", 1000, "/old"), ReadyWithFix("r2", 2000, "/new"),
+                                Row("plain", 3000, true)};
+  auto fix = LearnedFixFor("s", "gfx928", rows);
+  ASSERT_TRUE(fix.has_value());
+  EXPECT_EQ(fix->ld_library_path_prefix(0), "/new");
+  EXPECT_EQ(fix->evidence_id(), "r2");
+  EXPECT_EQ(fix->node(), "node-a");
+  EXPECT_EQ(fix->instance_id(), "i-r2");
+  EXPECT_EQ(fix->at_ms(), 2000);
+  // Another arch, another stack: nothing.
+  EXPECT_FALSE(LearnedFixFor("s", "gfx906", rows).has_value());
+  EXPECT_FALSE(LearnedFixFor("t", "gfx928", rows).has_value());
+}
+
+TEST(LearnedFixTest, AFailureThatImplicatesTheStackDemotesTheFixItCarried) {
+  std::vector<Evidence> rows = {ReadyWithFix("r1", 1000, "/p")};
+  // The node's or the moment's failures do not.
+  rows.push_back(FailedCarrying("f1", 2000, "port_in_use", "r1"));
+  rows.push_back(FailedCarrying("f2", 2100, "unknown", "r1"));
+  rows.push_back(FailedCarrying("f3", 2200, "config_or_tokenizer_error", "r1"));
+  ASSERT_TRUE(LearnedFixFor("s", "gfx928", rows).has_value());
+  // The symbol comes back with the fix in force: it no longer fixes it.
+  rows.push_back(FailedCarrying("f4", 3000, "shared_lib_undefined_symbol", "r1"));
+  EXPECT_FALSE(LearnedFixFor("s", "gfx928", rows).has_value());
+  // An older fix does not come back with it.
+  rows.insert(rows.begin(), ReadyWithFix("r0", 500, "/older"));
+  EXPECT_FALSE(LearnedFixFor("s", "gfx928", rows).has_value());
+  // A later launch learns again: in force.
+  rows.push_back(ReadyWithFix("r5", 4000, "/relearned"));
+  auto fix = LearnedFixFor("s", "gfx928", rows);
+  ASSERT_TRUE(fix.has_value());
+  EXPECT_EQ(fix->ld_library_path_prefix(0), "/relearned");
+}
+
+TEST(LearnedFixTest, ApplyPutsTheLibrariesFirstAndRecordsTheFix) {
+  dcufleet::v1::InstanceSpec spec;
+  spec.add_ld_library_path_prefix("/opt/dtk/lib");
+  spec.add_ld_library_path_prefix("/opt/hyhal/lib");
+  (*spec.mutable_env())["A"] = "recipe";
+  dcufleet::v1::LearnedFix fix;
+  fix.add_ld_library_path_prefix("/opt/dtk/.hyhal/rocm_smi/lib");
+  fix.add_ld_library_path_prefix("/opt/dtk/lib");
+  (*fix.mutable_env())["A"] = "learned";
+  fix.set_evidence_id("ev-1");
+  ApplyLearnedFix(fix, &spec);
+  EXPECT_THAT(spec.ld_library_path_prefix(),
+              ::testing::ElementsAre("/opt/dtk/.hyhal/rocm_smi/lib", "/opt/dtk/lib", "/opt/hyhal/lib"));
+  EXPECT_EQ(spec.env().at("A"), "learned");
+  EXPECT_EQ(spec.learned_fix().evidence_id(), "ev-1");
+  auto merged = MergeLearnedFixes(fix, spec.learned_fix());
+  EXPECT_EQ(merged.ld_library_path_prefix_size(), 2);
+  EXPECT_THAT(DescribeLearnedFix(fix), HasSubstr("LD_LIBRARY_PATH first: /opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib"));
 }
 
 }  // namespace

@@ -20,6 +20,9 @@
 namespace dcu::modelkit {
 namespace {
 
+// Held-out top-1 of the shipped rules when the generalisation corpus came in.
+constexpr double kHeldOutFloorPercent = 61.0;  // 41/67 on 2026-12-01
+
 std::string SourceDir() {
   const char* dir = std::getenv("DCU_SOURCE_DIR");
   return dir != nullptr ? dir : ".";
@@ -144,6 +147,66 @@ TEST(DiagnosisCorpusTest, TopOneAccuracyAtLeastNinetyPercent) {
   for (const std::string& cls : StandardFailureClasses()) {
     EXPECT_TRUE(confusion.count(cls)) << "no corpus excerpt labelled " << cls;
   }
+}
+
+// The generalisation corpus (tests/data/diagnosis-corpus, see its SOURCE.md):
+// real logs from threads the rules were not written from, split by thread
+// into dev/ (may be tuned on) and heldout/ (only scored). A `none` excerpt is
+// a server that started fine: right when nothing is recognised ("unknown").
+struct SplitScore {
+  int correct = 0;
+  int total = 0;
+  std::map<std::string, std::pair<int, int>> by_label;  // label -> (ok, n)
+};
+
+SplitScore ScoreSplit(const LogClassifier& classifier, const std::string& dir, bool print) {
+  SplitScore score;
+  std::set<std::string> known(StandardFailureClasses().begin(), StandardFailureClasses().end());
+  known.insert("unknown");
+  known.insert("none");
+  for (const Entry& e : ReadIndex(dir)) {
+    EXPECT_TRUE(known.count(e.label)) << e.file << ": label '" << e.label << "' is not a class id";
+    EXPECT_FALSE(e.source.empty()) << e.file << " has no source";
+    std::string text = ReadFile(dir + "/" + e.file);
+    EXPECT_FALSE(text.empty()) << e.file << " is missing or empty";
+    dcufleet::v1::DiagnosisResult result = classifier.ClassifyText(text);
+    std::string top = result.findings_size() > 0 ? result.findings(0).failure_class() : "unknown";
+    const bool ok = e.label == "none" ? top == "unknown" : top == e.label;
+    score.correct += ok;
+    ++score.total;
+    auto& [good, n] = score.by_label[e.label];
+    good += ok;
+    ++n;
+    if (!ok && print) std::cout << "MISS " << e.file << ": expected " << e.label << ", got " << top << "\n";
+  }
+  return score;
+}
+
+TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
+  const std::string root = SourceDir() + "/tests/data/diagnosis-corpus";
+  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath),
+                                      AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  std::cout << "dev split (may be tuned on):\n";
+  SplitScore dev = ScoreSplit(*classifier, root + "/dev", true);
+  // Held-out: the score only; its misses are not printed, so that nobody
+  // tunes on them by reading the test's output.
+  SplitScore held = ScoreSplit(*classifier, root + "/heldout", false);
+  ASSERT_GT(dev.total, 0);
+  ASSERT_GT(held.total, 0);
+  auto pct = [](const SplitScore& s) { return 100.0 * s.correct / s.total; };
+  std::cout << std::fixed << std::setprecision(1) << "dev top-1: " << dev.correct << "/"
+            << dev.total << " = " << pct(dev) << "%\nheld-out top-1: " << held.correct << "/"
+            << held.total << " = " << pct(held) << "%\nheld-out by label (ok/n):\n";
+  for (const auto& [label, on] : held.by_label) {
+    std::cout << "  " << std::left << std::setw(40) << label << on.first << "/" << on.second << "\n";
+  }
+  // A floor at the figure measured when the corpus came in (docs/diagnosis.md):
+  // the classifier may only get better on logs it has never seen. The goal
+  // of issue 15 (95%) is not reached yet.
+  EXPECT_GE(pct(held), kHeldOutFloorPercent);
 }
 
 }  // namespace

@@ -1,0 +1,156 @@
+// CatalogKnowledge over a real SQLite catalog (the shipped one): what launch
+// outcomes do to the plans (issue 15: evidence that cannot poison the matrix)
+// and to the next launch (a learned fix).
+#include "controller/adapters/catalog_knowledge.h"
+
+#include "common/clock.h"
+#include "controller/store/sqlite_catalog_store.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "modelkit/catalog_loader.h"
+#include "tests/unit/catalog/test_paths.h"
+
+namespace dcu::controller {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kStack[] = "vllm-0.9.2-bare-dtk2504";
+constexpr char kModel[] = "qwen3-32b";
+
+class CatalogKnowledgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = SqliteCatalogStore::Open(":memory:");
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    auto catalog = modelkit::LoadCatalogDir(testing::CatalogDir());
+    ASSERT_TRUE(catalog.ok()) << catalog.status();
+    ASSERT_TRUE(store_->ImportCatalog(*catalog, absl::ToUnixMillis(clock_.Now())).ok());
+    knowledge_ = std::make_unique<CatalogKnowledge>(store_.get(), &clock_);
+  }
+  // The plan for kStack on gfx928, or nullptr; *excluded says where it was.
+  const dcufleet::v1::Plan* Find(bool* excluded) {
+    plans_.clear();
+    excluded_.clear();
+    knowledge_->PlansForArch(kModel, "gfx928", &plans_, &excluded_);
+    for (const auto& p : plans_) {
+      if (p.stack_id() == kStack) {
+        *excluded = false;
+        return &p;
+      }
+    }
+    for (const auto& p : excluded_) {
+      if (p.stack_id() == kStack) {
+        *excluded = true;
+        return &p;
+      }
+    }
+    return nullptr;
+  }
+  void Outcome(const std::string& node, bool ready, const std::string& cls,
+               const std::string& scope, dcufleet::v1::LearnedFix fix = {},
+               const std::string& carried = "") {
+    LaunchOutcomeRecord r;
+    r.stack_id = kStack;
+    r.node = node;
+    r.arch = "gfx928";
+    r.model = kModel;
+    r.tp = 4;
+    r.ready = ready;
+    r.failure_class = cls;
+    r.scope = scope;
+    r.instance_id = "qwen3-32b-1-abc";
+    r.learned_fix = std::move(fix);
+    r.carried_fix = carried;
+    knowledge_->RecordOutcome(r);
+    clock_.Advance(absl::Seconds(1));
+  }
+
+  common::FakeClock clock_{absl::Now()};  // after the shipped evidence
+  std::unique_ptr<SqliteCatalogStore> store_;
+  std::unique_ptr<CatalogKnowledge> knowledge_;
+  std::vector<dcufleet::v1::Plan> plans_, excluded_;
+};
+
+TEST_F(CatalogKnowledgeTest, PortInUseThreeTimesDoesNotExcludeAWorkingStack) {
+  bool excluded = true;
+  ASSERT_NE(Find(&excluded), nullptr);
+  ASSERT_FALSE(excluded);
+  for (int i = 0; i < 3; ++i) Outcome("node-a", false, "port_in_use", "node_state");
+  const dcufleet::v1::Plan* p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(excluded) << p->excluded_reason();
+  EXPECT_EQ(p->verdict(), dcufleet::v1::VERDICT_WORKS);
+}
+
+TEST_F(CatalogKnowledgeTest, OneNodesFailureDemotesASecondNodesExcludesThenItIsRequalified) {
+  Outcome("node-a", false, "triton_kernel_compile_failure", "stack_arch");
+  bool excluded = true;
+  const dcufleet::v1::Plan* p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(excluded) << "one node's word excluded the stack fleet-wide";
+  EXPECT_THAT(p->verdict_reason(), HasSubstr("on node 'node-a''s word only"));
+  EXPECT_THAT(p->verdict_reason(), HasSubstr("demoted"));
+  EXPECT_EQ(p->rank(), static_cast<int>(plans_.size())) << "a demoted stack is tried last";
+
+  Outcome("node-b", false, "triton_kernel_compile_failure", "stack_arch");
+  p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(excluded);
+  EXPECT_THAT(p->excluded_reason(), HasSubstr("triton_kernel_compile_failure"));
+
+  // Old enough: tried once more, after the other plans.
+  clock_.Advance(absl::Hours(6));
+  p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(excluded);
+  EXPECT_THAT(p->verdict_reason(), HasSubstr("re-qualifying"));
+  // It works now: the verdict recovers.
+  Outcome("node-b", true, "", "");
+  p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(excluded);
+  EXPECT_EQ(p->verdict(), dcufleet::v1::VERDICT_WORKS);
+}
+
+TEST_F(CatalogKnowledgeTest, ALearnedFixIsRenderedIntoTheNextLaunchOnAnyNode) {
+  bool excluded = false;
+  const dcufleet::v1::Plan* p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  dcufleet::v1::Plan plan = *p;
+  dcufleet::v1::Placement placement;
+  placement.set_node("node-b");
+  placement.set_arch("gfx928");
+  placement.set_tp(4);
+  placement.set_port(8000);
+  dcufleet::v1::DeploymentSpec spec;
+  spec.set_model(kModel);
+  spec.set_max_model_len(8192);
+  spec.set_max_num_seqs(16);
+  auto before = knowledge_->RenderLaunch(spec, plan, placement, "/models/Qwen3-32B", 0);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_FALSE(before->has_learned_fix());
+
+  dcufleet::v1::LearnedFix fix;
+  fix.add_ld_library_path_prefix("/opt/dtk/.hyhal/rocm_smi/lib");
+  fix.add_answered("shared_lib_undefined_symbol");
+  Outcome("node-a", true, "", "", fix);
+  auto after = knowledge_->RenderLaunch(spec, plan, placement, "/models/Qwen3-32B", 0);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_GT(after->ld_library_path_prefix_size(), 0);
+  EXPECT_EQ(after->ld_library_path_prefix(0), "/opt/dtk/.hyhal/rocm_smi/lib");
+  EXPECT_EQ(after->learned_fix().node(), "node-a");
+  const std::string learned_from = after->learned_fix().evidence_id();
+  EXPECT_FALSE(learned_from.empty());
+
+  // A launch that carried it fails the same way: demoted, the next launch
+  // goes without it (and can learn again).
+  Outcome("node-b", false, "shared_lib_undefined_symbol", "remediable", {}, learned_from);
+  auto demoted = knowledge_->RenderLaunch(spec, plan, placement, "/models/Qwen3-32B", 0);
+  ASSERT_TRUE(demoted.ok());
+  EXPECT_FALSE(demoted->has_learned_fix());
+}
+
+}  // namespace
+}  // namespace dcu::controller

@@ -26,6 +26,7 @@
 #include "controller/core/fleet_state.h"
 #include "controller/core/remediation_policy.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "controller/store/sqlite_deployment_store.h"
@@ -166,9 +167,16 @@ int main(int argc, char** argv) {
   }
   rules_file = dcu::common::FindDataPath(rules_file, "DCU_DIAGNOSIS_RULES",
                                          "diagnosis/rules.txtpb");
-  // Only rules whose actions the reconciler executes are loadable.
-  auto rules = dcu::modelkit::LoadDiagnosisRulesFile(
-      rules_file, dcu::controller::RemediationPolicy::HandledActions());
+  // Only rules whose actions the reconciler executes are loadable. With no
+  // file given or found, the rules built into the binary.
+  auto rules = rules_file.empty()
+                   ? dcu::modelkit::ParseDiagnosisRules(
+                         dcu::modelkit::EmbeddedDiagnosisRulesText(),
+                         dcu::modelkit::kEmbeddedDiagnosisRulesName,
+                         dcu::controller::RemediationPolicy::HandledActions())
+                   : dcu::modelkit::LoadDiagnosisRulesFile(
+                         rules_file, dcu::controller::RemediationPolicy::HandledActions());
+  if (rules_file.empty()) rules_file = std::string(dcu::modelkit::kEmbeddedDiagnosisRulesName);
   if (!rules.ok()) {
     std::cerr << "dcu-controller: diagnosis rules '" << rules_file
               << "': " << rules.status().message() << "\n";

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
 
 namespace dcu::dcuctl {
@@ -163,14 +164,15 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
     options.facts[fact.substr(0, eq)] = fact.substr(eq + 1);
   }
 
+  // --rules, $DCU_DIAGNOSIS_RULES, the source tree's or /etc's file; else the
+  // rules built into this binary (an installed dcuctl run from anywhere).
   std::string rules_path = ResolveDiagnosisRulesPath(args.rules_path);
-  if (rules_path.empty()) {
-    err << "error: no diagnosis rules found (looked at $DCU_DIAGNOSIS_RULES, "
-        << modelkit::kDefaultDiagnosisRulesPath << ", " << kSystemRulesPath
-        << "); pass --rules FILE\n";
-    return 2;
-  }
-  auto rules = modelkit::LoadDiagnosisRulesFile(rules_path, modelkit::AllDiagnosisActions());
+  auto rules = rules_path.empty()
+                   ? modelkit::ParseDiagnosisRules(modelkit::EmbeddedDiagnosisRulesText(),
+                                                   modelkit::kEmbeddedDiagnosisRulesName,
+                                                   modelkit::AllDiagnosisActions())
+                   : modelkit::LoadDiagnosisRulesFile(rules_path, modelkit::AllDiagnosisActions());
+  if (rules_path.empty()) rules_path = std::string(modelkit::kEmbeddedDiagnosisRulesName);
   if (!rules.ok()) {
     err << "error: " << rules.status().message() << "\n";
     return 2;

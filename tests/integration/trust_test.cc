@@ -298,6 +298,30 @@ TEST(HostileAgent, FloodAndHugeInventoryAreDroppedCountedAndBounded) {
   EXPECT_EQ(j["final_check_mismatched"].get<int64_t>(), 0);
 }
 
+// Issue 15: `dcuctl diagnose` run from anywhere but the checkout said "no
+// diagnosis rules found". A copy of the binary, run from an empty directory
+// with no rules file anywhere it looks, uses the rules built into it.
+TEST(InstalledDcuctl, DiagnosesFromAnyDirectoryWithItsBuiltInRules) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.Join("opt/bin"));
+  std::filesystem::copy_file(BinPath("dcuctl"), dir.Join("opt/bin/dcuctl"));
+  std::filesystem::create_directories(dir.Join("work"));
+  std::ofstream(dir.Join("work/engine.log"))
+      << "ImportError: /opt/dtk/lib/librccl.so.1: undefined symbol: rsmi_init\n";
+  CmdResult r = testing::RunCmd({"/usr/bin/env", "-u", "DCU_DIAGNOSIS_RULES", "-C", dir.Join("work"),
+                                 dir.Join("opt/bin/dcuctl"), "diagnose", "--log", "engine.log"},
+                                {}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("shared_lib_undefined_symbol")) << r.out << r.err;
+  // An override file still wins, and a broken one is named.
+  std::ofstream(dir.Join("work/bad.txtpb")) << "rule { id: \"x\" failure_class: ";
+  r = testing::RunCmd({"/usr/bin/env", "-C", dir.Join("work"), dir.Join("opt/bin/dcuctl"),
+                       "diagnose", "--log", "engine.log", "--rules", "bad.txtpb"},
+                      {}, 30);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("bad.txtpb"));
+}
+
 int64_t StatusKiB(int pid, const std::string& key) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;

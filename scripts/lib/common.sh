@@ -42,13 +42,20 @@ ensure_deps() {
 
 # Configures (once) and builds everything; binaries land in build/bin.
 build_all() {
+  build_targets
+}
+
+# build_targets [TARGET...]: configures once, then builds the targets named
+# (all of them when none is): scripts/demo builds only what it runs, so a
+# newcomer sees the fleet long before every test and benchmark is built.
+build_targets() {
   local jobs="${DCU_JOBS:-$(nproc)}"
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     log "configuring in $BUILD_DIR"
     cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   fi
-  log "building (ninja -j$jobs)"
-  ninja -C "$BUILD_DIR" -j "$jobs"
+  log "building ${*:-everything} (ninja -j$jobs)"
+  ninja -C "$BUILD_DIR" -j "$jobs" "$@"
 }
 
 # Clang's thread-safety analysis over the project's own translation units

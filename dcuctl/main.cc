@@ -17,6 +17,7 @@
 #include "dcuctl/node_commands.h"
 #include "dcuctl/pki_commands.h"
 #include "dcuctl/query.h"
+#include "dcuctl/suggest.h"
 
 int main(int argc, char** argv) {
   using namespace dcu::dcuctl;
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   auto* version = app.add_subcommand("version", "print client and controller versions");
 
   auto* get = app.add_subcommand("get", "list objects")->require_subcommand(1);
-  auto* get_nodes = get->add_subcommand("nodes", "list nodes")->alias("node");
+  auto* get_nodes = get->add_subcommand("nodes", "list nodes")->alias("node")->alias("no");
   std::string stacks_arch;
   auto* get_stacks = get->add_subcommand("stacks", "the tested-stack matrix")->alias("stack");
   get_stacks->add_option("--arch", stacks_arch, "only stacks for this arch, with their verdicts");
@@ -53,15 +54,17 @@ int main(int argc, char** argv) {
   std::string node_name;
   auto* describe_node = describe->add_subcommand("node", "show a node's devices, memory views, "
                                                          "holders and findings");
+  describe_node->alias("nodes")->alias("no");
   describe_node->add_option("NAME", node_name, "node name")->required();
   std::string deployment_name;
   auto* describe_deployment = describe->add_subcommand(
       "deployment", "plans, placement, attempts, findings and events of a deployment");
-  describe_deployment->alias("deploy");
+  describe_deployment->alias("deployments")->alias("deploy");
   describe_deployment->add_option("NAME", deployment_name, "deployment name")->required();
 
   std::string stack_id;
   auto* describe_stack = describe->add_subcommand("stack", "versions, recipes, verdicts and evidence");
+  describe_stack->alias("stacks");
   describe_stack->add_option("ID", stack_id, "stack id")->required();
 
   auto* stack_cmd = app.add_subcommand("stack", "stack catalog operations")->require_subcommand(1);
@@ -130,7 +133,7 @@ int main(int argc, char** argv) {
   std::string delete_name;
   bool delete_wait = false;
   auto* del_deployment = del->add_subcommand("deployment", "stop and remove a deployment");
-  del_deployment->alias("deploy");
+  del_deployment->alias("deployments")->alias("deploy");
   del_deployment->add_option("NAME", delete_name, "deployment name")->required();
   del_deployment->add_flag("--wait", delete_wait, "wait until its instances are stopped");
 
@@ -168,6 +171,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // A mistyped command gets its name and the closest ones, not CLI11's
+    // "A subcommand is required".
+    std::string unknown = UnknownCommandMessage(app, std::vector<std::string>(argv + 1, argv + argc));
+    if (!unknown.empty()) {
+      std::cerr << "error: " << unknown << "\n";
+      return kExitUsage;
+    }
     app.exit(e);
     return kExitUsage;
   }

@@ -1,5 +1,7 @@
 #include "controller/service/fleet_service.h"
 
+#include <algorithm>
+
 #include <malloc.h>
 
 #include "absl/strings/str_cat.h"
@@ -311,8 +313,10 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
         return absl::OkStatus();
       }
     }
-    // The node is away or the log is gone: the tail kept with the attempt.
-    for (const auto& l : a.log_tail()) resp->add_lines(l);
+    // The node is away or the log is gone: the tail kept with the attempt,
+    // cut to what was asked (it printed all 51 stored lines for --tail 5).
+    const int kept = a.log_tail_size();
+    for (int i = std::max(0, kept - tail); i < kept; ++i) resp->add_lines(a.log_tail(i));
     if (resp->lines().empty()) {
       return absl::UnavailableError(absl::StrCat(
           "no logs for instance '", a.instance_id(), "': node '", a.placement().node(), "' ",

@@ -322,6 +322,51 @@ TEST(InstalledDcuctl, DiagnosesFromAnyDirectoryWithItsBuiltInRules) {
   EXPECT_THAT(r.err, HasSubstr("bad.txtpb"));
 }
 
+// Issue 16: `logs NAME --instance ID --tail 5` printed all 51 stored lines
+// for an exited instance when the node could not be asked (the stored-tail
+// fallback ignored the limit).
+TEST(Logs, TheStoredTailHonoursTail) {
+  testing::FleetHarness h;
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  MakeSimNode(h, build);
+  // The only working env now fails at once, with a long traceback.
+  std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
+                std::ios::trunc)
+      << R"({"load_seconds": 0.1, "failures": [{"kind": "triton_unsupported_target", "arch": "gfx928"}]})";
+  ASSERT_TRUE(h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2",
+                                 "--status-interval", "0.3"}));
+  ChildProcess* agent =
+      h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
+  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  h.Dcuctl({"deploy", "qwen3-32b", "--name", "tail-qwen", "--tp", "2", "--wait", "--wait-timeout",
+            "30"});
+  std::string id;
+  int stored = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        nlohmann::json d = h.Deployment("tail-qwen");
+        for (const auto& a : d["deployment"]["status"]["attempts"]) {
+          if (a.value("phase", "") == "INSTANCE_FAILED" && a.contains("log_tail")) {
+            id = a["instance_id"];
+            stored = static_cast<int>(a["log_tail"].size());
+            return true;
+          }
+        }
+        return false;
+      },
+      absl::Seconds(40)))
+      << h.Deployment("tail-qwen").dump(2) << h.Logs();
+  ASSERT_GT(stored, 5) << "the failure's stored tail is too short to show the limit";
+  // The node cannot be asked now: the stored tail answers.
+  agent->Signal(SIGKILL);
+  agent->Wait(absl::Seconds(10));
+  CmdResult r = h.Dcuctl({"logs", "tail-qwen", "--instance", id, "--tail", "5"}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int lines = 0;
+  for (char c : r.out) lines += c == '\n';
+  EXPECT_EQ(lines, 5) << r.out;
+}
+
 int64_t StatusKiB(int pid, const std::string& key) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;

@@ -46,8 +46,18 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeClientCredentials(
     // unix: sockets are local; any other target that is not HOST:PORT
     // (dns:///..., ipv4:...) may be remote and needs TLS or --insecure.
     bool local = o.controller.rfind("unix:", 0) == 0;
+    // A gRPC target URI (unix:, dns:///, ipv4:, ipv6:) is not a HOST:PORT.
+    const bool uri = local || o.controller.find("://") != std::string::npos;
     auto hp = common::ParseHostPort(o.controller);
     if (hp.ok()) local = common::IsLoopbackHost(hp->host);
+    // "--controller nonsense" is a bad address, not a plaintext question.
+    if (!hp.ok() && !uri && o.controller.rfind("ipv4:", 0) != 0 &&
+        o.controller.rfind("ipv6:", 0) != 0 && o.controller.rfind("dns:", 0) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "controller address '", o.controller, "' is not HOST:PORT (",
+          hp.status().message(), "); for example --controller 127.0.0.1:7070, or set "
+          "$DCUFLEET_CONTROLLER"));
+    }
     if (!local && !o.insecure) {
       return absl::InvalidArgumentError(absl::StrCat(
           "refusing to talk to controller '", o.controller,

@@ -61,6 +61,19 @@ TEST(DcuctlKinds, SingularPluralAndShortFormsAreAccepted) {
   }
 }
 
+TEST(DcuctlAddress, ANonsenseAddressIsABadAddress) {
+  testing::CmdResult r =
+      testing::RunCmd({testing::BinPath("dcuctl"), "--controller", "nonsense", "get", "nodes"}, {}, 20);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("controller address 'nonsense' is not HOST:PORT"));
+  EXPECT_THAT(r.err, Not(HasSubstr("plaintext")));
+  // A remote HOST:PORT without TLS is still refused for what it is.
+  r = testing::RunCmd({testing::BinPath("dcuctl"), "--controller", "10.1.2.3:7070", "get", "nodes"},
+                      {}, 20);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("plaintext"));
+}
+
 TEST(EditDistance, CountsASwapAsOneSlip) {
   EXPECT_EQ(dcuctl::EditDistance("gte", "get"), 1);
   EXPECT_EQ(dcuctl::EditDistance("nodez", "nodes"), 1);

@@ -49,10 +49,8 @@ HEAD
 
 Where commands disagree with this table today (issue 16, open): `model
 audit` exits 1 when it reports findings; `diagnose` exits 0 when it
-recognises a failure and 1 when it recognises none; `--controller nonsense`
-is refused as plaintext to a non-loopback address rather than as a bad
-address; a controller address that answers but does not speak gRPC exits 1,
-not 4.
+recognises a failure and 1 when it recognises none; a controller address
+that answers but does not speak gRPC exits 1, not 4.
 KNOWN
   echo
   echo "## Commands"

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -125,6 +126,24 @@ int main(int argc, char** argv) {
     return absl::StrCat("pid ", getpid(), ", listening on ", address, ", since ",
                         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()));
   };
+  // The database's directory is created when missing (the README's
+  // /var/lib/dcufleet/controller.db on a fresh machine used to fail with
+  // SQLite's "unable to open database file").
+  if (db != ":memory:") {
+    std::filesystem::path parent = std::filesystem::path(db).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
+      std::filesystem::create_directories(parent, ec);
+      if (ec) {
+        std::cerr << "dcu-controller: cannot create the database directory '" << parent.string()
+                  << "': " << ec.message()
+                  << "; create it (as a user who may), or pass --db with a writable path\n";
+        return 1;
+      }
+      std::filesystem::permissions(parent, std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
+    }
+  }
   auto store_lock = dcu::controller::StoreLock::Acquire(db, holder(listen));
   if (!store_lock.ok()) {
     std::cerr << "dcu-controller: " << store_lock.status().message() << "\n";

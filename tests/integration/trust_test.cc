@@ -77,6 +77,22 @@ TEST(OneControllerPerStore, SecondControllerOnTheSameDatabaseIsRefusedNamingTheF
   EXPECT_TRUE(next->Running());
 }
 
+// Issue 16: `dcu-controller --db /var/lib/dcufleet/controller.db` on a fresh
+// machine failed with "unable to open database file": the directory is made.
+TEST(StoreDirectory, AMissingDatabaseDirectoryIsCreated) {
+  testing::TempDir dir;
+  int port = 0;
+  auto c = StartController(dir, dir.Join("var/lib/dcufleet/controller.db"), "nested", &port);
+  EXPECT_GT(port, 0) << c->Log();
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("var/lib/dcufleet/controller.db"))) << c->Log();
+  // A directory that cannot be made is said so, with what to do.
+  CmdResult r = RunCmd({BinPath("dcu-controller"), "--listen", "127.0.0.1:0", "--db",
+                        "/proc/dcufleet-test/controller.db"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cannot create the database directory '/proc/dcufleet-test'"));
+  EXPECT_THAT(r.err, HasSubstr("--db"));
+}
+
 TEST(OneControllerPerStore, SecondControllerCannotShareTheListeningPort) {
   testing::TempDir dir;
   int port = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -369,7 +370,19 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   std::vector<dcufleet::v1::AttemptFinding> findings;
   const NodeView* placed_node = ctx.Node(a.placement().node());
   const int64_t device_total = placed_node ? PlacedDeviceTotal(*placed_node, a.placement()) : 0;
-  if (diagnoser_ && !tail.empty()) {
+  if (a.ready_at_ms() != 0 && absl::StartsWith(a.message(), "killed by signal")) {
+    // A signal death while serving is its own, obvious class: someone or
+    // something (the OOM killer, an operator) ended a healthy server. Its
+    // log tail is access lines; reading a cause into them gave
+    // "unknown (10%) → human". Restarted with back-off; never the stack's.
+    dcufleet::v1::AttemptFinding f;
+    f.set_failure_class("signal_while_serving");
+    f.set_confidence(1.0);
+    f.add_evidence(a.message());
+    f.set_remediation_detail("restarted with back-off; if it repeats, look for the OOM killer "
+                             "(dmesg) or whoever sends the signal");
+    findings.push_back(std::move(f));
+  } else if (diagnoser_ && !tail.empty()) {
     findings = diagnoser_->Diagnose(tail, knowledge_->DiagnosisFacts(d.spec(), a, device_total));
   }
   a.clear_findings();

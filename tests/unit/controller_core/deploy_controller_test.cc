@@ -364,6 +364,36 @@ TEST_F(LostNodeTest, ReturningNodeWithoutTheInstanceForgetsTheOrphan) {
   EXPECT_TRUE(controller_->AssignedTo("node-a").empty());
 }
 
+// Issue 16: an instance SIGKILLed while serving was "unknown (10%) → human"
+// with a health-check access line as evidence.
+TEST_F(DeployControllerTest, ASignalDeathWhileServingIsItsOwnClassAndIsRestarted) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto spec = a.last().instances(0);
+  Report("node-a", &a, spec, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  dcufleet::v1::InstanceEvent ev;
+  ev.mutable_status()->set_instance_id(spec.instance_id());
+  ev.mutable_status()->set_phase(dcufleet::v1::INSTANCE_FAILED);
+  ev.mutable_status()->set_exit_code(-1);
+  ev.mutable_status()->set_message("killed by signal 9");
+  ev.mutable_status()->add_log_tail("INFO:     127.0.0.1:51234 - \"GET /health HTTP/1.1\" 200 OK");
+  ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", ev, &a).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_GE(d.status().attempts_size(), 1);
+  const auto& first = d.status().attempts(0);
+  ASSERT_EQ(first.findings_size(), 1);
+  EXPECT_EQ(first.findings(0).failure_class(), "signal_while_serving");
+  EXPECT_NE(d.status().phase(), dcufleet::v1::DEPLOYMENT_FAILED) << d.status().message();
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_BACKOFF) << d.status().message();
+  // Recorded against nobody's stack.
+  ASSERT_FALSE(knowledge_.outcomes.empty());
+  EXPECT_EQ(knowledge_.outcomes.back().failure_class, "signal_while_serving");
+}
+
 TEST_F(DeployControllerTest, RestartedControllerResendsTheSameInstanceNotANewOne) {
   RecordingSession a;
   Connect("node-a", &a);

@@ -20,6 +20,16 @@
 namespace dcu::dcuctl {
 namespace {
 
+// A long evidence line keeps its start and its end: the word that matters
+// is usually last ("... error: unsupported target: 'gfx928'" was cut right
+// before 'gfx928').
+std::string Shorten(const std::string& line, size_t max) {
+  if (line.size() <= max) return line;
+  const size_t head = max / 3, tail = max - head - 5;
+  return line.substr(0, head) + " ... " + line.substr(line.size() - tail);
+}
+
+
 using dcufleet::v1::Deployment;
 using dcufleet::v1::DeploymentPhase;
 using FleetStub = dcufleet::v1::FleetService::Stub;
@@ -189,10 +199,15 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
     if (a.findings().empty()) continue;
     out << "\n  Attempt " << a.number() << " diagnosis:\n";
     for (const auto& f : a.findings()) {
-      out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100)
-          << "%) → " << modelkit::RemediationKindName(f.remediation_kind()) << ": "
-          << modelkit::DiagnosisActionName(f.remediation_action()) << "\n";
-      for (const auto& e : f.evidence()) out << "      | " << e.substr(0, 160) << "\n";
+      const std::string kind = modelkit::RemediationKindName(f.remediation_kind());
+      const std::string action = modelkit::DiagnosisActionName(f.remediation_action());
+      out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100) << "%)";
+      // "→ failover", not "→ failover: failover".
+      if (f.remediation_kind() != dcufleet::v1::REMEDIATION_KIND_UNSPECIFIED) {
+        out << " → " << kind << (action.empty() || action == kind ? "" : ": " + action);
+      }
+      out << "\n";
+      for (const auto& e : f.evidence()) out << "      | " << Shorten(e, 160) << "\n";
     }
   }
   out << "\nEvents:\n";

@@ -66,8 +66,15 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   st->clear_rejections();
   for (const auto& rj : r.rejections) *st->add_rejections() = rj;
   const ModelPreparation& prep = plan.preparation;
+  // The audit's findings are an event when they change, not once per
+  // attempt (the long ConfigAudit line repeated for every retry).
+  std::string previous_audit;
+  for (const auto& f : st->findings()) absl::StrAppend(&previous_audit, f.code(), ";", f.message(), "\n");
   st->clear_findings();
   for (const auto& f : prep.findings) *st->add_findings() = f;
+  std::string audit;
+  for (const auto& f : st->findings()) absl::StrAppend(&audit, f.code(), ";", f.message(), "\n");
+  const bool audit_changed = audit != previous_audit;
   if (plan.outcome == LaunchPlan::Outcome::kModelUnusable) {
     st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
     st->set_message(plan.error);
@@ -108,7 +115,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   st->set_phase(dcufleet::v1::DEPLOYMENT_LAUNCHING);
   st->set_message(absl::StrCat("attempt ", number, ": ", r.plan.stack_id(), " on '",
                                r.placement.node(), "'"));
-  if (!prep.findings.empty()) {
+  if (!prep.findings.empty() && audit_changed) {
     std::vector<std::string> codes;
     for (const auto& f : prep.findings) codes.push_back(absl::StrCat(f.code(), " (", f.message(), ")"));
     AddEvent(ctx, d, "Warning", "ConfigAudit", absl::StrJoin(codes, "; "));

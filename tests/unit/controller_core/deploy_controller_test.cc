@@ -1,5 +1,7 @@
 #include "controller/core/deploy_controller.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/store/sqlite_store.h"
@@ -392,6 +394,32 @@ TEST_F(DeployControllerTest, ASignalDeathWhileServingIsItsOwnClassAndIsRestarted
   // Recorded against nobody's stack.
   ASSERT_FALSE(knowledge_.outcomes.empty());
   EXPECT_EQ(knowledge_.outcomes.back().failure_class, "signal_while_serving");
+}
+
+// Issue 16: the long ConfigAudit line repeated for every attempt.
+TEST_F(DeployControllerTest, TheConfigAuditIsAnEventOncePerChangeNotPerAttempt) {
+  dcufleet::v1::Finding finding;
+  finding.set_code("head_dim_missing");
+  finding.set_message("config.json has no head_dim");
+  knowledge_.preparation.findings.push_back(finding);
+  diagnoser_.Add("Connection reset", "nccl_rccl_init_failure", "auto", "retry");
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  int launched = 0;
+  for (int i = 0; i < 6 && launched < 3; ++i) {
+    controller_->ReconcileOnceForTest();
+    clock_.Advance(absl::Minutes(5));
+    if (a.assignments.empty() || a.last().instances_size() == 0) continue;
+    ++launched;
+    Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_FAILED, {"Connection reset"});
+  }
+  ASSERT_GE(launched, 2);
+  controller_->ReconcileOnceForTest();
+  auto reasons = EventReasons("qwen3-32b");
+  EXPECT_GE(std::count(reasons.begin(), reasons.end(), "Scheduled"), 2) << ::testing::PrintToString(reasons);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "ConfigAudit"), 1)
+      << ::testing::PrintToString(reasons);
 }
 
 TEST_F(DeployControllerTest, RestartedControllerResendsTheSameInstanceNotANewOne) {

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/enum_names.h"
+#include "google/protobuf/util/json_util.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
@@ -418,6 +419,31 @@ int RunLogs(Client& client, const std::string& name, const std::string& instance
   }
 }
 
+void PrintReapReport(const dcufleet::v1::ReapReport& r, std::ostream& out) {
+  out << (r.dry_run() ? "Dry run: nothing was signalled.\n" : "");
+  if (r.actions().empty()) {
+    out << "No process holds a device that a reap would stop.\n";
+  } else {
+    Table t({"PID", "ACTION", "RESULT", "INSTANCE", "REASON", "COMMAND"});
+    for (const auto& a : r.actions()) {
+      t.AddRow({absl::StrCat(a.pid()), a.action(), a.result(),
+                a.instance_id().empty() ? "-" : a.instance_id(), a.reason(),
+                a.cmdline().size() > 60 ? a.cmdline().substr(0, 57) + "..." : a.cmdline()});
+    }
+    t.Print(out);
+  }
+  if (!r.memory().empty()) {
+    out << "\nDevice memory:\n";
+    Table m({"  DEVICE", "UNRECLAIMED BEFORE", r.dry_run() ? "UNRECLAIMED NOW" : "UNRECLAIMED AFTER"});
+    for (const auto& d : r.memory()) {
+      m.AddRow({absl::StrCat("  ", d.index()), common::HumanBytes(d.unreclaimed_before()),
+                common::HumanBytes(d.unreclaimed_after())});
+    }
+    m.Print(out);
+  }
+  for (const auto& f : r.findings()) out << "\n" << f.code() << ": " << f.message() << "\n";
+}
+
 int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,
                 std::ostream& out, std::ostream& err) {
   dcufleet::v1::ReapNodeRequest req;
@@ -437,8 +463,16 @@ int RunReapNode(Client& client, const std::string& node, bool dry_run, bool incl
     nlohmann::json j = {{"ok", resp.ok()}, {"message", resp.message()}, {"report", report}};
     PrintStructured(j, fmt, out);
   } else {
+    // A person reads a summary; -o json|yaml has the whole report.
     out << resp.message() << "\n";
-    if (report.is_object()) out << report.dump(2) << "\n";
+    dcufleet::v1::ReapReport rr;
+    google::protobuf::util::JsonParseOptions jo;
+    jo.ignore_unknown_fields = true;
+    if (google::protobuf::util::JsonStringToMessage(resp.report_json(), &rr, jo).ok()) {
+      PrintReapReport(rr, out);
+    } else if (report.is_object()) {
+      out << report.dump(2) << "\n";
+    }
   }
   return resp.ok() ? kExitOk : kExitFailed;
 }

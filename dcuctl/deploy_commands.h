@@ -6,6 +6,7 @@
 #include "dcuctl/client.h"
 #include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
+#include "dcufleet/v1/node_truth.pb.h"
 
 namespace dcu::dcuctl {
 
@@ -32,6 +33,9 @@ int RunReapNode(Client& client, const std::string& node, bool dry_run, bool incl
                 std::ostream& out, std::ostream& err);
 
 // The whole story of one deployment, as `describe deployment` prints it.
+// `dcuctl node reap` in table mode: what was (or would be) signalled, the
+// device memory before and after, the findings.
+void PrintReapReport(const dcufleet::v1::ReapReport& report, std::ostream& out);
 void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& d, std::ostream& out);
 // Plans, placement and memory arithmetic (deploy --dry-run).
 void PrintPlan(const dcufleet::v1::Deployment& d, std::ostream& out);

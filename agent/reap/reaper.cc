@@ -206,10 +206,16 @@ ReapReport Reaper::Reap(const dcufleet::v1::NodeInventory& before, const ReapOpt
           *m->mutable_host_used_after() = a.host_used();
           m->set_unreclaimed_after(a.unreclaimed_bytes());
           if (a.unreclaimed_bytes() > 0) {
+            // A dry run reaped nothing: say what a reap could not free, not
+            // that it "still has" it after a reap that did not happen.
             *report.add_findings() = MakeFinding(
                 kWarning, kUnreclaimed, absl::StrCat("device ", a.index()),
-                absl::StrCat("device ", a.index(), " still has ", common::HumanBytes(a.unreclaimed_bytes()),
-                             " unreclaimed after the reap: no live process holds it; reset the device"));
+                options.dry_run
+                    ? absl::StrCat("device ", a.index(), " has ", common::HumanBytes(a.unreclaimed_bytes()),
+                                   " unreclaimed that no live process holds: a reap cannot free it; "
+                                   "reset the device")
+                    : absl::StrCat("device ", a.index(), " still has ", common::HumanBytes(a.unreclaimed_bytes()),
+                                   " unreclaimed after the reap: no live process holds it; reset the device"));
           }
         }
       }

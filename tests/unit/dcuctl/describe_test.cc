@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "dcuctl/deploy_commands.h"
+#include "dcufleet/v1/node_truth.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -53,6 +54,36 @@ TEST(DescribeDeployment, AnAutoActionIsNamed) {
                              out);
   EXPECT_THAT(out.str(), HasSubstr("(82%) → auto: set_env\n"));
   EXPECT_THAT(out.str(), HasSubstr("| short\n"));
+}
+
+// `node reap NODE --dry-run` printed ~200 lines of raw JSON in table mode.
+TEST(ReapReport, TableModeIsASummary) {
+  dcufleet::v1::ReapReport r;
+  r.set_dry_run(true);
+  auto* a = r.add_actions();
+  a->set_pid(4242);
+  a->set_action("sigterm");
+  a->set_result("dry run");
+  a->set_reason("leftover of ended instance 'qwen3-32b-1-abc'");
+  a->set_cmdline("python -m vllm.entrypoints.openai.api_server --model /models/Qwen3-32B --port 8000");
+  auto* m = r.add_memory();
+  m->set_index(0);
+  m->set_unreclaimed_before(59LL << 30);
+  m->set_unreclaimed_after(59LL << 30);
+  auto* f = r.add_findings();
+  f->set_code("unreclaimed");
+  f->set_message("device 0 has 59.00 GiB unreclaimed that no live process holds");
+  std::ostringstream out;
+  PrintReapReport(r, out);
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("Dry run: nothing was signalled."));
+  EXPECT_THAT(text, HasSubstr("4242"));
+  EXPECT_THAT(text, HasSubstr("UNRECLAIMED NOW"));
+  EXPECT_THAT(text, HasSubstr("59.00 GiB"));
+  EXPECT_THAT(text, Not(HasSubstr("{")));
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  EXPECT_LT(lines, 15) << text;
 }
 
 }  // namespace

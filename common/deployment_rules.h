@@ -67,4 +67,9 @@ void SetDeploymentNumber(dcufleet::v1::DeploymentSpec* spec, const DeploymentNum
 // model, every number with a default from the table.
 dcufleet::v1::DeploymentSpec ApplyDeploymentDefaults(dcufleet::v1::DeploymentSpec spec);
 
+// The start of a Deploy refusal (FAILED_PRECONDITION) for a spec that no
+// fleet could ever schedule (a TP the model's heads do not divide); dcuctl
+// exits 5 (unschedulable) on it, as for an unschedulable dry run.
+inline constexpr char kNeverSchedulablePrefix[] = "cannot be scheduled on any fleet: ";
+
 }  // namespace dcu::common

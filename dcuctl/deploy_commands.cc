@@ -6,10 +6,12 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/deployment_rules.h"
 #include "common/enum_names.h"
 #include "google/protobuf/util/json_util.h"
 #include "common/units.h"
@@ -226,6 +228,13 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
   req.set_dry_run(args.dry_run);
   dcufleet::v1::DeployResponse resp;
   grpc::Status s = CallFleet(client, &FleetStub::Deploy, req, &resp);
+  // The controller refuses at admission what no fleet could schedule: the
+  // same exit code as an unschedulable dry run or --wait.
+  if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+      absl::StartsWith(s.error_message(), common::kNeverSchedulablePrefix)) {
+    err << "error: deploying " << args.spec.model() << " " << s.error_message() << "\n";
+    return kExitUnschedulable;
+  }
   if (!s.ok()) return client.Fail(s, absl::StrCat("deploying ", args.spec.model()), err);
   const std::string& fmt = client.options().output;
   const Deployment& d = resp.deployment();

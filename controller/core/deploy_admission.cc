@@ -131,6 +131,19 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
   if (absl::Status s = common::ValidateDeploymentSpec(spec); !s.ok()) return s;
   auto model = knowledge_->Model(spec.model());
   if (!model.ok()) return model.status();
+  // What can be known now is said now (issue 16: `deploy --tp 3` said
+  // "created" and exited 0 for a deployment no fleet could ever schedule).
+  // A TP the model's heads do not divide is such a thing; free devices and
+  // nodes are not (nodes join), so those stay Unschedulable, retried.
+  if (spec.tp() > 0 && !model->valid_tp.empty() &&
+      std::find(model->valid_tp.begin(), model->valid_tp.end(), spec.tp()) ==
+          model->valid_tp.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        common::kNeverSchedulablePrefix, "TP ", spec.tp(), " does not divide ", spec.model(), "'s ",
+        model->num_attention_heads, " attention heads and ", model->num_key_value_heads,
+        " KV heads; the TP sizes it allows are ", absl::StrJoin(model->valid_tp, ", "),
+        " (pass --tp with one of them, or leave --tp out to let the scheduler choose)"));
+  }
 
   dcufleet::v1::DeployResponse resp;
   absl::Time now = clock_->Now();

@@ -93,6 +93,28 @@ TEST(StoreDirectory, AMissingDatabaseDirectoryIsCreated) {
   EXPECT_THAT(r.err, HasSubstr("--db"));
 }
 
+// Issue 16: `deploy qwen3-32b --tp 3` said "created" and exited 0 although
+// the controller knew it could never be scheduled (the dry run exits 5).
+TEST(DeployAdmission, ATpTheHeadsDoNotDivideIsRefusedAtOnceWithExitFive) {
+  testing::TempDir dir;
+  int port = 0;
+  auto c = StartController(dir, dir.Join("ctl.db"), "ctl", &port);
+  ASSERT_GT(port, 0) << c->Log();
+  const std::string addr = absl::StrCat("127.0.0.1:", port);
+  CmdResult r = RunCmd({BinPath("dcuctl"), "--controller", addr, "deploy", "qwen3-32b", "--tp", "3"});
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot be scheduled on any fleet: TP 3 does not divide qwen3-32b's"));
+  EXPECT_THAT(r.err, HasSubstr("the TP sizes it allows are 1, 2, 4, 8"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("created")));
+  // Nothing was created.
+  CmdResult get = RunCmd({BinPath("dcuctl"), "--controller", addr, "describe", "deployment", "qwen3-32b"});
+  EXPECT_EQ(get.exit_code, 3) << get.out << get.err;
+  // A TP it allows is admitted (and waits for nodes: there are none).
+  r = RunCmd({BinPath("dcuctl"), "--controller", addr, "deploy", "qwen3-32b", "--tp", "4"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("created"));
+}
+
 TEST(OneControllerPerStore, SecondControllerCannotShareTheListeningPort) {
   testing::TempDir dir;
   int port = 0;

@@ -95,17 +95,27 @@ std::string Bar(int done, int total, int width = 30) {
 
 void PrintDeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool wide,
                            std::ostream& out) {
-  std::vector<std::string> header = {"NAME", "MODEL", "PHASE", "NODE", "STACK", "TP", "ATTEMPTS", "AGE"};
-  if (wide) header.push_back("MESSAGE");
+  // kubectl's columns: READY (serving instances / wanted), RESTARTS
+  // (launches after the first), AGE; -o wide adds where it serves.
+  std::vector<std::string> header = {"NAME",  "READY", "PHASE",    "MODEL",   "NODE",
+                                     "STACK", "TP",    "RESTARTS", "AGE"};
+  if (wide) {
+    header.push_back("ENDPOINT");
+    header.push_back("MESSAGE");
+  }
   Table t(header);
   for (const auto& d : resp.deployments()) {
     const auto* a = LastAttempt(d);
+    const bool ready = d.status().phase() == dcufleet::v1::DEPLOYMENT_READY;
     std::vector<std::string> row = {
-        d.spec().name(), d.spec().model(), Phase(d.status().phase()),
+        d.spec().name(), ready ? "1/1" : "0/1", Phase(d.status().phase()), d.spec().model(),
         a ? a->placement().node() : "-", a ? a->stack_id() : "-",
         a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
-        absl::StrCat(d.status().attempts_size()), Ago(d.status().created_at_ms())};
-    if (wide) row.push_back(d.status().message());
+        absl::StrCat(std::max(0, d.status().attempts_size() - 1)), Ago(d.status().created_at_ms())};
+    if (wide) {
+      row.push_back(d.status().endpoint().empty() ? "-" : d.status().endpoint());
+      row.push_back(d.status().message());
+    }
     t.AddRow(row);
   }
   t.Print(out);

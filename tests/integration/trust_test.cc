@@ -113,6 +113,13 @@ TEST(DeployAdmission, ATpTheHeadsDoNotDivideIsRefusedAtOnceWithExitFive) {
   r = RunCmd({BinPath("dcuctl"), "--controller", addr, "deploy", "qwen3-32b", "--tp", "4"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("created"));
+  // kubectl's columns (issue 16): READY n/m, RESTARTS, AGE; ENDPOINT in wide.
+  CmdResult list = RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "deployments"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("NAME +READY +PHASE .*RESTARTS +AGE"));
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("qwen3-32b +0/1 +"));
+  list = RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "deployments", "-o", "wide"});
+  EXPECT_THAT(list.out, HasSubstr("ENDPOINT"));
 }
 
 TEST(OneControllerPerStore, SecondControllerCannotShareTheListeningPort) {

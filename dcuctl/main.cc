@@ -25,7 +25,14 @@ int main(int argc, char** argv) {
   TerminalSafeOutput safe_stdout(std::cout);
   TerminalSafeOutput safe_stderr(std::cerr);
   GlobalOptions g;
-  if (const char* env = std::getenv("DCUFLEET_CONTROLLER"); env && *env) g.controller = env;
+  // Which fleet this is, and why: `version` says it.
+  std::string controller_source = "the default";
+  if (const char* env = std::getenv("DCUFLEET_CONTROLLER"); env && *env) {
+    g.controller = env;
+    controller_source = "$DCUFLEET_CONTROLLER";
+  } else if (env) {
+    controller_source = "the default ($DCUFLEET_CONTROLLER is set but empty)";
+  }
 
   CLI::App app{"dcuctl: run large language models on a fleet of accelerators"};
   app.require_subcommand(1);
@@ -207,7 +214,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (*version) {
+    if (app.count("--controller") > 0) controller_source = "--controller";
     std::cout << "Client version: " << dcu::common::kVersion << "\n";
+    std::cout << "Controller: " << g.controller << " (from " << controller_source << ", "
+              << (g.tls_ca.empty() ? "plaintext" : "TLS") << ")\n";
     dcufleet::v1::GetVersionRequest req;
     dcufleet::v1::GetVersionResponse resp;
     grpc::Status s =

@@ -74,6 +74,26 @@ TEST(DcuctlAddress, ANonsenseAddressIsABadAddress) {
   EXPECT_THAT(r.err, HasSubstr("plaintext"));
 }
 
+// Issue 16: nothing showed which fleet you are on, and an empty
+// $DCUFLEET_CONTROLLER silently meant the default port.
+TEST(DcuctlVersion, SaysWhichControllerAndWhy) {
+  testing::CmdResult r = testing::RunCmd(
+      {"/usr/bin/env", "DCUFLEET_CONTROLLER=", testing::BinPath("dcuctl"), "--timeout", "1", "version"},
+      {}, 20);
+  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:7070 (from the default ($DCUFLEET_CONTROLLER is "
+                               "set but empty), plaintext)"))
+      << r.out << r.err;
+  r = testing::RunCmd({"/usr/bin/env", "DCUFLEET_CONTROLLER=127.0.0.1:1", testing::BinPath("dcuctl"),
+                       "--timeout", "1", "version"},
+                      {}, 20);
+  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:1 (from $DCUFLEET_CONTROLLER"));
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  r = testing::RunCmd({testing::BinPath("dcuctl"), "--controller", "127.0.0.1:2", "--timeout", "1",
+                       "version"},
+                      {}, 20);
+  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:2 (from --controller"));
+}
+
 TEST(EditDistance, CountsASwapAsOneSlip) {
   EXPECT_EQ(dcuctl::EditDistance("gte", "get"), 1);
   EXPECT_EQ(dcuctl::EditDistance("nodez", "nodes"), 1);

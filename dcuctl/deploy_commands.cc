@@ -329,7 +329,25 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
   return kExitFailed;
 }
 
-int RunGetDeployments(Client& client, std::ostream& out, std::ostream& err) {
+int RunGetDeployments(Client& client, const std::string& name, std::ostream& out,
+                      std::ostream& err) {
+  if (!name.empty()) {
+    // `get deployment NAME`: its row (its object with -o json|yaml).
+    dcufleet::v1::GetDeploymentRequest req;
+    req.set_name(name);
+    QueryView<dcufleet::v1::GetDeploymentResponse> one;
+    one.structured = [](const dcufleet::v1::GetDeploymentResponse& resp) {
+      return ProtoToJson(resp.deployment());
+    };
+    one.render = [&](const dcufleet::v1::GetDeploymentResponse& resp, const std::string& fmt) {
+      dcufleet::v1::ListDeploymentsResponse list;
+      *list.add_deployments() = resp.deployment();
+      PrintDeploymentsTable(list, fmt == "wide", out);
+      return kExitOk;
+    };
+    return RunQuery(client, &FleetStub::GetDeployment, req,
+                    absl::StrCat("getting deployment '", name, "'"), one, out, err);
+  }
   QueryView<dcufleet::v1::ListDeploymentsResponse> view;
   view.structured = [](const dcufleet::v1::ListDeploymentsResponse& resp) {
     return ProtoToJsonListing(resp, {"deployments"});

@@ -22,7 +22,9 @@ struct DeployArgs {
 // dcuctl deploy MODEL ...: exit 0 ready (or accepted without --wait),
 // 5 unschedulable, 6 failed, 2 refused input.
 int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::ostream& err);
-int RunGetDeployments(Client& client, std::ostream& out, std::ostream& err);
+// All deployments, or (`get deployment NAME`) one.
+int RunGetDeployments(Client& client, const std::string& name, std::ostream& out,
+                      std::ostream& err);
 int RunDescribeDeployment(Client& client, const std::string& name, std::ostream& out,
                           std::ostream& err);
 int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std::ostream& out,

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
 
   auto* get = app.add_subcommand("get", "list objects")->require_subcommand(1);
   auto* get_nodes = get->add_subcommand("nodes", "list nodes")->alias("node")->alias("no");
+  std::string get_name;
+  get_nodes->add_option("NAME", get_name, "only this node");
   std::string stacks_arch;
   auto* get_stacks = get->add_subcommand("stacks", "the tested-stack matrix")->alias("stack");
   get_stacks->add_option("--arch", stacks_arch, "only stacks for this arch, with their verdicts");
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
                          ->alias("model");
   auto* get_deployments =
       get->add_subcommand("deployments", "list deployments")->alias("deployment")->alias("deploy");
+  get_deployments->add_option("NAME", get_name, "only this deployment");
 
   auto* describe = app.add_subcommand("describe", "show one object in detail")->require_subcommand(1);
   std::string node_name;
@@ -227,8 +230,8 @@ int main(int argc, char** argv) {
               << ", database '" << resp.db_path() << "')\n";
     return kExitOk;
   }
-  if (*get_nodes) return RunGetNodes(client, std::cout, std::cerr);
-  if (*get_deployments) return RunGetDeployments(client, std::cout, std::cerr);
+  if (*get_nodes) return RunGetNodes(client, get_name, std::cout, std::cerr);
+  if (*get_deployments) return RunGetDeployments(client, get_name, std::cout, std::cerr);
   if (*get_stacks) return RunGetStacks(client, stacks_arch, std::cout, std::cerr);
   if (*get_models) return RunGetModels(client, std::cout, std::cerr);
   if (*describe_stack) return RunDescribeStack(client, stack_id, std::cout, std::cerr);

@@ -67,7 +67,21 @@ void PrintNodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide, std
 
 }  // namespace
 
-int RunGetNodes(Client& client, std::ostream& out, std::ostream& err) {
+int RunGetNodes(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
+  if (!name.empty()) {
+    // `get node NAME`: that node's row (its object with -o json|yaml).
+    dcufleet::v1::GetNodeRequest req;
+    req.set_name(name);
+    QueryView<dcufleet::v1::NodeView> one;
+    one.render = [&](const dcufleet::v1::NodeView& n, const std::string& fmt) {
+      dcufleet::v1::ListNodesResponse list;
+      *list.add_nodes() = n;
+      PrintNodesTable(list, fmt == "wide", out);
+      return kExitOk;
+    };
+    return RunQuery(client, &dcufleet::v1::FleetService::Stub::GetNode, req,
+                    absl::StrCat("getting node '", name, "'"), one, out, err);
+  }
   QueryView<dcufleet::v1::ListNodesResponse> view;
   view.structured = [](const dcufleet::v1::ListNodesResponse& resp) {
     return ProtoToJsonListing(resp, {"nodes"});

@@ -9,7 +9,8 @@
 namespace dcu::dcuctl {
 
 // dcuctl get nodes [-o table|wide|json|yaml]
-int RunGetNodes(Client& client, std::ostream& out, std::ostream& err);
+// All nodes, or (`get node NAME`) one.
+int RunGetNodes(Client& client, const std::string& name, std::ostream& out, std::ostream& err);
 // dcuctl describe node NAME [-o json|yaml]
 int RunDescribeNode(Client& client, const std::string& name, std::ostream& out, std::ostream& err);
 

@@ -52,6 +52,18 @@ audit` exits 1 when it reports findings; `diagnose` exits 0 when it
 recognises a failure and 1 when it recognises none; a controller address
 that answers but does not speak gRPC exits 1, not 4.
 KNOWN
+  cat <<'OUTPUT'
+
+## Output
+
+`-o table` (the default) and `-o wide` are for people. `-o json` and
+`-o yaml` are protobuf's canonical JSON mapping of the response (field names
+in lowerCamelCase, enum values by name), so that a script reads exactly what
+the API says. Two rules of that mapping surprise people: 64-bit integers
+(byte counts, `*_ms` times) are JSON *strings*, because JavaScript numbers
+lose precision past 2^53; and times are Unix epoch milliseconds (`*_at_ms`),
+not RFC 3339 (issue 16 asks for RFC 3339; not yet).
+OUTPUT
   echo
   echo "## Commands"
   walk | while read -r path; do

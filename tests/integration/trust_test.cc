@@ -120,6 +120,15 @@ TEST(DeployAdmission, ATpTheHeadsDoNotDivideIsRefusedAtOnceWithExitFive) {
   EXPECT_THAT(list.out, ::testing::ContainsRegex("qwen3-32b +0/1 +"));
   list = RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "deployments", "-o", "wide"});
   EXPECT_THAT(list.out, HasSubstr("ENDPOINT"));
+  // `get KIND NAME`: one row, or the object; a missing one exits 3.
+  CmdResult one = RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "deployment", "qwen3-32b"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, ::testing::ContainsRegex("qwen3-32b +0/1 +"));
+  one = RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "deploy", "qwen3-32b", "-o", "json"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out, nullptr, false)["spec"]["name"], "qwen3-32b") << one.out;
+  EXPECT_EQ(RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "deployment", "nope"}).exit_code, 3);
+  EXPECT_EQ(RunCmd({BinPath("dcuctl"), "--controller", addr, "get", "node", "nope"}).exit_code, 3);
 }
 
 TEST(OneControllerPerStore, SecondControllerCannotShareTheListeningPort) {

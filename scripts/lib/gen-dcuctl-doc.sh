@@ -57,8 +57,8 @@ KNOWN
 ## Output
 
 `-o table` (the default) and `-o wide` are for people. `-o json` and
-`-o yaml` are protobuf's canonical JSON mapping of the response (field names
-in lowerCamelCase, enum values by name), so that a script reads exactly what
+`-o yaml` are protobuf's JSON mapping of the response (field names as in the
+.proto files, snake_case; enum values by name), so that a script reads exactly what
 the API says. Two rules of that mapping surprise people: 64-bit integers
 (byte counts, `*_ms` times) are JSON *strings*, because JavaScript numbers
 lose precision past 2^53; and times are Unix epoch milliseconds (`*_at_ms`),

@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
     if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
       std::filesystem::create_directories(parent, ec);
       if (ec) {
-        std::cerr << "dcu-controller: cannot create the database directory '" << parent.string()
-                  << "': " << ec.message()
+        std::cerr << "dcu-controller: cannot create the directory of database '" << db << "' ('"
+                  << parent.string() << "'): " << ec.message()
                   << "; create it (as a user who may), or pass --db with a writable path\n";
         return 1;
       }

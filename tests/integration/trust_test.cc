@@ -89,7 +89,8 @@ TEST(StoreDirectory, AMissingDatabaseDirectoryIsCreated) {
   CmdResult r = RunCmd({BinPath("dcu-controller"), "--listen", "127.0.0.1:0", "--db",
                         "/proc/dcufleet-test/controller.db"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("cannot create the database directory '/proc/dcufleet-test'"));
+  EXPECT_THAT(r.err, HasSubstr("cannot create the directory of database "
+                               "'/proc/dcufleet-test/controller.db' ('/proc/dcufleet-test')"));
   EXPECT_THAT(r.err, HasSubstr("--db"));
 }
 

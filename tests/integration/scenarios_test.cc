@@ -605,29 +605,24 @@ TEST_F(ScenarioTest, NodePartitionedAndHealedKeepsAnInstanceNothingReplaced) {
   const auto before = testing::MarkedProcesses(id);
   ASSERT_EQ(before.size(), 1u);
 
+  auto reaches = [&](const std::string& phase) {
+    return testing::WaitFor(
+        [&] {
+          return h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", "") == phase;
+        },
+        absl::Seconds(20));
+  };
   h_.StopAgent("node-a", SIGSTOP);
   ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_LOST", 20)) << h_.Logs();
   // Lost: the deployment cannot move (pinned), the instance serves on.
-  ASSERT_TRUE(testing::WaitFor(
-      [&] {
-        return h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", "") ==
-               "DEPLOYMENT_UNSCHEDULABLE";
-      },
-      absl::Seconds(20)))
-      << h_.Deployment("qwen3-32b").dump(2);
+  ASSERT_TRUE(reaches("DEPLOYMENT_UNSCHEDULABLE")) << h_.Deployment("qwen3-32b").dump(2);
   d = h_.Deployment("qwen3-32b");
   EXPECT_TRUE(d["deployment"]["status"]["attempts"][0].value("orphaned", false)) << d.dump(2);
   EXPECT_EQ(testing::MarkedProcesses(id), before);
 
   h_.StopAgent("node-a", SIGCONT);
   ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
-  ASSERT_TRUE(testing::WaitFor(
-      [&] {
-        return h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", "") ==
-               "DEPLOYMENT_READY";
-      },
-      absl::Seconds(20)))
-      << h_.Deployment("qwen3-32b").dump(2) << h_.Logs();
+  ASSERT_TRUE(reaches("DEPLOYMENT_READY")) << h_.Deployment("qwen3-32b").dump(2) << h_.Logs();
   // Some status reports and passes later: the same process, and no other.
   absl::SleepFor(absl::Seconds(2));
   EXPECT_EQ(testing::MarkedProcesses("qwen3-32b"), before);

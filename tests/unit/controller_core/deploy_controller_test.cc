@@ -85,6 +85,17 @@ class DeployControllerTest : public ::testing::Test {
     ASSERT_TRUE(fleet_->OnInstanceEvent(node, ev, s).ok());
   }
   dcufleet::v1::Deployment Get(const std::string& n) { return *controller_->Get(n); }
+  // node-a connects, the default spec is deployed and its instance reports
+  // Ready; returns that instance.
+  dcufleet::v1::InstanceSpec ServingOnNodeA(RecordingSession* a) {
+    Connect("node-a", a);
+    EXPECT_TRUE(controller_->Deploy(Spec(), false).ok());
+    controller_->ReconcileOnceForTest();
+    auto inst = a->last().instances(0);
+    Report("node-a", a, inst, dcufleet::v1::INSTANCE_READY);
+    controller_->ReconcileOnceForTest();
+    return inst;
+  }
   std::vector<std::string> EventReasons(const std::string& n) {
     std::vector<std::string> out;
     // Held: a range-for over *temporary() reads a destroyed StatusOr (C++20).
@@ -370,12 +381,7 @@ TEST_F(LostNodeTest, ReturningNodeWithoutTheInstanceForgetsTheOrphan) {
 // with a health-check access line as evidence.
 TEST_F(DeployControllerTest, ASignalDeathWhileServingIsItsOwnClassAndIsRestarted) {
   RecordingSession a;
-  Connect("node-a", &a);
-  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
-  controller_->ReconcileOnceForTest();
-  auto spec = a.last().instances(0);
-  Report("node-a", &a, spec, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
+  auto spec = ServingOnNodeA(&a);
   dcufleet::v1::InstanceEvent ev;
   ev.mutable_status()->set_instance_id(spec.instance_id());
   ev.mutable_status()->set_phase(dcufleet::v1::INSTANCE_FAILED);
@@ -469,12 +475,7 @@ TEST_F(DeployControllerTest, DeleteEmptiesTheAssignmentThenForgets) {
 // restarted controller's view of the NotReady node listed no instances.
 TEST_F(DeployControllerTest, DeleteWaitsForANodeThatIsNotConnected) {
   RecordingSession a;
-  Connect("node-a", &a);
-  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
-  controller_->ReconcileOnceForTest();
-  auto inst = a.last().instances(0);
-  Report("node-a", &a, inst, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
+  auto inst = ServingOnNodeA(&a);
   // Controller restart: node-a is NotReady until its agent reconnects.
   fleet_ = std::make_unique<FleetState>(store_.get(), store_.get(), &clock_, FleetState::Options());
   ASSERT_TRUE(fleet_->Load().ok());

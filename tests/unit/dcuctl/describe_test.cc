@@ -34,7 +34,8 @@ dcufleet::v1::GetDeploymentResponse WithFinding(dcufleet::v1::RemediationKind ki
 
 TEST(DescribeDeployment, AFailoverSaysSoOnceAndTheEvidenceKeepsItsEnd) {
   const std::string evidence =
-      "loc(\"/work/main/.demo/sim/k100/envs/vllm-0.11.0-dtk2604/lib/python3.10/site-packages/vllm/"
+      "loc(\"/opt/conda/envs/vllm-0.11.0-dtk2604/lib/python3.10/site-packages/vllm/ops/triton/"
+      "kernels/"
       "attention/ops/triton_flash_attention.py\":309:0): error: unsupported target: 'gfx928'";
   ASSERT_GT(evidence.size(), 160u);
   std::ostringstream out;

@@ -194,34 +194,35 @@ sim_deepseek062_image() {
     0.6.2 3.0.0 "$build"
 }
 
-# sim_twok100 DIR BUILD_DIR: node-a and node-b, 8x K100_AI each, both with
-# Qwen3-32B (official config) and the vLLM 0.9.2 env that serves it.
-SIM_TWOK100_LOAD_SECONDS=1
-sim_twok100() {
-  local dir=$1 build=$2 fake="$2/bin/fake_vllm" n
+# sim_k100_pair DIR BUILD_DIR SCENARIO: node-a and node-b, 8x K100_AI each,
+# both with Qwen3-32B (official config) and a vLLM 0.9.2 env whose fake
+# engine follows SCENARIO (JSON; @ROOT@ becomes the node's recorded tree, as
+# the agent roots recipe paths under --root).
+sim_k100_pair() {
+  local dir=$1 build=$2 scenario=$3 fake="$2/bin/fake_vllm" n
   for n in node-a node-b; do
     sim_k100_node "$dir" "$n"
     sim_env "$dir/$n/envs/vllm-0.9.2-dtk2504" "$fake" 0.9.2 2.5.1 3.0.0 \
-      "{\"load_seconds\": $SIM_TWOK100_LOAD_SECONDS, \"shards\": 17, \"failures\": [{\"kind\": \"head_size_unsupported\"}]}"
+      "${scenario//@ROOT@/$dir/$n/root}"
     sim_model_dir "$dir/$n/models/Qwen3-32B" \
       "$SIM_REPO/tests/data/model-configs/qwen3-32b/config.json" 17 65527752704
   done
 }
 
-# sim_learnk100 DIR BUILD_DIR: node-a and node-b as in twok100, but their
-# vLLM 0.9.2 env fails at import with `undefined symbol: rsmi_init` unless
-# DTK's rocm_smi directory is first in LD_LIBRARY_PATH (seed 003, 修改一): a
-# failure the recipe does not fix and the controller must learn (issue 15).
+# sim_twok100 DIR BUILD_DIR: the pair, with the env that serves Qwen3-32B.
+SIM_TWOK100_LOAD_SECONDS=1
+sim_twok100() {
+  sim_k100_pair "$1" "$2" \
+    "{\"load_seconds\": $SIM_TWOK100_LOAD_SECONDS, \"shards\": 17, \"failures\": [{\"kind\": \"head_size_unsupported\"}]}"
+}
+
+# sim_learnk100 DIR BUILD_DIR: the pair, but the env fails at import with
+# `undefined symbol: rsmi_init` unless DTK's rocm_smi directory is first in
+# LD_LIBRARY_PATH (seed 003, 修改一): a failure the recipe does not fix and
+# the controller must learn (issue 15).
 sim_learnk100() {
-  local dir=$1 build=$2 fake="$2/bin/fake_vllm" n
-  for n in node-a node-b; do
-    sim_k100_node "$dir" "$n"
-    # A bare env on a recorded tree: the agent roots recipe paths under --root.
-    sim_env "$dir/$n/envs/vllm-0.9.2-dtk2504" "$fake" 0.9.2 2.5.1 3.0.0 \
-      "{\"load_seconds\": 0.3, \"shards\": 4, \"failures\": [{\"kind\": \"rsmi_init_undefined\", \"required_first_ld_library_path\": \"$dir/$n/root/opt/dtk/.hyhal/rocm_smi/lib\"}]}"
-    sim_model_dir "$dir/$n/models/Qwen3-32B" \
-      "$SIM_REPO/tests/data/model-configs/qwen3-32b/config.json" 17 65527752704
-  done
+  sim_k100_pair "$1" "$2" \
+    '{"load_seconds": 0.3, "shards": 4, "failures": [{"kind": "rsmi_init_undefined", "required_first_ld_library_path": "@ROOT@/opt/dtk/.hyhal/rocm_smi/lib"}]}'
 }
 
 # sim_nothing_fits DIR BUILD_DIR: node-k100 with Qwen3-32B and the vLLM 0.9.2

@@ -19,10 +19,8 @@ using google::protobuf::FieldDescriptor;
 constexpr DeploymentNumberRule kRules[] = {
     {.field = "tp", .flag = "--tp", .min = 0, .max = 64,
      .help = "tensor-parallel size, 0: the smallest that fits"},
-    {.field = "replicas", .flag = "--replicas", .min = 1, .max = 1, .default_value = 1,
-     .help = "instances of the model",
-     .above_max = "replicas > 1 are not supported yet (one instance per deployment); "
-                  "create one deployment per replica with --name"},
+    {.field = "replicas", .flag = "--replicas", .min = 1, .max = 256, .default_value = 1,
+     .help = "instances of the model, each on devices of its own (spread across nodes first)"},
     {.field = "max_model_len", .flag = "--max-model-len", .min = 16, .max = 16777216,
      .default_value = 8192, .help = "context length"},
     {.field = "max_num_seqs", .flag = "--max-num-seqs", .min = 1, .max = 65536,

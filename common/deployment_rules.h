@@ -32,8 +32,7 @@ struct DeploymentNumberRule {
   double default_value = 0;
   // What the number is, for dcuctl's help.
   absl::string_view help;
-  // The refusal of a value above max, when a range alone would not say why
-  // (replicas: the core runs one instance per deployment today).
+  // The refusal of a value above max, when a range alone would not say why.
   absl::string_view above_max;
 };
 
@@ -51,7 +50,7 @@ std::string HelpText(const DeploymentNumberRule& rule);
 
 // OK when `value` is allowed (0 for a field with a default counts as
 // allowed); otherwise INVALID_ARGUMENT starting with `label` ("spec.tp",
-// "--tp"), e.g. "spec.replicas: 2: replicas > 1 are not supported yet ...".
+// "--tp"), e.g. "spec.tp: 65: must be at most 64".
 absl::Status CheckDeploymentNumber(const DeploymentNumberRule& rule, double value,
                                    absl::string_view label);
 

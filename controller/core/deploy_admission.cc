@@ -17,6 +17,7 @@
 #include "common/logging.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
+#include "controller/core/replica_set.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace dcu::controller {
@@ -51,7 +52,7 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
 void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, DeployCallback done) {
   PendingCreate create;
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> answer =
-      Admit(in, dry_run, &create.doc, &create.event);
+      Admit(in, dry_run, &create.docs, &create.event);
   if (answer) {
     done(std::move(*answer));
     return;
@@ -77,7 +78,7 @@ void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
   docs.reserve(batch.size());
   events.reserve(batch.size());
   for (const auto& c : batch) {
-    docs.push_back(c.doc);
+    docs.insert(docs.end(), c.docs.begin(), c.docs.end());
     events.push_back(c.event);
   }
   absl::Status s = store_->PutDeployments(docs);
@@ -85,21 +86,27 @@ void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
     absl::Status es = events_->AppendEvents(events);
     if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
   }
+  std::vector<std::optional<Deployment>> answers(batch.size());
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& c : batch) {
-      creating_.erase(c.doc.spec().name());
-      if (s.ok()) deployments_[c.doc.spec().name()] = c.doc;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const std::string& name = batch[i].docs.front().spec().name();
+      creating_.erase(name);
+      if (!s.ok()) continue;
+      for (const auto& doc : batch[i].docs) deployments_[ReplicaKey(doc)] = doc;
+      revisions_[name] = 1;
+      answers[i] = AggregateOf(name);
     }
     if (s.ok()) dirty_ = true;
   }
-  for (auto& c : batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto& c = batch[i];
     if (!s.ok()) {
       c.done(s);
       continue;
     }
     dcufleet::v1::DeployResponse resp;
-    *resp.mutable_deployment() = std::move(c.doc);
+    *resp.mutable_deployment() = answers[i] ? std::move(*answers[i]) : std::move(c.docs.front());
     resp.set_created(true);
     c.done(std::move(resp));
   }
@@ -125,7 +132,7 @@ void DeployController::WriterLoop() {
 }
 
 std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Admit(
-    const DeploymentSpec& in, bool dry_run, Deployment* create, Event* created) {
+    const DeploymentSpec& in, bool dry_run, std::vector<Deployment>* create, Event* created) {
   // The same rules as the service edge (common/deployment_rules.h).
   DeploymentSpec spec = WithDefaults(in);
   if (absl::Status s = common::ValidateDeploymentSpec(spec); !s.ok()) return s;
@@ -152,30 +159,48 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
     return resp;
   }
 
-  Deployment& d = *create;
+  bool scale_instead = false;
   {
     absl::MutexLock lock(&mu_);
-    auto it = deployments_.find(spec.name());
-    if (it != deployments_.end()) {
-      if (it->second.status().deleted()) {
+    std::optional<Deployment> existing = AggregateOf(spec.name());
+    if (existing) {
+      if (existing->status().deleted()) {
         return absl::FailedPreconditionError(absl::StrCat(
             "deployment '", spec.name(), "' is being deleted; wait until it is gone"));
       }
-      if (google::protobuf::util::MessageDifferencer::Equals(it->second.spec(), spec)) {
-        *resp.mutable_deployment() = it->second;
+      if (google::protobuf::util::MessageDifferencer::Equals(existing->spec(), spec)) {
+        *resp.mutable_deployment() = std::move(*existing);
         resp.set_created(false);
         return resp;
       }
-      return absl::AlreadyExistsError(absl::StrCat(
-          "deployment '", spec.name(), "' exists with a different spec; delete it first or pick "
-          "another --name"));
-    }
-    if (!creating_.insert(spec.name()).second) {
+      DeploymentSpec same_count = spec;
+      same_count.set_replicas(existing->spec().replicas());
+      if (!google::protobuf::util::MessageDifferencer::Equals(existing->spec(), same_count)) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "deployment '", spec.name(), "' exists with a different spec; delete it first or pick "
+            "another --name (only --replicas can change in place: dcuctl scale deployment ",
+            spec.name(), " --replicas N)"));
+      }
+      // Deploying again with another --replicas is a scale, as in `kubectl apply`.
+      scale_instead = true;
+    } else if (!creating_.insert(spec.name()).second) {
       return absl::UnavailableError(
           absl::StrCat("deployment '", spec.name(), "' is being created; try again"));
     }
+  }
+  if (scale_instead) {
+    auto scaled = Scale(spec.name(), spec.replicas());
+    if (!scaled.ok()) return scaled.status();
+    *resp.mutable_deployment() = std::move(*scaled->mutable_deployment());
+    resp.set_created(false);
+    return resp;
+  }
+  const std::string uid = common::NewId("d");
+  for (int r = 0; r < spec.replicas(); ++r) {
+    Deployment& d = create->emplace_back();
     *d.mutable_spec() = spec;
-    d.set_uid(common::NewId("d"));
+    d.set_uid(uid);
+    d.set_replica(r);
     d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     d.mutable_status()->set_message("waiting to be scheduled");
     d.mutable_status()->set_created_at_ms(absl::ToUnixMillis(now));
@@ -185,55 +210,196 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
   *created = Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
                    absl::StrCat("model ", spec.model(),
                                 spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
-                                " max_model_len=", spec.max_model_len())};
+                                " max_model_len=", spec.max_model_len(),
+                                spec.replicas() > 1 ? absl::StrCat(" replicas=", spec.replicas())
+                                                    : "")};
   return std::nullopt;
+}
+
+std::vector<const Deployment*> DeployController::ReplicasOf(const std::string& name) const {
+  std::vector<const Deployment*> out;
+  for (auto it = deployments_.lower_bound(name);
+       it != deployments_.end() && IsReplicaKeyOf(it->first, name); ++it) {
+    out.push_back(&it->second);
+  }
+  return out;
+}
+
+std::optional<Deployment> DeployController::AggregateOf(const std::string& name) const {
+  std::vector<const Deployment*> replicas = ReplicasOf(name);
+  if (replicas.empty()) return std::nullopt;
+  auto rev = revisions_.find(name);
+  return AggregateReplicas(replicas, rev == revisions_.end() ? 1 : rev->second);
 }
 
 std::vector<Deployment> DeployController::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<Deployment> out;
-  for (const auto& [n, d] : deployments_) out.push_back(d);
+  // Replicas of one name are contiguous in key order (replica_set.h).
+  for (auto it = deployments_.begin(); it != deployments_.end();) {
+    const std::string name = it->second.spec().name();
+    std::vector<const Deployment*> replicas;
+    for (; it != deployments_.end() && IsReplicaKeyOf(it->first, name); ++it) {
+      replicas.push_back(&it->second);
+    }
+    auto rev = revisions_.find(name);
+    out.push_back(AggregateReplicas(replicas, rev == revisions_.end() ? 1 : rev->second));
+  }
   return out;
 }
 
 absl::StatusOr<Deployment> DeployController::Get(const std::string& name) const {
   absl::MutexLock lock(&mu_);
-  auto it = deployments_.find(name);
-  if (it == deployments_.end()) {
-    return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  std::optional<Deployment> d = AggregateOf(name);
+  if (!d) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  return *std::move(d);
+}
+
+absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
+    const std::string& name, const std::string& instance_id) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<const Deployment*> replicas = ReplicasOf(name);
+  if (replicas.empty()) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  if (instance_id.empty()) {
+    std::optional<Deployment> shown = AggregateOf(name);
+    if (shown->status().attempts().empty()) {
+      return absl::NotFoundError(absl::StrCat("deployment '", name, "' has not launched yet"));
+    }
+    return shown->status().attempts(shown->status().attempts_size() - 1);
   }
-  return it->second;
+  for (const Deployment* r : replicas) {
+    for (const auto& a : r->status().attempts()) {
+      if (a.instance_id() == instance_id) return a;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("instance '", instance_id, "' not found in deployment '", name, "'"));
 }
 
 absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
-  Deployment d;
+  std::vector<Deployment> docs;
   {
     absl::MutexLock lock(&mu_);
-    auto it = deployments_.find(name);
-    if (it == deployments_.end()) {
-      return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
-    }
-    d = it->second;
+    for (const Deployment* r : ReplicasOf(name)) docs.push_back(*r);
   }
-  if (d.status().deleted()) return d;
-  d.mutable_status()->set_deleted(true);
-  d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
-  d.mutable_status()->set_message("stopping its instances");
-  d.set_revision(d.revision() + 1);
-  absl::Status s = store_->PutDeployment(d);
+  if (docs.empty()) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  bool all_deleted = true;
+  for (const auto& d : docs) all_deleted = all_deleted && d.status().deleted();
+  if (all_deleted) return Get(name);
+  for (auto& d : docs) {
+    if (d.status().deleted()) continue;
+    d.mutable_status()->set_deleted(true);
+    d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+    d.mutable_status()->set_message("stopping its instances");
+    d.set_revision(d.revision() + 1);
+  }
+  absl::Status s = store_->PutDeployments(docs);
   if (!s.ok()) return s;
   {
     absl::MutexLock lock(&mu_);
-    deployments_[name] = d;
-    // Its nodes' desired sets lose its instances in the next pass.
-    for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
+    for (auto& d : docs) {
+      // Its nodes' desired sets lose its instances in the next pass.
+      for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
+      deployments_[ReplicaKey(d)] = std::move(d);
+    }
+    ++revisions_[name];
     dirty_ = true;
   }
   if (events_) {
     (void)events_->AppendEvent({0, absl::ToUnixMillis(clock_->Now()), "deployment", name,
                                 "Normal", "Deleting", "stopping its instances"});
   }
-  return d;
+  return Get(name);
+}
+
+absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
+    const std::string& name, int replicas) {
+  const common::DeploymentNumberRule* rule = common::FindDeploymentNumberRule("replicas");
+  if (rule) {
+    if (absl::Status s = common::CheckDeploymentNumber(*rule, replicas, "replicas");
+        !s.ok() || replicas < 1) {
+      return s.ok() ? absl::InvalidArgumentError("replicas: must be at least 1") : s;
+    }
+  }
+  const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
+  std::vector<Deployment> docs;
+  dcufleet::v1::ScaleDeploymentResponse resp;
+  int before = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    std::vector<const Deployment*> current = ReplicasOf(name);
+    if (current.empty()) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+    const Deployment* live = nullptr;
+    for (const Deployment* r : current) {
+      if (!r->status().deleted()) {
+        live = r;
+        ++before;
+      }
+    }
+    if (!live) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
+    }
+    std::vector<int> remove = ReplicasToRemove(current, replicas);
+    std::vector<int> add = ReplicasToAdd(current, replicas);
+    for (const Deployment* r : current) {
+      if (r->status().deleted()) continue;
+      Deployment d = *r;
+      d.mutable_spec()->set_replicas(replicas);
+      if (std::find(remove.begin(), remove.end(), r->replica()) != remove.end()) {
+        d.mutable_status()->set_deleted(true);
+        d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+        d.mutable_status()->set_message(
+            absl::StrCat("removed by the scale-down to ", replicas, " replicas"));
+        resp.add_removed(r->replica());
+      }
+      if (d.spec().replicas() == r->spec().replicas() && !d.status().deleted()) continue;
+      d.set_revision(d.revision() + 1);
+      d.mutable_status()->set_updated_at_ms(now_ms);
+      docs.push_back(std::move(d));
+    }
+    for (int index : add) {
+      Deployment d;
+      *d.mutable_spec() = live->spec();
+      d.mutable_spec()->set_replicas(replicas);
+      d.set_uid(live->uid());
+      d.set_replica(index);
+      d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+      d.mutable_status()->set_message("waiting to be scheduled");
+      d.mutable_status()->set_created_at_ms(now_ms);
+      d.mutable_status()->set_updated_at_ms(now_ms);
+      d.set_revision(1);
+      resp.add_added(index);
+      docs.push_back(std::move(d));
+    }
+  }
+  if (!docs.empty()) {
+    absl::Status s = store_->PutDeployments(docs);
+    if (!s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    for (auto& d : docs) {
+      if (d.status().deleted()) {
+        for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
+      }
+      deployments_[ReplicaKey(d)] = std::move(d);
+    }
+    ++revisions_[name];
+    dirty_ = true;
+  }
+  if (events_ && before != replicas) {
+    (void)events_->AppendEvent(
+        {0, now_ms, "deployment", name, "Normal", "Scaled",
+         absl::StrCat("replicas ", before, " -> ", replicas,
+                      resp.added().empty() ? "" : absl::StrCat("; adding ", absl::StrJoin(resp.added(), ", ")),
+                      resp.removed().empty()
+                          ? ""
+                          : absl::StrCat("; removing ", absl::StrJoin(resp.removed(), ", "),
+                                         " (worst placed first: not Ready, then the most crowded node)"))});
+  }
+  auto d = Get(name);
+  if (!d.ok()) return d.status();
+  *resp.mutable_deployment() = *std::move(d);
+  return resp;
 }
 
 std::optional<Deployment> DeployController::WaitForChange(const std::string& name,
@@ -241,13 +407,11 @@ std::optional<Deployment> DeployController::WaitForChange(const std::string& nam
                                                           absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = deployments_.find(name);
-    return it == deployments_.end() || it->second.revision() > after_revision || shutdown_;
+    auto it = revisions_.find(name);
+    return it == revisions_.end() || it->second > after_revision || shutdown_;
   };
   mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
-  auto it = deployments_.find(name);
-  if (it == deployments_.end()) return std::nullopt;
-  return it->second;
+  return AggregateOf(name);
 }
 
 Deployment DeployController::DryRun(const DeploymentSpec& spec) {
@@ -267,8 +431,9 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
     }
     // Others' attempts hold their devices; this deployment's own active
     // attempt does not: its next launch comes after that attempt ends.
-    for (auto& [name, other] : deployments_) {
-      if (name == spec.name()) continue;
+    // (Its other replicas hold theirs: a dry run plans replica 0.)
+    for (auto& [key, other] : deployments_) {
+      if (key == spec.name()) continue;
       deploy_internal::ForEachAssignedAttempt(other, [&](const Attempt& a) { ctx.Take(a.placement()); });
     }
   }

@@ -21,6 +21,7 @@
 #include "common/logging.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
+#include "controller/core/replica_set.h"
 
 namespace dcu::controller {
 
@@ -64,7 +65,8 @@ absl::Status DeployController::Load() {
     // Findings stored with string kinds/actions are read as enums; the
     // document is rewritten in the new form the next time it changes.
     UpgradeStoredFindings(d);
-    deployments_[d.spec().name()] = std::move(d);
+    revisions_[d.spec().name()] += d.revision();
+    deployments_[ReplicaKey(d)] = std::move(d);
   }
   for (auto& [node, gen] : *gens) generations_[node] = gen;
   dirty_ = true;
@@ -134,7 +136,11 @@ std::vector<InstanceSpec> DeployController::AssignedTo(const std::string& node) 
 
 void DeployController::AddEvent(StepContext& ctx, const Deployment& d, const std::string& type,
                                 const std::string& reason, const std::string& message) {
-  ctx.events.push_back(Event{0, ctx.now_ms, "deployment", d.spec().name(), type, reason, message});
+  // One event stream per deployment; a replica of several says which.
+  ctx.events.push_back(Event{0, ctx.now_ms, "deployment", d.spec().name(), type, reason,
+                             d.spec().replicas() > 1
+                                 ? absl::StrCat("replica ", d.replica(), ": ", message)
+                                 : message});
 }
 
 absl::Duration DeployController::Backoff(const Deployment& d, int failures_on_plan) {
@@ -195,6 +201,9 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
     if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &idx)) in.avoid_devices[parts[0]].insert(idx);
   }
   for (int p : d.status().avoided_ports()) in.avoid_ports.insert(p);
+  // Replicas spread across nodes first (then across devices: a replica
+  // never shares a device, since every active attempt holds its devices).
+  if (d.spec().replicas() > 1) in.replicas_on_node = &ctx.replica_nodes[d.spec().name()];
   auto it = ctx.first_usable.find(CursorKey(d.spec()));
   if (it != ctx.first_usable.end()) in.first_node = it->second;
   return in;
@@ -274,12 +283,15 @@ void DeployController::ReconcileOnce() {
     for (const auto& [name, d] : deployments_) {
       // An orphan holds its devices too: the node may still run it.
       deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) { ctx.Take(a.placement()); });
+      if (const Attempt* a = deploy_internal::LatestActive(d); a && d.spec().replicas() > 1) {
+        ctx.JoinNode(d.spec().name(), a->placement().node());
+      }
     }
-    for (const auto& [name, d] : deployments_) {
+    for (const auto& [key, d] : deployments_) {
       if (Observe(d, ctx) != Transition::kNone) {
         work.push_back(d);
       } else if (d.status().deleted() && !HasActiveAttempt(d)) {
-        removed.push_back(name);
+        removed.push_back(key);
       }
     }
   }
@@ -288,7 +300,7 @@ void DeployController::ReconcileOnce() {
   std::vector<Deployment> changed;
   for (auto& d : work) {
     bool stepped = Step(d, ctx);
-    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(d.spec().name());
+    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(ReplicaKey(d));
     if (stepped) {
       d.set_revision(d.revision() + 1);
       d.mutable_status()->set_updated_at_ms(ctx.now_ms);
@@ -307,17 +319,15 @@ void DeployController::ReconcileOnce() {
     dirty_ = true;
     return;
   }
-  for (const auto& name : removed) {
-    absl::Status ds = store_->DeleteDeployment(name);
-    if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", name, "': ", ds.message());
-    ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
-                               "all instances stopped"});
+  for (const auto& key : removed) {
+    absl::Status ds = store_->DeleteDeployment(key);
+    if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
   }
   std::map<std::string, std::vector<InstanceSpec>> desired;
   {
     absl::MutexLock lock(&mu_);
     for (auto& d : changed) {
-      auto it = deployments_.find(d.spec().name());
+      auto it = deployments_.find(ReplicaKey(d));
       // A concurrent Delete or Deploy wins; the next pass sees it.
       if (it == deployments_.end() || it->second.revision() != d.revision() - 1) {
         dirty_ = true;
@@ -326,13 +336,25 @@ void DeployController::ReconcileOnce() {
       // Nodes of the attempts before and after: their desired sets change.
       for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
+      ++revisions_[d.spec().name()];
       it->second = std::move(d);
     }
-    for (const auto& name : removed) {
-      auto it = deployments_.find(name);
+    for (const auto& key : removed) {
+      auto it = deployments_.find(key);
       if (it == deployments_.end()) continue;
       for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
+      const std::string name = it->second.spec().name();
+      const int replica = it->second.replica();
       deployments_.erase(it);
+      if (ReplicasOf(name).empty()) {
+        revisions_.erase(name);
+        ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
+                                   "all instances stopped"});
+      } else {
+        ++revisions_[name];
+        ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "ReplicaRemoved",
+                                   absl::StrCat("replica ", replica, " stopped and removed")});
+      }
     }
     for (const auto& n : resend_) ctx.touched.insert(n);
     for (const auto& n : recompute_) ctx.touched.insert(n);

@@ -80,6 +80,17 @@ class DeployController : public FleetListener {
   // assignments and the row goes once the agents no longer report them.
   absl::StatusOr<dcufleet::v1::Deployment> Delete(const std::string& name)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Sets the number of replicas (ScaleDeploymentRequest's rules). Added
+  // replicas are placed by the next pass; removed ones are the worst placed
+  // (ReplicasToRemove) and stop as a deleted deployment's do.
+  absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> Scale(const std::string& name,
+                                                              int replicas)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The attempt whose instance is `instance_id` in any replica of the
+  // deployment; the latest attempt of the replica Get() shows when empty.
+  absl::StatusOr<dcufleet::v1::Attempt> FindAttempt(const std::string& name,
+                                                    const std::string& instance_id) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until the deployment's revision exceeds `after_revision`, it is
   // gone (nullopt), or `timeout` passes (the current state).
   std::optional<dcufleet::v1::Deployment> WaitForChange(const std::string& name,
@@ -140,15 +151,23 @@ class DeployController : public FleetListener {
   void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
       ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
+  // Every replica document of `name`, in key order (replica 0 first).
+  std::vector<const dcufleet::v1::Deployment*> ReplicasOf(const std::string& name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What readers see of `name` (replica_set.h AggregateReplicas); nullopt
+  // when it has no replica.
+  std::optional<dcufleet::v1::Deployment> AggregateOf(const std::string& name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   struct PendingCreate {
-    dcufleet::v1::Deployment doc;
+    // One document per replica.
+    std::vector<dcufleet::v1::Deployment> docs;
     Event event;
     DeployCallback done;
   };
   // Validates and answers what needs no write; nullopt: create `create`.
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(
-      const dcufleet::v1::DeploymentSpec& spec, bool dry_run, dcufleet::v1::Deployment* create,
-      Event* created) ABSL_LOCKS_EXCLUDED(mu_);
+      const dcufleet::v1::DeploymentSpec& spec, bool dry_run,
+      std::vector<dcufleet::v1::Deployment>* create, Event* created) ABSL_LOCKS_EXCLUDED(mu_);
   void CommitCreates(std::vector<PendingCreate>& batch) ABSL_LOCKS_EXCLUDED(mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
 
@@ -170,7 +189,11 @@ class DeployController : public FleetListener {
   // calls MarkDirty/OnNodeConnected without its own lock held, so there is
   // no cycle through the listener.
   mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_);
+  // Keyed by ReplicaKey: "NAME" for replica 0, "NAME#K" for replica K.
   std::map<std::string, dcufleet::v1::Deployment> deployments_ ABSL_GUARDED_BY(mu_);
+  // Per deployment name: grows whenever any of its replicas changes (what
+  // watchers compare; a replica's own revision is its document's).
+  std::map<std::string, int64_t> revisions_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);

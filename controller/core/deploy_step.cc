@@ -90,8 +90,9 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   InstanceSpec& spec = plan.instance;
   // Per-attempt fields: the only ones a dry run cannot know.
   int number = st->attempts_size() + 1;
-  spec.set_instance_id(absl::StrCat(d.spec().name(), "-", number, "-",
-                                    common::NewId("i").substr(2, 6)));
+  spec.set_instance_id(absl::StrCat(d.spec().name(),
+                                    d.replica() > 0 ? absl::StrCat("-r", d.replica()) : "", "-",
+                                    number, "-", common::NewId("i").substr(2, 6)));
   spec.set_attempt(number);
 
   Attempt* a = st->add_attempts();
@@ -107,6 +108,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   if (!prep.remediation.empty()) a->add_remediations(absl::StrCat("config: ", prep.remediation_detail));
   *a->mutable_instance() = std::move(spec);
   ctx.Take(r.placement);
+  if (d.spec().replicas() > 1) ctx.JoinNode(d.spec().name(), r.placement.node());
   ctx.touched.insert(r.placement.node());
 
   for (size_t i = 0; i < r.plans.size(); ++i) {
@@ -540,6 +542,7 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   // start now (a failover or a remediation, no back-off) it starts in this
   // pass rather than the next one.
   ctx.Release(a.placement());
+  if (d.spec().replicas() > 1) ctx.LeaveNode(d.spec().name(), a.placement().node());
   ctx.touched.insert(a.placement().node());
   if (st->phase() == dcufleet::v1::DEPLOYMENT_PENDING && st->next_attempt_at_ms() <= ctx.now_ms) {
     TryLaunch(d, ctx);

@@ -44,6 +44,9 @@ struct DeployController::StepContext {
   std::map<std::pair<std::string, std::string>, Plans> plans;
   std::map<std::string, MemoryCheck> memory;
   std::map<std::string, absl::StatusOr<ModelFacts>> models;
+  // Per deployment name: how many of its replicas' active attempts each
+  // node holds (the scheduler's spread preference).
+  std::map<std::string, std::map<std::string, int>> replica_nodes;
 
   const dcufleet::v1::NodeView* Node(const std::string& name) const {
     auto it = index->find(name);
@@ -52,6 +55,15 @@ struct DeployController::StepContext {
   ScheduleNode* Sched(const std::string& name) {
     auto it = index->find(name);
     return it == index->end() ? nullptr : &sched[it->second];
+  }
+  void JoinNode(const std::string& deployment, const std::string& node) {
+    ++replica_nodes[deployment][node];
+  }
+  void LeaveNode(const std::string& deployment, const std::string& node) {
+    auto it = replica_nodes.find(deployment);
+    if (it == replica_nodes.end()) return;
+    auto n = it->second.find(node);
+    if (n != it->second.end() && --n->second <= 0) it->second.erase(n);
   }
   // An attempt holds its devices and port.
   void Take(const dcufleet::v1::Placement& p) {
@@ -77,6 +89,11 @@ inline bool AttemptActive(const dcufleet::v1::Attempt& a) { return a.ended_at_ms
 inline bool HasActiveAttempt(const dcufleet::v1::Deployment& d) {
   return !d.status().attempts().empty() &&
          AttemptActive(d.status().attempts(d.status().attempts_size() - 1));
+}
+
+inline const dcufleet::v1::Attempt* LatestActive(const dcufleet::v1::Deployment& d) {
+  if (d.status().deleted() || !HasActiveAttempt(d)) return nullptr;
+  return &d.status().attempts(d.status().attempts_size() - 1);
 }
 
 inline dcufleet::v1::Attempt* ActiveAttempt(dcufleet::v1::Deployment& d) {

@@ -214,14 +214,26 @@ class Scheduler {
   }
   // The best (plan rank, TP) a node of (arch, total) could reach; INT_MAX
   // when none. The early stop and the skipping of nodes read it.
-  std::pair<int, int> Reach(const std::string& arch, int64_t total) {
+  // A placement's rank, lower is better: the plan's rank, then how many of
+  // the deployment's replicas the node already runs (spread across nodes
+  // before devices), then the TP (fewer devices).
+  using Rank = std::tuple<int, int, int>;
+  static constexpr Rank kNoRank{INT_MAX, INT_MAX, INT_MAX};
+  int ReplicasOn(const ScheduleNode& n) const {
+    if (!in_.replicas_on_node || in_.replicas_on_node->empty()) return 0;
+    auto it = in_.replicas_on_node->find(n.view->name());
+    return it == in_.replicas_on_node->end() ? 0 : it->second;
+  }
+  // The best rank a node of (arch, total) could reach with `replicas` of
+  // the deployment on it.
+  Rank Reach(const std::string& arch, int64_t total, int replicas = 0) {
     const ArchPlans& ap = PlansOf(arch);
     int tp = FitsFor(total).min_tp;
-    if (CheckStack(ap) != Fit::kFits || tp == 0) return {INT_MAX, INT_MAX};
-    return {ap.min_rank, tp};
+    if (CheckStack(ap) != Fit::kFits || tp == 0) return kNoRank;
+    return {ap.min_rank, replicas, tp};
   }
-  bool CanReachBelow(const ScheduleNode& n, std::pair<int, int> rank) {
-    return n.ready && !n.arch.empty() && Reach(n.arch, n.device_total) < rank;
+  bool CanReachBelow(const ScheduleNode& n, Rank rank) {
+    return n.ready && !n.arch.empty() && Reach(n.arch, n.device_total, ReplicasOn(n)) < rank;
   }
 
   // --- Words.
@@ -526,13 +538,13 @@ ScheduleResult Scheduler::Run() {
   std::vector<std::pair<std::string, int64_t>> computed;
   if (!in_.shapes && !pinned) computed = FleetShapes(nodes);
   const auto& shapes = in_.shapes ? *in_.shapes : computed;
-  std::pair<int, int> floor{INT_MAX, INT_MAX};
+  Rank floor = kNoRank;
   for (const auto& [arch, total] : shapes) floor = std::min(floor, Reach(arch, total));
 
   bool any_node = false;
   const ScheduleNode* best = nullptr;
   Candidate best_c;
-  std::pair<int, int> best_rank{INT_MAX, INT_MAX};
+  Rank best_rank = kNoRank;
   std::map<Fit, int64_t> unnamed;
   bool first_usable_known = false;
   Candidate c;
@@ -569,7 +581,7 @@ ScheduleResult Scheduler::Run() {
       reject(n, f, "");
       continue;
     }
-    std::pair<int, int> rank{c.installed.plan->rank(), c.choice.tp};
+    Rank rank{c.installed.plan->rank(), ReplicasOn(n), c.choice.tp};
     if (!best || rank < best_rank) {
       if (best) reject(*best, Fit::kOutranked, absl::StrCat("fits, but node '", n.view->name(), "' ranks higher"));
       best = &n;

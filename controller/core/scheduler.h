@@ -102,6 +102,10 @@ struct ScheduleInput {
   std::map<std::string, std::set<int>> avoid_devices;
   std::set<int> avoid_ports;
   int port_base = 8000;
+  // How many of this deployment's other replicas each node runs (not
+  // owned; null: none). A node with fewer ranks higher at the same plan
+  // rank, whatever the TP: replicas spread across nodes first.
+  const std::map<std::string, int>* replicas_on_node = nullptr;
   // Nodes named with their reason in `rejections` when nothing fits, and
   // when something does; the rest are counted in one summary entry.
   size_t max_rejections = 50;
@@ -131,7 +135,8 @@ struct ScheduleResult {
 // A pure, deterministic function of its input: same fleet, same answer.
 // Picks the node, devices, TP, plan and port for one instance of the
 // deployment, or explains per node why none fits. The choice: the best plan
-// rank, then the smallest TP, then the first node in name order. The walk
+// rank, then the node running fewest of the deployment's replicas, then the
+// smallest TP, then the first node in name order. The walk
 // stops at the first node that reaches the best (rank, TP) any node of the
 // fleet could reach, so a placement usually looks at a handful of nodes.
 //

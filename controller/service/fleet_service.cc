@@ -268,6 +268,17 @@ grpc::ServerUnaryReactor* FleetServiceImpl::DeleteDeployment(
   return Done(ctx, d.status());
 }
 
+grpc::ServerUnaryReactor* FleetServiceImpl::ScaleDeployment(
+    grpc::CallbackServerContext* ctx, const dcufleet::v1::ScaleDeploymentRequest* req,
+    dcufleet::v1::ScaleDeploymentResponse* resp) {
+  if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
+  absl::Status s = CheckName("deployment name", req->name());
+  if (!s.ok()) return Done(ctx, s);
+  auto r = deps_.deployments->Scale(req->name(), req->replicas());
+  if (r.ok()) *resp = std::move(*r);
+  return Done(ctx, r.status());
+}
+
 grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext* ctx,
                                                     const dcufleet::v1::GetLogsRequest* req,
                                                     dcufleet::v1::GetLogsResponse* resp) {
@@ -281,20 +292,9 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   if (req->tail_lines() < 0 || req->tail_lines() > 100000) {
     return Done(ctx, absl::InvalidArgumentError("tail_lines must be between 0 and 100000"));
   }
-  auto d = deps_.deployments->Get(req->deployment());
-  if (!d.ok()) return Done(ctx, d.status());
-  const dcufleet::v1::Attempt* attempt = nullptr;
-  for (const auto& a : d->status().attempts()) {
-    if (req->instance_id().empty() || a.instance_id() == req->instance_id()) attempt = &a;
-  }
-  if (!attempt) {
-    return Done(ctx, absl::NotFoundError(
-                         req->instance_id().empty()
-                             ? absl::StrCat("deployment '", req->deployment(), "' has not launched yet")
-                             : absl::StrCat("instance '", req->instance_id(), "' not found in deployment '",
-                                            req->deployment(), "'")));
-  }
-  dcufleet::v1::Attempt a = *attempt;
+  auto attempt = deps_.deployments->FindAttempt(req->deployment(), req->instance_id());
+  if (!attempt.ok()) return Done(ctx, attempt.status());
+  dcufleet::v1::Attempt a = *std::move(attempt);
   FleetState* fleet = deps_.fleet;
   int tail = req->tail_lines() ? req->tail_lines() : 200;
   return Async(ctx, commands_, [fleet, a, tail, resp]() -> absl::Status {

@@ -55,6 +55,9 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* DeleteDeployment(grpc::CallbackServerContext* ctx,
                                              const dcufleet::v1::DeleteDeploymentRequest* req,
                                              dcufleet::v1::DeleteDeploymentResponse* resp) override;
+  grpc::ServerUnaryReactor* ScaleDeployment(grpc::CallbackServerContext* ctx,
+                                            const dcufleet::v1::ScaleDeploymentRequest* req,
+                                            dcufleet::v1::ScaleDeploymentResponse* resp) override;
   grpc::ServerUnaryReactor* GetLogs(grpc::CallbackServerContext* ctx,
                                     const dcufleet::v1::GetLogsRequest* req,
                                     dcufleet::v1::GetLogsResponse* resp) override;

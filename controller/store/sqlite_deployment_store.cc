@@ -15,7 +15,7 @@ constexpr char kPutDeployment[] =
 
 // `st` is kPutDeployment, prepared once per transaction.
 absl::Status PutLocked(SqliteStatement& st, const dcufleet::v1::Deployment& d) {
-  st.Bind(1, d.spec().name()).Bind(2, d.spec().model())
+  st.Bind(1, ReplicaKey(d)).Bind(2, d.spec().model())
       .Bind(3, dcufleet::v1::DeploymentPhase_Name(d.status().phase()))
       .Bind(4, d.revision()).BindBlob(5, d.SerializeAsString())
       .Bind(6, d.status().created_at_ms()).Bind(7, d.status().updated_at_ms());
@@ -42,10 +42,10 @@ absl::Status SqliteDeploymentStore::PutDeployments(
   });
 }
 
-absl::Status SqliteDeploymentStore::DeleteDeployment(const std::string& name) {
+absl::Status SqliteDeploymentStore::DeleteDeployment(const std::string& key) {
   return db_->Transaction([&](SqliteDatabase& db) -> absl::Status {
     DCU_ASSIGN_OR_RETURN(auto st, db.Prepare("DELETE FROM deployments WHERE name = ?"));
-    st->Bind(1, name);
+    st->Bind(1, key);
     return st->Run();
   });
 }

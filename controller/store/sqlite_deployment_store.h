@@ -12,7 +12,7 @@ class SqliteDeploymentStore : public DeploymentStore {
   explicit SqliteDeploymentStore(std::shared_ptr<SqliteDatabase> db) : db_(std::move(db)) {}
   absl::Status PutDeployment(const dcufleet::v1::Deployment& deployment) override;
   absl::Status PutDeployments(const std::vector<dcufleet::v1::Deployment>& deployments) override;
-  absl::Status DeleteDeployment(const std::string& name) override;
+  absl::Status DeleteDeployment(const std::string& key) override;
   absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() override;
   absl::Status PutNodeGeneration(const std::string& node, int64_t generation) override;
   absl::Status PutNodeGenerations(

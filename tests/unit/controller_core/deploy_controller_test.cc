@@ -1,6 +1,8 @@
 #include "controller/core/deploy_controller.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "controller/store/sqlite_deployment_store.h"
@@ -610,6 +612,224 @@ TEST_F(DeployControllerTest, DryRunOfAConfigOverlayMatchesTheLaunch) {
   EXPECT_EQ(real.model_path(), "/models/Qwen3-32B");  // the user's directory
   EXPECT_THAT(real.argv(), ::testing::Contains("/var/lib/dcufleet/overlays/qwen3-32b"));
   ExpectSameLaunch(dry->deployment().status().attempts(0).instance(), real);
+}
+
+
+// --- Replicas (issue 17): each replica is a deployment of its own to the
+// reconciler; these tests check what ties them together.
+
+class ReplicaTest : public DeployControllerTest {
+ protected:
+  dcufleet::v1::DeploymentSpec ReplicaSpec(int replicas, int tp = 4) {
+    auto s = Spec(tp);
+    s.set_replicas(replicas);
+    return s;
+  }
+  // The instances node `s` was last told to run, by id.
+  static std::vector<std::string> Ids(const RecordingSession& s) {
+    std::vector<std::string> out;
+    if (s.assignments.empty()) return out;
+    for (const auto& i : s.last().instances()) out.push_back(i.instance_id());
+    return out;
+  }
+  void ReportAll(const std::string& node, RecordingSession* s, dcufleet::v1::InstancePhase p) {
+    ASSERT_FALSE(s->assignments.empty());
+    for (const auto& i : s->last().instances()) Report(node, s, i, p);
+  }
+  RecordingSession a_, b_;
+};
+
+TEST_F(ReplicaTest, ReplicasSpreadAcrossNodesFirstAndNeverShareADevice) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(3), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_EQ(d.replicas_size(), 3);
+  std::map<std::string, std::set<int>> devices;
+  std::map<std::string, int> per_node;
+  for (const auto& r : d.replicas()) {
+    ASSERT_FALSE(r.node().empty()) << "replica " << r.index() << ": " << r.message();
+    ++per_node[r.node()];
+    for (int dev : r.device_indices()) {
+      EXPECT_TRUE(devices[r.node()].insert(dev).second)
+          << "device " << dev << " of " << r.node() << " given to two replicas";
+    }
+  }
+  // Two nodes, three replicas: one on each before a second on either.
+  EXPECT_EQ(per_node.size(), 2u);
+  EXPECT_EQ(per_node["node-a"] + per_node["node-b"], 3);
+  EXPECT_EQ(Ids(a_).size() + Ids(b_).size(), 3u);
+  EXPECT_EQ(d.replicas(0).node(), "node-a");
+  EXPECT_EQ(d.replicas(1).node(), "node-b") << "the second replica should go to the empty node";
+  EXPECT_EQ(d.ready_replicas(), 0);
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_LAUNCHING);
+}
+
+TEST_F(ReplicaTest, ReadyOnlyWhenEveryReplicaIsAndEachHasItsEndpoint) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 1);
+  EXPECT_NE(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_THAT(d.status().message(), HasSubstr("replica 1"));
+  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 2);
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  ASSERT_EQ(d.replicas_size(), 2);
+  EXPECT_EQ(d.replicas(0).endpoint(), absl::StrCat("node-a:", d.replicas(0).port()));
+  EXPECT_EQ(d.replicas(1).endpoint(), absl::StrCat("node-b:", d.replicas(1).port()));
+  // One event stream for the deployment; each line says which replica.
+  auto events = store_->ListEvents("deployment", "qwen3-32b", 0);
+  ASSERT_TRUE(events.ok());
+  int ready_events = 0;
+  for (const auto& e : *events) {
+    if (e.reason == "Ready") {
+      ++ready_events;
+      EXPECT_THAT(e.message, ::testing::StartsWith("replica "));
+    }
+  }
+  EXPECT_EQ(ready_events, 2);
+}
+
+TEST_F(ReplicaTest, AFailedReplicaIsHandledAloneAndItsSiblingKeepsServing) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  const auto serving_a = Ids(a_);
+  ASSERT_EQ(serving_a.size(), 1u);
+  // Replica 1's instance dies with an unexplained failure.
+  Report("node-b", &b_, b_.last().instances(0), dcufleet::v1::INSTANCE_FAILED, {"boom"});
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 1);
+  EXPECT_EQ(d.replicas(0).phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_EQ(d.replicas(0).restarts(), 0);
+  EXPECT_EQ(d.replicas(1).restarts(), 1);
+  EXPECT_EQ(Ids(a_), serving_a) << "replica 0 must not be touched";
+  // The aggregate shows the replica that needs attention.
+  EXPECT_EQ(d.replica(), 1);
+}
+
+TEST_F(ReplicaTest, ScaleDownRemovesTheWorstPlacedFirst) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(3), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  // node-a holds replicas 0 and 2; all but replica 2 report Ready.
+  ASSERT_EQ(d.replicas(2).node(), "node-a");
+  for (const auto& i : a_.last().instances()) {
+    if (i.instance_id() == d.replicas(0).instance_id()) Report("node-a", &a_, i, dcufleet::v1::INSTANCE_READY);
+  }
+  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  // Not Ready goes first.
+  auto r = controller_->Scale("qwen3-32b", 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->removed(), ::testing::ElementsAre(2));
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(Ids(a_).size(), 1u) << "replica 2's instance should be gone from node-a's set";
+  Report("node-a", &a_, [&] {
+    dcufleet::v1::InstanceSpec s;
+    s.set_instance_id(d.replicas(2).instance_id());
+    return s;
+  }(), dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.replicas_size(), 2);
+  EXPECT_EQ(d.spec().replicas(), 2);
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::IsSupersetOf({"Scaled", "ReplicaRemoved"}));
+  // Both Ready on a node each: the highest index goes.
+  r = controller_->Scale("qwen3-32b", 1);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->removed(), ::testing::ElementsAre(1));
+}
+
+TEST_F(ReplicaTest, ScaleUpAddsTheLowestFreeIndexAndSurvivesARestart) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto r = controller_->Scale("qwen3-32b", 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->added(), ::testing::ElementsAre(1, 2));
+  controller_->ReconcileOnceForTest();
+  auto before = Get("qwen3-32b");
+  ASSERT_EQ(before.replicas_size(), 3);
+  EXPECT_EQ(before.replicas(1).node(), "node-b") << "spread: node-b held no replica";
+  // The store holds one document per replica; a restarted controller sees
+  // the same three, with the same instances.
+  EXPECT_EQ(deploy_store_->ListDeployments()->size(), 3u);
+  MakeController();
+  auto after = Get("qwen3-32b");
+  ASSERT_EQ(after.replicas_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(after.replicas(i).instance_id(), before.replicas(i).instance_id());
+  }
+  EXPECT_GE(after.revision(), before.revision());
+  // Deploying the same spec with another count is a scale (kubectl apply);
+  // any other change is refused with what to do.
+  auto again = controller_->Deploy(ReplicaSpec(2), false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->created());
+  EXPECT_EQ(again->deployment().spec().replicas(), 2);
+  auto other = ReplicaSpec(2);
+  other.set_max_model_len(4096);
+  auto refused = controller_->Deploy(other, false);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(refused.status().message(), HasSubstr("dcuctl scale deployment"));
+  EXPECT_EQ(controller_->Scale("qwen3-32b", 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(controller_->Scale("nope", 2).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ReplicaTest, DeleteStopsEveryReplicaThenForgetsThem) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto ia = a_.last().instances(0);
+  auto ib = b_.last().instances(0);
+  Report("node-a", &a_, ia, dcufleet::v1::INSTANCE_READY);
+  Report("node-b", &b_, ib, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  ASSERT_TRUE(controller_->Delete("qwen3-32b").ok());
+  controller_->ReconcileOnceForTest();
+  EXPECT_TRUE(Ids(a_).empty());
+  EXPECT_TRUE(Ids(b_).empty());
+  Report("node-a", &a_, ia, dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  EXPECT_TRUE(controller_->Get("qwen3-32b").ok()) << "replica 1 is still reported";
+  Report("node-b", &b_, ib, dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(controller_->Get("qwen3-32b").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
+  auto reasons = EventReasons("qwen3-32b");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Deleted"), 1);
+}
+
+TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto ib = b_.last().instances(0);
+  auto found = controller_->FindAttempt("qwen3-32b", ib.instance_id());
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->placement().node(), "node-b");
+  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", "qwen3-32b-9-zzzzzz").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -180,17 +180,20 @@ TEST_F(DeploymentRulesTest, NonFiniteAndFractionsAreRefusedEverywhere) {
   EXPECT_FALSE(Cli(*seqs, "99999999999").ok);
 }
 
-// The core runs one instance per deployment: every layer says so.
-TEST_F(DeploymentRulesTest, ReplicasAboveOneAreNotSupportedYetEverywhere) {
+// Replicas: 1..256 at every layer (the CLI, the service edge, the core).
+TEST_F(DeploymentRulesTest, ReplicasAreBoundedTheSameEverywhere) {
   const DeploymentNumberRule* replicas = common::FindDeploymentNumberRule("replicas");
   ASSERT_NE(replicas, nullptr);
   EXPECT_EQ(replicas->min, 1);
-  EXPECT_EQ(replicas->max, 1);
-  for (Answer a : {Cli(*replicas, "2"), Edge(*replicas, 2), Core(*replicas, 64)}) {
-    EXPECT_FALSE(a.ok);
-    EXPECT_THAT(a.why, HasSubstr("replicas > 1 are not supported yet"));
+  EXPECT_EQ(replicas->max, 256);
+  for (Answer a : {Cli(*replicas, "4"), Edge(*replicas, 4), Core(*replicas, 256)}) {
+    EXPECT_TRUE(a.ok) << a.why;
   }
-  EXPECT_THAT(common::HelpText(*replicas), HasSubstr("replicas > 1 are not supported yet"));
+  for (Answer a : {Cli(*replicas, "257"), Edge(*replicas, 257), Core(*replicas, 100000)}) {
+    EXPECT_FALSE(a.ok);
+    EXPECT_THAT(a.why, HasSubstr("outside 1-256"));
+  }
+  EXPECT_FALSE(Cli(*replicas, "-1").ok);
   EXPECT_TRUE(Cli(*replicas, "1").ok);
   EXPECT_TRUE(Core(*replicas, 0).ok);  // 0: the default, one
 }

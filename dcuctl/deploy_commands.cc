@@ -1,5 +1,7 @@
 #include "dcuctl/deploy_commands.h"
 
+#include <sstream>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/deployment_rules.h"
@@ -106,14 +109,31 @@ void PrintDeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bo
   Table t(header);
   for (const auto& d : resp.deployments()) {
     const auto* a = LastAttempt(d);
-    const bool ready = d.status().phase() == dcufleet::v1::DEPLOYMENT_READY;
+    // READY n/m over replicas; RESTARTS summed over them; NODE and STACK of
+    // the replica the row speaks for (the one needing attention), "+K" for
+    // the nodes of the others.
+    const int desired = std::max(1, d.spec().replicas());
+    int restarts = 0;
+    std::set<std::string> nodes;
+    std::vector<std::string> endpoints;
+    for (const auto& r : d.replicas()) {
+      restarts += r.restarts();
+      if (!r.node().empty()) nodes.insert(r.node());
+      if (!r.endpoint().empty()) endpoints.push_back(r.endpoint());
+    }
+    if (d.replicas().empty()) {
+      restarts = std::max(0, d.status().attempts_size() - 1);
+      if (!d.status().endpoint().empty()) endpoints.push_back(d.status().endpoint());
+    }
+    std::string node = a ? a->placement().node() : "-";
+    if (nodes.size() > 1) absl::StrAppend(&node, " +", nodes.size() - 1);
     std::vector<std::string> row = {
-        d.spec().name(), ready ? "1/1" : "0/1", Phase(d.status().phase()), d.spec().model(),
-        a ? a->placement().node() : "-", a ? a->stack_id() : "-",
+        d.spec().name(), absl::StrCat(d.ready_replicas(), "/", desired), Phase(d.status().phase()),
+        d.spec().model(), node, a ? a->stack_id() : "-",
         a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
-        absl::StrCat(std::max(0, d.status().attempts_size() - 1)), Ago(d.status().created_at_ms())};
+        absl::StrCat(restarts), Ago(d.status().created_at_ms())};
     if (wide) {
-      row.push_back(d.status().endpoint().empty() ? "-" : d.status().endpoint());
+      row.push_back(endpoints.empty() ? "-" : absl::StrJoin(endpoints, ","));
       row.push_back(d.status().message());
     }
     t.AddRow(row);
@@ -182,6 +202,22 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
       << (s.stack_id().empty() ? "" : absl::StrCat(" stack=", s.stack_id()))
       << (s.runtime().empty() ? "" : absl::StrCat(" runtime=", s.runtime())) << "\n";
   out << "Created:     " << Ago(st.created_at_ms()) << "\n";
+  if (d.replicas_size() > 1 || s.replicas() > 1) {
+    out << "Replicas:    " << d.ready_replicas() << "/" << std::max(1, s.replicas())
+        << " Ready (below: replica " << d.replica() << ", the first not Ready)\n";
+    Table rt({"REPLICA", "PHASE", "NODE", "DEVICES", "ENDPOINT", "RESTARTS", "MESSAGE"});
+    for (const auto& r : d.replicas()) {
+      rt.AddRow({absl::StrCat(r.index()), Phase(r.phase()), r.node().empty() ? "-" : r.node(),
+                 r.device_indices().empty() ? "-" : absl::StrJoin(r.device_indices(), ","),
+                 r.endpoint().empty() ? "-" : r.endpoint(), absl::StrCat(r.restarts()),
+                 Shorten(r.message(), 80)});
+    }
+    std::ostringstream table;
+    rt.Print(table);
+    for (absl::string_view line : absl::StrSplit(table.str(), '\n')) {
+      if (!line.empty()) out << "  " << line << "\n";
+    }
+  }
   if (!st.extra_env().empty() || !st.extra_args().empty() || !st.ld_library_path_prefix().empty()) {
     out << "Remediations in force:\n";
     for (const auto& [k, v] : st.extra_env()) out << "  env " << k << "=" << v << "\n";
@@ -304,7 +340,13 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
       if (tty && bar_open) out << "\r\033[K";
       wctx.TryCancel();
       reader->Finish();
-      if (code == kExitOk) {
+      if (code == kExitOk && last.replicas_size() > 1) {
+        out << "deployment '" << last.spec().name() << "' is ready: " << last.ready_replicas()
+            << " replicas (model name '" << last.spec().served_model_name() << "')\n";
+        for (const auto& r : last.replicas()) {
+          out << "  replica " << r.index() << ": http://" << r.endpoint() << "/v1\n";
+        }
+      } else if (code == kExitOk) {
         out << "deployment '" << last.spec().name() << "' is ready: http://"
             << last.status().endpoint() << "/v1 (model name '" << last.spec().served_model_name()
             << "')\n";

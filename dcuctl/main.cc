@@ -10,6 +10,7 @@
 #include "dcuctl/catalog_commands.h"
 #include "dcuctl/client_security.h"
 #include "dcuctl/deploy_commands.h"
+#include "dcuctl/scale_commands.h"
 #include "dcuctl/deploy_options.h"
 #include "dcuctl/diagnose_commands.h"
 #include "dcuctl/model_commands.h"
@@ -157,6 +158,30 @@ int main(int argc, char** argv) {
   logs->add_option("--tail", logs_tail, "lines from the end")->check(CLI::Range(1, 100000));
   logs->add_flag("-f,--follow", logs_follow, "keep printing new lines");
 
+  // scale, rollout status
+  std::string scale_name;
+  int scale_replicas = 1;
+  bool scale_wait = false;
+  double scale_timeout = 600;
+  auto* scale = app.add_subcommand("scale", "change the number of replicas")->require_subcommand(1);
+  auto* scale_deployment = scale->add_subcommand("deployment", "dcuctl scale deployment NAME --replicas N");
+  scale_deployment->alias("deployments")->alias("deploy");
+  scale_deployment->add_option("NAME", scale_name, "deployment name")->required();
+  scale_deployment->add_option("--replicas", scale_replicas, "replicas wanted")
+      ->required()
+      ->check(CLI::Range(1, 256));
+  scale_deployment->add_flag("--wait", scale_wait, "wait until every replica is Ready");
+  scale_deployment->add_option("--timeout", scale_timeout, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+  dcu::dcuctl::RolloutArgs rollout_args;
+  std::string rollout_ref;
+  auto* rollout = app.add_subcommand("rollout", "follow a deployment's replicas")->require_subcommand(1);
+  auto* rollout_status = rollout->add_subcommand(
+      "status", "wait until every replica is Ready: dcuctl rollout status deployment/NAME");
+  rollout_status->add_option("REF", rollout_ref, "deployment/NAME (or NAME)")->required();
+  rollout_status->add_option("--timeout", rollout_args.timeout_s, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+
   // node reap
   auto* node_cmd = app.add_subcommand("node", "node operations")->require_subcommand(1);
   std::string reap_node;
@@ -242,6 +267,17 @@ int main(int argc, char** argv) {
   }
   if (*deploy) {
     return RunDeploy(client, deploy_args, std::cout, std::cerr);
+  }
+  if (*scale_deployment) {
+    return RunScale(client, scale_name, scale_replicas, scale_wait, scale_timeout, std::cout, std::cerr);
+  }
+  if (*rollout_status) {
+    rollout_args.name = dcu::dcuctl::DeploymentNameFromRef(rollout_ref);
+    if (rollout_args.name.empty()) {
+      std::cerr << "error: rollout status takes deployment/NAME, not '" << rollout_ref << "'\n";
+      return kExitUsage;
+    }
+    return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);
   }
   if (*del_deployment) return RunDeleteDeployment(client, delete_name, delete_wait, std::cout, std::cerr);
   if (*logs) return RunLogs(client, logs_name, logs_instance, logs_tail, logs_follow, std::cout, std::cerr);

@@ -1,0 +1,137 @@
+#include "dcuctl/scale_commands.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dcuctl/exit_codes.h"
+#include "dcuctl/output.h"
+#include "dcuctl/query.h"
+#include "dcufleet/v1/fleet.grpc.pb.h"
+
+namespace dcu::dcuctl {
+namespace {
+
+using dcufleet::v1::Deployment;
+
+int Desired(const Deployment& d) { return std::max(1, d.spec().replicas()); }
+
+// What the rollout waits for, and what ends it early.
+enum class Rollout { kDone, kUnschedulable, kFailed, kWaiting };
+
+Rollout StateOf(const Deployment& d) {
+  if (d.ready_replicas() >= Desired(d) && d.status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
+    return Rollout::kDone;
+  }
+  for (const auto& r : d.replicas()) {
+    if (r.phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE) return Rollout::kUnschedulable;
+    if (r.phase() == dcufleet::v1::DEPLOYMENT_FAILED) return Rollout::kFailed;
+  }
+  if (d.replicas().empty()) {
+    if (d.status().phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE) return Rollout::kUnschedulable;
+    if (d.status().phase() == dcufleet::v1::DEPLOYMENT_FAILED) return Rollout::kFailed;
+  }
+  return Rollout::kWaiting;
+}
+
+std::string Progress(const Deployment& d) {
+  return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ",
+                      d.ready_replicas(), " of ", Desired(d), " replicas are Ready...");
+}
+
+}  // namespace
+
+std::string DeploymentNameFromRef(const std::string& ref) {
+  for (const char* kind : {"deployment/", "deployments/", "deploy/"}) {
+    if (absl::StartsWith(ref, kind)) return ref.substr(std::string(kind).size());
+  }
+  if (ref.find('/') != std::string::npos) return "";
+  return ref;
+}
+
+int RunScale(Client& client, const std::string& name, int replicas, bool wait, double timeout_s,
+             std::ostream& out, std::ostream& err) {
+  dcufleet::v1::ScaleDeploymentRequest req;
+  req.set_name(name);
+  req.set_replicas(replicas);
+  dcufleet::v1::ScaleDeploymentResponse resp;
+  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::ScaleDeployment, req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("scaling deployment '", name, "'"), err);
+  if (IsStructured(client.options().output)) {
+    PrintStructured(ProtoToJson(resp), client.options().output, out);
+  } else {
+    out << "deployment '" << name << "' scaled to " << replicas << " replicas";
+    if (!resp.added().empty()) out << "; adding " << absl::StrJoin(resp.added(), ", ");
+    if (!resp.removed().empty()) {
+      out << "; removing " << absl::StrJoin(resp.removed(), ", ")
+          << " (worst placed first: not Ready, then the most crowded node)";
+    }
+    if (resp.added().empty() && resp.removed().empty()) out << " (unchanged)";
+    out << "\n";
+  }
+  if (!wait) return kExitOk;
+  RolloutArgs args;
+  args.name = name;
+  args.timeout_s = timeout_s;
+  return RunRolloutStatus(client, args, out, err);
+}
+
+int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
+                     std::ostream& err) {
+  dcufleet::v1::WatchDeploymentRequest req;
+  req.set_name(args.name);
+  grpc::ClientContext ctx;
+  if (args.timeout_s > 0) {
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000)));
+  }
+  // The watch answers at once with the current state, then on each change.
+  auto reader = client.stub().WatchDeployment(&ctx, req);
+  dcufleet::v1::GetDeploymentResponse update;
+  std::string last_line;
+  Deployment last;
+  bool seen = false;
+  while (reader->Read(&update)) {
+    last = update.deployment();
+    seen = true;
+    Rollout state = StateOf(last);
+    if (state == Rollout::kWaiting) {
+      std::string line = Progress(last);
+      if (line != last_line) out << line << "\n" << std::flush;
+      last_line = line;
+      continue;
+    }
+    ctx.TryCancel();
+    reader->Finish();
+    if (state == Rollout::kDone) {
+      out << "deployment \"" << args.name << "\" successfully rolled out (" << last.ready_replicas()
+          << "/" << Desired(last) << " replicas Ready)\n";
+      return kExitOk;
+    }
+    for (const auto& r : last.replicas()) {
+      if (r.phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE ||
+          r.phase() == dcufleet::v1::DEPLOYMENT_FAILED) {
+        err << "replica " << r.index() << " of deployment '" << args.name << "' "
+            << (r.phase() == dcufleet::v1::DEPLOYMENT_FAILED ? "failed" : "cannot be scheduled")
+            << ": " << r.message() << "\n";
+      }
+    }
+    err << "see: dcuctl describe deployment " << args.name << "\n";
+    return state == Rollout::kUnschedulable ? kExitUnschedulable : kExitDeployFailed;
+  }
+  grpc::Status fs = reader->Finish();
+  if (fs.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    err << "timed out after " << args.timeout_s << "s waiting for deployment '" << args.name
+        << "'" << (seen ? absl::StrCat(": ", last.ready_replicas(), " of ", Desired(last),
+                                       " replicas Ready; ", last.status().message())
+                        : "")
+        << "\n";
+    return kExitFailed;
+  }
+  if (!fs.ok()) return client.Fail(fs, absl::StrCat("watching deployment '", args.name, "'"), err);
+  return kExitFailed;
+}
+
+}  // namespace dcu::dcuctl

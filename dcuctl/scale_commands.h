@@ -1,0 +1,32 @@
+#pragma once
+
+// dcuctl scale deployment NAME --replicas N, and dcuctl rollout status
+// deployment/NAME (kubectl's words): replicas of one deployment.
+
+#include <ostream>
+#include <string>
+
+#include "dcuctl/client.h"
+
+namespace dcu::dcuctl {
+
+struct RolloutArgs {
+  std::string name;
+  // Seconds to wait before giving up (exit 1); 0: forever.
+  double timeout_s = 600;
+};
+
+// Exit 0 when the controller took the new count (and, with `wait`, when the
+// rollout finished), 3 unknown deployment, 2 a refused count.
+int RunScale(Client& client, const std::string& name, int replicas, bool wait, double timeout_s,
+             std::ostream& out, std::ostream& err);
+// Waits until every desired replica is Ready, printing kubectl's progress
+// lines: exit 0 rolled out, 5 a replica cannot be scheduled, 6 a replica
+// failed for good, 1 timed out.
+int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
+                     std::ostream& err);
+// "deployment/NAME", "deployments/NAME", "deploy/NAME" or "NAME" → NAME;
+// "" for another kind.
+std::string DeploymentNameFromRef(const std::string& ref);
+
+}  // namespace dcu::dcuctl

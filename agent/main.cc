@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
   std::string memprobe, hip_library, proc_root, nvml_library, cuda_library;
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
   app.add_option("--controller", controller, "controller HOST:PORT to dial");
+  std::string advertise_address;
+  app.add_option("--advertise-address", advertise_address,
+                 "host (IP or DNS name) others reach this node's instances at; default: the "
+                 "address the controller sees this agent connect from");
   app.add_option("--node", node, "node name (default: the host name)");
   app.add_option("--root", root, "filesystem root to read sys/, proc/, dev/ from (tests, fixtures)")
       ->check(CLI::ExistingDirectory);
@@ -260,6 +264,7 @@ int main(int argc, char** argv) {
   cb.make_hello = [&] {
     dcufleet::v1::Hello h;
     h.set_node_name(node);
+    h.set_advertise_address(advertise_address);
     h.set_agent_version(dcu::common::kVersion);
     h.add_capabilities("inventory");
     h.add_capabilities("reap");

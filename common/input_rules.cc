@@ -327,6 +327,20 @@ absl::Status ValidateAssignment(const dcufleet::v1::Assignment& assignment) {
   return absl::OkStatus();
 }
 
+namespace {
+// A DNS name or an IPv4/IPv6 literal: 1-253 of [A-Za-z0-9.:-], not
+// starting with '-' (it would read as an option in argv).
+bool IsHostText(absl::string_view s) {
+  if (s.empty() || s.size() > 253 || s[0] == '-') return false;
+  for (char c : s) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':')) {
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
 absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
   DCU_RETURN_IF_ERROR(CheckBounds(message, "", Bounds{}, 0));
   switch (message.body_case()) {
@@ -334,6 +348,12 @@ absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
       const auto& h = message.hello();
       DCU_RETURN_IF_ERROR(CheckName("hello.node_name", h.node_name()));
       DCU_RETURN_IF_ERROR(CheckText("hello.agent_version", h.agent_version(), 128));
+      if (!h.advertise_address().empty() && !IsHostText(h.advertise_address())) {
+        // It becomes the host of every endpoint the gateway dials.
+        return Invalid("hello.advertise_address",
+                       absl::StrCat("'", Preview(h.advertise_address()),
+                                    "' is not a host name or IP address"));
+      }
       if (h.capabilities_size() > 64) return Invalid("hello.capabilities", "more than 64 entries");
       for (int i = 0; i < h.capabilities_size(); ++i) {
         DCU_RETURN_IF_ERROR(CheckText(absl::StrCat("hello.capabilities[", i, "]"), h.capabilities(i), 64));

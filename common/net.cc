@@ -66,3 +66,33 @@ absl::Status CheckTcpPortFree(int port) {
 }
 
 }  // namespace dcu::common
+
+namespace dcu::common {
+
+std::string HostOfGrpcPeer(absl::string_view peer) {
+  absl::string_view rest;
+  if (absl::StartsWith(peer, "ipv4:")) {
+    rest = peer.substr(5);
+    size_t colon = rest.rfind(':');
+    return colon == absl::string_view::npos ? "" : std::string(rest.substr(0, colon));
+  }
+  if (absl::StartsWith(peer, "ipv6:")) {
+    rest = peer.substr(5);
+    // "[addr]:port"; a percent-encoded zone ("%25eth0") is dropped.
+    if (rest.empty() || rest[0] != '[') return "";
+    size_t close = rest.find(']');
+    if (close == absl::string_view::npos) return "";
+    absl::string_view host = rest.substr(1, close - 1);
+    size_t zone = host.find('%');
+    if (zone != absl::string_view::npos) host = host.substr(0, zone);
+    return std::string(host);
+  }
+  return "";
+}
+
+std::string JoinHostPort(absl::string_view host, int port) {
+  if (host.find(':') != absl::string_view::npos) return absl::StrCat("[", host, "]:", port);
+  return absl::StrCat(host, ":", port);
+}
+
+}  // namespace dcu::common

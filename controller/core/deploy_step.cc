@@ -15,6 +15,7 @@
 #include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "common/net.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
 #include "modelkit/learned_fix.h"
@@ -330,7 +331,10 @@ void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& n
     a.set_ready_at_ms(is->ready_at_ms() ? is->ready_at_ms() : ctx.now_ms);
     st->set_phase(dcufleet::v1::DEPLOYMENT_READY);
     st->set_ready_at_ms(ctx.now_ms);
-    st->set_endpoint(absl::StrCat(node.name(), ":", a.placement().port()));
+    // Where clients (and the gateway) reach it: the node's advertised or
+    // observed address; its name only when no address is known.
+    st->set_endpoint(common::JoinHostPort(node.address().empty() ? node.name() : node.address(),
+                                          a.placement().port()));
     st->set_message(absl::StrCat("serving ", d.spec().served_model_name(), " on node '",
                                  node.name(), "' port ", a.placement().port()));
     AddEvent(ctx, d, "Normal", "Ready",

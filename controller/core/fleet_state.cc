@@ -6,6 +6,7 @@
 #include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "common/net.h"
 #include "common/units.h"
 #include "common/version.h"
 
@@ -106,6 +107,9 @@ absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::He
     *v->mutable_inventory() = hello.inventory();
     for (const auto& i : hello.instances()) *v->add_instances() = i;
     v->set_registered_at_ms(stored->registered_at_ms);
+    v->set_address(!hello.advertise_address().empty()
+                       ? hello.advertise_address()
+                       : std::string(common::HostOfGrpcPeer(session ? session->Peer() : "")));
     v->set_last_seen_ms(now_ms);
     v->set_connected_since_ms(now_ms);
     v->set_state(dcufleet::v1::NODE_READY);

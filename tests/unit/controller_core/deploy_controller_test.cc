@@ -819,6 +819,21 @@ TEST_F(ReplicaTest, DeleteStopsEveryReplicaThenForgetsThem) {
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Deleted"), 1);
 }
 
+// Issue 16: the endpoint named the node ("node-k100:8002"), which does not
+// resolve; it carries the address the agent advertises.
+TEST_F(ReplicaTest, EndpointsCarryTheAdvertisedAddress) {
+  auto hello = MakeHello("node-a", "gfx928", 8, 64 * kGiB, 63 * kGiB);
+  hello.set_advertise_address("10.20.30.40");
+  ASSERT_TRUE(fleet_->OnHello(hello, &a_).ok());
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().endpoint(), absl::StrCat("10.20.30.40:", d.replicas(0).port()));
+  EXPECT_EQ(d.replicas(0).endpoint(), d.status().endpoint());
+}
+
 TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
   Connect("node-a", &a_);
   Connect("node-b", &b_);

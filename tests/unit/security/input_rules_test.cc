@@ -220,6 +220,18 @@ TEST(AgentMessageTest, BoundsAndNames) {
   name.mutable_hello()->set_node_name("gpu-01; rm -rf /");
   EXPECT_THAT(ValidateAgentMessage(name).message(), HasSubstr("hello.node_name"));
 
+  // The advertised address becomes every endpoint's host.
+  for (const char* good : {"10.0.0.7", "fd00::7", "dcu-node-01.example.org"}) {
+    dcufleet::v1::AgentMessage addr = m;
+    addr.mutable_hello()->set_advertise_address(good);
+    EXPECT_TRUE(ValidateAgentMessage(addr).ok()) << good;
+  }
+  for (const char* bad : {"-oProxyCommand=x", "a b", "http://x/", "x;y", "\x01"}) {
+    dcufleet::v1::AgentMessage addr = m;
+    addr.mutable_hello()->set_advertise_address(bad);
+    EXPECT_THAT(ValidateAgentMessage(addr).message(), HasSubstr("hello.advertise_address")) << bad;
+  }
+
   dcufleet::v1::AgentMessage inst;
   inst.mutable_status()->add_instances()->set_instance_id("../x");
   EXPECT_THAT(ValidateAgentMessage(inst).message(), HasSubstr("status.instances[0].instance_id"));

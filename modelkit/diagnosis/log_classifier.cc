@@ -133,7 +133,10 @@ Candidate WeighLine(const LogStructure& structure, const std::vector<NormalizedL
   Candidate cand;
   cand.line = line;
   int error = structure.error_of_line[line];
-  if (error >= 0 && error == structure.terminal_error) {
+  const bool in_cut_tail =
+      std::binary_search(structure.cut_traceback_tail.begin(), structure.cut_traceback_tail.end(),
+                         line);
+  if ((error >= 0 && error == structure.terminal_error) || in_cut_tail) {
     cand.weight = kTerminalErrorWeight;
     cand.basis = dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR;
   } else if (error >= 0) {
@@ -151,9 +154,11 @@ Candidate WeighLine(const LogStructure& structure, const std::vector<NormalizedL
 // Frame line -> its weight, for the frames of the traceback the run died in
 // (0 for every other line). Inner frames weigh more: the innermost frame
 // that a rule knows is the most specific statement of where it died.
+// Only when the error line is missing: with an error line, the error says
+// why, and a frame rule would only second-guess it.
 std::vector<double> TerminalFrameWeights(const LogStructure& structure, int count) {
   std::vector<double> weights(count, 0.0);
-  if (structure.terminal_traceback < 0) return weights;
+  if (!structure.ErrorLineMissing()) return weights;
   const auto& frames = structure.tracebacks[structure.terminal_traceback].frames;
   for (size_t f = 0; f < frames.size(); ++f) {
     double depth = frames.size() > 1 ? static_cast<double>(f) / (frames.size() - 1) : 1.0;
@@ -163,17 +168,10 @@ std::vector<double> TerminalFrameWeights(const LogStructure& structure, int coun
   return weights;
 }
 
-std::string FramesExplanation(const LogStructure& structure, const std::string& frame_text) {
+std::string FramesExplanation(const std::string& frame_text) {
   std::string where = frame_text.substr(0, std::min<size_t>(frame_text.size(), 200));
-  if (structure.ErrorLineMissing()) {
-    return absl::StrCat("inferred from the traceback frames; the error line is missing (the run "
-                        "was last seen in: ", where, ")");
-  }
-  std::string type = structure.terminal_error >= 0
-                         ? structure.errors[structure.terminal_error].type
-                         : std::string("none");
-  return absl::StrCat("inferred from the traceback frames (", where, "); the error ('", type,
-                      "') matched no rule of its own");
+  return absl::StrCat("inferred from the traceback frames; the error line is missing (the run "
+                      "was last seen in: ", where, ")");
 }
 
 std::string FollowOnSubject(const RaisedError& error) {
@@ -487,7 +485,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     finding->set_basis(hit.lines.front().basis);
     if (hit.lines.front().basis == dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES) {
       finding->set_explanation(
-          FramesExplanation(structure, normalized[hit.lines.front().line].text));
+          FramesExplanation(normalized[hit.lines.front().line].text));
     }
     int kept = 0;
     for (const Candidate& cand : hit.lines) {

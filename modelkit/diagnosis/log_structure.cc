@@ -182,6 +182,7 @@ class StructureReader {
         }
         if (++source_lines_ <= kMaxSourceLinesPerFrame || IsSourceDecoration(text)) {
           out_.roles[i] = LineRole::kFrameSource;
+          out_.tracebacks.back().last_line = i;
           return;
         }
         // The traceback stops without an exception: something else is
@@ -245,6 +246,7 @@ class StructureReader {
           StartTraceback(i - 1);
           go_traceback_ = static_cast<int>(out_.tracebacks.size()) - 1;
           out_.tracebacks.back().error = static_cast<int>(out_.errors.size()) - 1;
+          out_.errors.back().traceback = go_traceback_;
           state_ = State::kOutside;
         }
         frame.line = i - 1;
@@ -333,11 +335,18 @@ class StructureReader {
       terminal_line = error.first_line;
     }
     // A traceback the log was cut in, after the terminal error (or with no
-    // error at all), is where the run was last seen.
+    // error at all), is where the run was last seen: the run went on after
+    // that earlier error, so it is not the one it died of.
     if (!out_.tracebacks.empty()) {
       const Traceback& last = out_.tracebacks.back();
       if (last.error < 0 && !last.frames.empty() && last.first_line > terminal_line) {
         out_.terminal_traceback = static_cast<int>(out_.tracebacks.size()) - 1;
+        out_.terminal_error = -1;
+        // The lines under its last frame are the source line, or (in a paste
+        // that dropped it) the error itself.
+        for (int i = last.frames.back().line + 1; i <= last.last_line; ++i) {
+          if (out_.roles[i] == LineRole::kFrameSource) out_.cut_traceback_tail.push_back(i);
+        }
       }
     }
   }

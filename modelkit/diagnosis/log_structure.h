@@ -92,11 +92,15 @@ struct LogStructure {
   std::vector<Traceback> tracebacks;  // in log order
   std::vector<RaisedError> errors;    // in log order
   // The error the run died of: the last raised error that is not a
-  // follow-on (the last one when all are); -1 when the log has none.
+  // follow-on (the last one when all are); -1 when the log has none, or when
+  // the log ends inside a later traceback whose error line is missing.
   int terminal_error = -1;
   // The traceback that says where the run died: the terminal error's, or a
   // later traceback the log was cut in (then its `error` is -1). -1 if none.
   int terminal_traceback = -1;
+  // When the error line is missing: the lines under the last frame of the
+  // terminal traceback (its source line, or an error pasted without one).
+  std::vector<int> cut_traceback_tail;
   // One entry per line.
   std::vector<LineRole> roles;
   // One entry per line: the index into `errors` of the record the line is

@@ -234,6 +234,22 @@ absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_vi
           where, ": scope ", dcufleet::v1::MatchScope_Name(rule.scope()),
           " needs patterns in 'any'"));
     }
+    for (int h = 0; h < rule.hidden_cause_size(); ++h) {
+      const auto& hidden = rule.hidden_cause(h);
+      std::string at = absl::StrCat(where, ": hidden_cause[", h, "]");
+      if (!IsSnakeCaseId(hidden.failure_class()) || hidden.failure_class() == "unknown" ||
+          hidden.failure_class() == rule.failure_class()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, ": failure_class '", hidden.failure_class(),
+            "' must be another class id than the rule's own and 'unknown'"));
+      }
+      if (!(hidden.confidence() > 0.0 && hidden.confidence() <= 1.0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(at, ": confidence ", hidden.confidence(), " is not in (0, 1]"));
+      }
+      DCU_RETURN_IF_ERROR(CheckPatterns(rule, "hidden_cause.when_log_has", hidden.when_log_has(),
+                                        source));
+    }
     if (rule.remediation_size() == 0) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": needs at least one remediation"));
     }

@@ -243,6 +243,8 @@ struct LogClassifier::Compiled {
     std::vector<int> all;
     std::vector<int> not_in_log;
     std::vector<std::unique_ptr<RE2>> not_on_line;
+    // Per Rule.hidden_cause: the set indices of its when_log_has patterns.
+    std::vector<std::vector<int>> hidden_cause_context;
   };
 
   DiagnosisRules rules;
@@ -251,6 +253,9 @@ struct LogClassifier::Compiled {
   std::vector<PatternRef> patterns;
   std::unique_ptr<RE2::Set> set;
   std::vector<std::unique_ptr<RE2>> follow_on;
+  // Failure class -> the first rule of that class (a hidden cause's
+  // remediation is that rule's).
+  std::map<std::string, int> first_rule_of_class;
   int unknown_rule = -1;
 
   bool IsFollowOn(const RaisedError& error) const {
@@ -320,6 +325,7 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
     Compiled::CompiledRule& cr = compiled->compiled_rules[r];
     if (rule.failure_class() == "unknown" && compiled->unknown_rule < 0) compiled->unknown_rule = r;
     cr.scope = rule.scope();
+    compiled->first_rule_of_class.emplace(rule.failure_class(), r);
     for (const std::string& p : rule.any()) {
       if (cr.scope == dcufleet::v1::MATCH_SCOPE_EXCEPTION_TYPE) {
         auto re = std::make_unique<RE2>(p, PatternOptions());
@@ -336,6 +342,13 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
     for (const std::string& p : rule.all()) DCU_RETURN_IF_ERROR(add(r, PatternKind::kAll, p, &cr.all));
     for (const std::string& p : rule.not_in_log()) {
       DCU_RETURN_IF_ERROR(add(r, PatternKind::kNotInLog, p, &cr.not_in_log));
+    }
+    for (const auto& hidden : rule.hidden_cause()) {
+      std::vector<int> ids;
+      for (const std::string& p : hidden.when_log_has()) {
+        DCU_RETURN_IF_ERROR(add(r, PatternKind::kNotInLog, p, &ids));
+      }
+      cr.hidden_cause_context.push_back(std::move(ids));
     }
     for (const std::string& p : rule.not_on_line()) {
       auto re = std::make_unique<RE2>(p, PatternOptions());
@@ -564,6 +577,49 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
       render(rule.remediation(o), finding->add_alternatives(), &ignored);
     }
     for (const std::string& name : missing) finding->add_missing_facts(name);
+  }
+
+  // Causes the findings usually hide, after them, in the order they will
+  // bite (the finding's order, then the rule's).
+  const int found = result.findings_size();
+  for (int f = 0; f < found; ++f) {
+    const DiagnosisFinding first = result.findings(f);
+    int r = -1;
+    for (int k = 0; k < c.rules.rule_size() && r < 0; ++k) {
+      if (c.rules.rule(k).id() == first.rule_id()) r = k;
+    }
+    if (r < 0) continue;
+    const Rule& rule = c.rules.rule(r);
+    for (int h = 0; h < rule.hidden_cause_size(); ++h) {
+      const auto& hidden = rule.hidden_cause(h);
+      if (classes_done.count(hidden.failure_class())) continue;
+      bool context = true;
+      for (int id : c.compiled_rules[r].hidden_cause_context[h]) context &= !hits[id].empty();
+      if (!context) continue;
+      classes_done.insert(hidden.failure_class());
+      DiagnosisFinding* finding = result.add_findings();
+      finding->set_failure_class(hidden.failure_class());
+      finding->set_confidence(std::round(first.confidence() * hidden.confidence() * 1000.0) /
+                              1000.0);
+      finding->set_basis(dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT);
+      finding->set_explanation(absl::StrCat("expected once ", first.failure_class(),
+                                            " is fixed: ", hidden.explanation()));
+      *finding->mutable_evidence() = first.evidence();
+      auto source = c.first_rule_of_class.find(hidden.failure_class());
+      if (source != c.first_rule_of_class.end()) {
+        const Rule& remedy = c.rules.rule(source->second);
+        finding->set_rule_id(remedy.id());
+        std::set<std::string> missing;
+        const Remediation& templ = remedy.remediation(remedy.remediation_size() - 1);
+        Remediation* out = finding->mutable_remediation();
+        out->set_kind(templ.kind());
+        out->set_action(templ.action());
+        out->set_summary(Substitute(templ.summary(), {}, options.facts, &missing));
+        for (const auto& [key, value] : templ.params()) {
+          (*out->mutable_params())[key] = Substitute(value, {}, options.facts, &missing);
+        }
+      }
+    }
   }
 
   if (result.findings_size() == 0) {

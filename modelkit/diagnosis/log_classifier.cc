@@ -252,19 +252,17 @@ struct LogClassifier::Compiled {
   std::vector<CompiledRule> compiled_rules;
   std::vector<PatternRef> patterns;
   std::unique_ptr<RE2::Set> set;
-  std::vector<std::unique_ptr<RE2>> follow_on;
+  // Every follow_on_error pattern in one alternation: one match per raised
+  // error, however many patterns the rules list.
+  std::unique_ptr<RE2> follow_on;
   // Failure class -> the first rule of that class (a hidden cause's
   // remediation is that rule's).
   std::map<std::string, int> first_rule_of_class;
   int unknown_rule = -1;
 
   bool IsFollowOn(const RaisedError& error) const {
-    if (follow_on.empty()) return false;
-    std::string subject = FollowOnSubject(error);
-    for (const auto& re : follow_on) {
-      if (RE2::PartialMatch(Piece(subject), *re)) return true;
-    }
-    return false;
+    if (follow_on == nullptr) return false;
+    return RE2::PartialMatch(Piece(FollowOnSubject(error)), *follow_on);
   }
 
   // Indices of the patterns matching `text`.
@@ -360,13 +358,16 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
       cr.not_on_line.push_back(std::move(re));
     }
   }
-  for (const std::string& p : rules.follow_on_error()) {
-    auto re = std::make_unique<RE2>(p, PatternOptions());
-    if (!re->ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": follow_on_error pattern '", p,
-                                                     "' does not compile: ", re->error()));
+  if (rules.follow_on_error_size() > 0) {
+    std::string alternation;
+    for (const std::string& p : rules.follow_on_error()) {
+      absl::StrAppend(&alternation, alternation.empty() ? "" : "|", "(?:", p, ")");
     }
-    compiled->follow_on.push_back(std::move(re));
+    compiled->follow_on = std::make_unique<RE2>(alternation, PatternOptions());
+    if (!compiled->follow_on->ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": follow_on_error patterns do not "
+                                                     "compile: ", compiled->follow_on->error()));
+    }
   }
   if (compiled->patterns.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": the rules have no patterns"));

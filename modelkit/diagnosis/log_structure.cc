@@ -87,8 +87,10 @@ bool ParseNativeError(absl::string_view text, RaisedError* error) {
   // "HIP error: invalid device function" / "CUDA error: out of memory" as a
   // runtime prints them (the same words after "RuntimeError: " are the
   // Python exception's message and never get here).
+  // Only near the start of the line: the search stays bounded on a 10 MB line.
+  absl::string_view head = text.substr(0, std::min<size_t>(text.size(), 220));
   for (absl::string_view word : {"HIP error", "CUDA error", "hipError", "cudaError"}) {
-    size_t at = text.find(word);
+    size_t at = head.find(word);
     if (at != absl::string_view::npos && at < 200) {
       return set(ErrorOrigin::kNativeError, word.substr(0, 3) == "hip" || word[0] == 'H'
                                                 ? "HIP error"
@@ -151,6 +153,7 @@ class StructureReader {
     const std::string& text = line.text;
     if (IsTracebackHeader(text)) {
       StartTraceback(i);
+      out_.tracebacks.back().has_header = true;
       out_.roles[i] = LineRole::kTracebackHeader;
       // "EngineCore hit an exception: Traceback (most recent call last):"
       return;
@@ -339,7 +342,11 @@ class StructureReader {
     // that earlier error, so it is not the one it died of.
     if (!out_.tracebacks.empty()) {
       const Traceback& last = out_.tracebacks.back();
-      if (last.error < 0 && !last.frames.empty() && last.first_line > terminal_line) {
+      // Frames resuming without a header after an exception are another
+      // rank's copy of the same traceback, interleaved: not a later story.
+      const bool later_story = out_.terminal_error < 0 || last.has_header;
+      if (last.error < 0 && !last.frames.empty() && last.first_line > terminal_line &&
+          later_story) {
         out_.terminal_traceback = static_cast<int>(out_.tracebacks.size()) - 1;
         out_.terminal_error = -1;
         // The lines under its last frame are the source line, or (in a paste

@@ -75,6 +75,10 @@ struct Traceback {
   // Preceded by "The above exception was the direct cause of the following
   // exception" or "During handling of the above exception".
   bool chained = false;
+  // Began with a "Traceback (most recent call last)" line, not with a bare
+  // frame (an excerpt cut at its start, or another rank's frames resuming
+  // after an exception printed in between).
+  bool has_header = false;
 };
 
 // The part a normalised line plays in the structure.

@@ -245,5 +245,64 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
   EXPECT_GE(pct(held), kHeldOutFloorPercent);
 }
 
+// Whether the line already starts with a prefix that a collector adds
+// outermost (docker compose "vllm-1  | ", buildkite "  | ", journald "Aug  2
+// 20:05:50 host x[1]: "): an engine prints inside those, never around them.
+bool HasOutermostPrefix(const std::string& line) {
+  size_t bar = line.find(" | ");
+  if (bar != std::string::npos && bar < 48) return true;
+  static const char* const kMonths[] = {"Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ",
+                                        "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec "};
+  for (const char* month : kMonths) {
+    if (line.rfind(month, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The same logs with the noise real logs carry (an engine-core prefix with
+// ANSI colour on every line, a progress bar redrawn with '\r' before it, a
+// timestamp, and another process's INFO line after each line) classify the
+// same: noise never changes the answer.
+std::string WithNoise(const std::string& text) {
+  std::string out;
+  int n = 0;
+  for (const std::string& line : SplitLogLines(text)) {
+    out += "Loading safetensors checkpoint shards:  50% Completed\r";
+    if (HasOutermostPrefix(line)) {
+      out += "\x1b[0m" + line + "\n";
+    } else {
+      out += "\x1b[1;36m(EngineCore_DP0 pid=" + std::to_string(4000 + n % 3) +
+             ")\x1b[0;0m [2026-02-24T20:21:58Z] " + line + "\n";
+    }
+    out += "(VllmWorkerProcess pid=77) INFO 04-17 20:54:26 [multiproc_worker_utils.py:225] "
+           "Worker ready; awaiting tasks\n";
+    ++n;
+  }
+  return out;
+}
+
+TEST(DiagnosisCorpusTest, NoiseDoesNotChangeTheAnswer) {
+  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath),
+                                      AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  int checked = 0;
+  for (const std::string dir : {SourceDir() + "/tests/data/launch-logs",
+                                SourceDir() + "/tests/data/diagnosis-corpus/dev"}) {
+    for (const Entry& e : ReadIndex(dir)) {
+      std::string text = ReadFile(dir + "/" + e.file);
+      auto plain = classifier->ClassifyText(text);
+      auto noisy = classifier->ClassifyText(WithNoise(text));
+      ASSERT_GT(plain.findings_size(), 0);
+      ASSERT_GT(noisy.findings_size(), 0);
+      EXPECT_EQ(plain.findings(0).failure_class(), noisy.findings(0).failure_class()) << e.file;
+      EXPECT_EQ(plain.terminal_error().type(), noisy.terminal_error().type()) << e.file;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 150);
+}
+
 }  // namespace
 }  // namespace dcu::modelkit

@@ -117,6 +117,22 @@ TEST(LogStructureTest, TracebackCutBeforeItsErrorLine) {
   EXPECT_THAT(s.cut_traceback_tail, ElementsAre(7));
 }
 
+// Two ranks print the same traceback, interleaved; one rank's exception line
+// comes before the other's last frames. The exception is still what it died of.
+TEST(LogStructureTest, InterleavedRanksKeepTheirException) {
+  LogStructure s = ReadLogStructure(Normalize({
+      "[rank0]: Traceback (most recent call last):",
+      "[rank1]: Traceback (most recent call last):",
+      "[rank0]:   File \"/x/vllm/worker/worker.py\", line 229, in determine_num_available_blocks",
+      "[rank0]:     raise ValueError(",
+      "[rank0]: ValueError: No available memory for the cache blocks.",
+      "[rank1]:   File \"/x/vllm/worker/worker.py\", line 229, in determine_num_available_blocks",
+      "[rank1]:     raise ValueError(",
+  }));
+  EXPECT_EQ(Terminal(s).type, "ValueError");
+  EXPECT_FALSE(s.ErrorLineMissing());
+}
+
 TEST(LogStructureTest, PrefixesAnsiAndTimestampsDoNotChangeTheResult) {
   std::vector<std::string> plain = {
       "Traceback (most recent call last):",

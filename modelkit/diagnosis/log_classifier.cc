@@ -388,7 +388,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
   result.set_lines_examined(count);
   result.set_rules_source(c.source);
 
-  // One pass: normalise, note the first traceback, match the set.
+  // One pass: normalise and match the set.
   std::vector<NormalizedLine> normalized(count);
   std::vector<std::vector<int>> hits(c.patterns.size());
   std::vector<int> ids;
@@ -397,9 +397,6 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     normalized[i] = NormalizeLogLine(lines[i]);
     const std::string& text = normalized[i].text;
     if (text.empty()) continue;
-    if (first_traceback < 0 && absl::StrContains(text, "Traceback (most recent call last)")) {
-      first_traceback = i;
-    }
     c.Match(text, &ids);
     for (int id : ids) hits[id].push_back(i);
   }
@@ -408,6 +405,12 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
   const LogStructure structure =
       ReadLogStructure(normalized, [&c](const RaisedError& e) { return c.IsFollowOn(e); });
   const std::vector<double> frame_weight = TerminalFrameWeights(structure, count);
+  for (const Traceback& tb : structure.tracebacks) {
+    if (tb.has_header) {
+      first_traceback = tb.first_line;
+      break;
+    }
+  }
   if (structure.terminal_error >= 0 || structure.terminal_traceback >= 0) {
     FillTerminalError(structure, result.mutable_terminal_error());
   }

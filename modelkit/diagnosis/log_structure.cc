@@ -81,21 +81,22 @@ bool ParseNativeError(absl::string_view text, RaisedError* error) {
                  text.substr(prefix.size()));
     }
   }
-  if (absl::StartsWith(text, "GGML_ASSERT") || absl::StrContains(text, ": GGML_ASSERT(")) {
+  // Searches look near the start of the line only: they stay bounded on a
+  // 10 MB line, and most lines (INFO noise) are rejected by one cheap scan.
+  absl::string_view head = text.substr(0, std::min<size_t>(text.size(), 220));
+  if (absl::StartsWith(text, "GGML_ASSERT") || absl::StrContains(head, ": GGML_ASSERT(")) {
     return set(ErrorOrigin::kNativeError, "GGML_ASSERT", text);
   }
   // "HIP error: invalid device function" / "CUDA error: out of memory" as a
   // runtime prints them (the same words after "RuntimeError: " are the
   // Python exception's message and never get here).
-  // Only near the start of the line: the search stays bounded on a 10 MB line.
-  absl::string_view head = text.substr(0, std::min<size_t>(text.size(), 220));
-  for (absl::string_view word : {"HIP error", "CUDA error", "hipError", "cudaError"}) {
-    size_t at = head.find(word);
-    if (at != absl::string_view::npos && at < 200) {
-      return set(ErrorOrigin::kNativeError, word.substr(0, 3) == "hip" || word[0] == 'H'
-                                                ? "HIP error"
-                                                : "CUDA error",
-                 text);
+  if (head.find("rror") != absl::string_view::npos) {
+    for (absl::string_view word : {"HIP error", "CUDA error", "hipError", "cudaError"}) {
+      size_t at = head.find(word);
+      if (at != absl::string_view::npos && at < 200) {
+        return set(ErrorOrigin::kNativeError,
+                   word[0] == 'H' || word[0] == 'h' ? "HIP error" : "CUDA error", text);
+      }
     }
   }
   // llama.cpp / ggml / Ollama's CLI: "error: ...", "Error: ...",

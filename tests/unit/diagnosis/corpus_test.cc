@@ -20,8 +20,10 @@
 namespace dcu::modelkit {
 namespace {
 
-// Held-out top-1 of the shipped rules when the generalisation corpus came in.
-constexpr double kHeldOutFloorPercent = 76.0;  // 51/67 on 2026-12-01, rules tuned on dev
+// Held-out top-1 floor: 76% (51/67) when the generalisation corpus came in;
+// raised to what the terminal-error reading and the dev-tuned rules measured
+// (issue 15 part 1): 56/67 = 83.6% on 2026-12-01. Raise it, never lower it.
+constexpr double kHeldOutFloorPercent = 83.0;
 
 std::string SourceDir() {
   const char* dir = std::getenv("DCU_SOURCE_DIR");
@@ -239,9 +241,9 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
   // reporter's other setting gave).
   EXPECT_EQ(dev.secondary_found, dev.secondary_total);
   EXPECT_EQ(dev.secondary_in_order, dev.secondary_total);
-  // A floor at the figure measured when the corpus came in (docs/diagnosis.md):
-  // the classifier may only get better on logs it has never seen. The goal
-  // of issue 15 (95%) is not reached yet.
+  // A floor at the last measured figure (docs/diagnosis.md): the classifier
+  // may only get better on logs it has never seen. The goal of issue 15
+  // (95%) is not reached yet.
   EXPECT_GE(pct(held), kHeldOutFloorPercent);
 }
 

@@ -144,19 +144,21 @@ void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
   if (result.has_terminal_error()) {
     // What the run died of, as the structure reader sees it.
     const dcufleet::v1::TerminalError& t = result.terminal_error();
-    if (t.error_line_missing()) {
-      out << "died in: (the error line is missing)";
-    } else {
-      std::string message = t.message().substr(0, t.message().find('\n'));
-      if (message.size() > 140) message = message.substr(0, 137) + "...";
-      out << "died of L" << t.line() << ": " << t.type() << (message.empty() ? "" : ": ")
-          << message;
-    }
+    std::string message = t.message().substr(0, t.message().find('\n'));
+    if (message.size() > 140) message = message.substr(0, 137) + "...";
+    std::string error = absl::StrCat("L", t.line(), ": ", t.type(), message.empty() ? "" : ": ",
+                                     message);
+    std::string innermost;
     if (t.frames_size() > 0) {
-      const auto& innermost = t.frames(t.frames_size() - 1);
-      out << " (innermost frame: " << innermost.function() << " in " << innermost.file() << ")";
+      const auto& frame = t.frames(t.frames_size() - 1);
+      innermost = absl::StrCat(" (innermost frame: ", frame.function(), " in ", frame.file(), ")");
     }
-    out << "\n";
+    if (t.error_line_missing()) {
+      out << "died in: (the error line is missing)" << innermost << "\n";
+      if (t.line() > 0) out << "last error before it " << error << "\n";
+    } else {
+      out << "died of " << error << innermost << "\n";
+    }
   }
   out << "(" << result.lines_examined() << " lines examined";
   if (!result.rules_source().empty()) out << ", rules " << result.rules_source();

@@ -181,8 +181,10 @@ std::string FollowOnSubject(const RaisedError& error) {
 
 void FillTerminalError(const LogStructure& structure, dcufleet::v1::TerminalError* out) {
   constexpr size_t kFramesReported = 8;
-  if (structure.terminal_error >= 0) {
-    const RaisedError& error = structure.errors[structure.terminal_error];
+  const int shown = structure.terminal_error >= 0 ? structure.terminal_error
+                                                  : structure.error_before_cut_traceback;
+  if (shown >= 0) {
+    const RaisedError& error = structure.errors[shown];
     switch (error.origin) {
       case ErrorOrigin::kPythonException:
         out->set_origin(dcufleet::v1::RAISED_ERROR_ORIGIN_PYTHON_EXCEPTION);
@@ -210,13 +212,7 @@ void FillTerminalError(const LogStructure& structure, dcufleet::v1::TerminalErro
       frame->set_file(frames[f].file);
       frame->set_function(frames[f].function);
     }
-    if (structure.ErrorLineMissing()) {
-      out->set_error_line_missing(true);
-      out->set_line(0);
-      out->clear_type();
-      out->clear_message();
-      out->set_origin(dcufleet::v1::RAISED_ERROR_ORIGIN_UNSPECIFIED);
-    }
+    if (structure.ErrorLineMissing()) out->set_error_line_missing(true);
   }
 }
 
@@ -411,7 +407,8 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
       break;
     }
   }
-  if (structure.terminal_error >= 0 || structure.terminal_traceback >= 0) {
+  if (structure.terminal_error >= 0 || structure.terminal_traceback >= 0 ||
+      structure.error_before_cut_traceback >= 0) {
     FillTerminalError(structure, result.mutable_terminal_error());
   }
 

@@ -349,6 +349,7 @@ class StructureReader {
       if (last.error < 0 && !last.frames.empty() && last.first_line > terminal_line &&
           later_story) {
         out_.terminal_traceback = static_cast<int>(out_.tracebacks.size()) - 1;
+        out_.error_before_cut_traceback = out_.terminal_error;
         out_.terminal_error = -1;
         // The lines under its last frame are the source line, or (in a paste
         // that dropped it) the error itself.

@@ -102,6 +102,10 @@ struct LogStructure {
   // The traceback that says where the run died: the terminal error's, or a
   // later traceback the log was cut in (then its `error` is -1). -1 if none.
   int terminal_traceback = -1;
+  // When the log ends inside a later traceback whose error line is missing:
+  // the raised error before that traceback (what an engineer reads next), or
+  // -1.
+  int error_before_cut_traceback = -1;
   // When the error line is missing: the lines under the last frame of the
   // terminal traceback (its source line, or an error pasted without one).
   std::vector<int> cut_traceback_tail;

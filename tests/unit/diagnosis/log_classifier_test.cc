@@ -368,7 +368,7 @@ TEST_F(LogClassifierTest, TracebackCutBeforeItsErrorLineGivesAFramesFinding) {
   EXPECT_LT(f.confidence(), 0.5);
   EXPECT_EQ(f.evidence(0).line(), 5);  // the innermost frame
   EXPECT_TRUE(result.terminal_error().error_line_missing());
-  EXPECT_EQ(result.terminal_error().line(), 0);
+  EXPECT_EQ(result.terminal_error().line(), 0);  // no raised error before it either
 
   // The same frames with the error line present: the error decides.
   lines.push_back("(VllmWorker rank=5 pid=3073) ValueError: Head size 80 is not supported by "

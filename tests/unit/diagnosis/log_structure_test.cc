@@ -113,6 +113,7 @@ TEST(LogStructureTest, TracebackCutBeforeItsErrorLine) {
   EXPECT_THAT(Functions(s), ElementsAre("load_model", "load_model"));
   // The run went on after the earlier error: it is not what it died of.
   EXPECT_EQ(s.terminal_error, -1);
+  EXPECT_EQ(s.error_before_cut_traceback, 0);
   EXPECT_EQ(s.errors.size(), 1u);
   EXPECT_THAT(s.cut_traceback_tail, ElementsAre(7));
 }

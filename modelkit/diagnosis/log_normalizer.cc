@@ -364,8 +364,6 @@ bool IsExceptionLine(absl::string_view text) {
 NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   NormalizedLine result;
   std::string stripped;
-  if (raw_line.find('\r') != absl::string_view::npos) raw_line = LastRedraw(raw_line);
-  absl::string_view s = raw_line;
   bool needs_copy = false;
   for (char c : raw_line) {
     if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
@@ -373,6 +371,11 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
       break;
     }
   }
+  // Only a line with control characters can hold a '\r' redraw.
+  if (needs_copy && raw_line.find('\r') != absl::string_view::npos) {
+    raw_line = LastRedraw(raw_line);
+  }
+  absl::string_view s = raw_line;
   if (needs_copy) {
     stripped = StripAnsi(raw_line);
     s = stripped;

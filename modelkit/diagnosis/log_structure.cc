@@ -84,7 +84,8 @@ bool ParseNativeError(absl::string_view text, RaisedError* error) {
   // Searches look near the start of the line only: they stay bounded on a
   // 10 MB line, and most lines (INFO noise) are rejected by one cheap scan.
   absl::string_view head = text.substr(0, std::min<size_t>(text.size(), 220));
-  if (absl::StartsWith(text, "GGML_ASSERT") || absl::StrContains(head, ": GGML_ASSERT(")) {
+  if (absl::StartsWith(text, "GGML_ASSERT") ||
+      (head.find("GGML_") != absl::string_view::npos && absl::StrContains(head, ": GGML_ASSERT("))) {
     return set(ErrorOrigin::kNativeError, "GGML_ASSERT", text);
   }
   // "HIP error: invalid device function" / "CUDA error: out of memory" as a

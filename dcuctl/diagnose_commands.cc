@@ -52,6 +52,21 @@ std::string ActionLine(const Remediation& r) {
   return line;
 }
 
+std::string FindingBasisName(dcufleet::v1::FindingBasis basis) {
+  switch (basis) {
+    case dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR:
+      return "terminal_error";
+    case dcufleet::v1::FINDING_BASIS_RAISED_ERROR:
+      return "raised_error";
+    case dcufleet::v1::FINDING_BASIS_LOG_LINE:
+      return "log_line";
+    case dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES:
+      return "traceback_frames";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 nlohmann::json DiagnosisResultToJson(const DiagnosisResult& result) {
@@ -77,11 +92,26 @@ nlohmann::json DiagnosisResultToJson(const DiagnosisResult& result) {
                         {"alternatives", alternatives},
                         {"missing_facts", std::vector<std::string>(f.missing_facts().begin(),
                                                                    f.missing_facts().end())},
-                        {"captures", captures}});
+                        {"captures", captures},
+                        {"basis", FindingBasisName(f.basis())},
+                        {"explanation", f.explanation()}});
   }
-  return {{"findings", findings},
-          {"lines_examined", result.lines_examined()},
-          {"rules_source", result.rules_source()}};
+  nlohmann::json out = {{"findings", findings},
+                        {"lines_examined", result.lines_examined()},
+                        {"rules_source", result.rules_source()}};
+  if (result.has_terminal_error()) {
+    const dcufleet::v1::TerminalError& t = result.terminal_error();
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& fr : t.frames()) {
+      frames.push_back({{"line", fr.line()}, {"file", fr.file()}, {"function", fr.function()}});
+    }
+    out["terminal_error"] = {{"type", t.type()},
+                             {"message", t.message()},
+                             {"line", t.line()},
+                             {"error_line_missing", t.error_line_missing()},
+                             {"frames", frames}};
+  }
+  return out;
 }
 
 void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
@@ -106,8 +136,28 @@ void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
     if (!f.remediation().summary().empty()) {
       out << "      what to do: " << f.remediation().summary() << "\n";
     }
+    if (!f.explanation().empty()) out << "      note: " << f.explanation() << "\n";
     if (f.missing_facts_size() > 0) {
       out << "      needs facts: " << absl::StrJoin(f.missing_facts(), ", ") << "\n";
+    }
+  }
+  if (result.has_terminal_error()) {
+    // What the run died of, as the structure reader sees it.
+    const dcufleet::v1::TerminalError& t = result.terminal_error();
+    std::string message = t.message().substr(0, t.message().find('\n'));
+    if (message.size() > 140) message = message.substr(0, 137) + "...";
+    std::string error = absl::StrCat("L", t.line(), ": ", t.type(), message.empty() ? "" : ": ",
+                                     message);
+    std::string innermost;
+    if (t.frames_size() > 0) {
+      const auto& frame = t.frames(t.frames_size() - 1);
+      innermost = absl::StrCat(" (innermost frame: ", frame.function(), " in ", frame.file(), ")");
+    }
+    if (t.error_line_missing()) {
+      out << "died in: (the error line is missing)" << innermost << "\n";
+      if (t.line() > 0) out << "last error before it " << error << "\n";
+    } else {
+      out << "died of " << error << innermost << "\n";
     }
   }
   out << "(" << result.lines_examined() << " lines examined";

@@ -1,4 +1,5 @@
-// Classifying a 10,000-line launch log (issue 6: under 10 ms).
+// Classifying a 10,000-line launch log (issue 6: under 10 ms), including
+// the log-structure reading (terminal error, traceback frames) of issue 15.
 //
 // The log is built from the real corpus (tests/data/launch-logs) and noise
 // shaped like a vLLM start-up (worker prefixes, ANSI colours, progress
@@ -144,6 +145,58 @@ void BM_Classify10kLinesNoiseWithTailError(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 BENCHMARK(BM_Classify10kLinesNoiseWithTailError)->Unit(benchmark::kMillisecond);
+
+// 10,000 lines that are nearly all traceback: eight ranks printing the same
+// deep traceback, interleaved, ending in an OOM. The structure reader's
+// worst realistic case (every line is a frame, a source line or a marker).
+std::vector<std::string> TracebackHeavyLog(int total) {
+  std::vector<std::string> log;
+  log.reserve(total);
+  for (int rank = 0; rank < 8; ++rank) {
+    log.push_back(absl::StrCat("(VllmWorker rank=", rank, " pid=", 3000 + rank,
+                               ") Traceback (most recent call last):"));
+  }
+  for (int i = 0; static_cast<int>(log.size()) < total - 8; ++i) {
+    std::string prefix = absl::StrCat("(VllmWorker rank=", i % 8, " pid=", 3000 + i % 8, ") ");
+    log.push_back(absl::StrCat(prefix, "  File \"/opt/venv/lib/python3.12/site-packages/vllm/",
+                               "model_executor/layers/linear.py\", line ", i % 900,
+                               ", in weight_loader"));
+    log.push_back(absl::StrCat(prefix, "    param.data.copy_(loaded_weight)"));
+    log.push_back(absl::StrCat(prefix, "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"));
+  }
+  while (static_cast<int>(log.size()) < total) {
+    log.push_back(absl::StrCat("(VllmWorker rank=", log.size() % 8,
+                               ") torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                               "2.00 GiB. GPU 0 has a total capacity of 79.3 GiB"));
+  }
+  return log;
+}
+
+void BM_Classify10kLinesTracebackHeavy(benchmark::State& state) {
+  const LogClassifier& classifier = Classifier();
+  std::vector<std::string> log = TracebackHeavyLog(10000);
+  size_t bytes = 0;
+  for (const auto& l : log) bytes += l.size() + 1;
+  for (auto _ : state) {
+    auto result = classifier.Classify(log);
+    if (result.findings(0).failure_class() != "cuda_oom_model_load") {
+      state.SkipWithError("wrong class");
+    }
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(BM_Classify10kLinesTracebackHeavy)->Unit(benchmark::kMillisecond);
+
+// Hostile input: one 10 MB line (a binary blob or a runaway progress bar).
+void BM_ClassifyOne10MbLine(benchmark::State& state) {
+  const LogClassifier& classifier = Classifier();
+  std::vector<std::string> log = {"Traceback (most recent call last):",
+                                  "ValueError: " + std::string(10 << 20, 'x')};
+  for (auto _ : state) benchmark::DoNotOptimize(classifier.Classify(log));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (10 << 20)));
+}
+BENCHMARK(BM_ClassifyOne10MbLine)->Unit(benchmark::kMillisecond);
 
 void BM_ClassifyTail300Lines(benchmark::State& state) {
   const LogClassifier& classifier = Classifier();

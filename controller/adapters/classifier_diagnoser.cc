@@ -15,6 +15,12 @@ std::vector<dcufleet::v1::AttemptFinding> ClassifierDiagnoser::Diagnose(
   dcufleet::v1::DiagnosisResult r = classifier_.Classify(log_tail, opts);
   std::vector<dcufleet::v1::AttemptFinding> out;
   for (const auto& f : r.findings()) {
+    // A hidden cause is not in the log yet (it bites once the first cause is
+    // fixed): it is for people reading `dcuctl diagnose`, never something to
+    // act on, since the policy walks the findings in order and would take it
+    // (a failover that marks a stack broken) once the first cause's
+    // remediation has been used up.
+    if (f.basis() == dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT) continue;
     dcufleet::v1::AttemptFinding a;
     a.set_failure_class(f.failure_class());
     a.set_confidence(f.confidence());

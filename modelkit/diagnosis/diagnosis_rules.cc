@@ -227,11 +227,43 @@ absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_vi
     DCU_RETURN_IF_ERROR(CheckPatterns(rule, "all", rule.all(), source));
     DCU_RETURN_IF_ERROR(CheckPatterns(rule, "not_on_line", rule.not_on_line(), source));
     DCU_RETURN_IF_ERROR(CheckPatterns(rule, "not_in_log", rule.not_in_log(), source));
+    if (rule.scope() != dcufleet::v1::MATCH_SCOPE_ANY_LINE && rule.any_size() == 0) {
+      // The scope applies to `any`; without it the rule would silently be
+      // matched on every line.
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": scope ", dcufleet::v1::MatchScope_Name(rule.scope()),
+          " needs patterns in 'any'"));
+    }
+    for (int h = 0; h < rule.hidden_cause_size(); ++h) {
+      const auto& hidden = rule.hidden_cause(h);
+      std::string at = absl::StrCat(where, ": hidden_cause[", h, "]");
+      if (!IsSnakeCaseId(hidden.failure_class()) || hidden.failure_class() == "unknown" ||
+          hidden.failure_class() == rule.failure_class()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, ": failure_class '", hidden.failure_class(),
+            "' must be another class id than the rule's own and 'unknown'"));
+      }
+      if (!(hidden.confidence() > 0.0 && hidden.confidence() <= 1.0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(at, ": confidence ", hidden.confidence(), " is not in (0, 1]"));
+      }
+      DCU_RETURN_IF_ERROR(CheckPatterns(rule, "hidden_cause.when_log_has", hidden.when_log_has(),
+                                        source));
+    }
     if (rule.remediation_size() == 0) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": needs at least one remediation"));
     }
     for (int r = 0; r < rule.remediation_size(); ++r) {
       DCU_RETURN_IF_ERROR(CheckRemediation(rule, r, rule.remediation(r), source, supported));
+    }
+  }
+  for (int i = 0; i < rules.follow_on_error_size(); ++i) {
+    const std::string& p = rules.follow_on_error(i);
+    RE2 re(p, RE2::Quiet);
+    if (p.empty() || !re.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": follow_on_error[", i, "] '", p,
+                                                     "' is not a valid RE2 pattern",
+                                                     p.empty() ? "" : ": ", re.error()));
     }
   }
   return absl::OkStatus();

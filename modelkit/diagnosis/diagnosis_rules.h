@@ -53,9 +53,10 @@ absl::StatusOr<dcufleet::v1::DiagnosisRules> LoadDiagnosisRulesFile(
 // Checks what the text format cannot: ids present and unique; failure_class
 // a lower_snake_case id; confidence in (0, 1]; at least one pattern in
 // `any`/`all` (none for the class "unknown"); every pattern compiles with
-// RE2 (the error names the rule id, the field and index); at least one
-// remediation, each with a kind and an action of the vocabulary that is in
-// `supported`.
+// RE2 (the error names the rule id, the field and index); a scope other
+// than ANY_LINE only on a rule with `any` patterns; every follow_on_error
+// pattern compiles; at least one remediation, each with a kind and an action
+// of the vocabulary that is in `supported`.
 absl::Status ValidateDiagnosisRules(const dcufleet::v1::DiagnosisRules& rules,
                                     absl::string_view source_name,
                                     const DiagnosisActionSet& supported);

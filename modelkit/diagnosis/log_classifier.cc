@@ -11,6 +11,7 @@
 #include "common/status_util.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/log_normalizer.h"
+#include "modelkit/diagnosis/log_structure.h"
 #include "re2/re2.h"
 #include "re2/set.h"
 
@@ -19,6 +20,8 @@ namespace dcu::modelkit {
 using dcufleet::v1::DiagnosisFinding;
 using dcufleet::v1::DiagnosisResult;
 using dcufleet::v1::DiagnosisRules;
+using dcufleet::v1::FindingBasis;
+using dcufleet::v1::MatchScope;
 using dcufleet::v1::Remediation;
 using dcufleet::v1::Rule;
 
@@ -102,10 +105,116 @@ double LineWeight(const NormalizedLine& line, int index, int count, int first_tr
   return std::min(w, 1.0);
 }
 
+// Where a candidate evidence line sits in the log's structure decides how
+// much it weighs, before its position and level do: a line of the terminal
+// error is what the run died of; a line of an earlier raised error (the root
+// cause of a chain, another process's exception) comes next; any other line
+// (a warning on the way, echoed config, an ERROR log message) weighs less
+// than both, however late or loud it is.
+constexpr double kTerminalErrorWeight = 1.0;
+constexpr double kRaisedErrorWeight = 0.9;        // + up to 0.05 for later ones
+constexpr double kFollowOnErrorFactor = 0.95;     // "See root cause above"
+constexpr double kOtherLineFactor = 0.88;         // times LineWeight
+// Frames say where the run died, not why: a frames-only finding stays below
+// a real error line of any class (their rules' confidences are low too).
+constexpr double kOutermostFrameWeight = 0.7;
+constexpr double kInnermostFrameWeight = 0.8;
+
 struct Candidate {
   int line = 0;
   double weight = 0.0;
+  FindingBasis basis = dcufleet::v1::FINDING_BASIS_LOG_LINE;
 };
+
+// The weight and basis of a line matched by a rule whose scope is not FRAMES.
+Candidate WeighLine(const LogStructure& structure, const std::vector<NormalizedLine>& normalized,
+                    int line, int first_traceback) {
+  const int count = static_cast<int>(normalized.size());
+  Candidate cand;
+  cand.line = line;
+  int error = structure.error_of_line[line];
+  const bool in_cut_tail =
+      std::binary_search(structure.cut_traceback_tail.begin(), structure.cut_traceback_tail.end(),
+                         line);
+  if ((error >= 0 && error == structure.terminal_error) || in_cut_tail) {
+    cand.weight = kTerminalErrorWeight;
+    cand.basis = dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR;
+  } else if (error >= 0) {
+    double position = count > 1 ? static_cast<double>(line) / (count - 1) : 1.0;
+    cand.weight = kRaisedErrorWeight + 0.05 * position;
+    if (structure.errors[error].follow_on) cand.weight *= kFollowOnErrorFactor;
+    cand.basis = dcufleet::v1::FINDING_BASIS_RAISED_ERROR;
+  } else {
+    cand.weight = kOtherLineFactor * LineWeight(normalized[line], line, count, first_traceback);
+    cand.basis = dcufleet::v1::FINDING_BASIS_LOG_LINE;
+  }
+  return cand;
+}
+
+// Frame line -> its weight, for the frames of the traceback the run died in
+// (0 for every other line). Inner frames weigh more: the innermost frame
+// that a rule knows is the most specific statement of where it died.
+// Only when the error line is missing: with an error line, the error says
+// why, and a frame rule would only second-guess it.
+std::vector<double> TerminalFrameWeights(const LogStructure& structure, int count) {
+  std::vector<double> weights(count, 0.0);
+  if (!structure.ErrorLineMissing()) return weights;
+  const auto& frames = structure.tracebacks[structure.terminal_traceback].frames;
+  for (size_t f = 0; f < frames.size(); ++f) {
+    double depth = frames.size() > 1 ? static_cast<double>(f) / (frames.size() - 1) : 1.0;
+    weights[frames[f].line] =
+        kOutermostFrameWeight + (kInnermostFrameWeight - kOutermostFrameWeight) * depth;
+  }
+  return weights;
+}
+
+std::string FramesExplanation(const std::string& frame_text) {
+  std::string where = frame_text.substr(0, std::min<size_t>(frame_text.size(), 200));
+  return absl::StrCat("inferred from the traceback frames; the error line is missing (the run "
+                      "was last seen in: ", where, ")");
+}
+
+std::string FollowOnSubject(const RaisedError& error) {
+  size_t newline = error.message.find('\n');
+  return absl::StrCat(error.type, ": ", error.message.substr(0, newline));
+}
+
+void FillTerminalError(const LogStructure& structure, dcufleet::v1::TerminalError* out) {
+  constexpr size_t kFramesReported = 8;
+  const int shown = structure.terminal_error >= 0 ? structure.terminal_error
+                                                  : structure.error_before_cut_traceback;
+  if (shown >= 0) {
+    const RaisedError& error = structure.errors[shown];
+    switch (error.origin) {
+      case ErrorOrigin::kPythonException:
+        out->set_origin(dcufleet::v1::RAISED_ERROR_ORIGIN_PYTHON_EXCEPTION);
+        break;
+      case ErrorOrigin::kCppException:
+        out->set_origin(dcufleet::v1::RAISED_ERROR_ORIGIN_CPP_EXCEPTION);
+        break;
+      case ErrorOrigin::kGoPanic:
+        out->set_origin(dcufleet::v1::RAISED_ERROR_ORIGIN_GO_PANIC);
+        break;
+      case ErrorOrigin::kNativeError:
+        out->set_origin(dcufleet::v1::RAISED_ERROR_ORIGIN_NATIVE_ERROR);
+        break;
+    }
+    out->set_type(error.type);
+    out->set_message(error.message);
+    out->set_line(error.first_line + 1);
+  }
+  if (structure.terminal_traceback >= 0) {
+    const auto& frames = structure.tracebacks[structure.terminal_traceback].frames;
+    size_t first = frames.size() > kFramesReported ? frames.size() - kFramesReported : 0;
+    for (size_t f = first; f < frames.size(); ++f) {
+      auto* frame = out->add_frames();
+      frame->set_line(frames[f].line + 1);
+      frame->set_file(frames[f].file);
+      frame->set_function(frames[f].function);
+    }
+    if (structure.ErrorLineMissing()) out->set_error_line_missing(true);
+  }
+}
 
 struct RuleHit {
   int rule = 0;
@@ -122,10 +231,16 @@ struct LogClassifier::Compiled {
     std::unique_ptr<RE2> re;
   };
   struct CompiledRule {
+    MatchScope scope = dcufleet::v1::MATCH_SCOPE_ANY_LINE;
+    // MATCH_SCOPE_EXCEPTION_TYPE: the `any` patterns, matched against each
+    // raised error's type rather than lines (they are not in the set).
+    std::vector<std::unique_ptr<RE2>> type_patterns;
     std::vector<int> any;
     std::vector<int> all;
     std::vector<int> not_in_log;
     std::vector<std::unique_ptr<RE2>> not_on_line;
+    // Per Rule.hidden_cause: the set indices of its when_log_has patterns.
+    std::vector<std::vector<int>> hidden_cause_context;
   };
 
   DiagnosisRules rules;
@@ -133,7 +248,18 @@ struct LogClassifier::Compiled {
   std::vector<CompiledRule> compiled_rules;
   std::vector<PatternRef> patterns;
   std::unique_ptr<RE2::Set> set;
+  // Every follow_on_error pattern in one alternation: one match per raised
+  // error, however many patterns the rules list.
+  std::unique_ptr<RE2> follow_on;
+  // Failure class -> the first rule of that class (a hidden cause's
+  // remediation is that rule's).
+  std::map<std::string, int> first_rule_of_class;
   int unknown_rule = -1;
+
+  bool IsFollowOn(const RaisedError& error) const {
+    if (follow_on == nullptr) return false;
+    return RE2::PartialMatch(Piece(FollowOnSubject(error)), *follow_on);
+  }
 
   // Indices of the patterns matching `text`.
   void Match(absl::string_view text, std::vector<int>* ids) const {
@@ -192,10 +318,31 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
     const Rule& rule = rules.rule(r);
     Compiled::CompiledRule& cr = compiled->compiled_rules[r];
     if (rule.failure_class() == "unknown" && compiled->unknown_rule < 0) compiled->unknown_rule = r;
-    for (const std::string& p : rule.any()) DCU_RETURN_IF_ERROR(add(r, PatternKind::kAny, p, &cr.any));
+    cr.scope = rule.scope();
+    compiled->first_rule_of_class.emplace(rule.failure_class(), r);
+    for (const std::string& p : rule.any()) {
+      if (cr.scope == dcufleet::v1::MATCH_SCOPE_EXCEPTION_TYPE) {
+        auto re = std::make_unique<RE2>(p, PatternOptions());
+        if (!re->ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(source, ": rule '", rule.id(),
+                                                         "': pattern '", p,
+                                                         "' does not compile: ", re->error()));
+        }
+        cr.type_patterns.push_back(std::move(re));
+        continue;
+      }
+      DCU_RETURN_IF_ERROR(add(r, PatternKind::kAny, p, &cr.any));
+    }
     for (const std::string& p : rule.all()) DCU_RETURN_IF_ERROR(add(r, PatternKind::kAll, p, &cr.all));
     for (const std::string& p : rule.not_in_log()) {
       DCU_RETURN_IF_ERROR(add(r, PatternKind::kNotInLog, p, &cr.not_in_log));
+    }
+    for (const auto& hidden : rule.hidden_cause()) {
+      std::vector<int> ids;
+      for (const std::string& p : hidden.when_log_has()) {
+        DCU_RETURN_IF_ERROR(add(r, PatternKind::kNotInLog, p, &ids));
+      }
+      cr.hidden_cause_context.push_back(std::move(ids));
     }
     for (const std::string& p : rule.not_on_line()) {
       auto re = std::make_unique<RE2>(p, PatternOptions());
@@ -205,6 +352,17 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
                                                        "' does not compile: ", re->error()));
       }
       cr.not_on_line.push_back(std::move(re));
+    }
+  }
+  if (rules.follow_on_error_size() > 0) {
+    std::string alternation;
+    for (const std::string& p : rules.follow_on_error()) {
+      absl::StrAppend(&alternation, alternation.empty() ? "" : "|", "(?:", p, ")");
+    }
+    compiled->follow_on = std::make_unique<RE2>(alternation, PatternOptions());
+    if (!compiled->follow_on->ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": follow_on_error patterns do not "
+                                                     "compile: ", compiled->follow_on->error()));
     }
   }
   if (compiled->patterns.empty()) {
@@ -226,7 +384,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
   result.set_lines_examined(count);
   result.set_rules_source(c.source);
 
-  // One pass: normalise, note the first traceback, match the set.
+  // One pass: normalise and match the set.
   std::vector<NormalizedLine> normalized(count);
   std::vector<std::vector<int>> hits(c.patterns.size());
   std::vector<int> ids;
@@ -235,11 +393,23 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     normalized[i] = NormalizeLogLine(lines[i]);
     const std::string& text = normalized[i].text;
     if (text.empty()) continue;
-    if (first_traceback < 0 && absl::StrContains(text, "Traceback (most recent call last)")) {
-      first_traceback = i;
-    }
     c.Match(text, &ids);
     for (int id : ids) hits[id].push_back(i);
+  }
+
+  // Read the structure: raised errors, the terminal one, its frames.
+  const LogStructure structure =
+      ReadLogStructure(normalized, [&c](const RaisedError& e) { return c.IsFollowOn(e); });
+  const std::vector<double> frame_weight = TerminalFrameWeights(structure, count);
+  for (const Traceback& tb : structure.tracebacks) {
+    if (tb.has_header) {
+      first_traceback = tb.first_line;
+      break;
+    }
+  }
+  if (structure.terminal_error >= 0 || structure.terminal_traceback >= 0 ||
+      structure.error_before_cut_traceback >= 0) {
+    FillTerminalError(structure, result.mutable_terminal_error());
   }
 
   std::vector<RuleHit> rule_hits;
@@ -250,11 +420,29 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     if (suppressed) continue;
     bool all_present = true;
     for (int id : cr.all) all_present &= !hits[id].empty();
-    if (!all_present || (cr.any.empty() && cr.all.empty())) continue;
+    const bool has_any = !cr.any.empty() || !cr.type_patterns.empty();
+    if (!all_present || (!has_any && cr.all.empty())) continue;
 
     std::vector<int> candidate_lines;
-    for (int id : cr.any.empty() ? cr.all : cr.any) {
-      candidate_lines.insert(candidate_lines.end(), hits[id].begin(), hits[id].end());
+    for (int id : has_any ? cr.any : cr.all) {
+      for (int line : hits[id]) {
+        // The scope decides which matching lines count.
+        bool in_scope = true;
+        if (has_any && cr.scope == dcufleet::v1::MATCH_SCOPE_EXCEPTION_MESSAGE) {
+          in_scope = structure.error_of_line[line] >= 0;
+        } else if (has_any && cr.scope == dcufleet::v1::MATCH_SCOPE_FRAMES) {
+          in_scope = frame_weight[line] > 0.0;
+        }
+        if (in_scope) candidate_lines.push_back(line);
+      }
+    }
+    for (const RaisedError& error : structure.errors) {
+      for (const auto& re : cr.type_patterns) {
+        if (RE2::PartialMatch(Piece(error.type), *re)) {
+          candidate_lines.push_back(error.first_line);
+          break;
+        }
+      }
     }
     std::sort(candidate_lines.begin(), candidate_lines.end());
     candidate_lines.erase(std::unique(candidate_lines.begin(), candidate_lines.end()),
@@ -267,7 +455,12 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
       bool excluded = false;
       for (const auto& re : cr.not_on_line) excluded |= RE2::PartialMatch(Piece(text), *re);
       if (excluded) continue;
-      hit.lines.push_back({line, LineWeight(normalized[line], line, count, first_traceback)});
+      if (cr.scope == dcufleet::v1::MATCH_SCOPE_FRAMES && has_any) {
+        hit.lines.push_back(
+            {line, frame_weight[line], dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES});
+      } else {
+        hit.lines.push_back(WeighLine(structure, normalized, line, first_traceback));
+      }
     }
     if (hit.lines.empty()) continue;
     std::stable_sort(hit.lines.begin(), hit.lines.end(),
@@ -303,6 +496,11 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     finding->set_failure_class(rule.failure_class());
     finding->set_rule_id(rule.id());
     finding->set_confidence(std::round(hit.score * 1000.0) / 1000.0);
+    finding->set_basis(hit.lines.front().basis);
+    if (hit.lines.front().basis == dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES) {
+      finding->set_explanation(
+          FramesExplanation(normalized[hit.lines.front().line].text));
+    }
     int kept = 0;
     for (const Candidate& cand : hit.lines) {
       if (kept++ >= std::max(1, options.max_evidence_lines)) break;
@@ -382,11 +580,58 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     for (const std::string& name : missing) finding->add_missing_facts(name);
   }
 
+  // Causes the findings usually hide, after them, in the order they will
+  // bite (the finding's order, then the rule's).
+  const int found = result.findings_size();
+  for (int f = 0; f < found; ++f) {
+    const DiagnosisFinding first = result.findings(f);
+    int r = -1;
+    for (int k = 0; k < c.rules.rule_size() && r < 0; ++k) {
+      if (c.rules.rule(k).id() == first.rule_id()) r = k;
+    }
+    if (r < 0) continue;
+    const Rule& rule = c.rules.rule(r);
+    for (int h = 0; h < rule.hidden_cause_size(); ++h) {
+      const auto& hidden = rule.hidden_cause(h);
+      if (classes_done.count(hidden.failure_class())) continue;
+      bool context = true;
+      for (int id : c.compiled_rules[r].hidden_cause_context[h]) context &= !hits[id].empty();
+      if (!context) continue;
+      classes_done.insert(hidden.failure_class());
+      DiagnosisFinding* finding = result.add_findings();
+      finding->set_failure_class(hidden.failure_class());
+      finding->set_confidence(std::round(first.confidence() * hidden.confidence() * 1000.0) /
+                              1000.0);
+      finding->set_basis(dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT);
+      finding->set_explanation(absl::StrCat("expected once ", first.failure_class(),
+                                            " is fixed: ", hidden.explanation()));
+      *finding->mutable_evidence() = first.evidence();
+      auto source = c.first_rule_of_class.find(hidden.failure_class());
+      if (source != c.first_rule_of_class.end()) {
+        const Rule& remedy = c.rules.rule(source->second);
+        finding->set_rule_id(remedy.id());
+        std::set<std::string> missing;
+        const Remediation& templ = remedy.remediation(remedy.remediation_size() - 1);
+        Remediation* out = finding->mutable_remediation();
+        out->set_kind(templ.kind());
+        out->set_action(templ.action());
+        out->set_summary(Substitute(templ.summary(), {}, options.facts, &missing));
+        for (const auto& [key, value] : templ.params()) {
+          (*out->mutable_params())[key] = Substitute(value, {}, options.facts, &missing);
+        }
+      }
+    }
+  }
+
   if (result.findings_size() == 0) {
     DiagnosisFinding* finding = result.add_findings();
     finding->set_failure_class("unknown");
-    // Show what a person would read first: the last exception or error.
+    // Show what a person would read first: the terminal error, else the
+    // last exception or error line.
     std::vector<int> picks;
+    if (structure.terminal_error >= 0) {
+      picks.push_back(structure.errors[structure.terminal_error].first_line);
+    }
     for (int i = count - 1; i >= 0 && picks.empty(); --i) {
       if (normalized[i].exception) picks.push_back(i);
     }

@@ -1,5 +1,6 @@
 #include "modelkit/diagnosis/log_normalizer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/ascii.h"
@@ -211,6 +212,72 @@ bool StripUvicornLevel(absl::string_view& s, LineSeverity& severity) {
   return true;
 }
 
+// syslog / journald: "Aug  2 20:05:50 ollama-ubuntu-jammy-2 ollama[447]: ".
+bool StripSyslogPrefix(absl::string_view& s) {
+  static constexpr absl::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (s.size() < 16 || s[3] != ' ') return false;
+  bool month = false;
+  for (size_t m = 0; m + 3 <= kMonths.size(); m += 3) month |= s.substr(0, 3) == kMonths.substr(m, 3);
+  if (!month) return false;
+  size_t i = 4;
+  if (s[i] == ' ') ++i;  // "Aug  2": a day of one digit is padded
+  size_t day = i;
+  while (i < s.size() && IsDigit(s[i]) && i - day < 2) ++i;
+  if (i == day || i >= s.size() || s[i] != ' ') return false;
+  ++i;
+  if (!(Digits(s, i, 2) && i + 8 < s.size() && s[i + 2] == ':' && Digits(s, i + 3, 2) &&
+        s[i + 5] == ':' && Digits(s, i + 6, 2) && s[i + 8] == ' ')) {
+    return false;
+  }
+  i += 9;
+  // Host, then the tag ("ollama[447]:" or "kernel:").
+  size_t host_end = s.find(' ', i);
+  if (host_end == absl::string_view::npos || host_end - i > 64) return false;
+  size_t tag_end = s.find(": ", host_end + 1);
+  if (tag_end == absl::string_view::npos || tag_end - host_end > 64) return false;
+  absl::string_view tag = s.substr(host_end + 1, tag_end - host_end - 1);
+  if (tag.empty() || tag.find(' ') != absl::string_view::npos) return false;
+  s.remove_prefix(tag_end + 2);
+  return true;
+}
+
+// Go's log/slog text handler (Ollama): "time=... level=ERROR source=sched.go:1
+// msg=\"error loading llama server\" error=\"...\"". Keeps the message and the
+// fields after it (Ollama puts the cause in error=...).
+bool StripSlogPrefix(absl::string_view& s, LineSeverity& severity) {
+  if (!absl::StartsWith(s, "time=")) return false;
+  size_t level = s.find(" level=");
+  if (level == absl::string_view::npos || level > 64) return false;
+  size_t word_start = level + 7;
+  size_t word_end = s.find(' ', word_start);
+  if (word_end == absl::string_view::npos) word_end = s.size();
+  LineSeverity parsed = LevelFromWord(s.substr(word_start, word_end - word_start));
+  if (parsed == LineSeverity::kUnknown) return false;
+  severity = parsed;
+  absl::string_view rest = s.substr(std::min(word_end + 1, s.size()));
+  if (absl::StartsWith(rest, "source=")) {
+    size_t sp = rest.find(' ');
+    rest = sp == absl::string_view::npos ? absl::string_view() : rest.substr(sp + 1);
+  }
+  if (absl::StartsWith(rest, "msg=")) rest.remove_prefix(4);
+  s = rest;
+  return true;
+}
+
+// The text a terminal shows for a line redrawn with '\r' (a progress bar, or a
+// message printed over one): what follows the last '\r' that has text after it.
+absl::string_view LastRedraw(absl::string_view line) {
+  size_t end = line.size();
+  while (end > 0) {
+    size_t cr = line.rfind('\r', end - 1);
+    if (cr == absl::string_view::npos) return line.substr(0, end);
+    absl::string_view after = line.substr(cr + 1, end - cr - 1);
+    if (after.find_first_not_of(" \t") != absl::string_view::npos) return after;
+    end = cr;  // a '\r' followed by blanks only: look at the segment before it
+  }
+  return line.substr(0, end);
+}
+
 void StripRepeatedSuffix(absl::string_view& s) {
   // Ray: "... [repeated 6x across cluster]".
   if (!absl::EndsWith(s, " across cluster]")) return;
@@ -297,7 +364,6 @@ bool IsExceptionLine(absl::string_view text) {
 NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   NormalizedLine result;
   std::string stripped;
-  absl::string_view s = raw_line;
   bool needs_copy = false;
   for (char c : raw_line) {
     if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
@@ -305,6 +371,11 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
       break;
     }
   }
+  // Only a line with control characters can hold a '\r' redraw.
+  if (needs_copy && raw_line.find('\r') != absl::string_view::npos) {
+    raw_line = LastRedraw(raw_line);
+  }
+  absl::string_view s = raw_line;
   if (needs_copy) {
     stripped = StripAnsi(raw_line);
     s = stripped;
@@ -328,6 +399,14 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
         (StripVllmLevelPrefix(s, severity) || StripUvicornLevel(s, severity))) {
       continue;
     }
+    if (c == 't' && StripSlogPrefix(s, severity)) continue;
+    if (c == '|' && s.size() > 1 && s[1] == ' ') {  // buildkite "  | "
+      s.remove_prefix(2);
+      continue;
+    }
+    if (round == 0 && absl::ascii_isupper(static_cast<unsigned char>(c)) && StripSyslogPrefix(s)) {
+      continue;
+    }
     if (round == 0 && StripComposePrefix(s)) continue;
     break;
   }
@@ -336,6 +415,7 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   result.text = std::string(s);
   result.exception = IsExceptionLine(result.text);
+  result.level_from_prefix = severity != LineSeverity::kUnknown;
   result.severity = severity != LineSeverity::kUnknown
                         ? severity
                         : SeverityFromContent(result.text, result.exception);

@@ -20,6 +20,10 @@ struct NormalizedLine {
   // The line is a Python exception line ("ValueError: ...",
   // "torch.OutOfMemoryError: ...") or a native fatal error ("LLVM ERROR:").
   bool exception = false;
+  // `severity` came from a level prefix ("INFO 04-27 ...", "[W409 ...]",
+  // "level=INFO") rather than from the content. The traceback reader skips
+  // such INFO/WARNING lines when another process interleaves them.
+  bool level_from_prefix = false;
 };
 
 // Removes ANSI escape sequences (CSI, OSC, two-byte escapes) and turns other
@@ -34,7 +38,12 @@ std::string StripAnsi(absl::string_view line);
 //   "[multiproc_executor.py:492] ", "[Error] ", "vllm-1  | " (compose),
 //   "2024-04-27 10:13:05 | ERROR | stderr | ", "2025-12-11 10:34:03+08:00 - x - INFO - ",
 //   "ERROR 10-25 13:08:43 [core.py:708] ", "INFO 04-27 10:11:03 llm_engine.py:70] ",
-//   "INFO:     ", "ERROR (uvicorn.error):  ".
+//   "INFO:     ", "ERROR (uvicorn.error):  ",
+//   "Aug  2 20:05:50 host ollama[447]: " (syslog / journald),
+//   "time=2026-02-02T12:29:02.735Z level=INFO source=server.go:1339 msg=" (Go slog),
+//   "  | " (buildkite).
+// A progress bar redrawn with '\r' keeps only what the terminal shows last:
+// the text after the last '\r' that is followed by anything.
 // Never fails: unknown shapes are left as they are.
 NormalizedLine NormalizeLogLine(absl::string_view raw_line);
 

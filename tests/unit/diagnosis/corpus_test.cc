@@ -20,11 +20,12 @@
 namespace dcu::modelkit {
 namespace {
 
-// Held-out top-1 of the shipped rules on the held-out split as it is now.
-// The split grew from 67 to 149 excerpts (session 3); the same rules scored
-// 94/149 = 63.1% on it before any tuning on the grown dev split, so the
-// floor was re-based to that measurement (the old 76% was on 67 logs).
-constexpr double kHeldOutFloorPercent = 63.0;
+// Held-out top-1 floor; raise it, never lower it.
+// - 76% (51/67) when the generalisation corpus came in;
+// - 83.6% (56/67) after the terminal-error reading and dev-tuned rules;
+// - the held-out split then grew to 149 excerpts (new threads, never tuned
+//   on): the floor is what the same classifier measured on it.
+constexpr double kHeldOutFloorPercent = 67.0;  // 100/149 on 2026-12-01
 
 std::string SourceDir() {
   const char* dir = std::getenv("DCU_SOURCE_DIR");
@@ -160,6 +161,14 @@ struct SplitScore {
   int correct = 0;
   int total = 0;
   std::map<std::string, std::pair<int, int>> by_label;  // label -> (ok, n)
+  // Excerpts with a `secondary` cause: how many list it among the findings,
+  // and how many list it after a right top-1 (the order they will bite: the
+  // cause the log died of first, the one hidden behind it next).
+  int secondary_total = 0;
+  int secondary_found = 0;
+  int secondary_in_order = 0;
+  // Label -> predicted -> n, for the confusion summary.
+  std::map<std::string, std::map<std::string, int>> confusion;
 };
 
 SplitScore ScoreSplit(const LogClassifier& classifier, const std::string& dir, bool print) {
@@ -177,6 +186,16 @@ SplitScore ScoreSplit(const LogClassifier& classifier, const std::string& dir, b
     const bool ok = e.label == "none" ? top == "unknown" : top == e.label;
     score.correct += ok;
     ++score.total;
+    score.confusion[e.label][top]++;
+    if (!e.secondary.empty()) {
+      ++score.secondary_total;
+      for (int f = 0; f < result.findings_size(); ++f) {
+        if (result.findings(f).failure_class() != e.secondary) continue;
+        ++score.secondary_found;
+        score.secondary_in_order += ok && f > 0;
+        break;
+      }
+    }
     auto& [good, n] = score.by_label[e.label];
     good += ok;
     ++n;
@@ -206,10 +225,87 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
   for (const auto& [label, on] : held.by_label) {
     std::cout << "  " << std::left << std::setw(40) << label << on.first << "/" << on.second << "\n";
   }
-  // A floor at the figure measured when the corpus came in (docs/diagnosis.md):
-  // the classifier may only get better on logs it has never seen. The goal
-  // of issue 15 (95%) is not reached yet.
+  // Confusion summary of the held-out split: counts only (label -> what the
+  // classifier said), no file names, so that nobody tunes on it.
+  std::cout << "held-out confusion (label -> top-1 prediction: n, wrong ones only):\n";
+  for (const auto& [label, row] : held.confusion) {
+    for (const auto& [predicted, n] : row) {
+      const bool right = label == "none" ? predicted == "unknown" : predicted == label;
+      if (!right) std::cout << "  " << label << " -> " << predicted << ": " << n << "\n";
+    }
+  }
+  std::cout << "secondary causes among the findings: dev " << dev.secondary_found << "/"
+            << dev.secondary_total << " (after a right top-1: " << dev.secondary_in_order
+            << "), held-out " << held.secondary_found << "/" << held.secondary_total
+            << " (after a right top-1: " << held.secondary_in_order << ")\n";
+  // Where the corpus has a second cause on the dev split, the findings list it
+  // after the first (sglang-4330: the KV pool refusal, then the OOM the
+  // reporter's other setting gave).
+  EXPECT_EQ(dev.secondary_found, dev.secondary_total);
+  EXPECT_EQ(dev.secondary_in_order, dev.secondary_total);
+  // A floor at the last measured figure (docs/diagnosis.md): the classifier
+  // may only get better on logs it has never seen. The goal of issue 15
+  // (95%) is not reached yet.
   EXPECT_GE(pct(held), kHeldOutFloorPercent);
+}
+
+// Whether the line already starts with a prefix that a collector adds
+// outermost (docker compose "vllm-1  | ", buildkite "  | ", journald "Aug  2
+// 20:05:50 host x[1]: "): an engine prints inside those, never around them.
+bool HasOutermostPrefix(const std::string& line) {
+  size_t bar = line.find(" | ");
+  if (bar != std::string::npos && bar < 48) return true;
+  static const char* const kMonths[] = {"Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ",
+                                        "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec "};
+  for (const char* month : kMonths) {
+    if (line.rfind(month, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The same logs with the noise real logs carry (an engine-core prefix with
+// ANSI colour on every line, a progress bar redrawn with '\r' before it, a
+// timestamp, and another process's INFO line after each line) classify the
+// same: noise never changes the answer.
+std::string WithNoise(const std::string& text) {
+  std::string out;
+  int n = 0;
+  for (const std::string& line : SplitLogLines(text)) {
+    out += "Loading safetensors checkpoint shards:  50% Completed\r";
+    if (HasOutermostPrefix(line)) {
+      out += "\x1b[0m" + line + "\n";
+    } else {
+      out += "\x1b[1;36m(EngineCore_DP0 pid=" + std::to_string(4000 + n % 3) +
+             ")\x1b[0;0m [2026-02-24T20:21:58Z] " + line + "\n";
+    }
+    out += "(VllmWorkerProcess pid=77) INFO 04-17 20:54:26 [multiproc_worker_utils.py:225] "
+           "Worker ready; awaiting tasks\n";
+    ++n;
+  }
+  return out;
+}
+
+TEST(DiagnosisCorpusTest, NoiseDoesNotChangeTheAnswer) {
+  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath),
+                                      AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  int checked = 0;
+  for (const std::string dir : {SourceDir() + "/tests/data/launch-logs",
+                                SourceDir() + "/tests/data/diagnosis-corpus/dev"}) {
+    for (const Entry& e : ReadIndex(dir)) {
+      std::string text = ReadFile(dir + "/" + e.file);
+      auto plain = classifier->ClassifyText(text);
+      auto noisy = classifier->ClassifyText(WithNoise(text));
+      ASSERT_GT(plain.findings_size(), 0);
+      ASSERT_GT(noisy.findings_size(), 0);
+      EXPECT_EQ(plain.findings(0).failure_class(), noisy.findings(0).failure_class()) << e.file;
+      EXPECT_EQ(plain.terminal_error().type(), noisy.terminal_error().type()) << e.file;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 150);
 }
 
 }  // namespace

@@ -82,6 +82,36 @@ TEST(DiagnoseLogTest, TableListsClassEvidenceAndWhatToDo) {
   EXPECT_THAT(table, HasSubstr("what to do:"));
   // The NCCL shutdown warning of the same log is not a finding.
   EXPECT_THAT(table, ::testing::Not(HasSubstr("nccl_rccl_init_failure")));
+  // The excerpt ends inside the API server's own traceback, cut before its
+  // error line: the table says so, and names the error before it.
+  EXPECT_THAT(table, HasSubstr("died in: (the error line is missing) (innermost frame: run in "));
+  EXPECT_THAT(table, HasSubstr("last error before it L4: RuntimeError: HIP error: invalid device "
+                               "function"));
+}
+
+// A log cut inside a traceback: the finding says it rests on the frames, and
+// JSON carries the basis, the explanation and the terminal error's frames.
+TEST(DiagnoseLogTest, FramesOnlyFindingSaysSo) {
+  DiagnoseLogArgs args;
+  args.log_path = SourceDir() +
+                  "/tests/data/diagnosis-corpus/dev/vllm-15182_cuda_oom_load_model_truncated.log";
+  args.rules_path = Rules();
+  {
+    std::ostringstream out, err;
+    ASSERT_EQ(RunDiagnoseLog(args, out, err), 0) << err.str();
+    EXPECT_THAT(out.str(), HasSubstr("note: inferred from the traceback frames; the error line is "
+                                     "missing"));
+    EXPECT_THAT(out.str(), HasSubstr("died in: (the error line is missing) (innermost frame: "
+                                     "load_model in "));
+  }
+  args.output = "json";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunDiagnoseLog(args, out, err), 0) << err.str();
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["findings"][0]["class"], "cuda_oom_model_load");
+  EXPECT_EQ(j["findings"][0]["basis"], "traceback_frames");
+  EXPECT_EQ(j["terminal_error"]["error_line_missing"], true);
+  EXPECT_EQ(j["terminal_error"]["frames"].back()["function"], "load_model");
 }
 
 TEST(DiagnoseLogTest, UnknownExitsOne) {

@@ -242,7 +242,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadRule{"empty pattern",
                 R"pb(rule { id: "a" failure_class: "port_in_use" any: "" confidence: 0.5
                             remediation { kind: REMEDIATION_KIND_AUTO action: "retry" } })pb",
-                "any[0] is empty"}),
+                "any[0] is empty"},
+        BadRule{"scope without any",
+                R"pb(rule { id: "a" failure_class: "port_in_use" all: "x" confidence: 0.5
+                            scope: MATCH_SCOPE_FRAMES
+                            remediation { kind: REMEDIATION_KIND_AUTO action: "retry" } })pb",
+                "scope MATCH_SCOPE_FRAMES needs patterns in 'any'"},
+        BadRule{"bad follow-on pattern",
+                R"pb(follow_on_error: "(unclosed"
+                     rule { id: "a" failure_class: "port_in_use" any: "x" confidence: 0.5
+                            remediation { kind: REMEDIATION_KIND_AUTO action: "retry" } })pb",
+                "follow_on_error[0] '(unclosed' is not a valid RE2 pattern"},
+        BadRule{"hidden cause of its own class",
+                R"pb(rule { id: "a" failure_class: "port_in_use" any: "x" confidence: 0.5
+                            hidden_cause { failure_class: "port_in_use" confidence: 0.5 }
+                            remediation { kind: REMEDIATION_KIND_AUTO action: "retry" } })pb",
+                "hidden_cause[0]: failure_class 'port_in_use' must be another class"},
+        BadRule{"hidden cause confidence",
+                R"pb(rule { id: "a" failure_class: "port_in_use" any: "x" confidence: 0.5
+                            hidden_cause { failure_class: "no_cache_blocks" }
+                            remediation { kind: REMEDIATION_KIND_AUTO action: "retry" } })pb",
+                "hidden_cause[0]: confidence 0 is not in (0, 1]"}),
     [](const ::testing::TestParamInfo<BadRule>& info) {
       std::string name = info.param.name;
       for (char& c : name) {

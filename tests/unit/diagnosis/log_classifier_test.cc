@@ -283,6 +283,159 @@ TEST_F(LogClassifierTest, WrongPlatformOutranksTheLoaderFailureItCauses) {
   EXPECT_THAT(Classes(result), ElementsAre("wrong_platform_build", "shared_lib_undefined_symbol"));
 }
 
+// The error the run died of outranks the same words echoed earlier (an
+// engine printing its config, a warning on the way): the match inside the
+// terminal exception is the cause.
+TEST_F(LogClassifierTest, TerminalExceptionOutranksEarlierWarningsAndEchoedConfig) {
+  std::vector<std::string> lines = {
+      "WARNING 05-22 08:41:53 [rocm.py:44] Failed to import from vllm._C with "
+      "ImportError('/x/_C.abi3.so: undefined symbol: _ZN3c103hip19getCurrentHIPStreamEa')",
+      "INFO 05-22 08:41:54 [config.py:1] hint: Free memory on device (4.8/63.98 GiB) on startup "
+      "is less than desired GPU memory utilization (0.9, 57.59 GiB) would stop the launch",
+      "Traceback (most recent call last):",
+      "  File \"/x/vllm/v1/worker/gpu_worker.py\", line 229, in determine_available_memory",
+      "    self.model_runner.profile_run()",
+      "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 63.98 GiB of which 1.2 GiB is free.",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  ASSERT_GE(result.findings_size(), 1);
+  EXPECT_EQ(result.findings(0).failure_class(), "cuda_oom_model_load");
+  EXPECT_EQ(result.findings(0).basis(), dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR);
+  EXPECT_EQ(result.findings(0).evidence(0).line(), 6);
+  EXPECT_EQ(result.terminal_error().type(), "torch.OutOfMemoryError");
+  EXPECT_EQ(result.terminal_error().line(), 6);
+  ASSERT_EQ(result.terminal_error().frames_size(), 1);
+  EXPECT_EQ(result.terminal_error().frames(0).function(), "determine_available_memory");
+  // The frames rule stays quiet: the error line is there.
+  EXPECT_EQ(Find(result, "no_cache_blocks"), nullptr);
+  for (const auto& f : result.findings()) {
+    if (f.failure_class() != "cuda_oom_model_load") {
+      EXPECT_EQ(f.basis(), dcufleet::v1::FINDING_BASIS_LOG_LINE) << f.failure_class();
+    }
+  }
+}
+
+// Worker prefixes, ANSI colour, timestamps, '\r' redraws and another
+// process's INFO lines do not change the answer.
+TEST_F(LogClassifierTest, LogNoiseDoesNotChangeTheAnswer) {
+  std::vector<std::string> plain = {
+      "Traceback (most recent call last):",
+      "  File \"/x/vllm/worker/worker.py\", line 229, in determine_num_available_blocks",
+      "    raise ValueError(",
+      "ValueError: No available memory for the cache blocks. Try increasing "
+      "`gpu_memory_utilization` when initializing the engine.",
+  };
+  std::vector<std::string> noisy;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    noisy.push_back("Loading shards: 50%\r\x1b[1;36m(VllmWorkerProcess pid=" +
+                    std::to_string(100 + i) + ")\x1b[0;0m [rank0]: ERROR 07-24 08:26:01 "
+                    "[multiproc_worker_utils.py:226] " + plain[i]);
+    noisy.push_back("(RayWorkerWrapper pid=9, ip=10.0.0.2) INFO 07-24 08:26:01 [worker.py:1] "
+                    "Loading weights took 3.1 seconds");
+  }
+  DiagnosisResult a = classifier_->Classify(plain);
+  DiagnosisResult b = classifier_->Classify(noisy);
+  EXPECT_EQ(Classes(a), Classes(b));
+  EXPECT_EQ(a.findings(0).failure_class(), "no_cache_blocks");
+  EXPECT_EQ(a.findings(0).confidence(), b.findings(0).confidence());
+  EXPECT_EQ(a.terminal_error().type(), b.terminal_error().type());
+  EXPECT_EQ(a.terminal_error().message(), b.terminal_error().message());
+  EXPECT_EQ(b.findings(0).basis(), dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR);
+}
+
+// A log cut inside a traceback: the frames say where it died, and the
+// finding says that this is all it rests on.
+TEST_F(LogClassifierTest, TracebackCutBeforeItsErrorLineGivesAFramesFinding) {
+  std::vector<std::string> lines = {
+      "INFO 04-17 20:54:26 [model_runner.py:1] Starting to load model /models/Qwen3-32B...",
+      "(VllmWorker rank=5 pid=3073) Traceback (most recent call last):",
+      "(VllmWorker rank=5 pid=3073)   File \"/v/vllm/v1/worker/gpu_worker.py\", line 136, in "
+      "load_model",
+      "(VllmWorker rank=5 pid=3073)     self.model_runner.load_model()",
+      "(VllmWorker rank=5 pid=3073)   File \"/v/vllm/v1/worker/gpu_model_runner.py\", line 1167, "
+      "in load_model",
+      "(VllmWorker rank=5 pid=3073)     self.model = get_model(vllm_config=self.vllm_config)",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  ASSERT_GE(result.findings_size(), 1);
+  const DiagnosisFinding& f = result.findings(0);
+  EXPECT_EQ(f.failure_class(), "cuda_oom_model_load");
+  EXPECT_EQ(f.rule_id(), "oom.model_load_frames");
+  EXPECT_EQ(f.basis(), dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES);
+  EXPECT_THAT(f.explanation(),
+              HasSubstr("inferred from the traceback frames; the error line is missing"));
+  EXPECT_LT(f.confidence(), 0.5);
+  EXPECT_EQ(f.evidence(0).line(), 5);  // the innermost frame
+  EXPECT_TRUE(result.terminal_error().error_line_missing());
+  EXPECT_EQ(result.terminal_error().line(), 0);  // no raised error before it either
+
+  // The same frames with the error line present: the error decides.
+  lines.push_back("(VllmWorker rank=5 pid=3073) ValueError: Head size 80 is not supported by "
+                  "FlashAttention. Supported head sizes are: [32, 64, 96, 128].");
+  DiagnosisResult complete = classifier_->Classify(lines);
+  EXPECT_THAT(Classes(complete), ElementsAre("unsupported_head_size"));
+  EXPECT_EQ(complete.findings(0).basis(), dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR);
+}
+
+// vLLM V1: the API server's "See root cause above" is not what it died of.
+TEST_F(LogClassifierTest, FollowOnErrorDoesNotHideTheRootCause) {
+  std::vector<std::string> lines = {
+      "(EngineCore_DP0 pid=7) ERROR 10-25 13:08:43 [core.py:708] ValueError: Total number of "
+      "attention heads (40) must be divisible by tensor parallel size (3).",
+      "Traceback (most recent call last):",
+      "  File \"/x/vllm/v1/engine/utils.py\", line 433, in wait_for_engine_startup",
+      "    raise RuntimeError(",
+      "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+      "proc(s): {}",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  EXPECT_EQ(result.findings(0).failure_class(), "tp_not_divisible_heads");
+  EXPECT_EQ(result.findings(0).basis(), dcufleet::v1::FINDING_BASIS_TERMINAL_ERROR);
+  EXPECT_EQ(result.terminal_error().type(), "ValueError");
+  EXPECT_EQ(result.terminal_error().line(), 1);
+}
+
+// Seed 000: a damaged config.json (head size 80) hid a triton that cannot
+// target gfx928. With the context that makes the second likely, both are
+// listed, in the order they will bite.
+TEST_F(LogClassifierTest, HiddenCauseIsListedAfterTheCauseThatHidesIt) {
+  std::vector<std::string> lines = {
+      "INFO 07-10 10:00:00 [__init__.py:1] Automatically detected platform rocm.",
+      "INFO 07-10 10:00:01 [env.py:1] torch 2.5.1, triton 3.1.0, arch gfx928",
+      "ERROR 07-10 10:00:09 [core.py:1] ValueError: Head size 80 is not supported by "
+      "FlashAttention. Supported head sizes are: [32, 64, 96, 128, 160, 192, 224, 256].",
+  };
+  DiagnosisResult result = classifier_->Classify(lines);
+  EXPECT_THAT(Classes(result),
+              ElementsAre("unsupported_head_size", "triton_unsupported_gpu_target"));
+  const DiagnosisFinding& hidden = result.findings(1);
+  EXPECT_EQ(hidden.basis(), dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT);
+  EXPECT_THAT(hidden.explanation(), HasSubstr("expected once unsupported_head_size is fixed"));
+  EXPECT_LT(hidden.confidence(), result.findings(0).confidence());
+  EXPECT_EQ(hidden.remediation().action(), "failover");
+  // Without the context (another arch), the head size alone.
+  lines[1] = "INFO 07-10 10:00:01 [env.py:1] torch 2.5.1, triton 3.1.0, arch gfx942";
+  EXPECT_THAT(Classes(classifier_->Classify(lines)), ElementsAre("unsupported_head_size"));
+}
+
+// Hostile input: a 10 MB line and a deep traceback classify without
+// blowing up (no quadratic work per line, bounded copies).
+TEST_F(LogClassifierTest, HugeLinesAndDeepTracebacksAreBounded) {
+  std::string huge(10 << 20, 'x');
+  std::vector<std::string> lines = {"Traceback (most recent call last):"};
+  for (int i = 0; i < 5000; ++i) {
+    lines.push_back("  File \"/x/a.py\", line " + std::to_string(i) + ", in f");
+    lines.push_back("    g()");
+  }
+  lines.push_back("RuntimeError: " + huge);
+  lines.push_back(huge + " HIP error: invalid device function");
+  DiagnosisResult result = classifier_->Classify(lines);
+  EXPECT_EQ(result.findings(0).failure_class(), "hip_invalid_device_function");
+  EXPECT_LE(result.terminal_error().message().size(), 4096u);
+  EXPECT_LE(result.terminal_error().frames_size(), 8);
+}
+
 TEST(SplitLogLinesTest, HandlesCrLfAndTail) {
   EXPECT_THAT(SplitLogLines("a\r\nb\nc\n"), ElementsAre("a", "b", "c"));
   EXPECT_THAT(SplitLogLines("a\nb\nc", 2), ElementsAre("b", "c"));
@@ -325,6 +478,52 @@ TEST(LogClassifierCustomRulesTest, AllAndNotInLogSemantics) {
   auto suppressed = classifier->Classify(
       {"gfx906", "RuntimeError: PassManager::run failed", "enforce-eager worked"});
   EXPECT_EQ(suppressed.findings(0).failure_class(), "unknown");
+}
+
+// A scoped pattern counts only on its part of the log.
+TEST(LogClassifierCustomRulesTest, ScopesRestrictWhereAPatternCounts) {
+  auto rules = ParseDiagnosisRules(R"pb(
+    rule {
+      id: "by_type"
+      failure_class: "cuda_oom_model_load"
+      any: "^torch\\.(?:cuda\\.)?OutOfMemoryError$"
+      scope: MATCH_SCOPE_EXCEPTION_TYPE
+      confidence: 0.9
+      remediation { kind: REMEDIATION_KIND_HUMAN action: "human" }
+    }
+    rule {
+      id: "by_message"
+      failure_class: "model_path_not_found"
+      any: "/models/missing"
+      scope: MATCH_SCOPE_EXCEPTION_MESSAGE
+      confidence: 0.9
+      remediation { kind: REMEDIATION_KIND_HUMAN action: "human" }
+    }
+  )pb", "scoped.txtpb", AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "scoped.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+
+  // The words alone, outside a raised error: neither counts.
+  auto loose = classifier->Classify({"INFO loading /models/missing",
+                                     "hint: torch.OutOfMemoryError is raised when ..."});
+  EXPECT_EQ(loose.findings(0).failure_class(), "unknown");
+
+  auto raised = classifier->Classify({"Traceback (most recent call last):",
+                                      "  File \"/x.py\", line 1, in f",
+                                      "    g()",
+                                      "OSError: cannot open",
+                                      "/models/missing (continuation of the message)"});
+  ASSERT_EQ(raised.findings_size(), 1);
+  EXPECT_EQ(raised.findings(0).failure_class(), "model_path_not_found");
+  EXPECT_EQ(raised.findings(0).evidence(0).line(), 5);
+
+  auto typed = classifier->Classify({"torch.OutOfMemoryError: HIP out of memory."});
+  EXPECT_EQ(typed.findings(0).failure_class(), "cuda_oom_model_load");
+  EXPECT_EQ(typed.findings(0).evidence(0).line(), 1);
+  // A type pattern matches the type, not the message.
+  auto other_type = classifier->Classify({"ValueError: torch.OutOfMemoryError"});
+  EXPECT_EQ(other_type.findings(0).failure_class(), "unknown");
 }
 
 }  // namespace

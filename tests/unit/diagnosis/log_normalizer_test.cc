@@ -127,7 +127,28 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning: ",
              "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning:",
              LineSeverity::kWarning, false},
+        // journald (dev: ollama-6144), Go slog (dev: ollama-14028), buildkite (dev: vllm-14574).
+        Case{"Aug  2 20:05:50 ollama-ubuntu-jammy-2 ollama[447]: rocBLAS error: Could not "
+             "initialize Tensile host: No devices found",
+             "rocBLAS error: Could not initialize Tensile host: No devices found",
+             LineSeverity::kError, false},
+        Case{"time=2026-02-02T12:29:02.735Z level=INFO source=server.go:1339 msg=\"llama runner "
+             "started in 29.96 seconds\"",
+             "\"llama runner started in 29.96 seconds\"", LineSeverity::kDebugInfo, false},
+        Case{"  | [2025-03-10T15:07:20Z] ERROR 03-10 08:07:20 [core.py:302] ValueError: No "
+             "available memory for the cache blocks.",
+             "ValueError: No available memory for the cache blocks.", LineSeverity::kError, true},
+        // A progress bar redrawn with '\r', then the error printed over it.
+        Case{"Loading shards:  50%|#####     | 1/2\rLoading shards: 100%|##########| 2/2\r"
+             "torch.OutOfMemoryError: HIP out of memory.\r",
+             "torch.OutOfMemoryError: HIP out of memory.", LineSeverity::kError, true},
         Case{"", "", LineSeverity::kUnknown, false}));
+
+TEST(NormalizeLogLineTest, LevelFromPrefixIsKnown) {
+  EXPECT_TRUE(NormalizeLogLine("INFO 04-27 10:11:03 llm_engine.py:70] x").level_from_prefix);
+  EXPECT_FALSE(NormalizeLogLine("UserWarning: x").level_from_prefix);
+  EXPECT_FALSE(NormalizeLogLine("ValueError: x").level_from_prefix);
+}
 
 TEST(IsExceptionLineTest, RecognisesPythonAndNativeErrors) {
   EXPECT_TRUE(IsExceptionLine("torch.OutOfMemoryError: CUDA out of memory."));

@@ -151,6 +151,8 @@ alias and option of this binary.
   spec): needs the controller's rollout (the serving issue); until then a
   changed spec is refused with "delete it first".
 - `get events --watch` and `-o custom-columns`: not yet.
+- `diagnose deployment NAME` exits 0 whether or not its attempts have
+  findings (the offline `diagnose --log` exits 8 when it recognises one).
 OUTPUT
   echo
   echo "## Commands"

@@ -89,6 +89,12 @@ void PrintFailedAttempts(const std::string& name, const nlohmann::json& j, std::
   }
 }
 
+// Drops the header line of a rendered table (--no-headers).
+std::string WithoutHeader(const std::string& table) {
+  size_t nl = table.find('\n');
+  return nl == std::string::npos ? "" : table.substr(nl + 1);
+}
+
 }  // namespace
 
 int RunGetStacks(Client& client, const std::string& arch, std::ostream& out, std::ostream& err) {
@@ -101,8 +107,19 @@ int RunGetStacks(Client& client, const std::string& arch, std::ostream& out, std
           << ". Import some with: dcuctl stack import FILE.txtpb\n";
       return kExitOk;
     }
-    RenderStacksTable(resp, arch, fmt == "wide", out);
+    std::ostringstream table;
+    RenderStacksTable(resp, arch, fmt == "wide", table);
+    out << (client.options().no_headers ? WithoutHeader(table.str()) : table.str());
     return kExitOk;
+  };
+  view.structured = [](const dcufleet::v1::ListStacksResponse& resp) {
+    return ProtoToJsonListing(resp, {"stacks"});
+  };
+  view.items = "stacks";
+  view.names = [](const dcufleet::v1::ListStacksResponse& resp) {
+    std::vector<std::string> names;
+    for (const auto& s : resp.stacks()) names.push_back(absl::StrCat("stack/", s.stack().id()));
+    return names;
   };
   return RunQuery(client, &FleetStub::ListStacks, req, "listing stacks", view, out, err);
 }
@@ -157,8 +174,19 @@ int RunGetModels(Client& client, std::ostream& out, std::ostream& err) {
   dcufleet::v1::ListModelsRequest req;
   QueryView<dcufleet::v1::ListModelsResponse> view;
   view.render = [&](const dcufleet::v1::ListModelsResponse& resp, const std::string&) {
-    PrintModelsTable(resp, out);
+    std::ostringstream table;
+    PrintModelsTable(resp, table);
+    out << (client.options().no_headers ? WithoutHeader(table.str()) : table.str());
     return kExitOk;
+  };
+  view.structured = [](const dcufleet::v1::ListModelsResponse& resp) {
+    return ProtoToJsonListing(resp, {"models", "directories"});
+  };
+  view.items = "models";
+  view.names = [](const dcufleet::v1::ListModelsResponse& resp) {
+    std::vector<std::string> names;
+    for (const auto& m : resp.models()) names.push_back(absl::StrCat("model/", m.name()));
+    return names;
   };
   return RunQuery(client, &FleetStub::ListModels, req, "listing models", view, out, err);
 }

@@ -1,5 +1,6 @@
 #include "dcuctl/client.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/tls_config.h"
 #include "dcuctl/client_security.h"
@@ -27,13 +28,46 @@ std::unique_ptr<grpc::ClientContext> Client::Context() const {
   return ctx;
 }
 
+namespace {
+
+// What the gRPC library says when the address answers but not as a gRPC
+// server (an HTTP/1 server, a TLS-only port) or not as a dcufleet
+// controller (another gRPC service: an agent, a gateway).
+bool NotAController(const grpc::Status& s) {
+  const std::string& m = s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return true;
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::INTERNAL:
+    case grpc::StatusCode::UNKNOWN:
+      return absl::StrContains(m, "http1") || absl::StrContains(m, "HTTP") ||
+             absl::StrContains(m, "http2 header") || absl::StrContains(m, "Stream removed") ||
+             absl::StrContains(m, "protocol error") || absl::StrContains(m, "PROTOCOL_ERROR") ||
+             absl::StrContains(m, "Unexpected") || absl::StrContains(m, "frame");
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 int Client::Fail(const grpc::Status& s, const std::string& what, std::ostream& err) const {
+  if (NotAController(s)) {
+    err << "error: '" << options_.controller << "' answers, but not as a dcufleet controller ("
+        << (s.error_message().empty() ? "it does not serve dcufleet.v1.FleetService"
+                                      : s.error_message())
+        << ", while " << what
+        << "): check --controller / $DCUFLEET_CONTROLLER / the context (dcuctl version shows "
+           "which is used); an older controller may lack this call\n";
+    return kExitUnreachable;
+  }
   switch (s.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       err << "error: cannot reach the controller at '" << options_.controller
           << "': " << s.error_message()
-          << " (is dcu-controller running? set --controller or DCUFLEET_CONTROLLER"
+          << " (is dcu-controller running? set --controller, DCUFLEET_CONTROLLER or a context: dcuctl config --help"
           << (options_.tls_ca.empty() ? ""
                                       : "; with TLS: is --tls-ca the CA that signed the controller's "
                                         "certificate, and is your certificate signed by its "

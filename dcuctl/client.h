@@ -15,7 +15,10 @@ namespace dcu::dcuctl {
 // Global options every command sees.
 struct GlobalOptions {
   std::string controller = "127.0.0.1:7070";
+  // -o: table|wide|json|yaml|name|jsonpath=TEMPLATE (output.h).
   std::string output = "table";
+  // --no-headers: table and wide rows without the header line.
+  bool no_headers = false;
   double timeout_s = 10;
   // Security (client_security.h): TLS files, bearer token file, and
   // --insecure to allow plaintext to a non-loopback controller.

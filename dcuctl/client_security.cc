@@ -9,28 +9,19 @@
 #include "common/tls_config.h"
 
 namespace dcu::dcuctl {
-namespace {
-
-void FromEnv(const char* name, std::string* out) {
-  if (const char* v = std::getenv(name); v != nullptr && *v != '\0') *out = v;
-}
-
-}  // namespace
 
 void AddClientSecurityFlags(CLI::App* app, GlobalOptions* o) {
-  FromEnv("DCUFLEET_TLS_CA", &o->tls_ca);
-  FromEnv("DCUFLEET_TLS_CERT", &o->tls_cert);
-  FromEnv("DCUFLEET_TLS_KEY", &o->tls_key);
-  FromEnv("DCUFLEET_TOKEN_FILE", &o->token_file);
+  // Only the flags here: their environment variables and the context come
+  // in after parsing (contexts.h ResolveConnection).
   app->add_option("--tls-ca", o->tls_ca,
                   "PEM CA that signed the controller's certificate (enables TLS; "
-                  "default $DCUFLEET_TLS_CA)");
+                  "else $DCUFLEET_TLS_CA, else the context's)");
   app->add_option("--tls-cert", o->tls_cert,
-                  "PEM client certificate, O = admin or read-only (default $DCUFLEET_TLS_CERT)");
+                  "PEM client certificate, O = admin or read-only (else $DCUFLEET_TLS_CERT, else the context's)");
   app->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert, mode 0600 "
-                                           "(default $DCUFLEET_TLS_KEY)");
+                                           "(else $DCUFLEET_TLS_KEY, else the context's)");
   app->add_option("--token-file", o->token_file,
-                  "file (mode 0600) holding a bearer token (default $DCUFLEET_TOKEN_FILE)");
+                  "file (mode 0600) holding a bearer token (else $DCUFLEET_TOKEN_FILE, else the context's)");
   app->add_flag("--insecure", o->insecure,
                 "allow plaintext to a non-loopback controller (not recommended)");
 }

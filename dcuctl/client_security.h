@@ -20,8 +20,8 @@ class App;
 
 namespace dcu::dcuctl {
 
-// Adds --tls-ca, --tls-cert, --tls-key, --token-file and --insecure to `app`,
-// with defaults from the environment.
+// Adds --tls-ca, --tls-cert, --tls-key, --token-file and --insecure to `app`
+// (the environment and the context fill in what is not given: contexts.h).
 void AddClientSecurityFlags(CLI::App* app, GlobalOptions* options);
 
 // Channel credentials for `options`: TLS (with the token, when given) or

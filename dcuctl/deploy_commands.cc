@@ -96,8 +96,41 @@ std::string Bar(int done, int total, int width = 30) {
                       "/", total);
 }
 
-void PrintDeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool wide,
-                           std::ostream& out) {
+}  // namespace
+
+std::vector<std::string> DeploymentRow(const Deployment& d, bool wide) {
+  const auto* a = LastAttempt(d);
+  // READY n/m over replicas; RESTARTS summed over them; NODE and STACK of
+  // the replica the row speaks for (the one needing attention), "+K" for
+  // the nodes of the others.
+  const int desired = std::max(1, d.spec().replicas());
+  int restarts = 0;
+  std::set<std::string> nodes;
+  std::vector<std::string> endpoints;
+  for (const auto& r : d.replicas()) {
+    restarts += r.restarts();
+    if (!r.node().empty()) nodes.insert(r.node());
+    if (!r.endpoint().empty()) endpoints.push_back(r.endpoint());
+  }
+  if (d.replicas().empty()) {
+    restarts = std::max(0, d.status().attempts_size() - 1);
+    if (!d.status().endpoint().empty()) endpoints.push_back(d.status().endpoint());
+  }
+  std::string node = a ? a->placement().node() : "-";
+  if (nodes.size() > 1) absl::StrAppend(&node, " +", nodes.size() - 1);
+  std::vector<std::string> row = {
+      d.spec().name(), absl::StrCat(d.ready_replicas(), "/", desired), Phase(d.status().phase()),
+      d.spec().model(), node, a ? a->stack_id() : "-",
+      a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
+      absl::StrCat(restarts), Ago(d.status().created_at_ms())};
+  if (wide) {
+    row.push_back(endpoints.empty() ? "-" : absl::StrJoin(endpoints, ","));
+    row.push_back(d.status().message());
+  }
+  return row;
+}
+
+Table DeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool wide) {
   // kubectl's columns: READY (serving instances / wanted), RESTARTS
   // (launches after the first), AGE; -o wide adds where it serves.
   std::vector<std::string> header = {"NAME",  "READY", "PHASE",    "MODEL",   "NODE",
@@ -107,41 +140,12 @@ void PrintDeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bo
     header.push_back("MESSAGE");
   }
   Table t(header);
-  for (const auto& d : resp.deployments()) {
-    const auto* a = LastAttempt(d);
-    // READY n/m over replicas; RESTARTS summed over them; NODE and STACK of
-    // the replica the row speaks for (the one needing attention), "+K" for
-    // the nodes of the others.
-    const int desired = std::max(1, d.spec().replicas());
-    int restarts = 0;
-    std::set<std::string> nodes;
-    std::vector<std::string> endpoints;
-    for (const auto& r : d.replicas()) {
-      restarts += r.restarts();
-      if (!r.node().empty()) nodes.insert(r.node());
-      if (!r.endpoint().empty()) endpoints.push_back(r.endpoint());
-    }
-    if (d.replicas().empty()) {
-      restarts = std::max(0, d.status().attempts_size() - 1);
-      if (!d.status().endpoint().empty()) endpoints.push_back(d.status().endpoint());
-    }
-    std::string node = a ? a->placement().node() : "-";
-    if (nodes.size() > 1) absl::StrAppend(&node, " +", nodes.size() - 1);
-    std::vector<std::string> row = {
-        d.spec().name(), absl::StrCat(d.ready_replicas(), "/", desired), Phase(d.status().phase()),
-        d.spec().model(), node, a ? a->stack_id() : "-",
-        a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
-        absl::StrCat(restarts), Ago(d.status().created_at_ms())};
-    if (wide) {
-      row.push_back(endpoints.empty() ? "-" : absl::StrJoin(endpoints, ","));
-      row.push_back(d.status().message());
-    }
-    t.AddRow(row);
-  }
-  t.Print(out);
+  for (const auto& d : resp.deployments()) t.AddRow(DeploymentRow(d, wide));
+  return t;
 }
 
-}  // namespace
+std::string DeploymentPhaseName(DeploymentPhase p) { return Phase(p); }
+
 
 void PrintPlan(const Deployment& d, std::ostream& out) {
   const auto& st = d.status();
@@ -286,7 +290,7 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
   const Deployment& d = resp.deployment();
   if (args.dry_run) {
     if (IsStructured(fmt)) {
-      PrintStructured(ProtoToJson(d), fmt, out);
+      if (int rc = PrintDocument(ProtoToJson(d), fmt, out, err); rc != kExitOk) return rc;
     } else {
       out << d.status().message() << "\n\n";
       PrintPlan(d, out);
@@ -381,10 +385,13 @@ int RunGetDeployments(Client& client, const std::string& name, std::ostream& out
     one.structured = [](const dcufleet::v1::GetDeploymentResponse& resp) {
       return ProtoToJson(resp.deployment());
     };
+    one.names = [](const dcufleet::v1::GetDeploymentResponse& resp) {
+      return std::vector<std::string>{absl::StrCat("deployment/", resp.deployment().spec().name())};
+    };
     one.render = [&](const dcufleet::v1::GetDeploymentResponse& resp, const std::string& fmt) {
       dcufleet::v1::ListDeploymentsResponse list;
       *list.add_deployments() = resp.deployment();
-      PrintDeploymentsTable(list, fmt == "wide", out);
+      DeploymentsTable(list, fmt == "wide").Print(out, !client.options().no_headers);
       return kExitOk;
     };
     return RunQuery(client, &FleetStub::GetDeployment, req,
@@ -394,12 +401,18 @@ int RunGetDeployments(Client& client, const std::string& name, std::ostream& out
   view.structured = [](const dcufleet::v1::ListDeploymentsResponse& resp) {
     return ProtoToJsonListing(resp, {"deployments"});
   };
+  view.items = "deployments";
+  view.names = [](const dcufleet::v1::ListDeploymentsResponse& resp) {
+    std::vector<std::string> names;
+    for (const auto& d : resp.deployments()) names.push_back(absl::StrCat("deployment/", d.spec().name()));
+    return names;
+  };
   view.render = [&](const dcufleet::v1::ListDeploymentsResponse& resp, const std::string& fmt) {
     if (resp.deployments().empty()) {
       err << "No deployments. Create one with: dcuctl deploy MODEL\n";
       return kExitOk;
     }
-    PrintDeploymentsTable(resp, fmt == "wide", out);
+    DeploymentsTable(resp, fmt == "wide").Print(out, !client.options().no_headers);
     return kExitOk;
   };
   return RunQuery(client, &FleetStub::ListDeployments, dcufleet::v1::ListDeploymentsRequest(),
@@ -540,7 +553,7 @@ int RunReapNode(Client& client, const std::string& node, bool dry_run, bool incl
   nlohmann::json report = nlohmann::json::parse(resp.report_json(), nullptr, false);
   if (IsStructured(fmt)) {
     nlohmann::json j = {{"ok", resp.ok()}, {"message", resp.message()}, {"report", report}};
-    PrintStructured(j, fmt, out);
+    if (int rc = PrintDocument(j, fmt, out, err); rc != kExitOk) return rc;
   } else {
     // A person reads a summary; -o json|yaml has the whole report.
     out << resp.message() << "\n";

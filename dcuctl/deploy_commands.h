@@ -2,8 +2,10 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "dcuctl/client.h"
+#include "dcuctl/output.h"
 #include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
 #include "dcufleet/v1/node_truth.pb.h"
@@ -33,6 +35,12 @@ int RunLogs(Client& client, const std::string& name, const std::string& instance
             bool follow, std::ostream& out, std::ostream& err);
 int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,
                 std::ostream& out, std::ostream& err);
+
+// `get deployments`' table and one deployment's row (--watch prints rows).
+Table DeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool wide);
+std::vector<std::string> DeploymentRow(const dcufleet::v1::Deployment& d, bool wide);
+// "Ready", "Unschedulable", ... as the PHASE column has it.
+std::string DeploymentPhaseName(dcufleet::v1::DeploymentPhase phase);
 
 // The whole story of one deployment, as `describe deployment` prints it.
 // `dcuctl node reap` in table mode: what was (or would be) signalled, the

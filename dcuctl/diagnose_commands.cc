@@ -1,5 +1,7 @@
 #include "dcuctl/diagnose_commands.h"
 
+#include "dcuctl/exit_codes.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -253,8 +255,9 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
       classifier->Classify(modelkit::SplitLogLines(buffer.str(), args.tail_lines), options);
   int rc = RenderDiagnosis(result, args.output, out, err);
   if (rc != 0) return rc;
+  // As model audit: 0 nothing found, kExitFindings a failure recognised.
   bool identified = result.findings_size() > 0 && result.findings(0).failure_class() != "unknown";
-  return identified ? 0 : 1;
+  return identified ? kExitFindings : kExitOk;
 }
 
 }  // namespace dcu::dcuctl

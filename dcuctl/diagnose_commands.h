@@ -27,7 +27,8 @@ namespace dcu::dcuctl {
 //                     e.g. --fact memory_plan.kv_cache_bytes=25769803776
 //                     (repeatable). Offline facts are incomplete: absent
 //                     facts are reported as missing, not assumed false.
-// Exit codes: 0 a cause was identified; 1 nothing matched (class "unknown");
+// Exit codes: 8 (kExitFindings) a failure was recognised; 0 nothing matched
+// (class "unknown": the log shows no failure the rules know);
 // 2 usage or input error (unreadable log, bad rules file, bad flag value).
 struct DiagnoseLogArgs {
   std::string log_path;

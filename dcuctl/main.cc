@@ -4,10 +4,19 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "common/version.h"
 #include "dcuctl/client.h"
 #include "dcuctl/terminal_safe.h"
 #include "dcuctl/catalog_commands.h"
+#include "dcuctl/completion.h"
+#include "dcuctl/config_commands.h"
+#include "dcuctl/contexts.h"
+#include "dcuctl/events_commands.h"
+#include "dcuctl/output.h"
+#include "dcuctl/stop_signal.h"
+#include "dcuctl/wait_commands.h"
+#include "dcuctl/watch_commands.h"
 #include "dcuctl/client_security.h"
 #include "dcuctl/deploy_commands.h"
 #include "dcuctl/scale_commands.h"
@@ -26,21 +35,23 @@ int main(int argc, char** argv) {
   TerminalSafeOutput safe_stdout(std::cout);
   TerminalSafeOutput safe_stderr(std::cerr);
   GlobalOptions g;
-  // Which fleet this is, and why: `version` says it.
-  std::string controller_source = "the default";
-  if (const char* env = std::getenv("DCUFLEET_CONTROLLER"); env && *env) {
-    g.controller = env;
-    controller_source = "$DCUFLEET_CONTROLLER";
-  } else if (env) {
-    controller_source = "the default ($DCUFLEET_CONTROLLER is set but empty)";
-  }
+  // The connection as the command line gives it; the environment and the
+  // context fill in the rest (contexts.h), and `version` says where from.
+  std::string controller_flag, context_flag, dcuconfig_flag;
+  const char* kOutputHelp = "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE";
+  // -o is checked after parsing, for a message of our own (CheckOutputFormat).
 
   CLI::App app{"dcuctl: run large language models on a fleet of accelerators"};
   app.require_subcommand(1);
-  app.add_option("--controller", g.controller,
-                 "controller HOST:PORT (default $DCUFLEET_CONTROLLER or 127.0.0.1:7070)");
-  app.add_option("-o,--output", g.output, "output format: table|wide|json|yaml")
-      ->check(CLI::IsMember({"table", "wide", "json", "yaml"}));
+  app.add_option("--controller", controller_flag,
+                 "controller HOST:PORT (else $DCUFLEET_CONTROLLER, else the context's, else "
+                 "127.0.0.1:7070)");
+  app.add_option("--context", context_flag,
+                 "the context to use (else $DCUFLEET_CONTEXT, else current-context)");
+  app.add_option("--dcuconfig", dcuconfig_flag,
+                 "dcuctl's config file (else $DCUCONFIG, else $XDG_CONFIG_HOME/dcufleet/config, "
+                 "else ~/.config/dcufleet/config)");
+  app.add_option("-o,--output", g.output, kOutputHelp);
   app.add_option("--timeout", g.timeout_s, "seconds to wait for the controller")
       ->check(CLI::PositiveNumber);
   AddClientSecurityFlags(&app, &g);
@@ -51,7 +62,9 @@ int main(int argc, char** argv) {
   auto* get = app.add_subcommand("get", "list objects")->require_subcommand(1);
   auto* get_nodes = get->add_subcommand("nodes", "list nodes")->alias("node")->alias("no");
   std::string get_name;
+  bool get_watch = false;
   get_nodes->add_option("NAME", get_name, "only this node");
+  get_nodes->add_flag("-w,--watch", get_watch, "after the table, print a line per change until Ctrl-C");
   std::string stacks_arch;
   auto* get_stacks = get->add_subcommand("stacks", "the tested-stack matrix")->alias("stack");
   get_stacks->add_option("--arch", stacks_arch, "only stacks for this arch, with their verdicts");
@@ -60,6 +73,12 @@ int main(int argc, char** argv) {
   auto* get_deployments =
       get->add_subcommand("deployments", "list deployments")->alias("deployment")->alias("deploy");
   get_deployments->add_option("NAME", get_name, "only this deployment");
+  get_deployments->add_flag("-w,--watch", get_watch,
+                            "after the table, print a line per change until Ctrl-C");
+  std::string events_for;
+  auto* get_events = get->add_subcommand("events", "recent events, newest last")->alias("event")
+                         ->alias("ev");
+  get_events->add_option("--for", events_for, "only this object's: deployment/NAME or node/NAME");
 
   auto* describe = app.add_subcommand("describe", "show one object in detail")->require_subcommand(1);
   std::string node_name;
@@ -193,12 +212,53 @@ int main(int argc, char** argv) {
   reap->add_flag("--include-unmanaged", reap_unmanaged,
                  "also end processes dcufleet did not start (careful)");
 
+  // wait
+  WaitArgs wait_args;
+  auto* wait = app.add_subcommand(
+      "wait", "wait for a condition: dcuctl wait --for=condition=Ready deployment/NAME");
+  wait->add_option("OBJECT", wait_args.object, "deployment/NAME or node/NAME")->required();
+  wait->add_option("--for", wait_args.for_condition,
+                   "condition=PHASE (Ready, Unschedulable, Failed, ...; a node: Ready, NotReady, "
+                   "Lost) or delete")
+      ->required();
+  wait->add_option("--timeout", wait_args.timeout, "how long to wait: 30s, 5m, 1h (default 30s)");
+
+  // completion
+  std::string completion_shell;
+  auto* completion = app.add_subcommand(
+      "completion", "print a shell completion script: source <(dcuctl completion bash)");
+  completion->add_option("SHELL", completion_shell, "bash or zsh")->required()
+      ->check(CLI::IsMember({"bash", "zsh"}));
+
+  // config
+  auto* config = app.add_subcommand(
+      "config", "contexts: which controller and credentials to use (the file: --dcuconfig)")
+                     ->require_subcommand(1);
+  auto* get_contexts = config->add_subcommand("get-contexts", "list the contexts; * is current");
+  auto* current_context = config->add_subcommand("current-context", "print the current context");
+  std::string context_name;
+  auto* use_context = config->add_subcommand("use-context", "make a context the current one");
+  use_context->add_option("NAME", context_name, "context name")->required();
+  SetContextArgs set_args;
+  auto* set_context = config->add_subcommand(
+      "set-context", "create or change a context (file paths are stored absolute)");
+  set_context->add_option("NAME", set_args.name, "context name")->required();
+  set_context->add_option("--controller", set_args.controller, "controller HOST:PORT");
+  set_context->add_option("--ca", set_args.ca, "PEM CA that signed the controller's certificate");
+  set_context->add_option("--cert", set_args.cert, "PEM client certificate");
+  set_context->add_option("--key", set_args.key, "PEM private key of --cert");
+  set_context->add_option("--token-file", set_args.token_file, "file holding a bearer token");
+  auto* delete_context = config->add_subcommand("delete-context", "remove a context");
+  delete_context->add_option("NAME", context_name, "context name")->required();
+
   // -o may also follow the subcommand, as with kubectl.
   for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap,
-                        get_stacks, get_models, describe_stack, stack_import, model_audit,
-                        model_plan, diagnose_log, diagnose_deployment, diagnose}) {
-    sub->add_option("-o,--output", g.output, "output format: table|wide|json|yaml")
-        ->check(CLI::IsMember({"table", "wide", "json", "yaml"}));
+                        get_stacks, get_models, get_events, describe_stack, stack_import,
+                        model_audit, model_plan, diagnose_log, diagnose_deployment, diagnose}) {
+    sub->add_option("-o,--output", g.output, kOutputHelp);
+  }
+  for (CLI::App* sub : {get_nodes, get_deployments, get_stacks, get_models, get_events}) {
+    sub->add_flag("--no-headers", g.no_headers, "table and wide: no header line");
   }
 
   try {
@@ -217,7 +277,23 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // kubectl's "-o=json": CLI11 keeps the '=' of a short option's value.
+  if (!g.output.empty() && g.output[0] == '=') g.output.erase(0, 1);
+  if (absl::Status s = CheckOutputFormat(g.output); !s.ok()) {
+    std::cerr << "error: -o " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const bool is_get = get->parsed();
+  if (g.output == "name" && !is_get) {
+    std::cerr << "error: -o name is for 'dcuctl get'; use -o json or -o jsonpath=TEMPLATE here\n";
+    return kExitUsage;
+  }
+
   // Offline commands: no controller needed.
+  if (*completion) {
+    std::cout << (completion_shell == "zsh" ? ZshCompletion(app) : BashCompletion(app));
+    return kExitOk;
+  }
   if (*model_audit) {
     audit_args.output = g.output;
     return RunModelAudit(audit_args, std::cout, std::cerr);
@@ -236,15 +312,49 @@ int main(int argc, char** argv) {
   }
   if (pki->selected()) return pki->Run(std::cout, std::cerr);
 
+  // Which config file, then (online commands) which controller.
+  auto env = [](const char* name) -> const char* { return std::getenv(name); };
+  auto where = LocateConfig(dcuconfig_flag, env);
+  if (!where.ok()) {
+    std::cerr << "error: " << where.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (*get_contexts) return RunGetContexts(*where, std::cout, std::cerr);
+  if (*current_context) return RunCurrentContext(*where, std::cout, std::cerr);
+  if (*use_context) return RunUseContext(*where, context_name, std::cout, std::cerr);
+  if (*set_context) return RunSetContext(*where, set_args, std::cout, std::cerr);
+  if (*delete_context) return RunDeleteContext(*where, context_name, std::cout, std::cerr);
+  auto file = LoadConfig(where->path);
+  if (!file.ok()) {
+    std::cerr << "error: " << file.status().message() << " (fix it, or pass --dcuconfig FILE)\n";
+    return kExitUsage;
+  }
+  ConnectionFlags flags{controller_flag, g.tls_ca, g.tls_cert, g.tls_key, g.token_file, context_flag};
+  auto conn = ResolveConnection(flags, env, &*file, where->path);
+  if (!conn.ok()) {
+    std::cerr << "error: " << conn.status().message() << "\n";
+    return kExitUsage;
+  }
+  g.controller = conn->controller;
+  g.tls_ca = conn->tls_ca;
+  g.tls_cert = conn->tls_cert;
+  g.tls_key = conn->tls_key;
+  g.token_file = conn->token_file;
+
+  // get --watch runs until Ctrl-C / SIGTERM, and then exits 0.
+  if (get_watch) InstallStopSignals();
   Client client(g);
   if (!client.status().ok()) {
     std::cerr << "error: " << client.status().message() << "\n";
     return kExitUsage;
   }
   if (*version) {
-    if (app.count("--controller") > 0) controller_source = "--controller";
     std::cout << "Client version: " << dcu::common::kVersion << "\n";
-    std::cout << "Controller: " << g.controller << " (from " << controller_source << ", "
+    std::cout << "Context: "
+              << (conn->context.empty() ? std::string("none")
+                                        : absl::StrCat(conn->context, " (from ", conn->context_source, ")"))
+              << "\n";
+    std::cout << "Controller: " << g.controller << " (from " << conn->controller_source << ", "
               << (g.tls_ca.empty() ? "plaintext" : "TLS") << ")\n";
     dcufleet::v1::GetVersionRequest req;
     dcufleet::v1::GetVersionResponse resp;
@@ -255,8 +365,14 @@ int main(int argc, char** argv) {
               << ", database '" << resp.db_path() << "')\n";
     return kExitOk;
   }
+  if (*get_nodes && get_watch) return RunWatchNodes(client, get_name, std::cout, std::cerr);
+  if (*get_deployments && get_watch) {
+    return RunWatchDeployments(client, get_name, std::cout, std::cerr);
+  }
   if (*get_nodes) return RunGetNodes(client, get_name, std::cout, std::cerr);
   if (*get_deployments) return RunGetDeployments(client, get_name, std::cout, std::cerr);
+  if (*get_events) return RunGetEvents(client, events_for, std::cout, std::cerr);
+  if (*wait) return RunWait(client, wait_args, std::cout, std::cerr);
   if (*get_stacks) return RunGetStacks(client, stacks_arch, std::cout, std::cerr);
   if (*get_models) return RunGetModels(client, std::cout, std::cerr);
   if (*describe_stack) return RunDescribeStack(client, stack_id, std::cout, std::cerr);

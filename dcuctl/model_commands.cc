@@ -1,5 +1,7 @@
 #include "dcuctl/model_commands.h"
 
+#include "dcuctl/exit_codes.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -288,7 +290,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
     }
     if (catalog_dir.empty()) out << "\n(no catalog found: compared with nothing)\n";
   }
-  return modelkit::HasErrors(report) ? 1 : 0;
+  return modelkit::HasErrors(report) ? kExitFindings : kExitOk;
 }
 
 int RunModelPlan(const ModelPlanArgs& args, std::ostream& out, std::ostream& err) {
@@ -374,7 +376,7 @@ int RunModelPlan(const ModelPlanArgs& args, std::ostream& out, std::ostream& err
   } else {
     RenderMemoryPlan(plan, out);
   }
-  return plan.fits() ? 0 : 1;
+  return plan.fits() ? kExitOk : kExitUnschedulable;
 }
 
 }  // namespace dcu::dcuctl

@@ -27,7 +27,7 @@ namespace dcu::dcuctl {
 //                   --stack, when that stack accepts it)
 //   --overlay-root  where overlays go (default /var/lib/dcufleet/overlays)
 //   --apply-overlay create the overlay of the plan (never writes in PATH)
-// Exit codes: 0 no error findings, 1 error findings, 2 bad usage or input
+// Exit codes: 0 no error findings, 8 error findings, 2 bad usage or input
 // (PATH missing, catalog unreadable, unknown --model/--stack).
 struct ModelAuditArgs {
   std::string path;
@@ -47,7 +47,7 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
 //  [--kv-cache-memory-bytes SIZE] [--catalog DIR] [-o json]`
 // Offline memory plan: MODEL is a catalog name or a model directory.
 // SIZE accepts "64GiB", "65520MiB", "4.8GiB", bytes. Exit codes: 0 fits,
-// 1 does not fit, 2 bad usage or input.
+// 5 does not fit (as an unschedulable deploy), 2 bad usage or input.
 struct ModelPlanArgs {
   std::string model;
   std::string output = "table";

@@ -41,7 +41,23 @@ int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   return total;
 }
 
-void PrintNodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide, std::ostream& out) {
+}  // namespace
+
+std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
+  std::vector<std::string> row = {n.name(), std::string(common::NodeStateName(n.state())),
+                                  DeviceSummary(n.inventory()), Arches(n.inventory()),
+                                  Ago(n.last_seen_ms()), n.agent_version()};
+  if (wide) {
+    int findings = n.inventory().findings_size();
+    for (const auto& d : n.inventory().devices()) findings += d.findings_size();
+    row.push_back(common::HumanBytes(SchedulableFree(n.inventory())));
+    row.push_back(absl::StrCat(findings));
+    row.push_back(n.state_reason());
+  }
+  return row;
+}
+
+Table NodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide) {
   std::vector<std::string> header = {"NAME", "STATUS", "DEVICES", "ARCH", "LAST SEEN", "AGENT"};
   if (wide) {
     header.push_back("SCHEDULABLE FREE");
@@ -49,23 +65,9 @@ void PrintNodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide, std
     header.push_back("REASON");
   }
   Table t(header);
-  for (const auto& n : resp.nodes()) {
-    std::vector<std::string> row = {n.name(), std::string(common::NodeStateName(n.state())), DeviceSummary(n.inventory()),
-                                    Arches(n.inventory()), Ago(n.last_seen_ms()),
-                                    n.agent_version()};
-    if (wide) {
-      int findings = n.inventory().findings_size();
-      for (const auto& d : n.inventory().devices()) findings += d.findings_size();
-      row.push_back(common::HumanBytes(SchedulableFree(n.inventory())));
-      row.push_back(absl::StrCat(findings));
-      row.push_back(n.state_reason());
-    }
-    t.AddRow(std::move(row));
-  }
-  t.Print(out);
+  for (const auto& n : resp.nodes()) t.AddRow(NodeRow(n, wide));
+  return t;
 }
-
-}  // namespace
 
 int RunGetNodes(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
   if (!name.empty()) {
@@ -73,10 +75,13 @@ int RunGetNodes(Client& client, const std::string& name, std::ostream& out, std:
     dcufleet::v1::GetNodeRequest req;
     req.set_name(name);
     QueryView<dcufleet::v1::NodeView> one;
+    one.names = [](const dcufleet::v1::NodeView& n) {
+      return std::vector<std::string>{absl::StrCat("node/", n.name())};
+    };
     one.render = [&](const dcufleet::v1::NodeView& n, const std::string& fmt) {
       dcufleet::v1::ListNodesResponse list;
       *list.add_nodes() = n;
-      PrintNodesTable(list, fmt == "wide", out);
+      NodesTable(list, fmt == "wide").Print(out, !client.options().no_headers);
       return kExitOk;
     };
     return RunQuery(client, &dcufleet::v1::FleetService::Stub::GetNode, req,
@@ -86,13 +91,19 @@ int RunGetNodes(Client& client, const std::string& name, std::ostream& out, std:
   view.structured = [](const dcufleet::v1::ListNodesResponse& resp) {
     return ProtoToJsonListing(resp, {"nodes"});
   };
+  view.items = "nodes";
+  view.names = [](const dcufleet::v1::ListNodesResponse& resp) {
+    std::vector<std::string> names;
+    for (const auto& n : resp.nodes()) names.push_back(absl::StrCat("node/", n.name()));
+    return names;
+  };
   view.render = [&](const dcufleet::v1::ListNodesResponse& resp, const std::string& fmt) {
     if (resp.nodes().empty()) {
       err << "No nodes registered. Start dcu-agent --controller " << client.options().controller
           << " on a node.\n";
       return kExitOk;
     }
-    PrintNodesTable(resp, fmt == "wide", out);
+    NodesTable(resp, fmt == "wide").Print(out, !client.options().no_headers);
     return kExitOk;
   };
   return RunQuery(client, &dcufleet::v1::FleetService::Stub::ListNodes,

@@ -2,32 +2,97 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "absl/time/clock.h"
 #include "common/units.h"
+#include "dcuctl/jsonpath.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace dcu::dcuctl {
 
-void Table::Print(std::ostream& out) const {
+std::vector<size_t> Table::Widths() const {
   std::vector<size_t> width(header_.size(), 0);
   for (size_t i = 0; i < header_.size(); ++i) width[i] = header_[i].size();
   for (const auto& r : rows_) {
     for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
   }
-  auto print_row = [&](const std::vector<std::string>& r) {
-    std::string line;
-    for (size_t i = 0; i < width.size(); ++i) {
-      std::string cell = i < r.size() ? r[i] : "";
-      line += cell;
-      if (i + 1 < width.size()) line += std::string(width[i] - cell.size() + 3, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  };
-  print_row(header_);
-  for (const auto& r : rows_) print_row(r);
+  return width;
 }
+
+std::string Table::FormatRow(const std::vector<std::string>& r, const std::vector<size_t>& width) {
+  std::string line;
+  for (size_t i = 0; i < width.size(); ++i) {
+    std::string cell = i < r.size() ? r[i] : "";
+    line += cell;
+    if (i + 1 < width.size()) line += std::string(width[i] - std::min(width[i], cell.size()) + 3, ' ');
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+void Table::Print(std::ostream& out, bool header) const {
+  const std::vector<size_t> width = Widths();
+  if (header) out << FormatRow(header_, width) << "\n";
+  for (const auto& r : rows_) out << FormatRow(r, width) << "\n";
+}
+
+bool IsTimestampField(const std::string& name) {
+  return name == "at_ms" || absl::EndsWith(name, "_at_ms") || absl::EndsWith(name, "_seen_ms") ||
+         absl::EndsWith(name, "_since_ms");
+}
+
+std::string Rfc3339(int64_t unix_ms) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixMillis(unix_ms),
+                          absl::UTCTimeZone());
+}
+
+namespace {
+
+// Rewrites the timestamp fields of `j` (the JSON of a `d` message), walking
+// the descriptor rather than the keys, so that a map key that happens to
+// end in "_at_ms" is left alone.
+void ConvertTimestamps(const google::protobuf::Descriptor* d, nlohmann::json& j, int depth) {
+  if (!j.is_object() || depth > 64) return;
+  using FD = google::protobuf::FieldDescriptor;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FD* f = d->field(i);
+    auto it = j.find(std::string(f->name()));
+    if (it == j.end()) continue;
+    if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+      const google::protobuf::Descriptor* m = f->message_type();
+      if (f->is_map()) {
+        const FD* value = m->map_value();
+        if (value->cpp_type() == FD::CPPTYPE_MESSAGE && it->is_object()) {
+          for (auto& [k, v] : it->items()) ConvertTimestamps(value->message_type(), v, depth + 1);
+        }
+      } else if (f->is_repeated() && it->is_array()) {
+        for (auto& e : *it) ConvertTimestamps(m, e, depth + 1);
+      } else {
+        ConvertTimestamps(m, *it, depth + 1);
+      }
+      continue;
+    }
+    const bool integer = f->cpp_type() == FD::CPPTYPE_INT64 || f->cpp_type() == FD::CPPTYPE_UINT64;
+    if (!integer || f->is_repeated() || !IsTimestampField(std::string(f->name()))) continue;
+    int64_t ms = 0;
+    if (it->is_string()) {
+      if (!absl::SimpleAtoi(it->get<std::string>(), &ms)) continue;
+    } else if (it->is_number_integer()) {
+      ms = it->get<int64_t>();
+    } else {
+      continue;
+    }
+    std::string name(f->name());
+    name.resize(name.size() - 3);  // "_ms"
+    j.erase(it);
+    j[name] = ms > 0 ? nlohmann::json(Rfc3339(ms)) : nlohmann::json(nullptr);
+  }
+}
+
+}  // namespace
 
 nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
   std::string json;
@@ -35,7 +100,9 @@ nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
   o.preserve_proto_field_names = true;
   o.always_print_primitive_fields = true;
   (void)google::protobuf::util::MessageToJsonString(message, &json, o);
-  return nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  ConvertTimestamps(message.GetDescriptor(), j, 0);
+  return j;
 }
 
 namespace {
@@ -127,6 +194,41 @@ void PrintStructured(const nlohmann::json& value, const std::string& format, std
   } else {
     out << value.dump(2) << "\n";
   }
+}
+
+absl::Status CheckOutputFormat(const std::string& format) {
+  for (const char* f : {"table", "wide", "json", "yaml", "name"}) {
+    if (format == f) return absl::OkStatus();
+  }
+  if (absl::StartsWith(format, "jsonpath=")) {
+    auto t = JsonPathTemplate::Parse(format.substr(9));
+    return t.ok() ? absl::OkStatus() : t.status();
+  }
+  if (format == "jsonpath") {
+    return absl::InvalidArgumentError("-o jsonpath needs a template: -o jsonpath='{.items[*].spec.name}'");
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown output format '", format, "' (use table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
+}
+
+bool IsDocumentFormat(const std::string& format) {
+  return format == "json" || format == "yaml" || absl::StartsWith(format, "jsonpath=");
+}
+
+int PrintDocument(const nlohmann::json& document, const std::string& format, std::ostream& out,
+                  std::ostream& err) {
+  if (absl::StartsWith(format, "jsonpath=")) {
+    auto t = JsonPathTemplate::Parse(format.substr(9));
+    absl::StatusOr<std::string> text = t.ok() ? t->Execute(document) : t.status();
+    if (!text.ok()) {
+      err << "error: " << text.status().message() << "\n";
+      return 2;
+    }
+    out << *text << std::flush;
+    return 0;
+  }
+  PrintStructured(document, format, out);
+  return 0;
 }
 
 std::string Ago(int64_t unix_ms) {

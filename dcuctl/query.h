@@ -10,6 +10,8 @@
 #include <ostream>
 #include <string>
 #include <utility>
+#include <vector>
+#include <iostream>
 
 #include "dcuctl/client.h"
 #include "dcuctl/exit_codes.h"
@@ -23,9 +25,9 @@ template <typename Request, typename Response>
 using FleetRpc = grpc::Status (dcufleet::v1::FleetService::Stub::*)(grpc::ClientContext*,
                                                                     const Request&, Response*);
 
-// True for the -o values printed from JSON ("json", "yaml"); the others
-// ("table", "wide") go to a renderer.
-inline bool IsStructured(const std::string& format) { return format == "json" || format == "yaml"; }
+// True for the -o values printed from JSON ("json", "yaml", "jsonpath=...");
+// the others ("table", "wide", "name") go to a renderer.
+inline bool IsStructured(const std::string& format) { return IsDocumentFormat(format); }
 
 // Calls `rpc` with the client's deadline.
 template <typename Request, typename Response>
@@ -51,17 +53,34 @@ template <typename Response>
 struct QueryView {
   // -o table|wide: writes the response and returns the exit code.
   std::function<int(const Response&, const std::string& format)> render;
-  // -o json|yaml: what is printed; the whole response proto when unset.
+  // -o json|yaml|jsonpath: what is printed; the whole response proto when unset.
   std::function<nlohmann::json(const Response&)> structured;
+  // -o name: "KIND/NAME" of each object shown; unset: the command has no -o name.
+  std::function<std::vector<std::string>(const Response&)> names;
+  // A listing's field that -o jsonpath also offers as "items", as kubectl's
+  // lists have it ({.items[*].spec.name}); empty for one object.
+  std::string items;
 };
 
 // Prints a successful response in the client's -o format.
 template <typename Response>
 int ShowResponse(const Client& client, const Response& response, const QueryView<Response>& view,
-                 std::ostream& out) {
+                 std::ostream& out, std::ostream& err = std::cerr) {
   const std::string& format = client.options().output;
   if (IsStructured(format)) {
-    PrintStructured(view.structured ? view.structured(response) : ProtoToJson(response), format, out);
+    nlohmann::json doc = view.structured ? view.structured(response) : ProtoToJson(response);
+    if (format.rfind("jsonpath=", 0) == 0 && !view.items.empty() && doc.is_object() &&
+        doc.contains(view.items) && !doc.contains("items")) {
+      doc["items"] = doc[view.items];
+    }
+    return PrintDocument(doc, format, out, err);
+  }
+  if (format == "name") {
+    if (!view.names) {
+      err << "error: -o name is for 'dcuctl get'; use -o json or -o jsonpath=... here\n";
+      return kExitUsage;
+    }
+    for (const auto& n : view.names(response)) out << n << "\n";
     return kExitOk;
   }
   return view.render(response, format);
@@ -76,7 +95,7 @@ int RunQuery(Client& client, FleetRpc<Request, Response> rpc, const Request& req
   Response response;
   grpc::Status s = CallFleet(client, rpc, request, &response);
   if (!s.ok()) return client.Fail(s, what, err);
-  return ShowResponse(client, response, view, out);
+  return ShowResponse(client, response, view, out, err);
 }
 
 }  // namespace dcu::dcuctl

@@ -279,6 +279,39 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ScaleDeployment(
   return Done(ctx, r.status());
 }
 
+grpc::ServerUnaryReactor* FleetServiceImpl::ListEvents(grpc::CallbackServerContext* ctx,
+                                                       const dcufleet::v1::ListEventsRequest* req,
+                                                       dcufleet::v1::ListEventsResponse* resp) {
+  if (!deps_.events) return Done(ctx, absl::UnavailableError("the event log is not enabled"));
+  if (!req->kind().empty() && req->kind() != "deployment" && req->kind() != "node") {
+    return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
+                         "event kind '", req->kind(), "' is not 'deployment' or 'node'")));
+  }
+  if (!req->name().empty()) {
+    if (req->kind().empty()) {
+      return Done(ctx, absl::InvalidArgumentError("an event name needs its kind (deployment, node)"));
+    }
+    if (absl::Status s = CheckName("name", req->name()); !s.ok()) return Done(ctx, s);
+  }
+  if (req->limit() < 0 || req->limit() > 5000) {
+    return Done(ctx, absl::InvalidArgumentError("limit must be between 0 and 5000"));
+  }
+  // A short store read: the store's own connection, no agent round trip.
+  auto list = deps_.events->ListEvents(req->kind(), req->name(), req->limit() ? req->limit() : 500);
+  if (!list.ok()) return Done(ctx, list.status());
+  for (const auto& e : *list) {
+    auto* v = resp->add_events();
+    v->set_id(e.event_id);
+    v->set_at_ms(e.at_ms);
+    v->set_kind(e.subject_kind);
+    v->set_name(e.subject);
+    v->set_type(e.type);
+    v->set_reason(e.reason);
+    v->set_message(e.message);
+  }
+  return Done(ctx, absl::OkStatus());
+}
+
 grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext* ctx,
                                                     const dcufleet::v1::GetLogsRequest* req,
                                                     dcufleet::v1::GetLogsResponse* resp) {

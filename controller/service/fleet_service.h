@@ -61,6 +61,9 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* GetLogs(grpc::CallbackServerContext* ctx,
                                     const dcufleet::v1::GetLogsRequest* req,
                                     dcufleet::v1::GetLogsResponse* resp) override;
+  grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
+                                       const dcufleet::v1::ListEventsRequest* req,
+                                       dcufleet::v1::ListEventsResponse* resp) override;
   grpc::ServerUnaryReactor* ListStacks(grpc::CallbackServerContext* ctx,
                                        const dcufleet::v1::ListStacksRequest* req,
                                        dcufleet::v1::ListStacksResponse* resp) override;

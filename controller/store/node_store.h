@@ -74,7 +74,9 @@ class EventLog {
     }
     return absl::OkStatus();
   }
-  // Events for one subject, oldest first; `limit` <= 0 means all.
+  // Events for one subject, oldest first; `limit` <= 0 means all (the
+  // newest `limit` otherwise). An empty `subject_kind` matches every kind and
+  // an empty `subject` every subject (dcuctl get events).
   virtual absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
                                                         const std::string& subject,
                                                         int limit) = 0;

@@ -177,8 +177,9 @@ absl::StatusOr<std::vector<Event>> SqliteStore::ListEvents(const std::string& su
   DCU_RETURN_IF_ERROR(db_->WithConnection([&](SqliteDatabase& db) -> absl::Status {
     DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(
         "SELECT event_id, at_ms, subject_kind, subject, type, reason, message FROM ("
-        " SELECT * FROM events WHERE subject_kind = ? AND subject = ? ORDER BY event_id DESC"
-        " LIMIT ?) ORDER BY event_id"));
+        " SELECT * FROM events WHERE (?1 = '' OR subject_kind = ?1) AND (?2 = '' OR subject = ?2)"
+        " ORDER BY event_id DESC"
+        " LIMIT ?3) ORDER BY event_id"));
     q->Bind(1, subject_kind).Bind(2, subject).Bind(3, static_cast<int64_t>(limit <= 0 ? -1 : limit));
     while (true) {
       DCU_ASSIGN_OR_RETURN(bool row, q->Step());

@@ -47,22 +47,112 @@ HEAD
          { comment = comment (comment ? " " : "") $0 }'
   cat <<'KNOWN'
 
-Where commands disagree with this table today (issue 16, open): `model
-audit` exits 1 when it reports findings; `diagnose` exits 0 when it
-recognises a failure and 1 when it recognises none; a controller address
-that answers but does not speak gRPC exits 1, not 4.
+The checks agree: `model audit` and `diagnose` exit 0 when they find
+nothing and 8 when they find something (errors in the config; a failure
+recognised in the log), 2 for bad input. `model plan` exits 5 when the
+model does not fit, as an unschedulable deploy. `wait` exits 1 on timeout
+(naming the phase and message last seen) and 3 when the object does not
+exist. An address that answers but is not a dcufleet controller (an HTTP
+server, another gRPC service) exits 4 and names the address, as an
+unreachable one does; `--controller nonsense` is a bad address (2).
 KNOWN
   cat <<'OUTPUT'
 
 ## Output
 
-`-o table` (the default) and `-o wide` are for people. `-o json` and
-`-o yaml` are protobuf's JSON mapping of the response (field names as in the
-.proto files, snake_case; enum values by name), so that a script reads exactly what
-the API says. Two rules of that mapping surprise people: 64-bit integers
-(byte counts, `*_ms` times) are JSON *strings*, because JavaScript numbers
-lose precision past 2^53; and times are Unix epoch milliseconds (`*_at_ms`),
-not RFC 3339 (issue 16 asks for RFC 3339; not yet).
+`-o table` (the default) and `-o wide` are for people; `--no-headers`
+drops their header line (the `get` commands). `-o name` prints
+`KIND/NAME` per object (`node/node-a`, `deployment/qwen3-32b`,
+`stack/vllm-0.9.2-dtk2504`, `model/qwen3-32b`, `event/ID`; `get` only).
+
+`-o json` and `-o yaml` are protobuf's JSON mapping of the response (field
+names as in the .proto files, snake_case; enum values by name), with one
+change: timestamps. Every int64 field named `at_ms` or ending in `_at_ms`,
+`_seen_ms` or `_since_ms` is printed as RFC 3339 UTC with milliseconds under
+its name without `_ms` (`created_at_ms` becomes
+`"created_at": "2026-12-01T17:20:00.123Z"`; `null` when unset). Durations
+keep their `_ms` names and values (`backoff_ms`, `duration_ms`).
+
+The other 64-bit integers (byte counts, revisions, ids, durations) stay
+JSON *strings*, as proto3's JSON mapping writes them: `"weight_bytes":
+"65524246528"`. Chosen over numbers because a field's JSON type then never
+depends on its value (numbers past 2^53 lose precision in JavaScript and in
+jq), and every protobuf library reads it back; in jq, `tonumber`. 32-bit
+integers and doubles are numbers.
+
+`-o jsonpath=TEMPLATE` prints parts of the same document, kubectl's
+subset (`dcuctl/jsonpath.h`): `{.field.sub}`, `{.items[0].x}`, `{.items[-1]}`,
+`{.items[*].spec.name}` (joined by a space), `{.status['endpoint']}`, `{.*}`,
+`{range .items[*]}...{end}` (paths inside are relative to the element; `{@}`
+is the element, `{$}` the document), `{"\n"}` and literal text. A listing
+offers its objects as `items`, as kubectl's lists do (also under their own
+name: `nodes`, `deployments`, `stacks`, `models`, `events`). A missing field
+prints nothing. Filters `[?()]`, slices and `..` are not supported and are
+refused with the column of the problem (exit 2), as is any malformed
+template; nothing is printed after the output, not even a newline, as in
+kubectl. Example:
+
+    dcuctl get deployments -o jsonpath='{range .items[*]}{.spec.name}{"\t"}{.status.endpoint}{"\n"}{end}'
+
+## Watching and waiting
+
+`get nodes|deployments [NAME] -w` prints the table, then one line per
+change, kubectl style, until Ctrl-C or SIGTERM (exit 0). One deployment
+(`get deployment NAME -w`) follows the controller's WatchDeployment stream,
+pushed on every change; the lists are polled once a second (ListNodes,
+ListDeployments, both answered from the controller's memory) because the
+controller has no list stream and WatchDeployment is per name. A node's line
+is printed when anything but LAST SEEN changes; a deployment's when its
+revision moves, and once with PHASE `Deleted` when it goes. With
+`-o json|yaml|jsonpath=|name` each change prints the changed object instead.
+
+`wait --for=condition=PHASE KIND/NAME --timeout=30s` returns when a
+deployment reaches that phase (Ready, Unschedulable, Failed, ...) or a node
+that state (Ready, NotReady, Lost); `--for=delete` when it is gone.
+
+## Contexts
+
+`dcuctl config set-context NAME --controller HOST:PORT [--ca FILE] [--cert
+FILE] [--key FILE] [--token-file FILE]`, then `dcuctl config use-context
+NAME`. The file is `--dcuconfig FILE`, else `$DCUCONFIG`, else
+`$XDG_CONFIG_HOME/dcufleet/config`, else `~/.config/dcufleet/config`; a
+missing file is an empty one. dcuctl writes it with mode 0600, atomically.
+Its format (`dcuctl/contexts.h`):
+
+    current-context = prod
+
+    [context prod]
+    controller = ctl.example.internal:7070
+    ca = /home/alice/.dcufleet/ca.crt
+    cert = /home/alice/.dcufleet/alice.crt
+    key = /home/alice/.dcufleet/alice.key
+    token-file = /home/alice/.dcufleet/token
+
+`#` and `;` start comment lines; a value may be "double-quoted". Anything
+else (an unknown key, a duplicate, a stray line) is an error naming the file
+and line (exit 2). Each setting comes from its flag (`--controller`,
+`--tls-ca`, `--tls-cert`, `--tls-key`, `--token-file`), else its variable
+(`DCUFLEET_CONTROLLER`, `DCUFLEET_TLS_CA`, `DCUFLEET_TLS_CERT`,
+`DCUFLEET_TLS_KEY`, `DCUFLEET_TOKEN_FILE`), else the context (`--context
+NAME`, else `$DCUFLEET_CONTEXT`, else current-context), else the default
+(127.0.0.1:7070, plaintext). `DCUFLEET_CONTROLLER` set but empty is an error
+(exit 2), not the default. `dcuctl version` prints the context in use and
+where the controller address came from.
+
+## Completion
+
+`source <(dcuctl completion bash)` (or `zsh`, through bashcompinit). The
+script is generated from the command definitions, so it knows every command,
+alias and option of this binary.
+
+## Not done (issue 16)
+
+- `dcuctl apply -f` / `edit` / `set` (an update path that rolls a changed
+  spec): needs the controller's rollout (the serving issue); until then a
+  changed spec is refused with "delete it first".
+- `get events --watch` and `-o custom-columns`: not yet.
+- `diagnose deployment NAME` exits 0 whether or not its attempts have
+  findings (the offline `diagnose --log` exits 8 when it recognises one).
 OUTPUT
   echo
   echo "## Commands"

@@ -1,6 +1,14 @@
 // dcuctl as a kubectl user types it (issue 16): typos get "unknown command"
 // and the closest commands; singular, plural and short kinds all work.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "dcuctl/suggest.h"
 #include "gmock/gmock.h"
@@ -13,6 +21,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+
+// A child dcuctl's environment: no $DCUFLEET_CONTROLLER, no user's contexts.
+const std::map<std::string, std::string> kIsolated = {
+    {"DCUFLEET_CONTROLLER", ""}, {"DCUCONFIG", "/nonexistent/dcuctl-test/config"}};
 
 testing::CmdResult Dcuctl(std::vector<std::string> args) {
   // A controller address nothing listens on: these must be answered before
@@ -80,9 +92,13 @@ TEST(DcuctlVersion, SaysWhichControllerAndWhy) {
   testing::CmdResult r = testing::RunCmd(
       {"/usr/bin/env", "DCUFLEET_CONTROLLER=", testing::BinPath("dcuctl"), "--timeout", "1", "version"},
       {}, 20);
-  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:7070 (from the default ($DCUFLEET_CONTROLLER is "
-                               "set but empty), plaintext)"))
-      << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("$DCUFLEET_CONTROLLER is set but empty; unset it"));
+  r = testing::RunCmd({"/usr/bin/env", "-u", "DCUFLEET_CONTROLLER", testing::BinPath("dcuctl"),
+                       "--timeout", "1", "version"},
+                      {}, 20);
+  EXPECT_THAT(r.out, HasSubstr("Context: none"));
+  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:7070 (from the default, plaintext)"));
   r = testing::RunCmd({"/usr/bin/env", "DCUFLEET_CONTROLLER=127.0.0.1:1", testing::BinPath("dcuctl"),
                        "--timeout", "1", "version"},
                       {}, 20);
@@ -99,6 +115,344 @@ TEST(EditDistance, CountsASwapAsOneSlip) {
   EXPECT_EQ(dcuctl::EditDistance("nodez", "nodes"), 1);
   EXPECT_EQ(dcuctl::EditDistance("", "abc"), 3);
   EXPECT_EQ(dcuctl::EditDistance("describe", "describe"), 0);
+}
+
+// A controller with one deployment (no node can take it: it waits,
+// Unschedulable) and one node, for the commands that read them.
+class DcuctlFleet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(h_.StartController({"--status-interval", "0.5", "--reconcile-interval", "0.2"}));
+    h_.StartAgent("node-k100", {"--root", testing::SourceDir() + "/tests/fixtures/sysfs/k100ai-8x/root",
+                                "--proc_root", "/proc", "--container-cli", "none", "--device_probe",
+                                "sysfs_kfd"});
+    ASSERT_TRUE(h_.WaitNodeState("node-k100", "NODE_READY", 30)) << h_.Logs();
+    testing::CmdResult d = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "4", "--node", "nowhere"});
+    ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
+  }
+  testing::FleetHarness h_;
+};
+
+TEST_F(DcuctlFleet, OutputNameJsonpathAndNoHeaders) {
+  testing::CmdResult r = h_.Dcuctl({"get", "deployments", "-o", "name"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "deployment/qwen3-32b\n");
+  r = h_.Dcuctl({"get", "nodes", "-o", "name"});
+  EXPECT_EQ(r.out, "node/node-k100\n") << r.err;
+  r = h_.Dcuctl({"get", "node", "node-k100", "-o", "name"});
+  EXPECT_EQ(r.out, "node/node-k100\n") << r.err;
+  r = h_.Dcuctl({"get", "stacks", "-o", "name"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("stack/")) << r.out;
+  // -o name is for get.
+  r = h_.Dcuctl({"describe", "deployment", "qwen3-32b", "-o", "name"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("-o name is for 'dcuctl get'"));
+
+  // jsonpath over a listing ({.items}, as kubectl) and over one object.
+  r = h_.Dcuctl({"get", "deploy", "-o", "jsonpath={.items[*].spec.name}"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "qwen3-32b");
+  r = h_.Dcuctl({"get", "nodes", "-o",
+                 R"(jsonpath={range .items[*]}{.name}:{.state}{"\n"}{end})"});
+  EXPECT_EQ(r.out, "node-k100:NODE_READY\n") << r.err;
+  r = h_.Dcuctl({"get", "deployment", "qwen3-32b", "-o=jsonpath={.spec.model}/{.spec.tp}"});
+  EXPECT_EQ(r.out, "qwen3-32b/4") << r.err;
+  // A malformed template: exit 2, naming the column, before any call.
+  r = h_.Dcuctl({"get", "deployments", "-o", "jsonpath={.items[0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("jsonpath: column 1: '{' is not closed by '}'"));
+  r = h_.Dcuctl({"get", "deployments", "-o", "xml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown output format 'xml'"));
+
+  // --no-headers: the rows only.
+  r = h_.Dcuctl({"get", "deployments", "--no-headers"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("NAME")));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("^qwen3-32b +0/1 +"));
+  r = h_.Dcuctl({"get", "nodes", "-o", "wide", "--no-headers"});
+  EXPECT_THAT(r.out, Not(HasSubstr("SCHEDULABLE FREE")));
+  EXPECT_THAT(r.out, ::testing::StartsWith("node-k100 "));
+  r = h_.Dcuctl({"get", "nodes"});
+  EXPECT_THAT(r.out, ::testing::StartsWith("NAME "));
+
+  // -o json: RFC 3339 UTC times, no *_at_ms.
+  nlohmann::json d = h_.Json({"get", "deployment", "qwen3-32b"});
+  ASSERT_TRUE(d.is_object());
+  std::string created = d["status"].value("created_at", "");
+  EXPECT_THAT(created, ::testing::MatchesRegex(
+                           "20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9][0-9][0-9]Z"))
+      << d.dump(2);
+  EXPECT_FALSE(d["status"].contains("created_at_ms"));
+  nlohmann::json n = h_.Json({"get", "nodes"});
+  EXPECT_TRUE(n["nodes"][0]["last_seen"].is_string()) << n.dump(2);
+  r = h_.Dcuctl({"get", "deployment", "qwen3-32b", "-o", "yaml"});
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("created_at: \"?20[0-9-]+T[0-9:.]+Z"));
+}
+
+TEST_F(DcuctlFleet, GetEventsAllAndForOneObject) {
+  testing::CmdResult r = h_.Dcuctl({"get", "events"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE\n"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Normal +Created +deployment/qwen3-32b"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Registered +node/node-k100"));
+  // Newest last: the node registered before the deployment was created.
+  EXPECT_LT(r.out.find("node/node-k100"), r.out.find("deployment/qwen3-32b")) << r.out;
+  r = h_.Dcuctl({"get", "events", "--for", "deployment/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment/qwen3-32b"));
+  EXPECT_THAT(r.out, Not(HasSubstr("node/node-k100")));
+  r = h_.Dcuctl({"get", "ev", "--for", "no/node-k100", "--no-headers"});
+  EXPECT_THAT(r.out, HasSubstr("node/node-k100"));
+  EXPECT_THAT(r.out, Not(HasSubstr("deployment/")));
+  EXPECT_THAT(r.out, Not(HasSubstr("LAST SEEN")));
+  r = h_.Dcuctl({"get", "events", "--for", "pod/x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown kind 'pod'"));
+  r = h_.Dcuctl({"get", "events", "--for", "deployment/nothing-here"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("No events for deployment/nothing-here"));
+  nlohmann::json j = h_.Json({"get", "events"});
+  ASSERT_FALSE(j["events"].empty()) << j.dump();
+  EXPECT_EQ(j["events"][0]["kind"], "node");
+  EXPECT_TRUE(j["events"][0]["at"].is_string());
+}
+
+TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {
+  // Its node does not exist: it becomes Unschedulable (any case, any kind form).
+  testing::CmdResult r =
+      h_.Dcuctl({"wait", "--for", "condition=unschedulable", "deploy/qwen3-32b", "--timeout", "20"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "deployment/qwen3-32b condition met\n");
+  // Never Ready here: exit 1 after the timeout, with what it is instead.
+  r = h_.Dcuctl({"wait", "--for=condition=Ready", "deployment/qwen3-32b", "--timeout=1s"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("timed out after 1s waiting for condition Ready on deployment/qwen3-32b"));
+  EXPECT_THAT(r.err, HasSubstr("it is Unschedulable"));
+  r = h_.Dcuctl({"wait", "--for=condition=Ready", "node/node-k100", "--timeout=20s"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("node/node-k100 condition met"));
+  // Usage errors and a missing object.
+  r = h_.Dcuctl({"wait", "--for=condition=Serving", "deployment/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no condition 'Serving' (it has Pending, Unschedulable"));
+  r = h_.Dcuctl({"wait", "--for=ready", "deployment/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = h_.Dcuctl({"wait", "--for=delete", "deployment/qwen3-32b", "--timeout=soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--timeout 'soon' is not a duration"));
+  r = h_.Dcuctl({"wait", "--for=condition=Ready", "deployment/nope", "--timeout=5s"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  // --for=delete returns once it is gone.
+  testing::ChildProcess waiter({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "wait",
+                                "--for=delete", "deployment/qwen3-32b", "--timeout=30s"},
+                               h_.Join("wait.log"), kIsolated);
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_TRUE(waiter.Running()) << waiter.Log();
+  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b"}).exit_code, 0);
+  EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Log();
+  EXPECT_THAT(waiter.Log(), HasSubstr("deployment/qwen3-32b deleted"));
+  // The controller gone: exit 4.
+  h_.KillController();
+  r = h_.Dcuctl({"wait", "--for=condition=Ready", "deployment/qwen3-32b", "--timeout=2s"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST_F(DcuctlFleet, WatchPrintsTheTableThenALinePerChangeUntilStopped) {
+  testing::ChildProcess list({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "get",
+                              "deployments", "-w"},
+                             h_.Join("watch-list.log"), kIsolated);
+  testing::ChildProcess nodes({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "get", "no",
+                               "--watch"},
+                              h_.Join("watch-nodes.log"), kIsolated);
+  ASSERT_TRUE(testing::WaitFor([&] { return list.Log().find("qwen3-32b") != std::string::npos; },
+                               absl::Seconds(10)))
+      << list.Log();
+  // One deployment followed through its stream, in another process.
+  ASSERT_EQ(h_.Dcuctl({"deploy", "qwen3-32b", "--name", "second", "--tp", "2", "--node", "nowhere"})
+                .exit_code,
+            0);
+  testing::ChildProcess one({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "get",
+                             "deployment", "second", "-w", "-o",
+                             "jsonpath={.spec.name}:{.status.phase}:{.status.deleted}"},
+                            h_.Join("watch-one.log"), kIsolated);
+  ASSERT_TRUE(testing::WaitFor([&] { return list.Log().find("second") != std::string::npos; },
+                               absl::Seconds(10)))
+      << list.Log();
+  ASSERT_TRUE(testing::WaitFor([&] { return one.Log().find("second:DEPLOYMENT_") != std::string::npos; },
+                               absl::Seconds(10)))
+      << one.Log();
+  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "second"}).exit_code, 0);
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return list.Log().find("Deleted") != std::string::npos; }, absl::Seconds(10)))
+      << list.Log();
+  // The one-object watch ends by itself when its object is gone.
+  EXPECT_EQ(one.Wait(absl::Seconds(10)), 0) << one.Log();
+  EXPECT_THAT(one.Log(), ::testing::ContainsRegex("second:DEPLOYMENT_[A-Z]+:false\n"));
+  EXPECT_THAT(one.Log(), ::testing::ContainsRegex("second:DEPLOYMENT_[A-Z]+:true\n$")) << one.Log();
+  // The first table, then lines lined up under it.
+  std::vector<std::string> lines = Lines(list.Log());
+  ASSERT_GE(lines.size(), 3u) << list.Log();
+  EXPECT_THAT(lines[0], ::testing::StartsWith("NAME "));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("qwen3-32b "));
+  EXPECT_THAT(list.Log(), ::testing::ContainsRegex("\nsecond +0/1 +[A-Za-z]+ +qwen3-32b"));
+  EXPECT_THAT(list.Log(), ::testing::ContainsRegex("\nsecond +0/1 +Deleted "));
+  for (const auto& l : lines) {
+    if (l.find("Deleted") != std::string::npos) {
+      EXPECT_EQ(lines[0].find("PHASE"), l.find("Deleted")) << l;
+    }
+  }
+  // SIGTERM and SIGINT end them cleanly: exit 0.
+  list.Signal(SIGTERM);
+  EXPECT_EQ(list.Wait(absl::Seconds(10)), 0) << list.Log();
+  ASSERT_TRUE(testing::WaitFor([&] { return nodes.Log().find("node-k100") != std::string::npos; },
+                               absl::Seconds(10)));
+  nodes.Signal(SIGINT);
+  EXPECT_EQ(nodes.Wait(absl::Seconds(10)), 0) << nodes.Log();
+  EXPECT_THAT(nodes.Log(), ::testing::StartsWith("NAME "));
+}
+
+TEST(DcuctlCompletion, TheBashScriptParsesAndCompletes) {
+  testing::TempDir dir;
+  testing::CmdResult gen = Dcuctl({"completion", "bash"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  std::ofstream(dir.Join("dcuctl.bash")) << gen.out;
+  testing::CmdResult syntax = testing::RunCmd({"/bin/bash", "-n", dir.Join("dcuctl.bash")});
+  EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
+  // Completes as bash would call it: COMP_WORDS / COMP_CWORD set.
+  auto complete = [&](const std::string& words) {
+    std::string script = absl::StrCat("source '", dir.Join("dcuctl.bash"), "'; COMP_WORDS=(", words,
+                                      "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _dcuctl; "
+                                      "echo \"${COMPREPLY[*]}\"");
+    return testing::RunCmd({"/bin/bash", "-c", script}).out;
+  };
+  EXPECT_EQ(complete("dcuctl ge"), "get\n");
+  EXPECT_EQ(complete("dcuctl get dep"), "deployments deployment deploy\n");
+  EXPECT_EQ(complete("dcuctl --controller 1.2.3.4:7070 get ev"), "events event ev\n");
+  EXPECT_EQ(complete("dcuctl get nodes -o j"), "json jsonpath=\n");
+  EXPECT_EQ(complete("dcuctl config u"), "use-context\n");
+  EXPECT_THAT(complete("dcuctl get deployments --"), HasSubstr("--watch"));
+  EXPECT_THAT(complete("dcuctl wait --"), HasSubstr("--for"));
+  // zsh gets the same through bashcompinit.
+  gen = Dcuctl({"completion", "zsh"});
+  EXPECT_EQ(gen.exit_code, 0);
+  EXPECT_THAT(gen.out, ::testing::StartsWith("#compdef dcuctl\n"));
+  EXPECT_THAT(gen.out, HasSubstr("bashcompinit"));
+  EXPECT_THAT(gen.out, HasSubstr("complete -F _dcuctl dcuctl"));
+  EXPECT_EQ(Dcuctl({"completion", "fish"}).exit_code, 2);
+}
+
+TEST(DcuctlContexts, SetUseAndPrecedence) {
+  testing::FleetHarness h;
+  ASSERT_TRUE(h.StartController());
+  const std::string cfg = h.Join("cfg/config");
+  // No --controller, no $DCUFLEET_CONTROLLER: the context decides.
+  auto ctl = [&](std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    if (!env.count("DCUFLEET_CONTROLLER")) {
+      argv.push_back("-u");
+      argv.push_back("DCUFLEET_CONTROLLER");
+    }
+    argv.insert(argv.end(), {testing::BinPath("dcuctl"), "--timeout", "2"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (!env.count("DCUCONFIG")) env["DCUCONFIG"] = cfg;
+    return testing::RunCmd(argv, env, 30);
+  };
+  testing::CmdResult r = ctl({"config", "get-contexts"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("No contexts in " + cfg));
+  r = ctl({"config", "set-context", "lab", "--controller", h.Addr()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Context 'lab' created in " + cfg));
+  struct stat st;
+  ASSERT_EQ(::stat(cfg.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  r = ctl({"config", "set-context", "far", "--controller", "127.0.0.1:1", "--ca", "ca.crt"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(testing::ReadFileOrEmpty(cfg), HasSubstr("ca = /"));  // stored absolute
+  r = ctl({"config", "current-context"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("current-context is not set"));
+  r = ctl({"config", "use-context", "nope"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("no context 'nope' in " + cfg + " (it has: lab, far)"));
+  ASSERT_EQ(ctl({"config", "use-context", "lab"}).exit_code, 0);
+  r = ctl({"config", "current-context"});
+  EXPECT_EQ(r.out, "lab\n");
+  r = ctl({"config", "get-contexts"});
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\\* +lab +127\\.0\\.0\\.1:[0-9]+ +plaintext"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n +far +127\\.0\\.0\\.1:1 +TLS"));
+
+  // The current context is used, and version says so.
+  r = ctl({"get", "nodes"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = ctl({"version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Context: lab (from current-context in " + cfg + ")"));
+  EXPECT_THAT(r.out, HasSubstr("Controller: " + h.Addr() + " (from context 'lab', plaintext)"));
+  // The environment beats it, a flag beats both; --context picks another.
+  r = ctl({"version"}, {{"DCUFLEET_CONTROLLER", "127.0.0.1:3"}});
+  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:3 (from $DCUFLEET_CONTROLLER"));
+  r = ctl({"--controller", "127.0.0.1:4", "version"}, {{"DCUFLEET_CONTROLLER", "127.0.0.1:3"}});
+  EXPECT_THAT(r.out, HasSubstr("Controller: 127.0.0.1:4 (from --controller"));
+  r = ctl({"--context", "far", "get", "nodes"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // its CA file does not exist
+  EXPECT_THAT(r.err, HasSubstr("ca.crt"));
+  r = ctl({"--context", "gone", "get", "nodes"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("context 'gone' (from --context) is not in " + cfg));
+  // $XDG_CONFIG_HOME is where the file is when $DCUCONFIG is not set.
+  std::filesystem::create_directories(h.Join("xdg/dcufleet"));
+  std::filesystem::copy_file(cfg, h.Join("xdg/dcufleet/config"));
+  r = testing::RunCmd({"/usr/bin/env", "-u", "DCUFLEET_CONTROLLER", "-u", "DCUCONFIG",
+                       "XDG_CONFIG_HOME=" + h.Join("xdg"), testing::BinPath("dcuctl"), "config",
+                       "current-context"});
+  EXPECT_EQ(r.out, "lab\n") << r.err;
+  // A corrupt file: exit 2, naming the file and line.
+  std::ofstream(h.Join("bad"), std::ios::trunc) << "[context a]\ncontroler = x:1\n";
+  r = ctl({"get", "nodes"}, {{"DCUCONFIG", h.Join("bad")}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(h.Join("bad") + ":2: unknown key 'controler' in context 'a'"));
+  // Deleting the current context leaves none current.
+  r = ctl({"config", "delete-context", "lab"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("none is current now"));
+  EXPECT_EQ(ctl({"config", "current-context"}).exit_code, 3);
+  EXPECT_EQ(ctl({"config", "delete-context", "lab"}).exit_code, 3);
+  r = ctl({"config", "set-context", "bad name", "--controller", "x:1"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = ctl({"config", "set-context", "x", "--controller", "nonsense"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is not HOST:PORT"));
+}
+
+// Issue 16: a non-gRPC endpoint exited 1; it is unreachable as a
+// controller (4), and the message names the address.
+TEST(DcuctlExitCodes, AnHttpServerIsNotAController) {
+  testing::TempDir dir;
+  testing::ChildProcess http(
+      {"/usr/bin/python3", "-c",
+       absl::StrCat("import http.server\n"
+                    "s = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n"
+                    "open('", dir.Join("port.tmp"), "', 'w').write(str(s.server_port))\n"
+                    "import os; os.rename('", dir.Join("port.tmp"), "', '", dir.Join("port"), "')\n"
+                    "s.serve_forever()\n")},
+      dir.Join("http.log"));
+  ASSERT_TRUE(testing::WaitFor([&] { return std::filesystem::exists(dir.Join("port")); },
+                               absl::Seconds(10)))
+      << http.Log();
+  const std::string addr = "127.0.0.1:" + testing::ReadFileOrEmpty(dir.Join("port"));
+  testing::CmdResult r = testing::RunCmd(
+      {testing::BinPath("dcuctl"), "--controller", addr, "--timeout", "3", "get", "nodes"}, {}, 20);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  // Said for what it is: something answers there, and it is no controller.
+  EXPECT_THAT(r.err, HasSubstr("'" + addr + "' answers, but not as a dcufleet controller"));
+  EXPECT_THAT(r.err, Not(HasSubstr("is dcu-controller running?")));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "absl/time/clock.h"
 #include "common/http_client.h"
 #include "gmock/gmock.h"
@@ -582,7 +583,11 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   PrintStory("scenario 4", d, took, 1);
   int64_t lost_ms = 0, ready_ms = 0;
   for (const auto& e : d["events"]) {
-    int64_t at = std::stoll(e["at_ms"].get<std::string>());
+    // dcuctl prints event times as RFC 3339 (docs/dcuctl.md "Output").
+    absl::Time t;
+    std::string why;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, e["at"].get<std::string>(), &t, &why)) << why;
+    int64_t at = absl::ToUnixMillis(t);
     if (e["reason"] == "NodeLost") lost_ms = at;
     if (e["reason"] == "Ready") ready_ms = at;
   }

@@ -370,7 +370,7 @@ TEST(InstalledDcuctl, DiagnosesFromAnyDirectoryWithItsBuiltInRules) {
   CmdResult r = testing::RunCmd({"/usr/bin/env", "-u", "DCU_DIAGNOSIS_RULES", "-C", dir.Join("work"),
                                  dir.Join("opt/bin/dcuctl"), "diagnose", "--log", "engine.log"},
                                 {}, 30);
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 8) << r.out << r.err;  // a failure recognised
   EXPECT_THAT(r.out, HasSubstr("shared_lib_undefined_symbol")) << r.out << r.err;
   // An override file still wins, and a broken one is named.
   std::ofstream(dir.Join("work/bad.txtpb")) << "rule { id: \"x\" failure_class: ";

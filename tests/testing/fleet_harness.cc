@@ -23,6 +23,9 @@ CmdResult RunCmd(const std::vector<std::string>& argv,
   o.timeout = absl::Seconds(timeout_s);
   o.env = env;
   if (!o.env.count("DCUFLEET_CONTROLLER")) o.env["DCUFLEET_CONTROLLER"] = "";
+  // Nobody's ~/.config/dcufleet/config (dcuctl's contexts) leaks into a test.
+  if (!o.env.count("DCUCONFIG")) o.env["DCUCONFIG"] = "/nonexistent/dcufleet-test/config";
+  if (!o.env.count("DCUFLEET_CONTEXT")) o.env["DCUFLEET_CONTEXT"] = "";
   auto r = runner.Run(argv, o);
   if (!r.ok()) return {-100, "", std::string(r.status().message())};
   return {r->exit_code, r->stdout_data, r->stderr_data};

@@ -29,7 +29,7 @@ TEST(ModelAuditCommandTest, SeedConfigAsJson) {
   args.catalog_dir = testing::CatalogDir();
   args.model = "qwen3-32b";
   std::ostringstream out, err;
-  EXPECT_EQ(RunModelAudit(args, out, err), 1) << err.str();
+  EXPECT_EQ(RunModelAudit(args, out, err), 8) << err.str();
   auto j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["architecture"], "Qwen2ForCausalLM");
   EXPECT_EQ(j["head_dim"], 80);
@@ -57,7 +57,7 @@ TEST(ModelAuditCommandTest, FixPlanAndOverlayForTheSeedDirectory) {
   args.apply_overlay = true;
   args.overlay_root = (root / "overlays").string();
   std::ostringstream out, err;
-  EXPECT_EQ(RunModelAudit(args, out, err), 1) << err.str();
+  EXPECT_EQ(RunModelAudit(args, out, err), 8) << err.str();
   std::string text = out.str();
   EXPECT_THAT(text, HasSubstr("CATALOG      qwen3-32b (matched by alias)"));
   EXPECT_THAT(text, HasSubstr("head_dim_missing"));
@@ -82,7 +82,7 @@ TEST(ModelAuditCommandTest, TruncatedConfigIsAFindingNotAUsageError) {
   args.path = Configs() + "/qwen3-32b-truncated/config.json";
   args.catalog_dir = testing::CatalogDir();
   std::ostringstream out, err;
-  EXPECT_EQ(RunModelAudit(args, out, err), 1);
+  EXPECT_EQ(RunModelAudit(args, out, err), 8);
   EXPECT_THAT(out.str(), HasSubstr("invalid JSON at line 18 column 25"));
 }
 
@@ -121,7 +121,7 @@ TEST(ModelPlanCommandTest, Qwen3_32BOnK100) {
   args.tp = 4;
   args.max_model_len = 32768;
   std::ostringstream out, err;
-  EXPECT_EQ(RunModelPlan(args, out, err), 1) << err.str();
+  EXPECT_EQ(RunModelPlan(args, out, err), 5) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("Free memory on device (4.8/63.98 GiB)"));
   args.device_free = "";
   args.tp = 0;

@@ -99,6 +99,26 @@ TEST_P(SqliteStoreConformance, EventsInOrderWithLimit) {
   EXPECT_EQ(all->size(), 5u);
 }
 
+// dcuctl get events: every kind and subject (an empty kind / subject), the
+// newest `limit`, oldest first.
+TEST_P(SqliteStoreConformance, EventsOfEverySubject) {
+  ASSERT_TRUE(store_->AppendEvent({0, 1, "node", "node-a", "Normal", "R", "n1"}).ok());
+  ASSERT_TRUE(store_->AppendEvent({0, 2, "deployment", "d1", "Normal", "Created", "d1"}).ok());
+  ASSERT_TRUE(store_->AppendEvent({0, 3, "node", "node-b", "Warning", "R", "n2"}).ok());
+  auto every = store_->ListEvents("", "", 0);
+  ASSERT_TRUE(every.ok());
+  ASSERT_EQ(every->size(), 3u);
+  EXPECT_EQ((*every)[0].message, "n1");
+  EXPECT_EQ((*every)[1].subject_kind, "deployment");
+  EXPECT_EQ((*every)[2].message, "n2");
+  auto last2 = store_->ListEvents("", "", 2);
+  ASSERT_EQ(last2->size(), 2u);
+  EXPECT_EQ((*last2)[0].message, "d1");
+  auto nodes = store_->ListEvents("node", "", 0);
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[1].subject, "node-b");
+}
+
 INSTANTIATE_TEST_SUITE_P(MemoryAndFile, SqliteStoreConformance, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "File" : "Memory"; });
 

@@ -32,6 +32,7 @@
 #include "common/path_confine.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "common/protobuf_log.h"
 #include "common/process_runner.h"
 #include "common/version.h"
 #include "google/protobuf/util/json_util.h"
@@ -62,6 +63,8 @@ std::string ProtoJson(const google::protobuf::Message& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libprotobuf's own lines (a hostile peer's garbage) through our logger, rate-limited.
+  dcu::common::RouteProtobufLogs();
   dcu::common::SetLogComponent("dcu-agent");
   CLI::App app{"dcu-agent: reports a node's accelerators to dcu-controller and runs its instances"};
   app.set_version_flag("--version", dcu::common::kVersion);

@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/protobuf_log.h"
 #include "common/net.h"
 #include "common/version.h"
 #include "common/data_path.h"
@@ -45,6 +46,8 @@ void OnStopSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libprotobuf's own lines (a hostile peer's garbage) through our logger, rate-limited.
+  dcu::common::RouteProtobufLogs();
   dcu::common::SetLogComponent("dcu-controller");
   CLI::App app{"dcu-controller: the dcufleet control plane"};
   std::string listen = "127.0.0.1:7070";

@@ -145,11 +145,43 @@ where the controller address came from.
 script is generated from the command definitions, so it knows every command,
 alias and option of this binary.
 
+## Replicas
+
+`dcuctl deploy MODEL --replicas N` places N replicas, spread across nodes
+before any node runs two, never two on one device; each is launched,
+supervised, remediated and failed over on its own. `dcuctl scale deployment
+NAME --replicas N [--wait]` changes the count (a scale-down removes the
+worst placed first: not Ready, then the node with most replicas, then the
+highest index); deploying the same spec again with another `--replicas` is
+the same scale. `dcuctl rollout status deployment/NAME` waits until every
+replica is Ready (exit 0), printing kubectl's progress line; exit 5 when a
+replica cannot be scheduled, 6 when one failed for good, 1 on timeout.
+`get deployments` shows READY as Ready/desired replicas and RESTARTS summed
+over them; `-o wide` lists every replica's endpoint; `describe` has a
+replica table.
+
+## Endpoints
+
+An endpoint is `HOST:PORT` where HOST is the node's `dcu-agent
+--advertise-address`, or else the address the controller sees the agent
+connect from (the node name only when neither is known).
+
 ## Not done (issue 16)
 
 - `dcuctl apply -f` / `edit` / `set` (an update path that rolls a changed
-  spec): needs the controller's rollout (the serving issue); until then a
-  changed spec is refused with "delete it first".
+  spec): needs a rolling update in the controller; until then a changed
+  spec other than `--replicas` is refused with "delete it first".
+- Instances still bind `0.0.0.0`: binding to the advertised address breaks
+  nodes whose advertised address is a NAT or load-balancer address not on
+  the host. The front door is `dcu-gateway`; put the instance ports behind
+  the node's firewall. Declined for now, with that reason.
+- Garbage or truncated protobuf sent to the controller is answered by gRPC
+  C++ itself (`UNIMPLEMENTED` or `INTERNAL`, before any handler runs); the
+  project cannot word that answer. What it controls is the log: libprotobuf's
+  lines now go through the project's logger, at most 10 a minute
+  (`common/protobuf_log.h`).
+- A restarted replica keeps its port only when the scheduler picks the same
+  one (the first free from the base); not guaranteed.
 - `get events --watch` and `-o custom-columns`: not yet.
 - `diagnose deployment NAME` exits 0 whether or not its attempts have
   findings (the offline `diagnose --log` exits 8 when it recognises one).

@@ -44,7 +44,10 @@ std::string RetryAfterSeconds(absl::Duration d) {
 }  // namespace
 
 ClientSession::ClientSession(tcp::socket socket, ProxyContext* context)
-    : ctx_(context), client_(std::move(socket)), queue_timer_(client_.get_executor()) {}
+    : ctx_(context),
+      client_(std::move(socket)),
+      queue_timer_(client_.get_executor()),
+      upstream_deadline_(client_.get_executor()) {}
 
 void ClientSession::Start() {
   net::dispatch(client_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
@@ -326,7 +329,20 @@ void ClientSession::StartAttempt(const Replica& replica) {
 void ClientSession::OnConnected(beast::error_code ec) {
   if (client_gone_) return AbortForClientGone();
   if (ec) return AttemptFailed(absl::StrCat("connect to '", replica_key_, "': ", ec.message()));
-  upstream_->expires_after(ToChrono(ctx_->options.upstream_timeout));
+  // Head and body go out in separate writes: without this, Nagle holds the
+  // body until the engine's delayed ACK (tens of ms per request).
+  beast::error_code ignored;
+  upstream_->socket().set_option(tcp::no_delay(true), ignored);
+  // One deadline for the whole exchange, armed once: a tcp_stream expiry
+  // would re-arm its timer on every read and write of a long stream.
+  upstream_->expires_never();
+  upstream_deadline_.expires_after(ToChrono(ctx_->options.upstream_timeout));
+  upstream_deadline_.async_wait([self = shared_from_this(), attempt = attempts_](
+                                    beast::error_code ec) {
+    if (ec || attempt != self->attempts_ || !self->upstream_) return;
+    beast::error_code ignored;
+    self->upstream_->socket().close(ignored);  // the pending operation fails
+  });
   http::async_write(*upstream_, upstream_request_,
                     [self = shared_from_this()](beast::error_code ec, size_t) {
                       self->OnUpstreamWritten(ec);
@@ -411,6 +427,7 @@ void ClientSession::OnUpstreamBody(beast::error_code ec) {
     // The answer has started: it cannot be replayed elsewhere. Cut the
     // client's connection so it sees a truncated answer, not a clean end.
     DCU_LOG_WARN("replica '", replica_key_, "' broke off mid-answer: ", ec.message());
+    upstream_deadline_.cancel();
     ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/false);
     exchange_open_ = false;
     beast::error_code ignored;
@@ -436,6 +453,7 @@ void ClientSession::OnClientBodyWritten(beast::error_code ec) {
 }
 
 void ClientSession::OnResponseDone(beast::error_code ec) {
+  upstream_deadline_.cancel();
   ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/!ec);
   exchange_open_ = false;
   beast::error_code ignored;
@@ -449,6 +467,7 @@ void ClientSession::OnResponseDone(beast::error_code ec) {
 }
 
 void ClientSession::AttemptFailed(const std::string& why) {
+  upstream_deadline_.cancel();
   ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/false);
   ctx_->picker->Eject(replica_key_, absl::Now() + ctx_->options.eject_for);
   beast::error_code ignored;
@@ -465,6 +484,7 @@ void ClientSession::AttemptFailed(const std::string& why) {
 
 void ClientSession::AbortForClientGone() {
   client_gone_ = true;
+  upstream_deadline_.cancel();
   LeaveQueue();
   if (exchange_open_ && !replica_key_.empty() && upstream_) {
     ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/false);

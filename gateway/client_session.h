@@ -80,6 +80,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool queued_ = false;
   absl::Time queue_deadline_;
   boost::asio::steady_timer queue_timer_;
+  boost::asio::steady_timer upstream_deadline_;
   std::string replica_key_;
   absl::Time attempt_started_;
   std::optional<boost::asio::ip::tcp::resolver> resolver_;

@@ -103,6 +103,12 @@ bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* 
                    "); keeping the previous replicas");
       continue;
     }
+    if (!delivered && in_outage_) {
+      DCU_LOG_INFO("controller '", options_.address, "' is back after ",
+                   absl::FormatDuration(absl::Trunc(absl::Now() - outage_since_,
+                                                    absl::Milliseconds(100))));
+    }
+    in_outage_ = false;
     delivered = true;
     on_update(*std::move(set));
   }
@@ -124,25 +130,15 @@ bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* 
 void ControllerReplicaSource::Run(UpdateFn on_update) {
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.min_backoff;
-  bool in_outage = false;
-  absl::Time outage_since;
   while (!stop_.load()) {
     std::string why;
     bool delivered = WatchOnce(on_update, &why);
     if (stop_.load()) break;
-    if (delivered) {
-      if (in_outage) {
-        DCU_LOG_INFO("controller '", options_.address, "' is back after ",
-                     absl::FormatDuration(absl::Trunc(absl::Now() - outage_since,
-                                                      absl::Milliseconds(100))));
-      }
-      in_outage = false;
-      backoff = options_.min_backoff;
-    }
-    if (!in_outage) {
+    if (delivered) backoff = options_.min_backoff;
+    if (!in_outage_) {
       // Once per outage, not per retry.
-      in_outage = true;
-      outage_since = absl::Now();
+      in_outage_ = true;
+      outage_since_ = absl::Now();
       DCU_LOG_WARN("lost the controller '", options_.address, "' (", why,
                    "); serving the last known replicas and retrying");
     }

@@ -56,6 +56,9 @@ class ControllerReplicaSource : public ReplicaSource {
   grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::CondVar wake_;
   std::thread thread_;
+  // Only the source's thread touches these.
+  bool in_outage_ = false;
+  absl::Time outage_since_;
 };
 
 // Checks the flags and builds the source (INVALID_ARGUMENT naming the flag).

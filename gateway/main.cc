@@ -14,6 +14,7 @@
 #include "common/net.h"
 #include "gateway/api_keys.h"
 #include "gateway/controller_replica_source.h"
+#include "gateway/engine_load_scraper.h"
 #include "gateway/file_replica_source.h"
 #include "gateway/proxy_server.h"
 #include "gateway/replica_picker.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   double queue_timeout_s = 10, connect_timeout_s = 2, upstream_timeout_s = 600;
   size_t max_body_bytes = proxy.max_body_bytes;
   bool verbose = false;
+  int scrape_ms = 0;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free port)");
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
   app.add_option("--controller", controller.address,
@@ -58,6 +60,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--pick", pick, "least-score (load-aware, default) or round-robin")
       ->check(CLI::IsMember({"least-score", "round-robin"}));
+  app.add_option("--scrape-engine-metrics", scrape_ms,
+                 "scrape each replica's /metrics every MS milliseconds for the picker "
+                 "(0: off; for a replicas file, whose replicas come without engine load)")
+      ->check(CLI::Range(0, 600000));
   app.add_flag("-v,--verbose", verbose, "debug logging");
   try {
     app.parse(argc, argv);
@@ -116,6 +122,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     source = *std::move(made);
+  }
+  if (scrape_ms > 0) {
+    source = std::make_unique<dcu::gateway::ScrapingReplicaSource>(
+        std::move(source), std::make_unique<dcu::common::SocketHttpClient>(),
+        absl::Milliseconds(scrape_ms));
   }
   absl::Status started = source->Start([&table](dcu::gateway::ServingSet set) {
     DCU_LOG_DEBUG("serving set revision ", set.revision, ": ", set.models.size(), " models");

@@ -324,5 +324,36 @@ TEST_F(GatewayE2ETest, ApiKeysAreCheckedAndScoped) {
   EXPECT_THAT(f_.gateway()->Log(), Not(HasSubstr("sk-good")));
 }
 
+TEST_F(GatewayE2ETest, QueueTheEngineReportsSteersRequestsAwayFromItsReplica) {
+  // Replica a runs one request at a time and is kept busy by clients that
+  // bypass the gateway: only its /metrics tells the gateway.
+  FakeReplica* a = Replica({.ttft_ms = 0, .token_delay_ms = 50, .max_concurrency = 1});
+  FakeReplica* b = Replica({.ttft_ms = 5, .token_delay_ms = 1});
+  ASSERT_TRUE(a && b);
+  std::vector<std::unique_ptr<RawConnection>> direct;
+  std::string body = ChatBody(kServed, 200, /*stream=*/true);  // ~10 s each
+  for (int i = 0; i < 3; ++i) {
+    auto conn = RawConnection::Open(a->port);
+    ASSERT_TRUE(conn.ok());
+    (*conn)->Send(absl::StrCat("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: ",
+                               body.size(), "\r\n\r\n", body));
+    direct.push_back(*std::move(conn));
+  }
+  ASSERT_TRUE(WaitFor([&] { return f_.Metric(a->port, "vllm:num_requests_waiting") == 2; },
+                      absl::Seconds(10)));
+  Serve({a, b}, {"--scrape-engine-metrics", "100"});
+  // Ten scrape periods: the gateway has seen a's queue (nothing outside the
+  // gateway shows when it scraped; a missed scrape fails the test, never
+  // passes it).
+  absl::SleepFor(absl::Milliseconds(1000));
+  for (int i = 0; i < 10; ++i) {
+    auto resp = f_.Post(f_.gateway_port(), "/v1/chat/completions", ChatBody("tiny", 2));
+    ASSERT_TRUE(resp.ok());
+    EXPECT_EQ(resp->status, 200) << resp->body;
+  }
+  EXPECT_EQ(f_.Metric(b->port, "vllm:request_success_total", "length"), 10) << f_.Logs();
+  EXPECT_EQ(f_.Metric(a->port, "vllm:request_success_total", "length"), 0);
+}
+
 }  // namespace
 }  // namespace dcu::testing

@@ -1,5 +1,6 @@
 // The gateway's data: the replicas file, model lookup, errors, API keys.
 #include "gateway/api_keys.h"
+#include "gateway/engine_load_scraper.h"
 #include "gateway/file_replica_source.h"
 #include "gateway/openai_errors.h"
 #include "gateway/serving_table.h"
@@ -99,6 +100,28 @@ TEST(ApiKeysTest, MalformedLinesAreRefusedWithTheirNumber) {
               HasSubstr("line 2: key 'k'"));
   EXPECT_THAT(ApiKeyStore::Parse("k " + common::Sha256Hex("x") + " ,\n").status().message(),
               HasSubstr("empty scope"));
+}
+
+TEST(VllmLoadTest, ReadsV1GaugesSummedOverEnginesAndTheOlderCacheName) {
+  auto load = ParseVllmLoad(
+      "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+      "# TYPE vllm:num_requests_running gauge\n"
+      "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n"
+      "vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 2.0\n"
+      "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 7.0\n"
+      "vllm:num_requests_waiting_by_reason{reason=\"x\"} 100\n"
+      "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.42\n"
+      "vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.61\n");
+  ASSERT_TRUE(load.has_value());
+  EXPECT_EQ(load->running, 5);
+  EXPECT_EQ(load->waiting, 7);
+  EXPECT_DOUBLE_EQ(load->kv_cache_usage, 0.61);
+
+  auto old = ParseVllmLoad("vllm:num_requests_running{model_name=\"m\"} 1.0\n"
+                           "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.9\n");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_DOUBLE_EQ(old->kv_cache_usage, 0.9);
+  EXPECT_FALSE(ParseVllmLoad("process_cpu_seconds_total 12\n").has_value());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "controller/service/fleet_service.h"
+#include "controller/service/serving_watch.h"
 
 #include <algorithm>
 
@@ -255,6 +256,11 @@ grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse>* FleetServiceImpl:
   auto* watch = new WatchReactor(deps_.deployments, deps_.events, req->name(), req->after_revision());
   watch->Start(watches_);
   return watch;
+}
+
+grpc::ServerWriteReactor<dcufleet::v1::ServingSnapshot>* FleetServiceImpl::WatchServing(
+    grpc::CallbackServerContext*, const dcufleet::v1::WatchServingRequest* req) {
+  return StartServingWatch(deps_.deployments, deps_.fleet, watches_, *req);
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::DeleteDeployment(

@@ -10,6 +10,8 @@ DCU_APT_PACKAGES=(
   libabsl-dev libsqlite3-dev sqlite3 libre2-dev libssl-dev openssl
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
+  # Boost.Beast/Asio (header-only) for dcu-gateway's HTTP front (issue 17).
+  libboost-dev
   # clang++ for the thread-safety check (check_thread_safety below; g++
   # ignores ABSL_GUARDED_BY and the other lock annotations), python3 for its
   # reading of compile_commands.json.

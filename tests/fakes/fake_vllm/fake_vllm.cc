@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -321,6 +323,7 @@ struct Scenario {
   std::set<std::string> reject_args;
   std::vector<Failure> failures;
   std::string completion_text;
+  json service = json::object();  // {"ttft_ms", "token_delay_ms", "max_concurrency"}
 };
 
 bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
@@ -347,6 +350,13 @@ bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
     sc->workers = j.value("workers", 0);
     sc->workers_escape_group = j.value("workers_escape_group", false);
     sc->completion_text = j.value("completion_text", std::string());
+    if (j.contains("service")) {
+      if (!j["service"].is_object()) {
+        *error = path + ": \"service\" must be an object";
+        return false;
+      }
+      sc->service = j["service"];
+    }
     if (j.contains("reject_args")) {
       for (const auto& a : j["reject_args"]) sc->reject_args.insert(a.get<std::string>());
     }
@@ -766,21 +776,36 @@ const char* Reason(int code) {
   }
 }
 
-void WriteAll(int fd, const std::string& s) {
+// False when the peer is gone (reset or closed): a streaming response stops
+// there, as uvicorn cancels the request when its client disconnects.
+bool WriteAll(int fd, const std::string& s) {
   size_t off = 0;
   while (off < s.size()) {
-    ssize_t n = write(fd, s.data() + off, s.size() - off);
+    ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
-      return;
+      return false;
     }
     off += n;
   }
+  return true;
+}
+
+// RFC 7231 section 7.1.1.1 IMF-fixdate, as uvicorn sends it:
+// "Sun, 06 Nov 1994 08:49:37 GMT". strftime's %a/%b are English in the "C"
+// locale, the only one a static binary has.
+std::string HttpDate() {
+  time_t t = time(nullptr);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char buf[40];
+  strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return buf;
 }
 
 void Respond(int fd, int code, const std::string& body, const std::string& ctype) {
   std::string head = "HTTP/1.1 " + std::to_string(code) + " " + Reason(code) +
-                     "\r\ndate: " + Stamp() + "\r\nserver: uvicorn\r\ncontent-length: " +
+                     "\r\ndate: " + HttpDate() + "\r\nserver: uvicorn\r\ncontent-length: " +
                      std::to_string(body.size()) + "\r\ncontent-type: " + ctype +
                      "\r\nconnection: close\r\n\r\n";
   WriteAll(fd, head + body);
@@ -794,12 +819,22 @@ int CountWords(const std::string& s) {
   return std::max(n, 1);
 }
 
+const char* const kWords[] = {" the", " fleet", " is", " serving", " tokens", " on",
+                              " every", " device", " today", "."};
+
 std::string MakeText(const Context& c, int max_tokens) {
   if (!c.sc.completion_text.empty()) return c.sc.completion_text;
-  static const char* kWords[] = {" the", " fleet", " is", " serving", " tokens", " on",
-                                 " every", " device", " today", "."};
   std::string out;
   for (int i = 0; i < max_tokens; ++i) out += kWords[i % 10];
+  return out;
+}
+
+// The pieces a streamed answer is sent in: one word per token, or the
+// scenario's completion_text as one piece.
+std::vector<std::string> TokenPieces(const Context& c, int max_tokens) {
+  if (!c.sc.completion_text.empty()) return {c.sc.completion_text};
+  std::vector<std::string> out;
+  for (int i = 0; i < max_tokens; ++i) out.push_back(kWords[i % 10]);
   return out;
 }
 
@@ -815,7 +850,211 @@ bool KnownModel(const Context& c, const std::string& m) {
          c.args.served_names.end();
 }
 
-void Handle(const Context& c, int fd, const std::string& peer) {
+// ---------------------------------------------------------------- engine model
+
+// How long the engine takes: time to first token, then a fixed delay per
+// further token; at most max_concurrency requests run at once (vLLM's
+// --max-num-seqs), the rest wait in FIFO order. Read from flags
+// (--fake-ttft-ms, --fake-token-delay-ms, --fake-max-concurrency), else
+// $FAKE_VLLM_TTFT_MS, $FAKE_VLLM_TOKEN_DELAY_MS, $FAKE_VLLM_MAX_CONCURRENCY,
+// else the scenario's "service" object; all default to 0 (instant, unlimited).
+struct ServiceModel {
+  double ttft_ms = 0;
+  double token_delay_ms = 0;
+  int max_concurrency = 0;
+};
+
+// The scheduler's counters, exported on /metrics under vLLM's names.
+class Engine {
+ public:
+  explicit Engine(ServiceModel m) : model_(m) {}
+  const ServiceModel& model() const { return model_; }
+
+  // Blocks while max_concurrency requests run (the request is "waiting").
+  void Admit() {
+    std::unique_lock<std::mutex> l(mu_);
+    ++waiting_;
+    cv_.wait(l, [&] { return model_.max_concurrency <= 0 || running_ < model_.max_concurrency; });
+    --waiting_;
+    ++running_;
+  }
+  void Finish(int prompt_tokens, int generated_tokens, bool completed) {
+    std::lock_guard<std::mutex> l(mu_);
+    --running_;
+    prompt_tokens_ += prompt_tokens;
+    generation_tokens_ += generated_tokens;
+    if (completed) ++success_length_;
+    else ++aborted_;
+    cv_.notify_one();
+  }
+  void Count(int prompt_tokens) {
+    std::lock_guard<std::mutex> l(mu_);
+    prompt_tokens_ += prompt_tokens;
+    ++success_stop_;
+  }
+
+  // Prometheus text exposition of the V1 engine's gauges and counters, with
+  // the label set vLLM uses (model_name, engine); see README.md for sources.
+  std::string Metrics(const std::string& model_name) {
+    std::lock_guard<std::mutex> l(mu_);
+    // KV-cache use follows the running batch: a full batch (max_concurrency,
+    // else vLLM's default --max-num-seqs 256) fills the cache.
+    int seqs = model_.max_concurrency > 0 ? model_.max_concurrency : 256;
+    double kv = std::min(1.0, static_cast<double>(running_) / seqs);
+    std::string lbl = "{engine=\"0\",model_name=\"" + model_name + "\"}";
+    auto gauge = [&](const std::string& name, const std::string& help, double v) {
+      return "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + lbl + " " +
+             PyFloat(v) + "\n";
+    };
+    auto counter = [&](const std::string& name, const std::string& help,
+                       const std::string& labels, double v) {
+      return "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + "_total" +
+             labels + " " + PyFloat(v) + "\n";
+    };
+    std::string out;
+    out += gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
+                 running_);
+    out += gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+                 waiting_);
+    out += gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", kv);
+    out += gauge("vllm:gpu_cache_usage_perc",
+                 "GPU KV-cache usage. 1 means 100 percent usage. DEPRECATED: Use "
+                 "vllm:kv_cache_usage_perc instead.",
+                 kv);
+    out += counter("vllm:prompt_tokens", "Number of prefill tokens processed.", lbl,
+                   static_cast<double>(prompt_tokens_));
+    out += counter("vllm:generation_tokens", "Number of generation tokens processed.", lbl,
+                   static_cast<double>(generation_tokens_));
+    std::string base = "engine=\"0\",model_name=\"" + model_name + "\"";
+    out += "# HELP vllm:request_success Count of successfully processed requests.\n"
+           "# TYPE vllm:request_success counter\n";
+    out += "vllm:request_success_total{" + base + ",finished_reason=\"stop\"} " +
+           PyFloat(static_cast<double>(success_stop_)) + "\n";
+    out += "vllm:request_success_total{" + base + ",finished_reason=\"length\"} " +
+           PyFloat(static_cast<double>(success_length_)) + "\n";
+    out += "vllm:request_success_total{" + base + ",finished_reason=\"abort\"} " +
+           PyFloat(static_cast<double>(aborted_)) + "\n";
+    return out;
+  }
+
+ private:
+  const ServiceModel model_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;
+  int waiting_ = 0;
+  long long prompt_tokens_ = 0;
+  long long generation_tokens_ = 0;
+  long long success_stop_ = 0;
+  long long success_length_ = 0;
+  long long aborted_ = 0;
+};
+
+void SleepMs(double ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
+// One server-sent event in OpenAI's framing, sent as one HTTP chunk.
+bool SendEvent(int fd, const std::string& data) {
+  std::string ev = "data: " + data + "\n\n";
+  char size[32];
+  snprintf(size, sizeof(size), "%zx\r\n", ev.size());
+  return WriteAll(fd, std::string(size) + ev + "\r\n");
+}
+
+// Streams the answer token by token (chat.completion.chunk or
+// text_completion chunks, then "data: [DONE]"), paced by the service model.
+// Returns the number of tokens sent before the end or the client's leaving.
+int StreamAnswer(const Context& c, Engine& engine, int fd, bool chat, const std::string& model,
+                 int max_tokens, bool* completed) {
+  long now = static_cast<long>(time(nullptr));
+  std::string id = (chat ? "chatcmpl-fake" : "cmpl-fake") + std::to_string(now);
+  std::string head = "HTTP/1.1 200 OK\r\ndate: " + HttpDate() +
+                     "\r\nserver: uvicorn\r\ncontent-type: text/event-stream; charset=utf-8"
+                     "\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+  *completed = false;
+  if (!WriteAll(fd, head)) return 0;
+  auto chunk = [&](const json& choice) {
+    return json({{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"},
+                 {"created", now}, {"model", model}, {"choices", json::array({choice})}})
+        .dump();
+  };
+  SleepMs(engine.model().ttft_ms);
+  if (chat && !SendEvent(fd, chunk({{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                    {"logprobs", nullptr}, {"finish_reason", nullptr}}))) {
+    return 0;
+  }
+  std::vector<std::string> pieces = TokenPieces(c, max_tokens);
+  int sent = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i > 0) SleepMs(engine.model().token_delay_ms);
+    json choice = chat ? json({{"index", 0}, {"delta", {{"content", pieces[i]}}},
+                               {"logprobs", nullptr}, {"finish_reason", nullptr}})
+                       : json({{"index", 0}, {"text", pieces[i]}, {"logprobs", nullptr},
+                               {"finish_reason", nullptr}, {"stop_reason", nullptr}});
+    if (!SendEvent(fd, chunk(choice))) return sent;
+    ++sent;
+  }
+  json last = chat ? json({{"index", 0}, {"delta", json::object()}, {"logprobs", nullptr},
+                           {"finish_reason", "length"}, {"stop_reason", nullptr}})
+                   : json({{"index", 0}, {"text", ""}, {"logprobs", nullptr},
+                           {"finish_reason", "length"}, {"stop_reason", nullptr}});
+  if (!SendEvent(fd, chunk(last))) return sent;
+  if (!WriteAll(fd, "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")) return sent;
+  *completed = true;
+  return sent;
+}
+
+// Whether the peer closed its side while a non-streamed answer was being
+// "generated" (uvicorn notices the disconnect and the engine aborts).
+bool PeerGone(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return false;
+  if (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) return true;
+  char b;
+  return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+// Sleeps the generation time of a non-streamed answer in small steps; false
+// when the client left meanwhile.
+bool GenerateQuietly(Engine& engine, int fd, int tokens) {
+  double total = engine.model().ttft_ms + std::max(0, tokens - 1) * engine.model().token_delay_ms;
+  auto end = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double, std::milli>(total));
+  while (std::chrono::steady_clock::now() < end) {
+    if (PeerGone(fd)) return false;
+    std::chrono::steady_clock::duration left = end - std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        left, std::chrono::milliseconds(5)));
+  }
+  return true;
+}
+
+int PromptTokens(const json& in, bool chat) {
+  if (!chat) {
+    return CountWords(in.contains("prompt") && in["prompt"].is_string()
+                          ? in["prompt"].get<std::string>() : std::string(""));
+  }
+  int pt = 0;
+  if (in.contains("messages") && in["messages"].is_array()) {
+    for (const auto& m : in["messages"]) {
+      if (m.is_object() && m.contains("content") && m["content"].is_string()) {
+        pt += CountWords(m["content"].get<std::string>());
+      }
+    }
+  }
+  return pt;
+}
+
+void LogAccess(const std::string& peer, const Request& req, int code) {
+  // uvicorn's access log line.
+  fprintf(stdout, "INFO:     %s - \"%s %s HTTP/1.1\" %d %s\n", peer.c_str(), req.method.c_str(),
+          req.path.c_str(), code, Reason(code));
+  fflush(stdout);
+}
+
+void Handle(const Context& c, Engine& engine, int fd, const std::string& peer) {
   Request req;
   if (!ReadRequest(fd, &req)) return;
   std::string path = req.path.substr(0, req.path.find('?'));
@@ -824,6 +1063,9 @@ void Handle(const Context& c, int fd, const std::string& peer) {
   long now = static_cast<long>(time(nullptr));
   if (path == "/health" && req.method == "GET") {
     ctype = "text/plain";  // vLLM answers an empty 200
+  } else if (path == "/metrics" && req.method == "GET") {
+    ctype = "text/plain; version=0.0.4; charset=utf-8";
+    body = engine.Metrics(c.args.served_names.front());
   } else if (path == "/v1/models" && req.method == "GET") {
     json data = json::array();
     for (const auto& n : c.args.served_names) {
@@ -833,62 +1075,86 @@ void Handle(const Context& c, int fd, const std::string& peer) {
                       {"permission", json::array()}});
     }
     body = json({{"object", "list"}, {"data", data}}).dump();
-  } else if ((path == "/v1/completions" || path == "/v1/chat/completions") &&
+  } else if ((path == "/v1/completions" || path == "/v1/chat/completions" ||
+              path == "/v1/embeddings") &&
              req.method == "POST") {
     json in;
     try {
       in = json::parse(req.body);
+      if (!in.is_object()) throw std::runtime_error("the body is not a JSON object");
     } catch (const std::exception& e) {
       code = 400;
       body = ErrorBody(std::string("JSON decode error: ") + e.what(), "BadRequestError", 400);
     }
     if (code == 200) {
-      std::string model = in.value("model", c.args.served_names.front());
+      std::string model = in.contains("model") && in["model"].is_string()
+                              ? in["model"].get<std::string>() : c.args.served_names.front();
       int max_tokens = 16;
       if (in.contains("max_tokens") && in["max_tokens"].is_number_integer()) {
         max_tokens = std::max(1, in["max_tokens"].get<int>());
       }
+      bool chat = path == "/v1/chat/completions";
+      bool stream = in.contains("stream") && in["stream"].is_boolean() && in["stream"].get<bool>();
       if (!KnownModel(c, model)) {
         code = 404;
         body = ErrorBody("The model `" + model + "` does not exist.", "NotFoundError", 404);
-      } else if (path == "/v1/completions") {
-        std::string prompt = in.contains("prompt") && in["prompt"].is_string()
-                                 ? in["prompt"].get<std::string>() : std::string("");
-        int pt = CountWords(prompt);
-        body = json({{"id", "cmpl-fake" + std::to_string(now)},
-                     {"object", "text_completion"}, {"created", now}, {"model", model},
-                     {"choices", json::array({{{"index", 0}, {"text", MakeText(c, max_tokens)},
-                                               {"logprobs", nullptr},
-                                               {"finish_reason", "length"},
-                                               {"stop_reason", nullptr}}})},
-                     {"usage", {{"prompt_tokens", pt}, {"total_tokens", pt + max_tokens},
-                                {"completion_tokens", max_tokens}}}})
+      } else if (path == "/v1/embeddings") {
+        int pt = CountWords(in.contains("input") && in["input"].is_string()
+                                ? in["input"].get<std::string>() : std::string(""));
+        json vec = json::array();
+        for (int i = 0; i < 8; ++i) vec.push_back(std::sin(pt + i) * 0.5);
+        body = json({{"id", "embd-fake" + std::to_string(now)}, {"object", "list"},
+                     {"created", now}, {"model", model},
+                     {"data", json::array({{{"index", 0}, {"object", "embedding"},
+                                            {"embedding", vec}}})},
+                     {"usage", {{"prompt_tokens", pt}, {"total_tokens", pt},
+                                {"completion_tokens", 0}}}})
                    .dump();
+        engine.Count(pt);
+      } else if (stream) {
+        int pt = PromptTokens(in, chat);
+        engine.Admit();
+        bool completed = false;
+        int sent = StreamAnswer(c, engine, fd, chat, model, max_tokens, &completed);
+        engine.Finish(pt, sent, completed);
+        LogAccess(peer, req, 200);
+        return;
       } else {
-        int pt = 0;
-        if (in.contains("messages") && in["messages"].is_array()) {
-          for (const auto& m : in["messages"]) {
-            if (m.contains("content") && m["content"].is_string()) {
-              pt += CountWords(m["content"].get<std::string>());
-            }
-          }
+        int pt = PromptTokens(in, chat);
+        engine.Admit();
+        if (!GenerateQuietly(engine, fd, max_tokens)) {
+          engine.Finish(pt, 0, /*completed=*/false);
+          return;
         }
-        body = json({{"id", "chatcmpl-fake" + std::to_string(now)},
-                     {"object", "chat.completion"}, {"created", now}, {"model", model},
-                     {"choices", json::array({{{"index", 0},
-                                               {"message", {{"role", "assistant"},
-                                                            {"content", MakeText(c, max_tokens)},
-                                                            {"tool_calls", json::array()}}},
-                                               {"logprobs", nullptr},
-                                               {"finish_reason", "length"},
-                                               {"stop_reason", nullptr}}})},
-                     {"usage", {{"prompt_tokens", pt}, {"total_tokens", pt + max_tokens},
-                                {"completion_tokens", max_tokens}}}})
-                   .dump();
+        engine.Finish(pt, max_tokens, /*completed=*/true);
+        if (!chat) {
+          body = json({{"id", "cmpl-fake" + std::to_string(now)},
+                       {"object", "text_completion"}, {"created", now}, {"model", model},
+                       {"choices", json::array({{{"index", 0}, {"text", MakeText(c, max_tokens)},
+                                                 {"logprobs", nullptr},
+                                                 {"finish_reason", "length"},
+                                                 {"stop_reason", nullptr}}})},
+                       {"usage", {{"prompt_tokens", pt}, {"total_tokens", pt + max_tokens},
+                                  {"completion_tokens", max_tokens}}}})
+                     .dump();
+        } else {
+          body = json({{"id", "chatcmpl-fake" + std::to_string(now)},
+                       {"object", "chat.completion"}, {"created", now}, {"model", model},
+                       {"choices", json::array({{{"index", 0},
+                                                 {"message", {{"role", "assistant"},
+                                                              {"content", MakeText(c, max_tokens)},
+                                                              {"tool_calls", json::array()}}},
+                                                 {"logprobs", nullptr},
+                                                 {"finish_reason", "length"},
+                                                 {"stop_reason", nullptr}}})},
+                       {"usage", {{"prompt_tokens", pt}, {"total_tokens", pt + max_tokens},
+                                  {"completion_tokens", max_tokens}}}})
+                     .dump();
+        }
       }
     }
   } else if (path == "/health" || path == "/v1/models" || path == "/v1/completions" ||
-             path == "/v1/chat/completions") {
+             path == "/v1/chat/completions" || path == "/v1/embeddings" || path == "/metrics") {
     code = 405;
     body = json({{"detail", "Method Not Allowed"}}).dump();
   } else {
@@ -896,10 +1162,7 @@ void Handle(const Context& c, int fd, const std::string& peer) {
     body = json({{"detail", "Not Found"}}).dump();
   }
   Respond(fd, code, body, ctype);
-  // uvicorn's access log line.
-  fprintf(stdout, "INFO:     %s - \"%s %s HTTP/1.1\" %d %s\n", peer.c_str(), req.method.c_str(),
-          req.path.c_str(), code, Reason(code));
-  fflush(stdout);
+  LogAccess(peer, req, code);
 }
 
 // ---------------------------------------------------------------- main flow
@@ -924,6 +1187,28 @@ void StopWorkers(Context* c) {
   for (pid_t w : c->workers) waitpid(w, nullptr, 0);
 }
 
+double ServiceNumber(const Context& c, const char* flag, const char* env, const char* key) {
+  auto it = c.args.flags.find(flag);
+  try {
+    if (it != c.args.flags.end()) return std::stod(it->second);
+    if (HasEnv(env)) return std::stod(GetEnv(env));
+  } catch (const std::exception&) {
+    Err(std::string("fake-vllm: ") + flag + " / " + env + " must be a number");
+    exit(2);
+  }
+  return c.sc.service.value(key, 0.0);
+}
+
+ServiceModel ServiceModelOf(const Context& c) {
+  ServiceModel m;
+  m.ttft_ms = ServiceNumber(c, "--fake-ttft-ms", "FAKE_VLLM_TTFT_MS", "ttft_ms");
+  m.token_delay_ms =
+      ServiceNumber(c, "--fake-token-delay-ms", "FAKE_VLLM_TOKEN_DELAY_MS", "token_delay_ms");
+  m.max_concurrency = static_cast<int>(
+      ServiceNumber(c, "--fake-max-concurrency", "FAKE_VLLM_MAX_CONCURRENCY", "max_concurrency"));
+  return m;
+}
+
 int Serve(Context* c) {
   std::string host = c->args.host;
   if (host.empty() || host == "0.0.0.0" || host == "::") host = "0.0.0.0";
@@ -938,7 +1223,7 @@ int Serve(Context* c) {
     Err("OSError: [Errno -2] Name or service not known: '" + c->args.host + "'");
     return 1;
   }
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 64) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 1024) != 0) {
     // uvicorn's message when the port is taken.
     Err("ERROR:    [Errno 98] error while attempting to bind on address ('" + host + "', " +
         std::to_string(c->args.port) + "): address already in use");
@@ -951,6 +1236,7 @@ int Serve(Context* c) {
   fprintf(stdout, "INFO:     Application startup complete.\n");
   fflush(stdout);
 
+  static Engine* engine = new Engine(ServiceModelOf(*c));  // outlives the connection threads
   auto ready_at = std::chrono::steady_clock::now();
   for (;;) {
     if (g_term && !c->sc.ignore_sigterm) break;
@@ -981,8 +1267,13 @@ int Serve(Context* c) {
     if (cfd < 0) continue;
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof(ip));
-    Handle(*c, cfd, std::string(ip) + ":" + std::to_string(ntohs(peer.sin_port)));
-    close(cfd);
+    std::string who = std::string(ip) + ":" + std::to_string(ntohs(peer.sin_port));
+    // One thread per connection: requests overlap as they do on a real
+    // engine, and the service model decides who runs and who waits.
+    std::thread([c, cfd, who] {
+      Handle(*c, *engine, cfd, who);
+      close(cfd);
+    }).detach();
   }
   close(fd);
   fprintf(stdout, "INFO:     Shutting down\n");

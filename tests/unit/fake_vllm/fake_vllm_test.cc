@@ -11,6 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/http_client.h"
 #include "common/process_runner.h"
@@ -304,6 +306,92 @@ TEST_F(FakeVllmTest, ServesOpenAiShapedJsonOverRealHttp) {
   EXPECT_THAT(resp->body, HasSubstr("The model `nope` does not exist."));
   server.join();
   EXPECT_THAT(server_out.stdout_data, HasSubstr("\"POST /v1/completions HTTP/1.1\" 200 OK"));
+}
+
+// Streaming, the service model and /metrics (issue 17), against the binary
+// run directly as the gateway's tests run it.
+TEST_F(FakeVllmTest, StreamsServerSentEventsAndExportsVllmMetrics) {
+  int port = PickFreePort();
+  common::ProcessOutput server_out;
+  std::thread server([&] {
+    common::SubprocessRunner runner;
+    common::ProcessOptions o;
+    o.replace_env = true;
+    o.env = {{"PATH", "/usr/bin:/bin"}, {"FAKE_VLLM_TOKEN_DELAY_MS", "1"}};
+    o.timeout = absl::Milliseconds(3000);
+    auto out = runner.Run({FakeVllmBinary(), "--model", "/m/tiny", "--served-model-name", "tiny",
+                           "--port", absl::StrCat(port), "--host", "127.0.0.1",
+                           "--fake-max-concurrency", "4"},
+                          o);
+    if (out.ok()) server_out = *out;
+  });
+  common::SocketHttpClient http;
+  common::HttpRequest req;
+  req.port = port;
+  req.path = "/health";
+  absl::StatusOr<common::HttpResponse> resp;
+  for (int i = 0; i < 100; ++i) {
+    resp = http.Send(req);
+    if (resp.ok()) break;
+    absl::SleepFor(absl::Milliseconds(30));
+  }
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  // RFC 7231 IMF-fixdate: "Tue, 01 Dec 2026 17:00:00 GMT".
+  const std::string date = resp->headers["date"];
+  EXPECT_EQ(date.size(), 29u) << date;
+  EXPECT_EQ(date.substr(3, 2), ", ") << date;
+  EXPECT_EQ(date.substr(25), " GMT") << date;
+
+  req.method = "POST";
+  req.path = "/v1/chat/completions";
+  req.body = R"({"model": "tiny", "messages": [{"role": "user", "content": "a b c"}],)"
+             R"( "max_tokens": 3, "stream": true})";
+  resp = http.Send(req);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->headers["transfer-encoding"], "chunked");
+  EXPECT_THAT(resp->headers["content-type"], HasSubstr("text/event-stream"));
+  std::vector<nlohmann::json> events;
+  bool done = false;
+  for (absl::string_view line : absl::StrSplit(resp->body, "\n\n", absl::SkipEmpty())) {
+    ASSERT_TRUE(absl::ConsumePrefix(&line, "data: ")) << resp->body;
+    if (line == "[DONE]") {
+      done = true;
+      continue;
+    }
+    events.push_back(nlohmann::json::parse(line));
+  }
+  EXPECT_TRUE(done);
+  // Role first, three tokens, then the finish.
+  ASSERT_EQ(events.size(), 5u) << resp->body;
+  EXPECT_EQ(events[0]["object"], "chat.completion.chunk");
+  EXPECT_EQ(events[0]["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_EQ(events[1]["choices"][0]["delta"]["content"], " the");
+  EXPECT_EQ(events[4]["choices"][0]["finish_reason"], "length");
+
+  req.path = "/v1/completions";
+  req.body = R"({"model": "tiny", "prompt": "x y", "max_tokens": 2, "stream": true})";
+  resp = http.Send(req);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_THAT(resp->body, HasSubstr("\"object\":\"text_completion\""));
+  EXPECT_THAT(resp->body, HasSubstr("data: [DONE]"));
+
+  req.method = "GET";
+  req.path = "/metrics";
+  req.body.clear();
+  resp = http.Send(req);
+  ASSERT_TRUE(resp.ok());
+  const std::string labels = "{engine=\"0\",model_name=\"tiny\"}";
+  EXPECT_THAT(resp->body, HasSubstr("# TYPE vllm:num_requests_running gauge"));
+  EXPECT_THAT(resp->body, HasSubstr("vllm:num_requests_running" + labels + " 0.0"));
+  EXPECT_THAT(resp->body, HasSubstr("vllm:num_requests_waiting" + labels + " 0.0"));
+  EXPECT_THAT(resp->body, HasSubstr("vllm:kv_cache_usage_perc" + labels + " 0.0"));
+  EXPECT_THAT(resp->body, HasSubstr("vllm:gpu_cache_usage_perc" + labels));
+  // 3 + 2 prompt words, 3 + 2 tokens.
+  EXPECT_THAT(resp->body, HasSubstr("vllm:prompt_tokens_total" + labels + " 5.0"));
+  EXPECT_THAT(resp->body, HasSubstr("vllm:generation_tokens_total" + labels + " 5.0"));
+  EXPECT_THAT(resp->body, HasSubstr(
+      "vllm:request_success_total{engine=\"0\",model_name=\"tiny\",finished_reason=\"length\"} 2.0"));
+  server.join();
 }
 
 }  // namespace

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "absl/time/time.h"
+#include "gateway/proxy_server.h"
+#include "gateway/serving_set.h"
+
+namespace dcu::gateway {
+
+// One client connection: reads requests (keep-alive), answers the gateway's
+// own routes, and proxies inference requests to a picked replica, relaying
+// the answer chunk by chunk as it arrives. Every handler runs on the
+// connection's strand, so the members need no lock.
+//
+// Life of an inference request:
+//   parse & route -> pick (or wait in the queue) -> connect, send, read the
+//   head -> [failed before the first byte: retry once on another replica]
+//   -> relay body -> next request.
+// While the upstream works, a read on the client socket watches for the
+// client leaving; if it does, the upstream connection is closed, which is how
+// vLLM learns to abort the request.
+class ClientSession : public std::enable_shared_from_this<ClientSession> {
+ public:
+  ClientSession(boost::asio::ip::tcp::socket socket, ProxyContext* context);
+  void Start();
+
+ private:
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+
+  void ReadRequest();
+  void OnHeader(boost::beast::error_code ec);
+  void OnRequest(boost::beast::error_code ec);
+  void Dispatch();
+  void HandleInference();
+  void TryPick();
+  void StartAttempt(const Replica& replica);
+  void OnConnected(boost::beast::error_code ec);
+  void OnUpstreamWritten(boost::beast::error_code ec);
+  void OnUpstreamHeader(boost::beast::error_code ec);
+  void ReadUpstreamBody();
+  void OnUpstreamBody(boost::beast::error_code ec);
+  void OnClientBodyWritten(boost::beast::error_code ec);
+  void OnResponseDone(boost::beast::error_code ec);
+  void AttemptFailed(const std::string& why);
+  void AbortForClientGone();
+  void Watch();
+  void OnWatch(boost::beast::error_code ec, size_t n);
+  void EndExchange();
+  void LeaveQueue();
+
+  void SendJson(unsigned status, std::string body, bool close,
+                const std::string& retry_after = "");
+  void SendError(unsigned status, const std::string& message, const std::string& type,
+                 const std::string& code, bool close, const std::string& retry_after = "");
+  void CloseGracefully();
+  void Drain();
+
+  ProxyContext* const ctx_;
+  boost::beast::tcp_stream client_;
+  boost::beast::flat_buffer client_buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  Request request_;
+  std::optional<boost::beast::http::response<boost::beast::http::string_body>> simple_response_;
+
+  // The inference request under way.
+  std::string requested_model_;
+  std::string upstream_body_;
+  std::set<std::string> tried_;
+  int attempts_ = 0;
+  std::string last_failure_;
+  bool queued_ = false;
+  absl::Time queue_deadline_;
+  boost::asio::steady_timer queue_timer_;
+  boost::asio::steady_timer upstream_deadline_;
+  std::string replica_key_;
+  absl::Time attempt_started_;
+  std::optional<boost::asio::ip::tcp::resolver> resolver_;
+  std::optional<boost::beast::tcp_stream> upstream_;
+  Request upstream_request_;
+  boost::beast::flat_buffer upstream_buffer_;
+  std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> upstream_parser_;
+  std::optional<boost::beast::http::response<boost::beast::http::buffer_body>> relay_response_;
+  std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>> relay_serializer_;
+  std::array<char, 16384> relay_chunk_{};
+  bool head_sent_ = false;
+  bool exchange_open_ = false;
+
+  // The client watch (see the class comment).
+  bool watching_ = false;
+  bool read_next_after_watch_ = false;
+  bool drain_after_watch_ = false;
+  bool client_gone_ = false;
+  std::array<char, 2048> watch_bytes_{};
+  std::array<char, 4096> drain_bytes_{};
+};
+
+}  // namespace dcu::gateway

@@ -1,0 +1,192 @@
+#include "gateway/controller_replica_source.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "common/net.h"
+#include "common/status_util.h"
+#include "common/tls_config.h"
+
+namespace dcu::gateway {
+
+absl::StatusOr<ServingSet> ServingSetOf(const dcufleet::v1::ServingSnapshot& snapshot) {
+  ServingSet set;
+  set.revision = snapshot.revision();
+  for (const auto& m : snapshot.models()) {
+    if (m.deployment().empty()) return absl::InvalidArgumentError("a model without a deployment name");
+    ServedModel model;
+    model.deployment = m.deployment();
+    model.served_model_name = m.served_model_name();
+    for (const auto& r : m.replicas()) {
+      if (r.host().empty() || r.port() <= 0 || r.port() > 65535) {
+        return absl::InvalidArgumentError(absl::StrCat("deployment '", m.deployment(),
+                                                       "': replica ", r.index(),
+                                                       " has no usable host:port"));
+      }
+      Replica rep;
+      rep.index = r.index();
+      rep.node = r.node();
+      rep.host = r.host();
+      rep.port = r.port();
+      rep.ready = r.ready();
+      rep.load.running = r.load().running();
+      rep.load.waiting = r.load().waiting();
+      rep.load.kv_cache_usage = r.load().kv_cache_usage();
+      rep.load.scraped_at_ms = r.load().scraped_at_ms();
+      model.replicas.push_back(std::move(rep));
+    }
+    set.models.push_back(std::move(model));
+  }
+  return set;
+}
+
+ControllerReplicaSource::ControllerReplicaSource(
+    ControllerSourceOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : options_(std::move(options)) {
+  grpc::ChannelArguments args = common::DefaultChannelArguments(64 << 20);
+  // Reconnect promptly after the controller comes back: the back-off is ours.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  auto channel = grpc::CreateCustomChannel(options_.address, credentials, args);
+  stub_ = dcufleet::v1::FleetService::NewStub(channel);
+}
+
+absl::Status ControllerReplicaSource::Start(UpdateFn on_update) {
+  thread_ = std::thread([this, on_update = std::move(on_update)] { Run(on_update); });
+  return absl::OkStatus();
+}
+
+void ControllerReplicaSource::Stop() {
+  stop_.store(true);
+  {
+    absl::MutexLock lock(&mu_);
+    if (active_) active_->TryCancel();
+    wake_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* why) {
+  grpc::ClientContext ctx;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_.load()) return false;
+    active_ = &ctx;
+  }
+  dcufleet::v1::WatchServingRequest req;
+  req.set_resend_after_ms(static_cast<int32_t>(absl::ToInt64Milliseconds(options_.resend_after)));
+  auto reader = stub_->WatchServing(&ctx, req);
+  bool delivered = false;
+  dcufleet::v1::ServingSnapshot snapshot;
+  // A watchdog: a stream silent for three resend periods is dead (a
+  // partition does not always reset the connection).
+  std::atomic<int64_t> last_read_ms{absl::ToUnixMillis(absl::Now())};
+  std::atomic<bool> reading{true};
+  std::thread watchdog([&] {
+    absl::MutexLock lock(&mu_);
+    while (reading.load() && !stop_.load()) {
+      wake_.WaitWithTimeout(&mu_, absl::Milliseconds(200));
+      if (absl::ToUnixMillis(absl::Now()) - last_read_ms.load() >
+          3 * absl::ToInt64Milliseconds(options_.resend_after)) {
+        ctx.TryCancel();
+        break;
+      }
+    }
+  });
+  while (reader->Read(&snapshot)) {
+    last_read_ms.store(absl::ToUnixMillis(absl::Now()));
+    auto set = ServingSetOf(snapshot);
+    if (!set.ok()) {
+      DCU_LOG_WARN("controller sent an unusable snapshot (", set.status().message(),
+                   "); keeping the previous replicas");
+      continue;
+    }
+    if (!delivered && in_outage_) {
+      DCU_LOG_INFO("controller '", options_.address, "' is back after ",
+                   absl::FormatDuration(absl::Trunc(absl::Now() - outage_since_,
+                                                    absl::Milliseconds(100))));
+    }
+    in_outage_ = false;
+    delivered = true;
+    on_update(*std::move(set));
+  }
+  grpc::Status s = reader->Finish();
+  reading.store(false);
+  {
+    absl::MutexLock lock(&mu_);
+    wake_.SignalAll();
+  }
+  watchdog.join();
+  {
+    absl::MutexLock lock(&mu_);
+    active_ = nullptr;
+  }
+  *why = s.ok() ? "the stream ended" : s.error_message();
+  return delivered;
+}
+
+void ControllerReplicaSource::Run(UpdateFn on_update) {
+  std::mt19937_64 rng(std::random_device{}());
+  absl::Duration backoff = options_.min_backoff;
+  while (!stop_.load()) {
+    std::string why;
+    bool delivered = WatchOnce(on_update, &why);
+    if (stop_.load()) break;
+    if (delivered) backoff = options_.min_backoff;
+    if (!in_outage_) {
+      // Once per outage, not per retry.
+      in_outage_ = true;
+      outage_since_ = absl::Now();
+      DCU_LOG_WARN("lost the controller '", options_.address, "' (", why,
+                   "); serving the last known replicas and retrying");
+    }
+    // Full jitter: gateways that lost the same controller do not return in step.
+    std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    absl::Duration sleep = backoff * jitter(rng);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    absl::MutexLock lock(&mu_);
+    absl::Time until = absl::Now() + sleep;
+    while (!stop_.load() && absl::Now() < until) wake_.WaitWithDeadline(&mu_, until);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<ReplicaSource>> MakeControllerReplicaSource(
+    const ControllerSourceOptions& o) {
+  common::ClientTlsFiles files{o.tls_ca, o.tls_cert, o.tls_key};
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (!files.enabled()) {
+    if (!o.token_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--token-file needs TLS (--tls-ca): a bearer token must not travel in plaintext");
+    }
+    auto hp = common::ParseHostPort(o.address);
+    bool local = o.address.rfind("unix:", 0) == 0 || (hp.ok() && common::IsLoopbackHost(hp->host));
+    if (!hp.ok() && o.address.rfind("unix:", 0) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--controller '", o.address,
+                                                     "' is not HOST:PORT (", hp.status().message(),
+                                                     ")"));
+    }
+    if (!local && !o.insecure) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refusing to talk to controller '", o.address,
+          "' in plaintext; pass --tls-ca (and --tls-cert/--tls-key or --token-file) or --insecure"));
+    }
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    std::string token;
+    if (!o.token_file.empty()) {
+      auto t = common::ReadTokenFile(o.token_file);
+      if (!t.ok()) return t.status();
+      token = *t;
+    }
+    auto made = common::MakeChannelCredentials(files, token);
+    if (!made.ok()) return made.status();
+    creds = *made;
+  }
+  return std::unique_ptr<ReplicaSource>(
+      std::make_unique<ControllerReplicaSource>(o, std::move(creds)));
+}
+
+}  // namespace dcu::gateway

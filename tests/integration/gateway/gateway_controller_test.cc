@@ -1,0 +1,157 @@
+// The gateway fed by a real dcu-controller: a simulated K100_AI node (real
+// dcu-agent, fake_vllm in a fake conda env, scripts/lib/simfleet.sh seed000)
+// serves qwen3-32b; the gateway learns it over WatchServing, serves it, and
+// keeps serving while the controller is SIGKILLed and restarted.
+//
+// The node is called "localhost": the controller's endpoints name the node
+// ("NODE:PORT"), and the gateway must be able to resolve that name.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "dcufleet/v1/fleet.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/gateway/gateway_fixture.h"
+#include "tests/testing/fleet_harness.h"
+
+namespace dcu::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kNode[] = "localhost";
+
+class GatewayControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    build_ = std::filesystem::path(BinDir()).parent_path().string();
+    std::filesystem::create_directories(h_.Join("catalog"));
+    for (const char* sub : {"stacks", "models"}) {
+      std::filesystem::copy(SourceDir() + "/deploy/catalog/" + sub,
+                            h_.Join(std::string("catalog/") + sub),
+                            std::filesystem::copy_options::recursive);
+    }
+    auto r = RunCmd({"/bin/bash", SourceDir() + "/scripts/lib/simfleet.sh", h_.Join("sim"), build_,
+                     "seed000"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::filesystem::remove_all(h_.Join("sim/k100/envs/vllm-0.11.0-dtk2604"));
+    std::ofstream(h_.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
+                  std::ios::trunc)
+        << R"({"load_seconds": 0.2, "shards": 2})";
+  }
+  void StartController() {
+    ASSERT_TRUE(h_.StartController({"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
+                                    "--reconcile-interval", "0.2", "--not-ready-after", "5"}));
+  }
+  void StartAgent() {
+    h_.StartAgent(kNode,
+                  {"--root", h_.Join("sim/k100/root"), "--model-root", h_.Join("sim/k100/models"),
+                   "--env-root", h_.Join("sim/k100/envs"), "--hip_library",
+                   build_ + "/testlibs/hip_good/libamdhip64.so", "--container-cli", "none"},
+                  {{"FAKE_HIP_DEVICES", ReadFileOrEmpty(h_.Join("sim/k100/hip-devices"))}});
+  }
+  void DeployQwen() {
+    StartController();
+    StartAgent();
+    ASSERT_TRUE(h_.WaitNodeState(kNode, "NODE_READY", 30)) << h_.Logs();
+    auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "90"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
+  }
+  bool GatewayServes(const std::string& model) {
+    auto models = g_.Get(g_.gateway_port(), "/v1/models");
+    return models.ok() && absl::StrContains(models->body, "\"id\":\"" + model + "\"");
+  }
+  int Chat(const std::string& model) {
+    auto resp = g_.Post(g_.gateway_port(), "/v1/chat/completions",
+                        nlohmann::json({{"model", model},
+                                        {"messages", {{{"role", "user"}, {"content", "1+1="}}}},
+                                        {"max_tokens", 3}})
+                            .dump());
+    return resp.ok() ? resp->status : -1;
+  }
+
+  FleetHarness h_;
+  GatewayFixture g_;
+  std::string build_;
+};
+
+TEST_F(GatewayControllerTest, WatchServingStreamsTheReadyDeploymentAsAReplica) {
+  DeployQwen();
+  auto channel = grpc::CreateChannel(h_.Addr(), grpc::InsecureChannelCredentials());
+  auto stub = dcufleet::v1::FleetService::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  dcufleet::v1::WatchServingRequest req;
+  req.set_resend_after_ms(300);
+  auto reader = stub->WatchServing(&ctx, req);
+  dcufleet::v1::ServingSnapshot first, again;
+  ASSERT_TRUE(reader->Read(&first));
+  ASSERT_EQ(first.models_size(), 1) << first.DebugString();
+  const auto& model = first.models(0);
+  EXPECT_EQ(model.deployment(), "qwen3-32b");
+  ASSERT_EQ(model.replicas_size(), 1);
+  EXPECT_TRUE(model.replicas(0).ready());
+  EXPECT_EQ(model.replicas(0).host(), kNode);
+  EXPECT_EQ(model.replicas(0).node(), kNode);
+  nlohmann::json d = h_.Deployment("qwen3-32b");
+  EXPECT_EQ(absl::StrCat(kNode, ":", model.replicas(0).port()),
+            d["deployment"]["status"]["endpoint"].get<std::string>());
+  // Nothing changed: the same content again after the quiet period.
+  ASSERT_TRUE(reader->Read(&again));
+  EXPECT_EQ(again.revision(), first.revision());
+  EXPECT_EQ(again.models(0).replicas(0).port(), model.replicas(0).port());
+  ctx.TryCancel();
+}
+
+TEST_F(GatewayControllerTest, ServesFromTheControllerAndKeepsServingWhileItIsDown) {
+  DeployQwen();
+  ASSERT_TRUE(g_.StartGateway({"--controller", h_.Addr()}, /*use_file=*/false)) << g_.Logs();
+  ASSERT_TRUE(WaitFor([&] { return GatewayServes("qwen3-32b"); }, absl::Seconds(20)))
+      << g_.Logs() << h_.Logs();
+  EXPECT_EQ(Chat("qwen3-32b"), 200) << g_.Logs();
+
+  // A streamed answer through the gateway.
+  auto conn = RawConnection::Open(g_.gateway_port());
+  ASSERT_TRUE(conn.ok());
+  std::string body = R"({"model": "qwen3-32b", "messages": [{"role": "user", "content": "hi"}],)"
+                     R"( "max_tokens": 4, "stream": true})";
+  (*conn)->Send(absl::StrCat("POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nConnection: close\r\n"
+                             "Content-Length: ", body.size(), "\r\n\r\n", body));
+  std::string streamed = (*conn)->ReadAll();
+  EXPECT_THAT(streamed, HasSubstr("chat.completion.chunk"));
+  EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
+
+  h_.KillController(SIGKILL);
+  int failed = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (Chat("qwen3-32b") != 200) ++failed;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(failed, 0) << g_.Logs();
+  EXPECT_TRUE(GatewayServes("qwen3-32b"));
+  // The outage is logged once however many retries it took.
+  std::string log = g_.gateway()->Log();
+  size_t lost = 0;
+  for (size_t at = log.find("lost the controller"); at != std::string::npos;
+       at = log.find("lost the controller", at + 1)) {
+    ++lost;
+  }
+  EXPECT_EQ(lost, 1u) << log;
+
+  StartController();
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(g_.gateway()->Log(), "is back after"); },
+                      absl::Seconds(20)))
+      << g_.Logs();
+  EXPECT_EQ(Chat("qwen3-32b"), 200);
+}
+
+}  // namespace
+}  // namespace dcu::testing

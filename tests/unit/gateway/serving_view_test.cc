@@ -1,0 +1,74 @@
+// Deployments -> ServingSnapshot (controller/core/serving_view.h) and the
+// gateway's reading of it (ServingSetOf), end to end without sockets.
+#include "controller/core/serving_view.h"
+
+#include "gateway/controller_replica_source.h"
+#include "gtest/gtest.h"
+
+namespace dcu {
+namespace {
+
+dcufleet::v1::Deployment Dep(const std::string& name, dcufleet::v1::DeploymentPhase phase,
+                             const std::string& endpoint) {
+  dcufleet::v1::Deployment d;
+  d.mutable_spec()->set_name(name);
+  d.mutable_spec()->set_served_model_name("org/" + name);
+  d.mutable_status()->set_phase(phase);
+  d.mutable_status()->set_endpoint(endpoint);
+  d.mutable_status()->add_attempts()->mutable_placement()->set_node("old-node");
+  d.mutable_status()->add_attempts()->mutable_placement()->set_node("node-a");
+  return d;
+}
+
+TEST(ServingViewTest, ReadyDeploymentIsOneReadyReplicaOthersAreKnownButNotReady) {
+  std::vector<dcufleet::v1::Deployment> ds = {
+      Dep("ready", dcufleet::v1::DEPLOYMENT_READY, "node-a:8001"),
+      Dep("url", dcufleet::v1::DEPLOYMENT_READY, "http://10.0.0.7:8002/v1"),
+      Dep("recovering", dcufleet::v1::DEPLOYMENT_PENDING, "node-a:8003"),
+      Dep("new", dcufleet::v1::DEPLOYMENT_PENDING, ""),
+      Dep("gone", dcufleet::v1::DEPLOYMENT_READY, "node-a:8004")};
+  ds.back().mutable_status()->set_deleted(true);
+  auto snap = controller::ServingSnapshotOf(ds, {});
+  ASSERT_EQ(snap.models_size(), 4);
+
+  const auto& ready = snap.models(0);
+  EXPECT_EQ(ready.deployment(), "ready");
+  EXPECT_EQ(ready.served_model_name(), "org/ready");
+  ASSERT_EQ(ready.replicas_size(), 1);
+  EXPECT_EQ(ready.replicas(0).host(), "node-a");
+  EXPECT_EQ(ready.replicas(0).port(), 8001);
+  EXPECT_EQ(ready.replicas(0).node(), "node-a");  // the latest attempt's
+  EXPECT_TRUE(ready.replicas(0).ready());
+
+  EXPECT_EQ(snap.models(1).replicas(0).host(), "10.0.0.7");
+  EXPECT_EQ(snap.models(1).replicas(0).port(), 8002);
+  EXPECT_FALSE(snap.models(2).replicas(0).ready());
+  EXPECT_EQ(snap.models(3).replicas_size(), 0);
+
+  auto set = gateway::ServingSetOf(snap);
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_EQ(set->models.size(), 4u);
+  EXPECT_TRUE(set->models[0].AnyReady());
+  EXPECT_EQ(set->models[0].replicas[0].Key(), "node-a:8001");
+  EXPECT_FALSE(set->models[2].AnyReady());
+  EXPECT_FALSE(set->models[3].AnyReady());
+}
+
+TEST(ServingViewTest, UnusableEndpointGivesNoReplica) {
+  for (const char* bad : {"node-a", "node-a:0", "node-a:99999", ":8000", "node-a:x"}) {
+    auto snap = controller::ServingSnapshotOf({Dep("m", dcufleet::v1::DEPLOYMENT_READY, bad)}, {});
+    ASSERT_EQ(snap.models_size(), 1);
+    EXPECT_EQ(snap.models(0).replicas_size(), 0) << bad;
+  }
+}
+
+TEST(ServingViewTest, GatewayRefusesASnapshotReplicaWithoutAddress) {
+  dcufleet::v1::ServingSnapshot snap;
+  auto* m = snap.add_models();
+  m->set_deployment("m");
+  m->add_replicas()->set_port(8000);
+  EXPECT_FALSE(gateway::ServingSetOf(snap).ok());
+}
+
+}  // namespace
+}  // namespace dcu

@@ -24,8 +24,10 @@ namespace {
 // - 76% (51/67) when the generalisation corpus came in;
 // - 83.6% (56/67) after the terminal-error reading and dev-tuned rules;
 // - the held-out split then grew to 149 excerpts (new threads, never tuned
-//   on): the floor is what the same classifier measured on it.
-constexpr double kHeldOutFloorPercent = 67.0;
+//   on): the floor is what the same classifier measured on it (100/149);
+// - 68.5% (102/149) after the rules2 round (tuned on dev/ only, held-out
+//   scored once at the end).
+constexpr double kHeldOutFloorPercent = 68.0;
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

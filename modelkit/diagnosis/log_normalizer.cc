@@ -341,6 +341,26 @@ std::string StripAnsi(absl::string_view line) {
   return out;
 }
 
+std::string StripCaretNotation(absl::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '^' && i + 2 < line.size() && line[i + 1] == '[' && line[i + 2] == '[') {
+      // "^[[0;36m": ESC [ digits/';' and a final letter (SGR, cursor moves).
+      size_t j = i + 3;
+      while (j < line.size() && ((line[j] >= '0' && line[j] <= '9') || line[j] == ';')) ++j;
+      if (j < line.size() && absl::ascii_isalpha(static_cast<unsigned char>(line[j]))) {
+        i = j;
+        continue;
+      }
+    }
+    out.push_back(line[i]);
+  }
+  // A trailing "^M" is the '\r' of a CRLF line end.
+  if (absl::EndsWith(out, "^M")) out.resize(out.size() - 2);
+  return out;
+}
+
 bool IsExceptionLine(absl::string_view text) {
   if (absl::StartsWith(text, "LLVM ERROR") || absl::StartsWith(text, "terminate called") ||
       absl::StartsWith(text, "GGML_ASSERT") || absl::StartsWith(text, "Fatal Python error")) {
@@ -379,6 +399,13 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   if (needs_copy) {
     stripped = StripAnsi(raw_line);
     s = stripped;
+  }
+  // Caret notation ("^[[0;36m", a trailing "^M"): the same codes, as a
+  // terminal capture pasted through a tool that shows control characters.
+  std::string uncareted;
+  if (absl::StrContains(s, "^[[") || absl::EndsWith(s, "^M")) {
+    uncareted = StripCaretNotation(s);
+    s = uncareted;
   }
   LineSeverity severity = LineSeverity::kUnknown;
   for (int round = 0; round < 10; ++round) {

@@ -30,6 +30,11 @@ struct NormalizedLine {
 // control characters except tab into spaces (a '\r' of a progress bar).
 std::string StripAnsi(absl::string_view line);
 
+// Removes caret-notation ANSI codes ("^[[1;36m", the text a tool shows for
+// ESC [ 1;36m) and a trailing "^M" (a CRLF line end's '\r'); other '^'
+// characters (traceback markers "^^^^") are kept.
+std::string StripCaretNotation(absl::string_view line);
+
 // Normalises one raw log line. Handles, repeatedly and in any order:
 //   "(EngineCore_DP0 pid=123) ", "(VllmWorkerProcess pid=1) ",
 //   "(RayWorkerWrapper pid=880, ip=10.0.0.1) ", "(Process) ",

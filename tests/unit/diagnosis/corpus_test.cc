@@ -24,10 +24,13 @@ namespace {
 // - 76% (51/67) when the generalisation corpus came in;
 // - 83.6% (56/67) after the terminal-error reading and dev-tuned rules;
 // - the held-out split then grew to 149 excerpts (new threads, never tuned
-//   on): the floor is what the same classifier measured on it.
-constexpr double kHeldOutFloorPercent = 67.0;
-// Dev excerpts whose second cause is listed after a right first one.
-constexpr int kDevSecondaryInOrderFloor = 1;  // 100/149 on 2026-12-01
+//   on): the floor is what the same classifier measured on it (100/149);
+// - 68.5% (102/149) after the rules2 round (tuned on dev/ only, held-out
+//   scored once at the end).
+constexpr double kHeldOutFloorPercent = 68.0;
+// Dev excerpts whose second cause is listed after a right first one (1 of 3
+// when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
+constexpr int kDevSecondaryInOrderFloor = 2;
 
 std::string SourceDir() {
   const char* dir = std::getenv("DCU_SOURCE_DIR");
@@ -242,8 +245,11 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
             << " (after a right top-1: " << held.secondary_in_order << ")\n";
   // Where the corpus has a second cause on the dev split, the findings list it
   // after the first (sglang-4330: the KV pool refusal, then the OOM the
-  // reporter's other setting gave). A floor at what is found today (1 of 3:
-  // the two Ollama excerpts that came with the grown corpus are not yet).
+  // reporter's other setting gave; ollama-for-amd-14: Ollama's arch refusal,
+  // then the rocBLAS without kernels for the arch). A floor at what is found
+  // today, 2 of 3: ollama-for-amd-40 has the same log line as -14 with the
+  // two causes labelled the other way round, so its second cause is found
+  // but as the first finding.
   EXPECT_GE(dev.secondary_in_order, kDevSecondaryInOrderFloor);
   EXPECT_LE(dev.secondary_in_order, dev.secondary_found);
   // A floor at the last measured figure (docs/diagnosis.md): the classifier

@@ -9,6 +9,17 @@
 namespace dcu::modelkit {
 namespace {
 
+TEST(StripCaretNotationTest, RemovesCaretAnsiCodesAndTrailingCaretM) {
+  EXPECT_EQ(StripCaretNotation("^[[0;36m(Worker_TP0 pid=1)^[[0;0m ERROR x^M"),
+            "(Worker_TP0 pid=1) ERROR x");
+  EXPECT_EQ(StripCaretNotation("    ^^^^^^^^^^^^^^^^^^"), "    ^^^^^^^^^^^^^^^^^^");
+  EXPECT_EQ(StripCaretNotation("a ^[[ b"), "a ^[[ b");
+  NormalizedLine line = NormalizeLogLine(
+      "^[[0;36m(Worker_TP0 pid=46727)^[[0;0m ERROR 02-09 08:08:26 [multiproc_executor.py:824]   "
+      "File \"/x/triton/compiler/compiler.py\", line 490, in launch_metadata^M");
+  EXPECT_EQ(line.text, "File \"/x/triton/compiler/compiler.py\", line 490, in launch_metadata");
+}
+
 TEST(StripAnsiTest, RemovesCsiOscAndControlCharacters) {
   EXPECT_EQ(StripAnsi("\x1b[1;31mERROR\x1b[0m boom"), "ERROR boom");
   EXPECT_EQ(StripAnsi("\x1b[36m(EngineCore_DP0 pid=1)\x1b[0;0m x"), "(EngineCore_DP0 pid=1) x");

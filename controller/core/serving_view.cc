@@ -10,7 +10,8 @@
 namespace dcu::controller {
 namespace {
 
-// "NODE:PORT" (what the deploy step writes today) or "http://HOST:PORT/v1"
+// "HOST:PORT" (what the deploy step writes: the node's address, or its name
+// when no address is known), "[V6]:PORT" or "http://HOST:PORT/v1"
 // -> HOST, PORT. False for anything else.
 bool ParseEndpoint(absl::string_view endpoint, std::string* host, int* port) {
   absl::ConsumePrefix(&endpoint, "http://");
@@ -41,17 +42,31 @@ dcufleet::v1::ServingSnapshot ServingSnapshotOf(
     auto* model = snapshot.add_models();
     model->set_deployment(d.spec().name());
     model->set_served_model_name(d.spec().served_model_name());
-    std::string host;
-    int port = 0;
-    if (!ParseEndpoint(d.status().endpoint(), &host, &port)) continue;
-    auto* replica = model->add_replicas();
-    replica->set_index(0);
-    replica->set_host(host);
-    replica->set_port(port);
-    replica->set_ready(d.status().phase() == dcufleet::v1::DEPLOYMENT_READY);
-    if (d.status().attempts_size() > 0) {
-      replica->set_node(d.status().attempts(d.status().attempts_size() - 1).placement().node());
+    // One entry per replica that has an endpoint (Ready, or was and is
+    // being followed); a deployment none of whose replicas has one is still
+    // listed, so that its requests wait in the gateway's queue, not 404.
+    auto add = [&](int index, const std::string& endpoint, bool ready, const std::string& node) {
+      std::string host;
+      int port = 0;
+      if (!ParseEndpoint(endpoint, &host, &port)) return;
+      auto* replica = model->add_replicas();
+      replica->set_index(index);
+      replica->set_host(host);
+      replica->set_port(port);
+      replica->set_ready(ready);
+      replica->set_node(node);
+    };
+    if (!d.replicas().empty()) {
+      for (const auto& r : d.replicas()) {
+        add(r.index(), r.endpoint(), r.phase() == dcufleet::v1::DEPLOYMENT_READY, r.node());
+      }
+      continue;
     }
+    // A document read without its replica views (one replica).
+    add(0, d.status().endpoint(), d.status().phase() == dcufleet::v1::DEPLOYMENT_READY,
+        d.status().attempts_size() > 0
+            ? d.status().attempts(d.status().attempts_size() - 1).placement().node()
+            : "");
   }
   return snapshot;
 }

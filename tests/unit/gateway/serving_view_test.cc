@@ -70,5 +70,33 @@ TEST(ServingViewTest, GatewayRefusesASnapshotReplicaWithoutAddress) {
   EXPECT_FALSE(gateway::ServingSetOf(snap).ok());
 }
 
+// Issue 17: every replica of a deployment is a replica of the model, with
+// its own address and readiness (the aggregate's `replicas` views).
+TEST(ServingViewTest, EachReplicaOfADeploymentIsOneGatewayReplica) {
+  dcufleet::v1::Deployment d = Dep("qwen", dcufleet::v1::DEPLOYMENT_LAUNCHING, "10.0.0.1:8000");
+  auto add = [&](int index, dcufleet::v1::DeploymentPhase phase, const std::string& endpoint,
+                 const std::string& node) {
+    auto* r = d.add_replicas();
+    r->set_index(index);
+    r->set_phase(phase);
+    r->set_endpoint(endpoint);
+    r->set_node(node);
+  };
+  add(0, dcufleet::v1::DEPLOYMENT_READY, "10.0.0.1:8000", "node-a");
+  add(1, dcufleet::v1::DEPLOYMENT_READY, "[fd00::2]:8001", "node-b");
+  add(2, dcufleet::v1::DEPLOYMENT_LAUNCHING, "", "node-c");
+  auto snap = controller::ServingSnapshotOf({d}, {});
+  ASSERT_EQ(snap.models_size(), 1);
+  const auto& m = snap.models(0);
+  ASSERT_EQ(m.replicas_size(), 2) << "a replica without an endpoint yet is not routable";
+  EXPECT_EQ(m.replicas(0).host(), "10.0.0.1");
+  EXPECT_EQ(m.replicas(0).node(), "node-a");
+  EXPECT_TRUE(m.replicas(0).ready());
+  EXPECT_EQ(m.replicas(1).index(), 1);
+  EXPECT_EQ(m.replicas(1).host(), "fd00::2");
+  EXPECT_EQ(m.replicas(1).port(), 8001);
+  EXPECT_TRUE(m.replicas(1).ready());
+}
+
 }  // namespace
 }  // namespace dcu

@@ -188,6 +188,7 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
     v->set_registered_at_ms(old.registered_at_ms());
     v->set_state_reason(old.state_reason());
     v->set_connected_since_ms(old.connected_since_ms());
+    v->set_address(old.address());
     if (status.has_inventory()) {
       v->mutable_inventory()->Swap(status.mutable_inventory());
       e.inventory_dirty = true;

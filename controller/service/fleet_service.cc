@@ -1,4 +1,6 @@
 #include "controller/service/fleet_service.h"
+
+#include "controller/service/looping_writer.h"
 #include "controller/service/serving_watch.h"
 
 #include <algorithm>
@@ -91,49 +93,16 @@ absl::Status CheckName(const char* what, const std::string& name) {
   return why.empty() ? absl::OkStatus() : absl::InvalidArgumentError(why);
 }
 
-// Streams a deployment's new revisions. Its loop runs on a thread of the
-// service's `watches_` (it blocks in WaitForChange, which gRPC's callback
-// threads must not); the reactor is deleted by whichever of OnDone and the
-// end of that loop comes last, so neither waits for the other.
-class WatchReactor : public grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse> {
+// Streams a deployment's new revisions (the loop and lifetime:
+// looping_writer.h).
+class WatchReactor : public LoopingWriter<dcufleet::v1::GetDeploymentResponse> {
  public:
   WatchReactor(DeployController* deployments, EventLog* events, std::string name, int64_t after)
       : deployments_(deployments), events_(events), name_(std::move(name)), revision_(after) {}
 
-  // Starts the loop; call once, right after construction.
-  void Start(OwnedThreads& threads) {
-    threads.Run([this] {
-      Loop();
-      if (Release()) delete this;
-    });
-  }
-  void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    if (!ok) cancelled_ = true;
-  }
-  void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-  }
-  // gRPC calls it after Finish, which only the loop calls.
-  void OnDone() override {
-    if (Release()) delete this;
-  }
-
  private:
-  // True for the second of the two callers (OnDone, the loop's end).
-  bool Release() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return ++released_ == 2;
-  }
-
-  void Loop() ABSL_LOCKS_EXCLUDED(mu_) {
-    while (true) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (cancelled_) break;
-      }
+  void Loop() override {
+    while (!Cancelled()) {
       // The timeout only bounds how late a cancellation is noticed.
       auto d = deployments_->WaitForChange(name_, revision_, absl::Milliseconds(500));
       if (!d) {
@@ -146,16 +115,7 @@ class WatchReactor : public grpc::ServerWriteReactor<dcufleet::v1::GetDeployment
       resp_.Clear();
       *resp_.mutable_deployment() = *d;
       FillEvents(events_, name_, &resp_);
-      {
-        absl::MutexLock lock(&mu_);
-        if (cancelled_) break;
-        writing_ = true;
-      }
-      StartWrite(&resp_);
-      absl::MutexLock lock(&mu_);
-      auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !writing_ || cancelled_; };
-      mu_.Await(absl::Condition(&done));
-      if (cancelled_) break;
+      if (!Write(&resp_)) break;
     }
     Finish(grpc::Status::OK);
   }
@@ -166,10 +126,6 @@ class WatchReactor : public grpc::ServerWriteReactor<dcufleet::v1::GetDeployment
   // Only the loop's thread touches these two.
   int64_t revision_;
   dcufleet::v1::GetDeploymentResponse resp_;
-  absl::Mutex mu_;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  int released_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

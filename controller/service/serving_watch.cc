@@ -5,6 +5,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "controller/core/serving_view.h"
+#include "controller/service/looping_writer.h"
 
 namespace dcu::controller {
 namespace {
@@ -14,39 +15,14 @@ namespace {
 constexpr absl::Duration kLookEvery = absl::Milliseconds(200);
 constexpr absl::Duration kDefaultResend = absl::Seconds(5);
 
-// Deleted by whichever of OnDone and the loop's end comes last (as the
-// deployment watch in fleet_service.cc).
-class ServingWatch : public grpc::ServerWriteReactor<dcufleet::v1::ServingSnapshot> {
+// The loop and lifetime: looping_writer.h.
+class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
  public:
   ServingWatch(DeployController* deployments, FleetState* fleet, absl::Duration resend)
       : deployments_(deployments), fleet_(fleet), resend_(resend) {}
 
-  void Start(OwnedThreads& threads) {
-    threads.Run([this] {
-      Loop();
-      if (Release()) delete this;
-    });
-  }
-  void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    if (!ok) cancelled_ = true;
-  }
-  void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-  }
-  void OnDone() override {
-    if (Release()) delete this;
-  }
-
  private:
-  bool Release() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return ++released_ == 2;
-  }
-
-  void Loop() ABSL_LOCKS_EXCLUDED(mu_) {
+  void Loop() override {
     // Not a serialization of any snapshot, so the first is revision 1.
     std::string last_sent = "\xff";
     absl::Time sent_at = absl::InfinitePast();
@@ -64,20 +40,9 @@ class ServingWatch : public grpc::ServerWriteReactor<dcufleet::v1::ServingSnapsh
         sent_at = now;
         snapshot.set_revision(revision);
         out_ = std::move(snapshot);
-        {
-          absl::MutexLock lock(&mu_);
-          if (cancelled_) break;
-          writing_ = true;
-        }
-        StartWrite(&out_);
-        absl::MutexLock lock(&mu_);
-        auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !writing_ || cancelled_; };
-        mu_.Await(absl::Condition(&done));
-        if (cancelled_) break;
+        if (!Write(&out_)) break;
       }
-      absl::MutexLock lock(&mu_);
-      auto cancelled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_; };
-      if (mu_.AwaitWithTimeout(absl::Condition(&cancelled), kLookEvery)) break;
+      if (CancelledWithin(kLookEvery)) break;
     }
     Finish(grpc::Status::OK);
   }
@@ -86,10 +51,6 @@ class ServingWatch : public grpc::ServerWriteReactor<dcufleet::v1::ServingSnapsh
   FleetState* const fleet_;
   const absl::Duration resend_;
   dcufleet::v1::ServingSnapshot out_;  // only the loop's thread touches it
-  absl::Mutex mu_;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  int released_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

@@ -99,10 +99,12 @@ TEST_F(GatewayControllerTest, WatchServingStreamsTheReadyDeploymentAsAReplica) {
   EXPECT_EQ(model.deployment(), "qwen3-32b");
   ASSERT_EQ(model.replicas_size(), 1);
   EXPECT_TRUE(model.replicas(0).ready());
-  EXPECT_EQ(model.replicas(0).host(), kNode);
+  // The host is the address the agent connected from (loopback here), not
+  // the node's name.
+  EXPECT_EQ(model.replicas(0).host(), "127.0.0.1");
   EXPECT_EQ(model.replicas(0).node(), kNode);
   nlohmann::json d = h_.Deployment("qwen3-32b");
-  EXPECT_EQ(absl::StrCat(kNode, ":", model.replicas(0).port()),
+  EXPECT_EQ(absl::StrCat("127.0.0.1:", model.replicas(0).port()),
             d["deployment"]["status"]["endpoint"].get<std::string>());
   // Nothing changed: the same content again after the quiet period.
   ASSERT_TRUE(reader->Read(&again));

@@ -54,6 +54,27 @@ TEST_F(FleetStateTest, HelloRegistersAndWelcomes) {
   EXPECT_EQ(store_->ListNodes()->size(), 1u);
 }
 
+// The node's address (what endpoints carry) comes from the agent's
+// advertised address, else its connection's host, and outlives every status
+// report (a report rebuilds the view; it once dropped the address).
+TEST_F(FleetStateTest, TheNodeAddressIsAdvertisedOrObservedAndKept) {
+  class PeerSession : public RecordingSession {
+   public:
+    std::string Peer() const override { return "ipv4:10.1.2.3:50123"; }
+  } observed;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &observed).ok());
+  EXPECT_EQ(fleet_->GetNode("node-a")->address(), "10.1.2.3");
+  ASSERT_TRUE(fleet_->OnStatus("node-a", dcufleet::v1::NodeStatus(), &observed).ok());
+  EXPECT_EQ(fleet_->GetNode("node-a")->address(), "10.1.2.3");
+
+  RecordingSession s;
+  auto hello = MakeHello("node-b", 1);
+  hello.set_advertise_address("dcu-b.example.org");
+  ASSERT_TRUE(fleet_->OnHello(hello, &s).ok());
+  ASSERT_TRUE(fleet_->OnStatus("node-b", dcufleet::v1::NodeStatus(), &s).ok());
+  EXPECT_EQ(fleet_->GetNode("node-b")->address(), "dcu-b.example.org");
+}
+
 TEST_F(FleetStateTest, MissedHeartbeatsGoNotReadyThenLostThenBack) {
   RecordingSession s;
   ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &s).ok());

@@ -242,7 +242,9 @@ TEST_F(RemediationPolicyTest, ShippedRulesThatUsedToFallThroughNowAct) {
       acting_rules.insert(rule.id());
     }
   }
-  EXPECT_EQ(acting_rules.size(), 9u);
+  // Nine when these actions got handlers; two more rules use them since the
+  // rules were widened on the grown corpus (session 3).
+  EXPECT_EQ(acting_rules.size(), 11u);
 }
 
 TEST(UpgradeStoredFindingsTest, StringKindsAndActionsBecomeEnums) {

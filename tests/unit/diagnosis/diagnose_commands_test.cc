@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gmock/gmock.h"
+#include "dcuctl/exit_codes.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -98,7 +99,7 @@ TEST(DiagnoseLogTest, FramesOnlyFindingSaysSo) {
   args.rules_path = Rules();
   {
     std::ostringstream out, err;
-    ASSERT_EQ(RunDiagnoseLog(args, out, err), 0) << err.str();
+    ASSERT_EQ(RunDiagnoseLog(args, out, err), kExitFindings) << err.str();
     EXPECT_THAT(out.str(), HasSubstr("note: inferred from the traceback frames; the error line is "
                                      "missing"));
     EXPECT_THAT(out.str(), HasSubstr("died in: (the error line is missing) (innermost frame: "
@@ -106,7 +107,7 @@ TEST(DiagnoseLogTest, FramesOnlyFindingSaysSo) {
   }
   args.output = "json";
   std::ostringstream out, err;
-  ASSERT_EQ(RunDiagnoseLog(args, out, err), 0) << err.str();
+  ASSERT_EQ(RunDiagnoseLog(args, out, err), kExitFindings) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["findings"][0]["class"], "cuda_oom_model_load");
   EXPECT_EQ(j["findings"][0]["basis"], "traceback_frames");

@@ -146,6 +146,50 @@ Table DeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool w
 
 std::string DeploymentPhaseName(DeploymentPhase p) { return Phase(p); }
 
+std::vector<std::string> UnschedulableHints(const Deployment& d) {
+  // One hint per cause the nodes gave, in the order first seen: a model
+  // missing from the node wants a copy, not a reap.
+  struct Cause {
+    std::vector<const char*> words;
+    std::string hint;
+  };
+  const std::string& model = d.spec().model();
+  const std::vector<Cause> causes = {
+      {{"model not on the node", "model directory"},
+       absl::StrCat("put ", model, " under a node's --model-root (dcuctl get models shows which "
+                    "nodes have it)")},
+      {{"not Ready", "NotReady", "Lost"},
+       "bring the node's agent back (dcuctl get nodes; dcuctl describe node NODE)"},
+      {{"unreclaimed", "leftover", "usable devices", "devices have", "held by"},
+       "free devices: dcuctl node reap NODE --dry-run, then without --dry-run"},
+      {{"no usable stack installed", "not installed"},
+       "install a stack's env or image on the node (dcuctl get stacks --arch ARCH lists them)"},
+      {{"no known stack", "no working stack"},
+       "no stack is known to work on that arch: dcuctl get stacks --arch ARCH, or dcuctl stack "
+       "import"},
+      {{"no TP fits"},
+       "ask for less memory (--max-model-len, --gpu-memory-utilization) or another --tp"},
+  };
+  std::vector<std::string> out;
+  std::vector<bool> used(causes.size(), false);
+  for (const auto& r : d.status().rejections()) {
+    for (size_t i = 0; i < causes.size(); ++i) {
+      if (used[i]) continue;
+      for (const char* w : causes[i].words) {
+        if (absl::StrContains(r.reason(), w)) {
+          used[i] = true;
+          out.push_back(causes[i].hint);
+          break;
+        }
+      }
+    }
+  }
+  if (out.empty()) {
+    out.push_back("free devices (dcuctl node reap NODE), add nodes, or change --tp/--node/--stack");
+  }
+  return out;
+}
+
 
 void PrintPlan(const Deployment& d, std::ostream& out) {
   const auto& st = d.status();
@@ -357,7 +401,7 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
       } else if (code == kExitUnschedulable) {
         err << "deployment '" << last.spec().name() << "' cannot be scheduled:\n";
         PrintRejections(last, err);
-        err << "free devices (dcuctl node reap NODE), add nodes, or change --tp/--node/--stack\n";
+        for (const auto& hint : UnschedulableHints(last)) err << hint << "\n";
       } else {
         err << "deployment '" << last.spec().name() << "' failed: " << last.status().message()
             << "\nsee: dcuctl describe deployment " << last.spec().name() << "\n";

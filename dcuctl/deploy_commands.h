@@ -47,6 +47,10 @@ std::string DeploymentPhaseName(dcufleet::v1::DeploymentPhase phase);
 // device memory before and after, the findings.
 void PrintReapReport(const dcufleet::v1::ReapReport& report, std::ostream& out);
 void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& d, std::ostream& out);
+// What to do about an Unschedulable deployment, one line per cause its
+// rejections name (model missing, node away, devices held, stack missing,
+// memory), or the generic line when none is recognised.
+std::vector<std::string> UnschedulableHints(const dcufleet::v1::Deployment& d);
 // Plans, placement and memory arithmetic (deploy --dry-run).
 void PrintPlan(const dcufleet::v1::Deployment& d, std::ostream& out);
 

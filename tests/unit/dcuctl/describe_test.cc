@@ -58,6 +58,30 @@ TEST(DescribeDeployment, AnAutoActionIsNamed) {
 }
 
 // `node reap NODE --dry-run` printed ~200 lines of raw JSON in table mode.
+// Issue 16: the unschedulable hint said "free devices … add nodes" when the
+// model was simply missing from the node.
+TEST(UnschedulableHints, NameWhatTheRejectionsSay) {
+  dcufleet::v1::Deployment d;
+  d.mutable_spec()->set_model("qwen3-32b");
+  auto* r = d.mutable_status()->add_rejections();
+  r->set_node("node-a");
+  r->set_reason("model not on the node");
+  auto hints = UnschedulableHints(d);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_THAT(hints[0], HasSubstr("put qwen3-32b under a node's --model-root"));
+  auto* r2 = d.mutable_status()->add_rejections();
+  r2->set_node("node-b");
+  r2->set_reason("node is NotReady (no heartbeat for 20s)");
+  hints = UnschedulableHints(d);
+  ASSERT_EQ(hints.size(), 2u);
+  EXPECT_THAT(hints[1], HasSubstr("bring the node's agent back"));
+  d.mutable_status()->clear_rejections();
+  d.mutable_status()->add_rejections()->set_reason("something new");
+  hints = UnschedulableHints(d);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_THAT(hints[0], HasSubstr("dcuctl node reap NODE"));
+}
+
 TEST(ReapReport, TableModeIsASummary) {
   dcufleet::v1::ReapReport r;
   r.set_dry_run(true);

@@ -145,6 +145,7 @@ struct World {
     in.avoid_ports = avoid_ports;
     in.max_rejections = max_rejections;
     in.max_rejections_placed = max_rejections_placed;
+    in.replicas_on_node = replicas_on_node.empty() ? nullptr : &replicas_on_node;
     return in;
   }
   ScheduleResult Run() {
@@ -172,6 +173,8 @@ struct World {
   size_t max_rejections = 50;
   size_t max_rejections_placed = 5;
   size_t first_node = 0;
+  // The deployment's other replicas per node (issue 17's spread).
+  std::map<std::string, int> replicas_on_node;
   std::vector<ScheduleNode> nodes;
 };
 
@@ -204,6 +207,34 @@ TEST(ScheduleTest, PlacesOnTheNodeThatFits) {
   EXPECT_EQ(r.model_path, "/data/models/qwen3-32b");
   EXPECT_THAT(r.placement.memory_explanation(), ElementsAre("TP=1: needs 32.00 GiB of 57.60 GiB"))
       << "the memory plan of the chosen TP";
+}
+
+// Issue 17: a replica goes to the node running fewest of its siblings,
+// before name order and before a smaller TP; never before a better plan.
+TEST(ScheduleTest, ReplicasSpreadAcrossNodesButNotOverABetterPlan) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  w.AddNode("node-a", "gfx928");
+  w.AddNode("node-b", "gfx928");
+  w.replicas_on_node = {{"node-a", 1}};
+  ScheduleResult r = w.Run();
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.placement.node(), "node-b") << "node-a already runs a replica";
+  // Every node runs one: name order again.
+  w.replicas_on_node = {{"node-a", 1}, {"node-b", 1}};
+  r = w.Run();
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.placement.node(), "node-a");
+  // Spread never buys a worse plan: node-c has only a lower-ranked stack.
+  World v;
+  v.AddPlan("gfx928", "vllm-bare", 1);
+  v.AddPlan("gfx906", "vllm-image", 2);
+  v.AddNode("node-a", "gfx928");
+  v.AddNode("node-c", "gfx906");
+  v.replicas_on_node = {{"node-a", 3}};
+  r = v.Run();
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.placement.node(), "node-a");
 }
 
 TEST(ScheduleTest, ChoosesTheSmallestTpWhoseMemoryPlanFits) {

@@ -155,7 +155,7 @@ std::vector<std::string> UnschedulableHints(const Deployment& d) {
   };
   const std::string& model = d.spec().model();
   const std::vector<Cause> causes = {
-      {{"model not on the node", "model directory"},
+      {{"model not on the node", "model directory", "model roots"},
        absl::StrCat("put ", model, " under a node's --model-root (dcuctl get models shows which "
                     "nodes have it)")},
       {{"not Ready", "NotReady", "Lost"},

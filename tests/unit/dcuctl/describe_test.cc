@@ -65,8 +65,15 @@ TEST(UnschedulableHints, NameWhatTheRejectionsSay) {
   d.mutable_spec()->set_model("qwen3-32b");
   auto* r = d.mutable_status()->add_rejections();
   r->set_node("node-a");
-  r->set_reason("model not on the node");
+  // The scheduler's words (docs/scenarios.md, scenario 5).
+  r->set_reason("no usable stack installed (vllm-0.18-image-dtk2604 not installed); model "
+                "qwen3-32b not found under the node's model roots");
   auto hints = UnschedulableHints(d);
+  ASSERT_EQ(hints.size(), 2u);
+  EXPECT_THAT(hints[0], HasSubstr("put qwen3-32b under a node's --model-root"));
+  EXPECT_THAT(hints[1], HasSubstr("install a stack's env or image"));
+  r->set_reason("model not on the node");
+  hints = UnschedulableHints(d);
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_THAT(hints[0], HasSubstr("put qwen3-32b under a node's --model-root"));
   auto* r2 = d.mutable_status()->add_rejections();

@@ -271,7 +271,7 @@ TEST_F(DcuctlFleet, WatchPrintsTheTableThenALinePerChangeUntilStopped) {
                                "--watch"},
                               h_.Join("watch-nodes.log"), kIsolated);
   ASSERT_TRUE(testing::WaitFor([&] { return list.Log().find("qwen3-32b") != std::string::npos; },
-                               absl::Seconds(10)))
+                               absl::Seconds(30)))
       << list.Log();
   // One deployment followed through its stream, in another process.
   ASSERT_EQ(h_.Dcuctl({"deploy", "qwen3-32b", "--name", "second", "--tp", "2", "--node", "nowhere"})
@@ -282,17 +282,17 @@ TEST_F(DcuctlFleet, WatchPrintsTheTableThenALinePerChangeUntilStopped) {
                              "jsonpath={.spec.name}:{.status.phase}:{.status.deleted}"},
                             h_.Join("watch-one.log"), kIsolated);
   ASSERT_TRUE(testing::WaitFor([&] { return list.Log().find("second") != std::string::npos; },
-                               absl::Seconds(10)))
+                               absl::Seconds(30)))
       << list.Log();
   ASSERT_TRUE(testing::WaitFor([&] { return one.Log().find("second:DEPLOYMENT_") != std::string::npos; },
-                               absl::Seconds(10)))
+                               absl::Seconds(30)))
       << one.Log();
   ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "second"}).exit_code, 0);
   ASSERT_TRUE(testing::WaitFor(
-      [&] { return list.Log().find("Deleted") != std::string::npos; }, absl::Seconds(10)))
+      [&] { return list.Log().find("Deleted") != std::string::npos; }, absl::Seconds(30)))
       << list.Log();
   // The one-object watch ends by itself when its object is gone.
-  EXPECT_EQ(one.Wait(absl::Seconds(10)), 0) << one.Log();
+  EXPECT_EQ(one.Wait(absl::Seconds(30)), 0) << one.Log();
   EXPECT_THAT(one.Log(), ::testing::ContainsRegex("second:DEPLOYMENT_[A-Z]+:false\n"));
   EXPECT_THAT(one.Log(), ::testing::ContainsRegex("second:DEPLOYMENT_[A-Z]+:true\n$")) << one.Log();
   // The first table, then lines lined up under it.
@@ -309,11 +309,11 @@ TEST_F(DcuctlFleet, WatchPrintsTheTableThenALinePerChangeUntilStopped) {
   }
   // SIGTERM and SIGINT end them cleanly: exit 0.
   list.Signal(SIGTERM);
-  EXPECT_EQ(list.Wait(absl::Seconds(10)), 0) << list.Log();
+  EXPECT_EQ(list.Wait(absl::Seconds(30)), 0) << list.Log();
   ASSERT_TRUE(testing::WaitFor([&] { return nodes.Log().find("node-k100") != std::string::npos; },
-                               absl::Seconds(10)));
+                               absl::Seconds(30)));
   nodes.Signal(SIGINT);
-  EXPECT_EQ(nodes.Wait(absl::Seconds(10)), 0) << nodes.Log();
+  EXPECT_EQ(nodes.Wait(absl::Seconds(30)), 0) << nodes.Log();
   EXPECT_THAT(nodes.Log(), ::testing::StartsWith("NAME "));
 }
 

@@ -94,7 +94,7 @@ void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
       creating_.erase(name);
       if (!s.ok()) continue;
       for (const auto& doc : batch[i].docs) deployments_[ReplicaKey(doc)] = doc;
-      revisions_[name] = 1;
+      NoteChange(name);  // revision 1: the name was not there
       answers[i] = AggregateOf(name);
     }
     if (s.ok()) dirty_ = true;
@@ -228,8 +228,7 @@ std::vector<const Deployment*> DeployController::ReplicasOf(const std::string& n
 std::optional<Deployment> DeployController::AggregateOf(const std::string& name) const {
   std::vector<const Deployment*> replicas = ReplicasOf(name);
   if (replicas.empty()) return std::nullopt;
-  auto rev = revisions_.find(name);
-  return AggregateReplicas(replicas, rev == revisions_.end() ? 1 : rev->second);
+  return AggregateReplicas(replicas, RevisionOf(name));
 }
 
 std::vector<Deployment> DeployController::List() const {
@@ -242,8 +241,7 @@ std::vector<Deployment> DeployController::List() const {
     for (; it != deployments_.end() && IsReplicaKeyOf(it->first, name); ++it) {
       replicas.push_back(&it->second);
     }
-    auto rev = revisions_.find(name);
-    out.push_back(AggregateReplicas(replicas, rev == revisions_.end() ? 1 : rev->second));
+    out.push_back(AggregateReplicas(replicas, RevisionOf(name)));
   }
   return out;
 }
@@ -302,7 +300,7 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
       for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
       deployments_[ReplicaKey(d)] = std::move(d);
     }
-    ++revisions_[name];
+    NoteChange(name);
     dirty_ = true;
   }
   if (events_) {
@@ -383,7 +381,7 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
       }
       deployments_[ReplicaKey(d)] = std::move(d);
     }
-    ++revisions_[name];
+    NoteChange(name);
     dirty_ = true;
   }
   if (events_ && before != replicas) {
@@ -400,6 +398,15 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
   if (!d.ok()) return d.status();
   *resp.mutable_deployment() = *std::move(d);
   return resp;
+}
+
+int64_t DeployController::WaitForAnyChange(int64_t after, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  // Not woken by shutdown: the timeout bounds the wait, and a caller that
+  // loops on it must not spin once the controller stops.
+  auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return changes_ > after; };
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
+  return changes_;
 }
 
 std::optional<Deployment> DeployController::WaitForChange(const std::string& name,

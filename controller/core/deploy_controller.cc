@@ -66,6 +66,7 @@ absl::Status DeployController::Load() {
     // document is rewritten in the new form the next time it changes.
     UpgradeStoredFindings(d);
     revisions_[d.spec().name()] += d.revision();
+    ++changes_;
     deployments_[ReplicaKey(d)] = std::move(d);
   }
   for (auto& [node, gen] : *gens) generations_[node] = gen;
@@ -336,7 +337,7 @@ void DeployController::ReconcileOnce() {
       // Nodes of the attempts before and after: their desired sets change.
       for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
-      ++revisions_[d.spec().name()];
+      NoteChange(d.spec().name());
       it->second = std::move(d);
     }
     for (const auto& key : removed) {
@@ -347,11 +348,11 @@ void DeployController::ReconcileOnce() {
       const int replica = it->second.replica();
       deployments_.erase(it);
       if (ReplicasOf(name).empty()) {
-        revisions_.erase(name);
+        NoteGone(name);
         ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
                                    "all instances stopped"});
       } else {
-        ++revisions_[name];
+        NoteChange(name);
         ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "ReplicaRemoved",
                                    absl::StrCat("replica ", replica, " stopped and removed")});
       }

@@ -98,6 +98,12 @@ class DeployController : public FleetListener {
                                                         absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Blocks until any deployment changed after `after` (a value this
+  // returned before; 0 at first) or `timeout` passes; returns the current
+  // change count. What the gateway's serving watch waits on, instead of
+  // listing every deployment on a timer.
+  int64_t WaitForAnyChange(int64_t after, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Wakes the reconciler (fleet changed).
   void MarkDirty() ABSL_LOCKS_EXCLUDED(mu_);
   // FleetListener: the node (re)connected: send it its assignment again.
@@ -194,6 +200,21 @@ class DeployController : public FleetListener {
   // Per deployment name: grows whenever any of its replicas changes (what
   // watchers compare; a replica's own revision is its document's).
   std::map<std::string, int64_t> revisions_ ABSL_GUARDED_BY(mu_);
+  // Grows with every change of any deployment (WaitForAnyChange).
+  int64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
+  // The one way revisions_ changes: a deployment's counter and changes_.
+  void NoteChange(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++revisions_[name];
+    ++changes_;
+  }
+  void NoteGone(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    revisions_.erase(name);
+    ++changes_;
+  }
+  int64_t RevisionOf(const std::string& name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = revisions_.find(name);
+    return it == revisions_.end() ? 1 : it->second;
+  }
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);

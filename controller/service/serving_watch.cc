@@ -10,8 +10,9 @@
 namespace dcu::controller {
 namespace {
 
-// How often the loop looks for a change: the gateway learns of a replica
-// turning ready or not ready at most this late.
+// The longest the loop waits for a change before it looks again: it bounds
+// how late a cancellation or a due resend is noticed (a change wakes it at
+// once).
 constexpr absl::Duration kLookEvery = absl::Milliseconds(200);
 constexpr absl::Duration kDefaultResend = absl::Seconds(5);
 
@@ -27,22 +28,32 @@ class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
     std::string last_sent = "\xff";
     absl::Time sent_at = absl::InfinitePast();
     int64_t revision = 0;
-    while (true) {
+    // The deployments are listed only when one changed (or a resend is
+    // due), not on every look: List() copies every deployment under the
+    // controller's lock, and each gateway holds a watch.
+    int64_t seen = -1;
+    while (!Cancelled()) {
+      int64_t changes = 0;
+      if (deployments_) {
+        changes = deployments_->WaitForAnyChange(seen, kLookEvery);
+      } else if (seen == 0 && CancelledWithin(kLookEvery)) {
+        break;
+      }
+      const absl::Time now = absl::Now();
+      if (changes == seen && now - sent_at < resend_) continue;
+      seen = changes;
       dcufleet::v1::ServingSnapshot snapshot = ServingSnapshotOf(
           deployments_ ? deployments_->List() : std::vector<dcufleet::v1::Deployment>{},
           fleet_ ? fleet_->Snapshot()
                  : std::vector<std::shared_ptr<const dcufleet::v1::NodeView>>{});
       std::string content = snapshot.SerializeAsString();
-      absl::Time now = absl::Now();
-      if (content != last_sent || now - sent_at >= resend_) {
-        if (content != last_sent) ++revision;
-        last_sent = std::move(content);
-        sent_at = now;
-        snapshot.set_revision(revision);
-        out_ = std::move(snapshot);
-        if (!Write(&out_)) break;
-      }
-      if (CancelledWithin(kLookEvery)) break;
+      if (content == last_sent && now - sent_at < resend_) continue;
+      if (content != last_sent) ++revision;
+      last_sent = std::move(content);
+      sent_at = now;
+      snapshot.set_revision(revision);
+      out_ = std::move(snapshot);
+      if (!Write(&out_)) break;
     }
     Finish(grpc::Status::OK);
   }

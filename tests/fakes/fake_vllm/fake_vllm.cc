@@ -139,14 +139,21 @@ void SleepSeconds(double s) {
 // "INFO 07-10 12:00:01 [api_server.py:1395] message", the prefix of vLLM's
 // logger (vllm/logger.py _FORMAT "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s",
 // datefmt "%m-%d %H:%M:%S").
-std::string Stamp() {
+// Now, formatted with strftime in local time or UTC.
+std::string FormatNow(const char* format, bool utc) {
   time_t t = time(nullptr);
   struct tm tm;
-  localtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%m-%d %H:%M:%S", &tm);
+  if (utc) {
+    gmtime_r(&t, &tm);
+  } else {
+    localtime_r(&t, &tm);
+  }
+  char buf[64];
+  strftime(buf, sizeof(buf), format, &tm);
   return buf;
 }
+
+std::string Stamp() { return FormatNow("%m-%d %H:%M:%S", false); }
 
 void Log(const std::string& level, const std::string& where, const std::string& msg,
          const std::string& proc_prefix = "") {
@@ -794,14 +801,7 @@ bool WriteAll(int fd, const std::string& s) {
 // RFC 7231 section 7.1.1.1 IMF-fixdate, as uvicorn sends it:
 // "Sun, 06 Nov 1994 08:49:37 GMT". strftime's %a/%b are English in the "C"
 // locale, the only one a static binary has.
-std::string HttpDate() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char buf[40];
-  strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  return buf;
-}
+std::string HttpDate() { return FormatNow("%a, %d %b %Y %H:%M:%S GMT", true); }
 
 void Respond(int fd, int code, const std::string& body, const std::string& ctype) {
   std::string head = "HTTP/1.1 " + std::to_string(code) + " " + Reason(code) +

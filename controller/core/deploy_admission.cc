@@ -293,6 +293,7 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
   }
   absl::Status s = store_->PutDeployments(docs);
   if (!s.ok()) return s;
+  std::optional<Deployment> answer;
   {
     absl::MutexLock lock(&mu_);
     for (auto& d : docs) {
@@ -302,12 +303,15 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
     }
     NoteChange(name);
     dirty_ = true;
+    // Taken now: the pass this wakes may forget a deployment with nothing
+    // running at once, and the caller must still get what it deleted.
+    answer = AggregateOf(name);
   }
   if (events_) {
     (void)events_->AppendEvent({0, absl::ToUnixMillis(clock_->Now()), "deployment", name,
                                 "Normal", "Deleting", "stopping its instances"});
   }
-  return Get(name);
+  return *std::move(answer);
 }
 
 absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(

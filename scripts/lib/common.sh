@@ -3,24 +3,30 @@ set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD_DIR="${DCU_BUILD_DIR:-$REPO_ROOT/build}"
 
-# Every build and test dependency, from Debian 12's archive.
-DCU_APT_PACKAGES=(
+# What builds and runs the product (controller, agent, dcuctl, gateway) and
+# the demo's simulated fleet, from Debian 12's archive. scripts/demo installs
+# only these, so a newcomer's first run downloads as little as it can.
+DCU_PRODUCT_PACKAGES=(
   g++ cmake ninja-build pkg-config make ccache
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev sqlite3 libre2-dev libssl-dev openssl
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libabsl-dev libsqlite3-dev libre2-dev libssl-dev openssl
   nlohmann-json3-dev libcli11-dev
   # Boost.Beast/Asio (header-only) for dcu-gateway's HTTP front (issue 17).
   libboost-dev
+  procps curl ca-certificates
+)
+# What only the tests and benchmarks need, on top (scripts/test).
+DCU_TEST_PACKAGES=(
+  sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev
   # clang++ for the thread-safety check (check_thread_safety below; g++
   # ignores ABSL_GUARDED_BY and the other lock annotations), python3 for its
   # reading of compile_commands.json.
   clang python3
-  procps curl ca-certificates
   # A static /bin/bash for the fake container images (tests/fakes/fake_vllm):
   # stacks source their env.sh inside the image with bash.
   bash-static
 )
+DCU_APT_PACKAGES=("${DCU_PRODUCT_PACKAGES[@]}" "${DCU_TEST_PACKAGES[@]}")
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -28,11 +34,13 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-# Installs whatever of DCU_APT_PACKAGES is missing; does nothing when all are
-# present (so it needs no network on a prepared machine).
+# Installs whatever of DCU_APT_PACKAGES (or of the packages named) is
+# missing; does nothing when all are present (so it needs no network on a
+# prepared machine).
 ensure_deps() {
-  local missing=()
-  for p in "${DCU_APT_PACKAGES[@]}"; do
+  local missing=() wanted=("$@")
+  [ ${#wanted[@]} -gt 0 ] || wanted=("${DCU_APT_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then return 0; fi
@@ -42,8 +50,14 @@ ensure_deps() {
   as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Configures (once) and builds everything; binaries land in build/bin.
+# Configures (once) and builds everything; binaries land in build/bin. A
+# build directory first configured by scripts/demo (no GoogleTest then, so
+# no tests) is switched to building the tests.
 build_all() {
+  if [ -f "$BUILD_DIR/CMakeCache.txt" ] && grep -q '^DCU_BUILD_TESTS:BOOL=OFF' "$BUILD_DIR/CMakeCache.txt"; then
+    log "reconfiguring $BUILD_DIR with the tests"
+    cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -DDCU_BUILD_TESTS=ON >/dev/null
+  fi
   build_targets
 }
 
@@ -74,10 +88,7 @@ check_thread_safety() {
 # a minute of fuzzing for the 7 targets, plus the first build. Needs clang
 # and libclang-rt-14-dev. scripts/test calls it when DCU_FUZZ_SMOKE=1.
 run_fuzz_smoke() {
-  local saved=("${DCU_APT_PACKAGES[@]}")
-  DCU_APT_PACKAGES=(clang libclang-rt-14-dev)
-  ensure_deps
-  DCU_APT_PACKAGES=("${saved[@]}")
+  ensure_deps clang libclang-rt-14-dev
   log "fuzz smoke: ${DCU_FUZZ_SECONDS:-8}s per target"
   "$REPO_ROOT/scripts/fuzz" --seconds "${DCU_FUZZ_SECONDS:-8}"
 }

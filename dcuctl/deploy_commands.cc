@@ -77,6 +77,8 @@ int ExitFor(const Deployment& d) {
     case dcufleet::v1::DEPLOYMENT_READY:
       return kExitOk;
     case dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE:
+      // A rollout's new replica waits for the room an old one leaves.
+      if (!d.rollout_message().empty()) return -1;
       return kExitUnschedulable;
     case dcufleet::v1::DEPLOYMENT_FAILED:
       return kExitDeployFailed;
@@ -342,11 +344,20 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
     int code = ExitFor(d);
     return code < 0 ? kExitOk : code;
   }
-  out << "deployment '" << d.spec().name() << "' " << (resp.created() ? "created" : "unchanged")
+  // kubectl apply's words: created, configured, unchanged.
+  out << "deployment '" << d.spec().name() << "' "
+      << (resp.created() ? "created"
+                         : resp.change().empty() ? "unchanged"
+                                                 : absl::StrCat("configured (", resp.change(), ")"))
       << "\n";
   if (!args.wait && !args.watch) {
-    out << "follow it with: dcuctl describe deployment " << d.spec().name()
-        << "  (or deploy with --watch)\n";
+    if (!d.rollout_message().empty()) {
+      out << "follow the rollout with: dcuctl rollout status deployment/" << d.spec().name()
+          << "\n";
+    } else {
+      out << "follow it with: dcuctl describe deployment " << d.spec().name()
+          << "  (or deploy with --watch)\n";
+    }
     return kExitOk;
   }
   // Stream changes until ready, failed or unschedulable.

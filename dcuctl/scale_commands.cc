@@ -21,12 +21,19 @@ int Desired(const Deployment& d) { return std::max(1, d.spec().replicas()); }
 // What the rollout waits for, and what ends it early.
 enum class Rollout { kDone, kUnschedulable, kFailed, kWaiting };
 
+bool Rolling(const Deployment& d) { return !d.rollout_message().empty(); }
+
 Rollout StateOf(const Deployment& d) {
-  if (d.ready_replicas() >= Desired(d) && d.status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
+  if (!Rolling(d) && d.ready_replicas() >= Desired(d) &&
+      d.status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
     return Rollout::kDone;
   }
   for (const auto& r : d.replicas()) {
-    if (r.phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE) return Rollout::kUnschedulable;
+    // While a rollout replaces replicas, a new one the fleet has no room
+    // for yet is waited for: the controller removes an old one to make room.
+    if (r.phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE && !Rolling(d)) {
+      return Rollout::kUnschedulable;
+    }
     if (r.phase() == dcufleet::v1::DEPLOYMENT_FAILED) return Rollout::kFailed;
   }
   if (d.replicas().empty()) {
@@ -37,6 +44,20 @@ Rollout StateOf(const Deployment& d) {
 }
 
 std::string Progress(const Deployment& d) {
+  if (Rolling(d)) {
+    // kubectl's wording, with the replica that holds the rollout up.
+    std::string held;
+    for (const auto& r : d.replicas()) {
+      if (r.updated() && r.phase() != dcufleet::v1::DEPLOYMENT_READY) {
+        held = absl::StrCat(" (replica ", r.index(), ": ", r.message(), ")");
+        break;
+      }
+    }
+    return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ",
+                        d.updated_replicas(), " out of ", Desired(d),
+                        " new replicas have been updated, ", d.ready_replicas(), " Ready", held,
+                        "...");
+  }
   return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ",
                       d.ready_replicas(), " of ", Desired(d), " replicas are Ready...");
 }

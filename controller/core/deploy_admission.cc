@@ -159,7 +159,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
     return resp;
   }
 
-  bool scale_instead = false;
+  bool scale_instead = false, roll_instead = false;
   {
     absl::MutexLock lock(&mu_);
     std::optional<Deployment> existing = AggregateOf(spec.name());
@@ -173,16 +173,13 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
         resp.set_created(false);
         return resp;
       }
-      DeploymentSpec same_count = spec;
-      same_count.set_replicas(existing->spec().replicas());
-      if (!google::protobuf::util::MessageDifferencer::Equals(existing->spec(), same_count)) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "deployment '", spec.name(), "' exists with a different spec; delete it first or pick "
-            "another --name (only --replicas can change in place: dcuctl scale deployment ",
-            spec.name(), " --replicas N)"));
+      // Another --replicas alone is a scale, as in `kubectl apply`; any
+      // other change rolls the replicas onto the new spec, one at a time.
+      if (SameSpecButReplicas(existing->spec(), spec)) {
+        scale_instead = true;
+      } else {
+        roll_instead = true;
       }
-      // Deploying again with another --replicas is a scale, as in `kubectl apply`.
-      scale_instead = true;
     } else if (!creating_.insert(spec.name()).second) {
       return absl::UnavailableError(
           absl::StrCat("deployment '", spec.name(), "' is being created; try again"));
@@ -193,6 +190,20 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
     if (!scaled.ok()) return scaled.status();
     *resp.mutable_deployment() = std::move(*scaled->mutable_deployment());
     resp.set_created(false);
+    resp.set_change(absl::StrCat("scaled to ", spec.replicas(), " replicas"));
+    return resp;
+  }
+  if (roll_instead) {
+    std::string changes;
+    {
+      absl::MutexLock lock(&mu_);
+      if (auto existing = AggregateOf(spec.name())) changes = SpecChanges(existing->spec(), spec);
+    }
+    auto rolled = StartRollout(spec);
+    if (!rolled.ok()) return rolled.status();
+    *resp.mutable_deployment() = *std::move(rolled);
+    resp.set_created(false);
+    resp.set_change(absl::StrCat("rolling out: ", changes));
     return resp;
   }
   const std::string uid = common::NewId("d");
@@ -348,6 +359,7 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
       if (r->status().deleted()) continue;
       Deployment d = *r;
       d.mutable_spec()->set_replicas(replicas);
+      if (d.has_target_spec()) d.mutable_target_spec()->set_replicas(replicas);
       if (std::find(remove.begin(), remove.end(), r->replica()) != remove.end()) {
         d.mutable_status()->set_deleted(true);
         d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
@@ -362,8 +374,13 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
     }
     for (int index : add) {
       Deployment d;
-      *d.mutable_spec() = live->spec();
+      // Added during a rollout, a replica starts on the new spec.
+      *d.mutable_spec() = TargetSpec(*live);
       d.mutable_spec()->set_replicas(replicas);
+      if (live->has_target_spec()) {
+        *d.mutable_target_spec() = live->target_spec();
+        d.mutable_target_spec()->set_replicas(replicas);
+      }
       d.set_uid(live->uid());
       d.set_replica(index);
       d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
@@ -402,6 +419,134 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
   if (!d.ok()) return d.status();
   *resp.mutable_deployment() = *std::move(d);
   return resp;
+}
+
+absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& spec) {
+  const std::string& name = spec.name();
+  const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
+  std::vector<Deployment> docs;
+  std::string changes;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Deployment* r : ReplicasOf(name)) {
+      if (r->status().deleted()) continue;
+      if (changes.empty()) changes = SpecChanges(TargetSpec(*r), spec);
+      Deployment d = *r;
+      *d.mutable_target_spec() = spec;
+      d.mutable_spec()->set_replicas(spec.replicas());
+      d.set_revision(d.revision() + 1);
+      d.mutable_status()->set_updated_at_ms(now_ms);
+      docs.push_back(std::move(d));
+    }
+    if (docs.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
+    }
+  }
+  // Intent first, as everywhere: the rollout survives a controller restart
+  // because every live replica carries its target.
+  absl::Status s = store_->PutDeployments(docs);
+  if (!s.ok()) return s;
+  std::optional<Deployment> answer;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& d : docs) deployments_[ReplicaKey(d)] = std::move(d);
+    rolling_.insert(name);
+    NoteChange(name);
+    dirty_ = true;
+    answer = AggregateOf(name);
+  }
+  if (events_) {
+    (void)events_->AppendEvent(
+        {0, now_ms, "deployment", name, "Normal", "RolloutStarted",
+         absl::StrCat(changes.empty() ? "spec changed" : changes,
+                      "; replicas are replaced one at a time (a new one first while devices "
+                      "allow, so none stops serving before its replacement is Ready)")});
+  }
+  if (!answer) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  return *std::move(answer);
+}
+
+void DeployController::AdvanceRollouts(std::vector<Event>* events) {
+  const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
+  std::vector<Deployment> docs;
+  std::vector<std::string> names;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = rolling_.begin(); it != rolling_.end();) {
+      const std::string& name = *it;
+      std::vector<const Deployment*> replicas = ReplicasOf(name);
+      const Deployment* live = nullptr;
+      bool behind = false;
+      int live_count = 0;
+      for (const Deployment* r : replicas) {
+        if (r->status().deleted()) continue;
+        live = r;
+        ++live_count;
+        if (!OnTargetSpec(*r)) behind = true;
+      }
+      bool leaving = std::any_of(replicas.begin(), replicas.end(),
+                                 [](const Deployment* r) { return r->status().deleted(); });
+      if (!live || (!behind && !leaving && live_count >= std::max(1, live->spec().replicas()))) {
+        if (live) {
+          events->push_back(Event{0, now_ms, "deployment", name, "Normal", "RolloutComplete",
+                                  absl::StrCat("every replica runs the new spec")});
+        }
+        it = rolling_.erase(it);
+        continue;
+      }
+      RolloutStep step = NextRolloutStep(replicas, live->target_spec());
+      if (step.remove >= 0) {
+        for (const Deployment* r : replicas) {
+          if (r->replica() != step.remove) continue;
+          Deployment d = *r;
+          d.mutable_status()->set_deleted(true);
+          d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+          d.mutable_status()->set_message("replaced by the rollout to the new spec");
+          d.set_revision(d.revision() + 1);
+          d.mutable_status()->set_updated_at_ms(now_ms);
+          docs.push_back(std::move(d));
+        }
+      }
+      if (step.add >= 0) {
+        Deployment d;
+        *d.mutable_spec() = live->target_spec();
+        d.mutable_spec()->set_replicas(live->spec().replicas());
+        *d.mutable_target_spec() = live->target_spec();
+        d.set_uid(live->uid());
+        d.set_replica(step.add);
+        d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+        d.mutable_status()->set_message("waiting to be scheduled (rollout)");
+        d.mutable_status()->set_created_at_ms(now_ms);
+        d.mutable_status()->set_updated_at_ms(now_ms);
+        d.set_revision(1);
+        docs.push_back(std::move(d));
+      }
+      if (!step.why.empty()) {
+        names.push_back(name);
+        events->push_back(Event{0, now_ms, "deployment", name, "Normal", "RolloutStep", step.why});
+      }
+      ++it;
+    }
+  }
+  if (docs.empty()) return;
+  if (absl::Status s = store_->PutDeployments(docs); !s.ok()) {
+    DCU_LOG_ERROR("persisting the rollout of ", docs.size(), " replicas: ", s.message(),
+                  "; will retry");
+    events->clear();
+    absl::MutexLock lock(&mu_);
+    dirty_ = true;
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  for (auto& d : docs) {
+    if (d.status().deleted()) {
+      for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
+    }
+    deployments_[ReplicaKey(d)] = std::move(d);
+  }
+  for (const auto& n : names) NoteChange(n);
+  dirty_ = true;
 }
 
 int64_t DeployController::WaitForAnyChange(int64_t after, absl::Duration timeout) {

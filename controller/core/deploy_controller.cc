@@ -67,6 +67,9 @@ absl::Status DeployController::Load() {
     UpgradeStoredFindings(d);
     revisions_[d.spec().name()] += d.revision();
     ++changes_;
+    // A rollout in progress goes on after a restart: its target is on
+    // every live replica.
+    if (!d.status().deleted() && !OnTargetSpec(d)) rolling_.insert(d.spec().name());
     deployments_[ReplicaKey(d)] = std::move(d);
   }
   for (auto& [node, gen] : *gens) generations_[node] = gen;
@@ -255,6 +258,9 @@ void DeployController::ReconcileOnce() {
   absl::MutexLock pass(&reconcile_mu_);
   const absl::Time t0 = absl::Now();
   StepContext ctx;
+  // Rollouts move first, on the phases the last pass left: the replicas
+  // they add are placed, and the ones they remove stopped, in this pass.
+  AdvanceRollouts(&ctx.events);
   BuildContext(ctx);
   const absl::Time t_context = absl::Now();
   {

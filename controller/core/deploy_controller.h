@@ -62,7 +62,8 @@ class DeployController : public FleetListener {
 
   // Creates (or, for an existing name with the same spec, returns) a
   // deployment. INVALID_ARGUMENT names the bad field; NOT_FOUND an unknown
-  // model; ALREADY_EXISTS a name taken with a different spec. With dry_run the
+  // model. An existing name with another replica count is scaled, with any
+  // other change rolled (StartRollout). With dry_run the
   // plan and placement are computed and returned, nothing is stored.
   absl::StatusOr<dcufleet::v1::DeployResponse> Deploy(const dcufleet::v1::DeploymentSpec& spec,
                                                       bool dry_run) ABSL_LOCKS_EXCLUDED(mu_);
@@ -157,6 +158,14 @@ class DeployController : public FleetListener {
   void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
       ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
+  // Records `spec` as the target of every live replica of an existing
+  // deployment (a rollout; replica_set.h NextRolloutStep) and answers with
+  // the deployment as readers now see it.
+  absl::StatusOr<dcufleet::v1::Deployment> StartRollout(const dcufleet::v1::DeploymentSpec& spec)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // One rollout step for every deployment in rolling_ (after a pass, so it
+  // sees this pass's phases); events for the steps taken go to `events`.
+  void AdvanceRollouts(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_);
   // Every replica document of `name`, in key order (replica 0 first).
   std::vector<const dcufleet::v1::Deployment*> ReplicasOf(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -237,6 +246,9 @@ class DeployController : public FleetListener {
   std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
       ABSL_GUARDED_BY(cache_mu_);
+  // Deployments with a replica on an older spec, or one the rollout is
+  // still removing (rebuilt by Load from the documents' target_spec).
+  std::set<std::string> rolling_ ABSL_GUARDED_BY(mu_);
   // Deployments being created (queued for the writer).
   std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
   // A leaf: DeployAsync, Stop and the writer take it alone; CommitCreates

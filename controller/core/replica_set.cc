@@ -5,6 +5,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace dcu::controller {
 
@@ -35,6 +38,7 @@ ReplicaView ViewOfReplica(const Deployment& d) {
   v.set_attempts(st.attempts_size());
   v.set_restarts(Restarts(d));
   v.set_created_at_ms(st.created_at_ms());
+  v.set_updated(OnTargetSpec(d));
   if (!st.attempts().empty()) {
     const auto& a = st.attempts(st.attempts_size() - 1);
     v.set_node(a.placement().node());
@@ -61,8 +65,33 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   }
   Deployment out = *shown;
   out.clear_replicas();
-  for (const Deployment* r : sorted) *out.add_replicas() = ViewOfReplica(*r);
+  int updated = 0, live = 0;
+  for (const Deployment* r : sorted) {
+    *out.add_replicas() = ViewOfReplica(*r);
+    if (r->status().deleted()) continue;
+    ++live;
+    if (OnTargetSpec(*r)) ++updated;
+  }
   out.set_ready_replicas(ready);
+  out.set_updated_replicas(updated);
+  // Readers see the spec the deployment is rolling to, not the shown
+  // replica's older one.
+  if (shown->has_target_spec()) {
+    *out.mutable_spec() = shown->target_spec();
+    out.mutable_spec()->set_replicas(shown->spec().replicas());
+  }
+  if (updated < live) {
+    out.set_rollout_message(absl::StrCat("rolling out: ", updated, " of ",
+                                         std::max(1, out.spec().replicas()),
+                                         " replicas on the new spec"));
+  }
+  // Not Ready while replicas still run an older spec: the rollout is work
+  // in progress (READY n/m still counts the replicas that serve).
+  if (!out.rollout_message().empty() &&
+      out.status().phase() == dcufleet::v1::DEPLOYMENT_READY && !out.status().deleted()) {
+    out.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_LAUNCHING);
+    out.mutable_status()->set_message(out.rollout_message());
+  }
   out.set_revision(revision);
   const int desired = out.spec().replicas() > 0 ? out.spec().replicas() : 1;
   auto* st = out.mutable_status();
@@ -141,6 +170,133 @@ std::vector<int> ReplicasToAdd(const std::vector<const Deployment*>& replicas, i
     out.push_back(i);
   }
   return out;
+}
+
+const dcufleet::v1::DeploymentSpec& TargetSpec(const Deployment& d) {
+  return d.has_target_spec() ? d.target_spec() : d.spec();
+}
+
+bool SameSpecButReplicas(const dcufleet::v1::DeploymentSpec& a,
+                         const dcufleet::v1::DeploymentSpec& b) {
+  dcufleet::v1::DeploymentSpec a2 = a, b2 = b;
+  a2.clear_replicas();
+  b2.clear_replicas();
+  return google::protobuf::util::MessageDifferencer::Equals(a2, b2);
+}
+
+bool OnTargetSpec(const Deployment& d) {
+  return !d.has_target_spec() || SameSpecButReplicas(d.spec(), d.target_spec());
+}
+
+std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
+                        const dcufleet::v1::DeploymentSpec& to) {
+  using google::protobuf::FieldDescriptor;
+  const auto* desc = from.GetDescriptor();
+  const auto* refl = from.GetReflection();
+  std::vector<std::string> out;
+  auto text = [&](const dcufleet::v1::DeploymentSpec& m, const FieldDescriptor* f) {
+    if (f->is_repeated() || f->is_map()) {
+      std::vector<std::string> items;
+      for (int i = 0; i < refl->FieldSize(m, f); ++i) {
+        std::string v;
+        google::protobuf::TextFormat::PrintFieldValueToString(m, f, i, &v);
+        items.push_back(v);
+      }
+      return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+    }
+    std::string v;
+    google::protobuf::TextFormat::PrintFieldValueToString(m, f, -1, &v);
+    return v;
+  };
+  for (int i = 0; i < desc->field_count(); ++i) {
+    const FieldDescriptor* f = desc->field(i);
+    if (f->name() == "replicas") continue;
+    std::string a = text(from, f), b = text(to, f);
+    if (a != b) out.push_back(absl::StrCat(f->name(), " ", a, " -> ", b));
+  }
+  return absl::StrJoin(out, ", ");
+}
+
+RolloutStep NextRolloutStep(const std::vector<const Deployment*>& replicas,
+                            const dcufleet::v1::DeploymentSpec& target) {
+  RolloutStep step;
+  std::vector<const Deployment*> old_live, new_live;
+  for (const Deployment* r : replicas) {
+    // One change at a time: a replica still being removed holds devices the
+    // next step may need.
+    if (Leaving(*r)) return step;
+    (SameSpecButReplicas(r->spec(), target) ? new_live : old_live).push_back(r);
+  }
+  const int desired = std::max(1, target.replicas());
+  const int live = static_cast<int>(old_live.size() + new_live.size());
+  if (old_live.empty()) {
+    // Every old replica is gone; one removed before its replacement came
+    // (no room, or not Ready) is made up for.
+    if (live < desired) {
+      std::vector<int> add = ReplicasToAdd(replicas, live + 1);
+      if (!add.empty()) {
+        step.add = add.front();
+        step.why = absl::StrCat("replica ", step.add, " added on the new spec (", live, " of ",
+                                desired, " live)");
+      }
+    }
+    return step;
+  }
+  bool new_unschedulable = false, new_starting = false;
+  for (const Deployment* r : new_live) {
+    auto phase = r->status().phase();
+    if (phase == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE) {
+      // With a usable plan left, what it lacks is room (devices, memory,
+      // ports), which an old replica's removal gives; with none (every
+      // stack failed on the new spec), removing one would only lose it.
+      const auto& failed = r->status().failed_stacks();
+      bool usable = std::any_of(
+          r->status().plans().begin(), r->status().plans().end(), [&](const auto& p) {
+            return std::find(failed.begin(), failed.end(), p.stack_id()) == failed.end();
+          });
+      if (usable) {
+        new_unschedulable = true;
+      } else {
+        new_starting = true;
+      }
+    } else if (phase != dcufleet::v1::DEPLOYMENT_READY) {
+      new_starting = true;
+    }
+  }
+  auto worst_old = [&]() {
+    std::vector<int> r = ReplicasToRemove(old_live, static_cast<int>(old_live.size()) - 1);
+    return r.empty() ? -1 : r.front();
+  };
+  // An old replica that is not Ready serves nobody: it goes first, whatever
+  // the new ones are doing.
+  for (const Deployment* r : old_live) {
+    if (r->status().phase() != dcufleet::v1::DEPLOYMENT_READY && live > desired - 1) {
+      step.remove = worst_old();
+      step.why = absl::StrCat("replica ", step.remove, " (old spec, not Ready) removed");
+      return step;
+    }
+  }
+  if (new_unschedulable && !new_starting) {
+    // No room for a surge: make room (N-1 stay Ready).
+    step.remove = worst_old();
+    step.why = absl::StrCat("no free devices for a replica on the new spec: replica ",
+                            step.remove, " (old spec) removed to make room");
+    return step;
+  }
+  if (new_starting || new_unschedulable) return step;
+  if (live > desired) {
+    step.remove = worst_old();
+    step.why = absl::StrCat("replica ", step.remove, " (old spec) removed: ", new_live.size(),
+                            " on the new spec are Ready");
+    return step;
+  }
+  std::vector<int> add = ReplicasToAdd(replicas, live + 1);
+  if (!add.empty()) {
+    step.add = add.front();
+    step.why = absl::StrCat("replica ", step.add, " added on the new spec (", old_live.size(),
+                            " on the old spec to replace)");
+  }
+  return step;
 }
 
 }  // namespace dcu::controller

@@ -47,4 +47,39 @@ std::vector<int> ReplicasToRemove(const std::vector<const dcufleet::v1::Deployme
 std::vector<int> ReplicasToAdd(const std::vector<const dcufleet::v1::Deployment*>& replicas,
                                int target);
 
+// Rollouts. A deployment deployed again with another spec (not only another
+// replica count) records the new spec as every live replica's
+// `target_spec`; replicas on an older spec are replaced one at a time.
+
+// The spec `d` should run: its target_spec, or its own spec before any
+// rollout.
+const dcufleet::v1::DeploymentSpec& TargetSpec(const dcufleet::v1::Deployment& d);
+// Two specs that differ at most in `replicas`.
+bool SameSpecButReplicas(const dcufleet::v1::DeploymentSpec& a,
+                         const dcufleet::v1::DeploymentSpec& b);
+// `d` runs its target spec.
+bool OnTargetSpec(const dcufleet::v1::Deployment& d);
+// "max_model_len 32768 -> 8192, stack '' -> 'vllm-0.9.2'": the fields that
+// differ, for events and the rollout's answer ("" when none but replicas).
+std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
+                        const dcufleet::v1::DeploymentSpec& to);
+
+// What the rollout does next to one deployment. Surge first, so that N
+// stay Ready while devices allow: when every replica on the target spec is
+// Ready and no more than N replicas live, one more is added on the target
+// spec; when more than N live, an old one goes (not Ready first, then the
+// most crowded node, then the highest index). When a new replica cannot be
+// scheduled though it has a usable plan (no free devices for the surge), an
+// old one goes first to make room, so N−1 stay Ready; one with no usable
+// plan (the new spec failed on every stack) stalls the rollout with the old
+// replicas serving. Nothing happens while a replica is still being
+// removed or a new one is still starting: one change at a time.
+struct RolloutStep {
+  int remove = -1;  // replica index to remove, or -1
+  int add = -1;     // replica index to add on the target spec, or -1
+  std::string why;  // the event's message
+};
+RolloutStep NextRolloutStep(const std::vector<const dcufleet::v1::Deployment*>& replicas,
+                            const dcufleet::v1::DeploymentSpec& target);
+
 }  // namespace dcu::controller

@@ -126,6 +126,10 @@ class FakeLaunchRenderer : public virtual controller::LaunchRenderer {
     s.add_argv(model_path);
     s.add_argv("--tensor-parallel-size");
     s.add_argv(absl::StrCat(placement.tp()));
+    if (spec.max_model_len() > 0) {
+      s.add_argv("--max-model-len");
+      s.add_argv(absl::StrCat(spec.max_model_len()));
+    }
     for (const auto& p : recipe_ld_library_path) s.add_ld_library_path_prefix(p);
     for (const auto& [k, v] : recipe_env) (*s.mutable_env())[k] = v;
     return s;

@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "controller/core/replica_set.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/store/sqlite_store.h"
 #include "gmock/gmock.h"
@@ -785,11 +787,15 @@ TEST_F(ReplicaTest, ScaleUpAddsTheLowestFreeIndexAndSurvivesARestart) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->created());
   EXPECT_EQ(again->deployment().spec().replicas(), 2);
+  // Any other change starts a rollout (RolloutTest below).
   auto other = ReplicaSpec(2);
   other.set_max_model_len(4096);
-  auto refused = controller_->Deploy(other, false);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists);
-  EXPECT_THAT(refused.status().message(), HasSubstr("dcuctl scale deployment"));
+  auto rolled = controller_->Deploy(other, false);
+  ASSERT_TRUE(rolled.ok()) << rolled.status();
+  EXPECT_FALSE(rolled->created());
+  EXPECT_EQ(rolled->deployment().spec().max_model_len(), 4096);
+  EXPECT_EQ(rolled->deployment().updated_replicas(), 0);
+  EXPECT_THAT(rolled->deployment().rollout_message(), HasSubstr("0 of 2"));
   EXPECT_EQ(controller_->Scale("qwen3-32b", 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(controller_->Scale("nope", 2).status().code(), absl::StatusCode::kNotFound);
 }
@@ -845,6 +851,217 @@ TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
   EXPECT_EQ(found->placement().node(), "node-b");
   EXPECT_EQ(controller_->FindAttempt("qwen3-32b", "qwen3-32b-9-zzzzzz").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// Rollouts (issue 17): a changed spec replaces replicas one at a time.
+class RolloutTest : public ReplicaTest {
+ protected:
+  // Plays every node's agent for one round: instances newly assigned report
+  // Ready, instances no longer assigned report Stopped; then a pass.
+  // `fail_new` instances whose argv has it fail instead of becoming Ready.
+  void Round(const std::string& fail_new = "") {
+    controller_->ReconcileOnceForTest();
+    for (auto& [node, session] : nodes_) {
+      std::set<std::string> assigned;
+      if (!session->assignments.empty()) {
+        for (const auto& i : session->last().instances()) {
+          assigned.insert(i.instance_id());
+          if (running_[node].count(i.instance_id())) continue;
+          bool fail = !fail_new.empty() && std::find(i.argv().begin(), i.argv().end(),
+                                                     fail_new) != i.argv().end();
+          Report(node, session, i,
+                 fail ? dcufleet::v1::INSTANCE_FAILED : dcufleet::v1::INSTANCE_READY);
+          if (!fail) running_[node][i.instance_id()] = i;
+        }
+      }
+      for (auto it = running_[node].begin(); it != running_[node].end();) {
+        if (assigned.count(it->first)) {
+          ++it;
+          continue;
+        }
+        Report(node, session, it->second, dcufleet::v1::INSTANCE_STOPPED);
+        it = running_[node].erase(it);
+      }
+    }
+    controller_->ReconcileOnceForTest();
+  }
+  void Add(const std::string& node, RecordingSession* s, int devices = 8) {
+    Connect(node, s, "gfx928", devices);
+    nodes_[node] = s;
+  }
+  // Every stored replica document runs max_model_len `len`.
+  bool AllRun(int len) {
+    auto docs = deploy_store_->ListDeployments();
+    if (!docs.ok() || docs->empty()) return false;
+    for (const auto& d : *docs) {
+      if (d.status().deleted() || d.spec().max_model_len() != len) return false;
+    }
+    return true;
+  }
+  int Live() {
+    int n = 0;
+    for (const auto& d : *deploy_store_->ListDeployments()) n += d.status().deleted() ? 0 : 1;
+    return n;
+  }
+  std::map<std::string, RecordingSession*> nodes_;
+  std::map<std::string, std::map<std::string, dcufleet::v1::InstanceSpec>> running_;
+};
+
+TEST_F(RolloutTest, SurgesFirstSoEveryReplicaKeepsServingUntilItsReplacementIs) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  ASSERT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+  auto next = ReplicaSpec(2);
+  next.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(next, false).ok());
+  int max_live = 0;
+  for (int i = 0; i < 12 && !AllRun(4096); ++i) {
+    Round();
+    auto d = Get("qwen3-32b");
+    // Room for a surge (16 devices, 3 replicas of TP 4): never fewer than N Ready.
+    EXPECT_GE(d.ready_replicas(), 2) << "round " << i << ": " << d.status().message();
+    max_live = std::max(max_live, Live());
+  }
+  Round();
+  ASSERT_TRUE(AllRun(4096)) << Get("qwen3-32b").rollout_message();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 2);
+  EXPECT_EQ(d.updated_replicas(), 2);
+  EXPECT_EQ(d.rollout_message(), "");
+  EXPECT_EQ(max_live, 3) << "one replica more than N at most";
+  // The instances the nodes run now carry the new spec.
+  for (auto& [node, running] : running_) {
+    for (auto& [id, spec] : running) {
+      EXPECT_NE(std::find(spec.argv().begin(), spec.argv().end(), "4096"), spec.argv().end())
+          << id << " on " << node;
+    }
+  }
+  auto reasons = EventReasons("qwen3-32b");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "RolloutStarted"), 1);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "RolloutComplete"), 1);
+  EXPECT_GE(std::count(reasons.begin(), reasons.end(), "RolloutStep"), 4);
+  auto events = store_->ListEvents("deployment", "qwen3-32b", 0);
+  for (const auto& e : *events) {
+    if (e.reason == "RolloutStarted") EXPECT_THAT(e.message, HasSubstr("max_model_len"));
+  }
+}
+
+TEST_F(RolloutTest, WithoutRoomForASurgeOneGoesFirstAndTheOtherKeepsServing) {
+  // One node, two TP-4 replicas: all 8 devices taken, no room for a third.
+  Add("node-a", &a_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  ASSERT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+  auto next = ReplicaSpec(2);
+  next.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(next, false).ok());
+  for (int i = 0; i < 16 && !AllRun(4096); ++i) {
+    Round();
+    EXPECT_GE(Get("qwen3-32b").ready_replicas(), 1) << "round " << i;
+    EXPECT_LE(Live(), 3);
+  }
+  Round();
+  EXPECT_TRUE(AllRun(4096));
+  EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+  auto events = store_->ListEvents("deployment", "qwen3-32b", 0);
+  bool made_room = false;
+  for (const auto& e : *events) made_room |= absl::StrContains(e.message, "to make room");
+  EXPECT_TRUE(made_room);
+}
+
+TEST_F(RolloutTest, ANewSpecThatNeverServesStallsWhileTheOldReplicasServe) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  auto next = ReplicaSpec(2);
+  next.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(next, false).ok());
+  for (int i = 0; i < 10; ++i) {
+    clock_.Advance(absl::Minutes(10));  // past every back-off
+    Round("4096");
+  }
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 2) << "the old replicas keep serving";
+  EXPECT_EQ(d.updated_replicas(), 1) << "one replica on the new spec at a time";
+  EXPECT_THAT(d.rollout_message(), HasSubstr("rolling out"));
+}
+
+TEST_F(RolloutTest, GoesOnAfterAControllerRestart) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  auto next = ReplicaSpec(2);
+  next.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(next, false).ok());
+  Round();
+  MakeController();
+  for (int i = 0; i < 12 && !AllRun(4096); ++i) Round();
+  Round();
+  EXPECT_TRUE(AllRun(4096));
+  EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+}
+
+TEST(RolloutStepTest, OneChangeAtATime) {
+  auto doc = [](int index, int len, dcufleet::v1::DeploymentPhase phase, bool deleted = false) {
+    dcufleet::v1::Deployment d;
+    d.mutable_spec()->set_name("m");
+    d.mutable_spec()->set_replicas(2);
+    d.mutable_spec()->set_max_model_len(len);
+    d.mutable_target_spec()->set_name("m");
+    d.mutable_target_spec()->set_replicas(2);
+    d.mutable_target_spec()->set_max_model_len(8);
+    d.set_replica(index);
+    d.mutable_status()->set_phase(phase);
+    d.mutable_status()->set_deleted(deleted);
+    return d;
+  };
+  using dcufleet::v1::DEPLOYMENT_READY;
+  auto target = doc(0, 8, DEPLOYMENT_READY).target_spec();
+  auto a = doc(0, 4, DEPLOYMENT_READY), b = doc(1, 4, DEPLOYMENT_READY);
+  // All old and Ready: surge with the lowest free index.
+  auto step = NextRolloutStep({&a, &b}, target);
+  EXPECT_EQ(step.add, 2);
+  EXPECT_EQ(step.remove, -1);
+  // The new one starting: wait.
+  auto c = doc(2, 8, dcufleet::v1::DEPLOYMENT_LAUNCHING);
+  step = NextRolloutStep({&a, &b, &c}, target);
+  EXPECT_EQ(step.add, -1);
+  EXPECT_EQ(step.remove, -1);
+  // Ready: one old goes (the highest index on equal footing).
+  c.mutable_status()->set_phase(DEPLOYMENT_READY);
+  step = NextRolloutStep({&a, &b, &c}, target);
+  EXPECT_EQ(step.remove, 1);
+  // While it is being removed: nothing.
+  b.mutable_status()->set_deleted(true);
+  step = NextRolloutStep({&a, &b, &c}, target);
+  EXPECT_EQ(step.add + step.remove, -2);
+  // Unschedulable new replica: an old one goes to make room.
+  auto a2 = doc(0, 4, DEPLOYMENT_READY), b2 = doc(1, 4, DEPLOYMENT_READY);
+  auto c2 = doc(2, 8, dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+  // ... not when it has no usable plan at all: removing one would lose it.
+  step = NextRolloutStep({&a2, &b2, &c2}, target);
+  EXPECT_EQ(step.add + step.remove, -2);
+  c2.mutable_status()->add_plans()->set_stack_id("vllm-0.9.2-bare");
+  step = NextRolloutStep({&a2, &b2, &c2}, target);
+  EXPECT_EQ(step.remove, 1);
+  EXPECT_THAT(step.why, HasSubstr("make room"));
+  // An old replica that is not Ready goes first.
+  auto a3 = doc(0, 4, dcufleet::v1::DEPLOYMENT_BACKOFF), b3 = doc(1, 4, DEPLOYMENT_READY);
+  step = NextRolloutStep({&a3, &b3}, target);
+  EXPECT_EQ(step.remove, 0);
+  // All new but one short (removed before its replacement came): top up.
+  auto a4 = doc(0, 8, DEPLOYMENT_READY);
+  step = NextRolloutStep({&a4}, target);
+  EXPECT_EQ(step.add, 1);
+  // Done: nothing.
+  auto b4 = doc(1, 8, DEPLOYMENT_READY);
+  step = NextRolloutStep({&a4, &b4}, target);
+  EXPECT_EQ(step.add + step.remove, -2);
+  EXPECT_EQ(SpecChanges(a.spec(), target), "max_model_len 4 -> 8");
 }
 
 }  // namespace

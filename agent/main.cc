@@ -25,6 +25,7 @@
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
 #include "agent/runtime/runtime_registry.h"
+#include "agent/supervisor/engine_load_scraper.h"
 #include "agent/supervisor/instance_manager.h"
 #include "common/clock.h"
 #include "common/enum_names.h"
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   std::string device_probe = dcu::agent::kDefaultProbeList;
   std::string memprobe, hip_library, proc_root, nvml_library, cuda_library;
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
+  double engine_scrape_interval_s = 1;
   app.add_option("--controller", controller, "controller HOST:PORT to dial");
   std::string advertise_address;
   app.add_option("--advertise-address", advertise_address,
@@ -108,6 +110,10 @@ int main(int argc, char** argv) {
   app.add_option("--status-interval", status_interval_s,
                  "seconds between reports until the controller says otherwise")
       ->check(CLI::PositiveNumber);
+  app.add_option("--engine-scrape-interval", engine_scrape_interval_s,
+                 "seconds between reads of each Ready instance's /metrics (engine load for "
+                 "dcu-gateway); 0: never")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
 
@@ -247,6 +253,11 @@ int main(int argc, char** argv) {
   for (const auto& st : manager.Snapshot()) {
     DCU_LOG_INFO("re-adopted instance '", st.instance_id(), "' (pid ", st.pid(), ")");
   }
+  // The engines' own load, carried by every status (issue 17).
+  dcu::common::SocketHttpClient scrape_http;
+  dcu::agent::EngineLoadScraper scraper([&manager] { return manager.Snapshot(); }, &scrape_http,
+                                        &clock, absl::Seconds(engine_scrape_interval_s));
+  scraper.Start();
 
   auto live_ids = [&manager] {
     absl::flat_hash_set<std::string> ids;
@@ -281,7 +292,9 @@ int main(int argc, char** argv) {
   cb.make_status = [&] {
     dcufleet::v1::NodeStatus s;
     *s.mutable_inventory() = make_inventory(false);
-    for (const auto& st : manager.Snapshot()) *s.add_instances() = st;
+    std::vector<dcufleet::v1::InstanceStatus> instances = manager.Snapshot();
+    scraper.Fill(&instances);
+    for (auto& st : instances) *s.add_instances() = std::move(st);
     s.set_applied_generation(std::max<int64_t>(0, manager.generation()));
     s.set_sent_at_ms(absl::ToUnixMillis(absl::Now()));
     return s;
@@ -389,6 +402,7 @@ int main(int argc, char** argv) {
   while (!g_stop) absl::SleepFor(absl::Milliseconds(100));
   // Instances keep running: a restarted agent re-adopts them.
   link->Stop();
+  scraper.Stop();
   manager.Shutdown();
   return 0;
 }

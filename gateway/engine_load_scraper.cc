@@ -2,48 +2,17 @@
 
 #include <algorithm>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
+#include "common/engine_metrics.h"
 #include "absl/time/clock.h"
 
 namespace dcu::gateway {
-namespace {
-
-// The value of a sample line "NAME{labels} VALUE" or "NAME VALUE" when the
-// line is of metric `name`.
-std::optional<double> SampleOf(absl::string_view line, absl::string_view name) {
-  if (!absl::ConsumePrefix(&line, name)) return std::nullopt;
-  if (line.empty() || (line[0] != '{' && line[0] != ' ')) return std::nullopt;
-  size_t space = line.rfind(' ');
-  if (space == absl::string_view::npos) return std::nullopt;
-  double v = 0;
-  if (!absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(space + 1)), &v)) return std::nullopt;
-  return v;
-}
-
-}  // namespace
-
 std::optional<EngineLoad> ParseVllmLoad(const std::string& text) {
+  auto sample = common::ParseVllmLoad(text);
+  if (!sample) return std::nullopt;
   EngineLoad load;
-  bool seen = false;
-  double kv = -1, gpu_kv = -1;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.empty() || line[0] == '#') continue;
-    if (auto v = SampleOf(line, "vllm:num_requests_running")) {
-      load.running += *v;
-      seen = true;
-    } else if (auto v = SampleOf(line, "vllm:num_requests_waiting")) {
-      load.waiting += *v;
-      seen = true;
-    } else if (auto v = SampleOf(line, "vllm:kv_cache_usage_perc")) {
-      kv = std::max(kv, *v);
-    } else if (auto v = SampleOf(line, "vllm:gpu_cache_usage_perc")) {
-      gpu_kv = std::max(gpu_kv, *v);
-    }
-  }
-  if (!seen) return std::nullopt;
-  load.kv_cache_usage = std::clamp(kv >= 0 ? kv : std::max(0.0, gpu_kv), 0.0, 1.0);
+  load.running = sample->running;
+  load.waiting = sample->waiting;
+  load.kv_cache_usage = sample->kv_cache_usage;
   return load;
 }
 

@@ -15,6 +15,10 @@ namespace {
 // once).
 constexpr absl::Duration kLookEvery = absl::Milliseconds(200);
 constexpr absl::Duration kDefaultResend = absl::Seconds(5);
+// The engines' loads change without any deployment changing (the agents
+// report them with every status): the snapshot is rebuilt this often so
+// that the gateway's picker sees them about as fresh as the agents scrape.
+constexpr absl::Duration kLoadRefresh = absl::Seconds(1);
 
 // The loop and lifetime: looping_writer.h.
 class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
@@ -27,6 +31,7 @@ class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
     // Not a serialization of any snapshot, so the first is revision 1.
     std::string last_sent = "\xff";
     absl::Time sent_at = absl::InfinitePast();
+    absl::Time built_at = absl::InfinitePast();
     int64_t revision = 0;
     // The deployments are listed only when one changed (or a resend is
     // due), not on every look: List() copies every deployment under the
@@ -40,8 +45,9 @@ class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
         break;
       }
       const absl::Time now = absl::Now();
-      if (changes == seen && now - sent_at < resend_) continue;
+      if (changes == seen && now - sent_at < resend_ && now - built_at < kLoadRefresh) continue;
       seen = changes;
+      built_at = now;
       dcufleet::v1::ServingSnapshot snapshot = ServingSnapshotOf(
           deployments_ ? deployments_->List() : std::vector<dcufleet::v1::Deployment>{},
           fleet_ ? fleet_->Snapshot()

@@ -106,10 +106,20 @@ TEST_F(GatewayControllerTest, WatchServingStreamsTheReadyDeploymentAsAReplica) {
   nlohmann::json d = h_.Deployment("qwen3-32b");
   EXPECT_EQ(absl::StrCat("127.0.0.1:", model.replicas(0).port()),
             d["deployment"]["status"]["endpoint"].get<std::string>());
-  // Nothing changed: the same content again after the quiet period.
-  ASSERT_TRUE(reader->Read(&again));
-  EXPECT_EQ(again.revision(), first.revision());
-  EXPECT_EQ(again.models(0).replicas(0).port(), model.replicas(0).port());
+  // The agent scrapes the engine's /metrics and reports its load with its
+  // status; the watch carries it to the gateway (fake_vllm publishes vLLM's
+  // gauges, idle here: zero requests running, some KV cache in use).
+  bool loaded = false;
+  for (int i = 0; i < 30 && !loaded; ++i) {
+    ASSERT_TRUE(reader->Read(&again));
+    ASSERT_EQ(again.models_size(), 1);
+    ASSERT_EQ(again.models(0).replicas_size(), 1);
+    EXPECT_EQ(again.models(0).replicas(0).port(), model.replicas(0).port());
+    loaded = again.models(0).replicas(0).load().scraped_at_ms() > 0;
+  }
+  EXPECT_TRUE(loaded) << again.DebugString() << h_.Logs();
+  EXPECT_GE(again.revision(), first.revision());
+  EXPECT_EQ(again.models(0).replicas(0).load().running(), 0);
   ctx.TryCancel();
 }
 

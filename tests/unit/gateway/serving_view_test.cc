@@ -4,6 +4,9 @@
 
 #include "gateway/controller_replica_source.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
+#include <cmath>
+#include <memory>
 
 namespace dcu {
 namespace {
@@ -96,6 +99,40 @@ TEST(ServingViewTest, EachReplicaOfADeploymentIsOneGatewayReplica) {
   EXPECT_EQ(m.replicas(1).host(), "fd00::2");
   EXPECT_EQ(m.replicas(1).port(), 8001);
   EXPECT_TRUE(m.replicas(1).ready());
+}
+
+// The load each node's agent scraped reaches the replica running that
+// instance; a node's implausible figures are dropped, not believed.
+TEST(ServingViewTest, ReplicasCarryTheLoadTheirNodeReportedAndNothingImplausible) {
+  dcufleet::v1::Deployment d = Dep("qwen", dcufleet::v1::DEPLOYMENT_READY, "10.0.0.1:8000");
+  for (int i = 0; i < 3; ++i) {
+    auto* r = d.add_replicas();
+    r->set_index(i);
+    r->set_phase(dcufleet::v1::DEPLOYMENT_READY);
+    r->set_endpoint(absl::StrCat("10.0.0.", i + 1, ":8000"));
+    r->set_instance_id(absl::StrCat("qwen-", i));
+  }
+  auto node = std::make_shared<dcufleet::v1::NodeView>();
+  auto add = [&](const std::string& id, double running, double waiting, double kv) {
+    auto* i = node->add_instances();
+    i->set_instance_id(id);
+    i->mutable_load()->set_running(running);
+    i->mutable_load()->set_waiting(waiting);
+    i->mutable_load()->set_kv_cache_usage(kv);
+    i->mutable_load()->set_scraped_at_ms(1000);
+  };
+  add("qwen-0", 3, 9, 0.5);
+  add("qwen-1", -1, 0, 0.1);                      // negative: a lie
+  add("qwen-2", 1, std::nan(""), 0.1);            // not a number
+  auto snap = controller::ServingSnapshotOf({d}, {node});
+  ASSERT_EQ(snap.models(0).replicas_size(), 3);
+  EXPECT_EQ(snap.models(0).replicas(0).load().running(), 3);
+  EXPECT_EQ(snap.models(0).replicas(0).load().waiting(), 9);
+  EXPECT_FALSE(snap.models(0).replicas(1).has_load());
+  EXPECT_FALSE(snap.models(0).replicas(2).has_load());
+  auto set = gateway::ServingSetOf(snap);
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->models[0].replicas[0].load.waiting, 9);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "common/hash.h"
 
 #include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "absl/strings/escaping.h"
 
 namespace dcu::common {
 
@@ -16,6 +19,14 @@ std::string Sha256Hex(absl::string_view data) {
     out.push_back(kHex[digest[i] & 15]);
   }
   return out;
+}
+
+absl::StatusOr<std::string> RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+    return absl::UnavailableError("the system's random generator (OpenSSL RAND_bytes) failed");
+  }
+  return absl::BytesToHexString(raw);
 }
 
 }  // namespace dcu::common

@@ -30,6 +30,7 @@
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
+#include "controller/store/sqlite_api_key_store.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/service/fleet_service.h"
@@ -162,6 +163,7 @@ int main(int argc, char** argv) {
   std::shared_ptr<dcu::controller::SqliteDatabase> database = (*store)->database();
   dcu::controller::SqliteCatalogStore catalog_store(database);
   dcu::controller::SqliteDeploymentStore deployment_store(database);
+  dcu::controller::SqliteApiKeyStore api_key_store(database);
 
   // The shipped catalog: imported at every start (idempotent). A bad file
   // stops the start with file:line and reason rather than running half-known.
@@ -244,6 +246,7 @@ int main(int argc, char** argv) {
   deps.events = store->get();
   deps.deployments = &deployments;
   deps.catalog = &catalog_store;
+  deps.api_keys = &api_key_store;
   deps.on_catalog_changed = [&knowledge, &deployments] {
     knowledge.Invalidate();
     deployments.MarkDirty();

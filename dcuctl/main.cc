@@ -19,6 +19,7 @@
 #include "dcuctl/watch_commands.h"
 #include "dcuctl/client_security.h"
 #include "dcuctl/deploy_commands.h"
+#include "dcuctl/apikey_commands.h"
 #include "dcuctl/scale_commands.h"
 #include "dcuctl/deploy_options.h"
 #include "dcuctl/diagnose_commands.h"
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
 
   CLI::App app{"dcuctl: run large language models on a fleet of accelerators"};
   app.require_subcommand(1);
+  // Global options may follow any subcommand, as with kubectl
+  // (`dcuctl apikey list -o json`, `dcuctl get nodes --controller X`):
+  // what a subcommand does not know passes up to the app.
+  app.fallthrough();
   app.add_option("--controller", controller_flag,
                  "controller HOST:PORT (else $DCUFLEET_CONTROLLER, else the context's, else "
                  "127.0.0.1:7070)");
@@ -201,6 +206,23 @@ int main(int argc, char** argv) {
   rollout_status->add_option("--timeout", rollout_args.timeout_s, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);
 
+  // apikey create|list|revoke (the gateways' keys)
+  std::string apikey_name;
+  std::vector<std::string> apikey_models;
+  auto* apikey = app.add_subcommand("apikey", "API keys for dcu-gateway (kept as hashes)")
+                     ->require_subcommand(1);
+  apikey->alias("apikeys");
+  auto* apikey_create = apikey->add_subcommand(
+      "create", "make a key and print it once: dcuctl apikey create NAME [--models m1,m2]");
+  apikey_create->add_option("NAME", apikey_name, "key name (shown in logs; the key never is)")
+      ->required();
+  apikey_create->add_option("--models", apikey_models,
+                            "deployment or served model names it may use (default: every model)")
+      ->delimiter(',');
+  auto* apikey_list = apikey->add_subcommand("list", "the keys: name, scope, age");
+  auto* apikey_revoke = apikey->add_subcommand("revoke", "remove a key; gateways refuse it within a second");
+  apikey_revoke->add_option("NAME", apikey_name, "key name")->required();
+
   // node reap
   auto* node_cmd = app.add_subcommand("node", "node operations")->require_subcommand(1);
   std::string reap_node;
@@ -251,10 +273,12 @@ int main(int argc, char** argv) {
   auto* delete_context = config->add_subcommand("delete-context", "remove a context");
   delete_context->add_option("NAME", context_name, "context name")->required();
 
-  // -o may also follow the subcommand, as with kubectl.
+  // -o is listed in these commands' own help too (it also works after any
+  // other subcommand: fallthrough above).
   for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap,
                         get_stacks, get_models, get_events, describe_stack, stack_import,
-                        model_audit, model_plan, diagnose_log, diagnose_deployment, diagnose}) {
+                        model_audit, model_plan, diagnose_log, diagnose_deployment, diagnose,
+                        apikey_create, apikey_list}) {
     sub->add_option("-o,--output", g.output, kOutputHelp);
   }
   for (CLI::App* sub : {get_nodes, get_deployments, get_stacks, get_models, get_events}) {
@@ -384,6 +408,9 @@ int main(int argc, char** argv) {
   if (*deploy) {
     return RunDeploy(client, deploy_args, std::cout, std::cerr);
   }
+  if (*apikey_create) return RunApiKeyCreate(client, apikey_name, apikey_models, std::cout, std::cerr);
+  if (*apikey_list) return RunApiKeyList(client, std::cout, std::cerr);
+  if (*apikey_revoke) return RunApiKeyRevoke(client, apikey_name, std::cout, std::cerr);
   if (*scale_deployment) {
     return RunScale(client, scale_name, scale_replicas, scale_wait, scale_timeout, std::cout, std::cerr);
   }

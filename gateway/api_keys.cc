@@ -99,4 +99,47 @@ ApiKeyStore::Verdict ApiKeyStore::Check(const std::string& authorization,
   return Verdict::kUnknown;
 }
 
+absl::Status ApiKeyStore::Add(const std::string& name, const std::string& sha256_hex,
+                              bool all_models, const std::vector<std::string>& models) {
+  if (!IsHex64(sha256_hex)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key '", name, "': the hash must be 64 hex digits (SHA-256)"));
+  }
+  if (!all_models && models.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("key '", name, "': empty scope"));
+  }
+  Key k;
+  k.name = name;
+  k.sha256_hex = absl::AsciiStrToLower(sha256_hex);
+  k.all_models = all_models;
+  k.models.insert(models.begin(), models.end());
+  keys_.push_back(std::move(k));
+  return absl::OkStatus();
+}
+
+ApiKeyStore::Verdict ApiKeyStore::CheckEither(const ApiKeyStore* a, const ApiKeyStore* b,
+                                              const std::string& authorization,
+                                              const std::vector<std::string>& model_names,
+                                              std::string* key_name) {
+  Verdict best = Verdict::kUnknown;
+  bool any = false;
+  for (const ApiKeyStore* store : {a, b}) {
+    if (store == nullptr) continue;
+    any = true;
+    std::string name;
+    Verdict v = store->Check(authorization, model_names, &name);
+    if (v == Verdict::kAllowed) {
+      if (key_name) *key_name = name;
+      return v;
+    }
+    if (v == Verdict::kOutOfScope) {
+      if (key_name) *key_name = name;
+      best = v;
+    } else if (v == Verdict::kMissing && best == Verdict::kUnknown) {
+      best = v;
+    }
+  }
+  return any ? best : Verdict::kAllowed;
+}
+
 }  // namespace dcu::gateway

@@ -22,12 +22,23 @@ class ApiKeyStore {
   // INVALID_ARGUMENT naming the line for a malformed one.
   static absl::StatusOr<ApiKeyStore> Parse(const std::string& text);
   static absl::StatusOr<ApiKeyStore> Load(const std::string& path);
+  // Adds one key (from the controller's snapshot); INVALID_ARGUMENT for a
+  // hash that is not 64 hex digits or an empty scope.
+  absl::Status Add(const std::string& name, const std::string& sha256_hex, bool all_models,
+                   const std::vector<std::string>& models);
 
   // Checks an Authorization header value against `model` (a deployment or
   // served name; a key scoped to either admits the request).
   Verdict Check(const std::string& authorization, const std::vector<std::string>& model_names,
                 std::string* key_name) const;
   size_t size() const { return keys_.size(); }
+
+  // Both stores' word on a request (the gateway's --api-keys file and the
+  // keys the controller manages): allowed when either allows it; otherwise
+  // out of scope when either knows the key; otherwise missing or unknown.
+  static Verdict CheckEither(const ApiKeyStore* a, const ApiKeyStore* b,
+                             const std::string& authorization,
+                             const std::vector<std::string>& model_names, std::string* key_name);
 
  private:
   struct Key {

@@ -127,9 +127,31 @@ void ClientSession::Dispatch() {
   }
   if (path == "/v1/models" && is_get) {
     auto set = ctx_->table->Current();
+    // With keys in force, a caller sees only the models its key may use.
+    const ApiKeyStore* file_keys = ctx_->api_keys;
+    const ApiKeyStore* managed_keys = set->managed_keys.get();
+    const bool keyed = file_keys != nullptr || managed_keys != nullptr;
+    auto auth = request_.find(http::field::authorization);
+    const std::string header = auth == request_.end() ? "" : std::string(auth->value());
+    if (keyed) {
+      auto v = ApiKeyStore::CheckEither(file_keys, managed_keys, header, {}, nullptr);
+      if (v == ApiKeyStore::Verdict::kMissing || v == ApiKeyStore::Verdict::kUnknown) {
+        SendError(401,
+                  v == ApiKeyStore::Verdict::kMissing
+                      ? "no API key: send \"Authorization: Bearer KEY\""
+                      : "the API key is not valid",
+                  "invalid_request_error", "invalid_api_key", !request_.keep_alive());
+        return;
+      }
+    }
     nlohmann::json data = nlohmann::json::array();
     for (const auto& m : set->models) {
       if (!m.AnyReady()) continue;
+      if (keyed && ApiKeyStore::CheckEither(file_keys, managed_keys, header,
+                                            {m.deployment, m.served_model_name},
+                                            nullptr) != ApiKeyStore::Verdict::kAllowed) {
+        continue;
+      }
       int ready = 0;
       for (const auto& r : m.replicas) ready += r.ready ? 1 : 0;
       data.push_back({{"id", m.deployment}, {"object", "model"}, {"created", 0},
@@ -170,17 +192,17 @@ void ClientSession::HandleInference() {
   requested_model_ = model_it->get<std::string>();
   auto set = ctx_->table->Current();
   const ServedModel* model = ServingTable::Find(*set, requested_model_);
-  if (model == nullptr) {
-    SendJson(404, UnknownModelBody(requested_model_, ServingTable::Names(*set)),
-             !request_.keep_alive());
-    return;
-  }
-  if (ctx_->api_keys != nullptr) {
+  // Keys before models: a caller without a valid key learns nothing of
+  // what is served, not even through the 404's list.
+  const ApiKeyStore* file_keys = ctx_->api_keys;
+  const ApiKeyStore* managed_keys = set->managed_keys.get();
+  if (file_keys != nullptr || managed_keys != nullptr) {
     std::string key_name;
     auto auth = request_.find(http::field::authorization);
     std::string header = auth == request_.end() ? "" : std::string(auth->value());
-    auto verdict = ctx_->api_keys->Check(header, {model->deployment, model->served_model_name},
-                                         &key_name);
+    std::vector<std::string> names;
+    if (model != nullptr) names = {model->deployment, model->served_model_name};
+    auto verdict = ApiKeyStore::CheckEither(file_keys, managed_keys, header, names, &key_name);
     if (verdict == ApiKeyStore::Verdict::kMissing || verdict == ApiKeyStore::Verdict::kUnknown) {
       SendError(401,
                 verdict == ApiKeyStore::Verdict::kMissing
@@ -189,12 +211,17 @@ void ClientSession::HandleInference() {
                 "invalid_request_error", "invalid_api_key", !request_.keep_alive());
       return;
     }
-    if (verdict == ApiKeyStore::Verdict::kOutOfScope) {
+    if (verdict == ApiKeyStore::Verdict::kOutOfScope && model != nullptr) {
       SendError(403, absl::StrCat("API key '", key_name, "' may not use model '",
                                   requested_model_, "'"),
                 "invalid_request_error", "model_not_allowed", !request_.keep_alive());
       return;
     }
+  }
+  if (model == nullptr) {
+    SendJson(404, UnknownModelBody(requested_model_, ServingTable::Names(*set)),
+             !request_.keep_alive());
+    return;
   }
   // The engine knows the model by its served name only.
   if (requested_model_ != model->EngineModelName()) {

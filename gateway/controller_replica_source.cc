@@ -39,6 +39,16 @@ absl::StatusOr<ServingSet> ServingSetOf(const dcufleet::v1::ServingSnapshot& sna
     }
     set.models.push_back(std::move(model));
   }
+  if (!snapshot.api_keys().empty()) {
+    auto keys = std::make_shared<ApiKeyStore>();
+    for (const auto& k : snapshot.api_keys()) {
+      std::vector<std::string> models(k.models().begin(), k.models().end());
+      if (absl::Status s = keys->Add(k.name(), k.sha256_hex(), k.all_models(), models); !s.ok()) {
+        return s;
+      }
+    }
+    set.managed_keys = std::move(keys);
+  }
   return set;
 }
 

@@ -1,5 +1,9 @@
 #pragma once
 
+#include <memory>
+
+#include "gateway/api_keys.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,6 +54,9 @@ struct ServedModel {
 struct ServingSet {
   int64_t revision = 0;
   std::vector<ServedModel> models;
+  // The API keys the controller manages (dcuctl apikey); nullptr when it
+  // manages none. While set, every request needs a key.
+  std::shared_ptr<const ApiKeyStore> managed_keys;
 };
 
 }  // namespace dcu::gateway

@@ -8,6 +8,9 @@
 #include <malloc.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/hash.h"
 #include "common/ids.h"
 #include "common/input_rules.h"
 #include "common/version.h"
@@ -216,7 +219,7 @@ grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse>* FleetServiceImpl:
 
 grpc::ServerWriteReactor<dcufleet::v1::ServingSnapshot>* FleetServiceImpl::WatchServing(
     grpc::CallbackServerContext*, const dcufleet::v1::WatchServingRequest* req) {
-  return StartServingWatch(deps_.deployments, deps_.fleet, watches_, *req);
+  return StartServingWatch(deps_.deployments, deps_.fleet, deps_.api_keys, watches_, *req);
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::DeleteDeployment(
@@ -239,6 +242,71 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ScaleDeployment(
   auto r = deps_.deployments->Scale(req->name(), req->replicas());
   if (r.ok()) *resp = std::move(*r);
   return Done(ctx, r.status());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::CreateApiKey(
+    grpc::CallbackServerContext* ctx, const dcufleet::v1::CreateApiKeyRequest* req,
+    dcufleet::v1::CreateApiKeyResponse* resp) {
+  if (!deps_.api_keys) return Done(ctx, absl::UnavailableError("API keys are not managed here"));
+  if (absl::Status s = CheckName("API key name", req->name()); !s.ok()) return Done(ctx, s);
+  if (req->models_size() > 256) {
+    return Done(ctx, absl::InvalidArgumentError("models: at most 256 per key"));
+  }
+  dcufleet::v1::ApiKey key;
+  key.set_name(req->name());
+  for (const auto& m : req->models()) {
+    // A model name in a scope is a deployment or served model name; the
+    // scope is stored comma-separated, so a comma cannot be in one.
+    if (m.empty() || m.size() > 253 || m.find_first_of(", \t\r\n") != std::string::npos) {
+      return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
+                           "models: '", m.substr(0, 64),
+                           "' is not a deployment or served model name (no commas or spaces)")));
+    }
+    key.add_models(m);
+  }
+  key.set_all_models(key.models().empty());
+  auto random = common::RandomHex(24);
+  if (!random.ok()) return Done(ctx, random.status());
+  const std::string secret = absl::StrCat("dcu-", *random);
+  key.set_sha256_hex(common::Sha256Hex(secret));
+  key.set_created_at_ms(absl::ToUnixMillis(absl::Now()));
+  if (absl::Status s = deps_.api_keys->CreateApiKey(key); !s.ok()) return Done(ctx, s);
+  if (deps_.events) {
+    (void)deps_.events->AppendEvent(
+        {0, key.created_at_ms(), "apikey", key.name(), "Normal", "Created",
+         key.all_models() ? "scope: every model"
+                          : absl::StrCat("scope: ", absl::StrJoin(key.models(), ", "))});
+  }
+  key.clear_sha256_hex();
+  *resp->mutable_key() = std::move(key);
+  resp->set_secret(secret);
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::ListApiKeys(grpc::CallbackServerContext* ctx,
+                                                        const dcufleet::v1::ListApiKeysRequest*,
+                                                        dcufleet::v1::ListApiKeysResponse* resp) {
+  if (!deps_.api_keys) return Done(ctx, absl::UnavailableError("API keys are not managed here"));
+  auto keys = deps_.api_keys->ListApiKeys();
+  if (!keys.ok()) return Done(ctx, keys.status());
+  for (auto& k : *keys) {
+    k.clear_sha256_hex();
+    *resp->add_keys() = std::move(k);
+  }
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::RevokeApiKey(grpc::CallbackServerContext* ctx,
+                                                         const dcufleet::v1::RevokeApiKeyRequest* req,
+                                                         dcufleet::v1::RevokeApiKeyResponse*) {
+  if (!deps_.api_keys) return Done(ctx, absl::UnavailableError("API keys are not managed here"));
+  if (absl::Status s = CheckName("API key name", req->name()); !s.ok()) return Done(ctx, s);
+  absl::Status s = deps_.api_keys->RevokeApiKey(req->name());
+  if (s.ok() && deps_.events) {
+    (void)deps_.events->AppendEvent({0, absl::ToUnixMillis(absl::Now()), "apikey", req->name(),
+                                     "Normal", "Revoked", "gateways refuse it within a second"});
+  }
+  return Done(ctx, s);
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::ListEvents(grpc::CallbackServerContext* ctx,

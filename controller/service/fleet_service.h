@@ -7,6 +7,7 @@
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
 #include "controller/service/owned_threads.h"
+#include "controller/store/api_key_store.h"
 #include "controller/store/catalog_store.h"
 #include "controller/store/node_store.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
@@ -18,6 +19,8 @@ struct FleetServiceDeps {
   DeployController* deployments = nullptr;
   EventLog* events = nullptr;
   CatalogStore* catalog = nullptr;
+  // The gateways' API keys (dcuctl apikey); nullptr: not managed here.
+  ApiKeyStore* api_keys = nullptr;
   // Called after a successful import (drops caches).
   std::function<void()> on_catalog_changed;
   std::string db_path;
@@ -64,6 +67,15 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
                                        const dcufleet::v1::ListEventsRequest* req,
                                        dcufleet::v1::ListEventsResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateApiKey(grpc::CallbackServerContext* ctx,
+                                         const dcufleet::v1::CreateApiKeyRequest* req,
+                                         dcufleet::v1::CreateApiKeyResponse* resp) override;
+  grpc::ServerUnaryReactor* ListApiKeys(grpc::CallbackServerContext* ctx,
+                                        const dcufleet::v1::ListApiKeysRequest* req,
+                                        dcufleet::v1::ListApiKeysResponse* resp) override;
+  grpc::ServerUnaryReactor* RevokeApiKey(grpc::CallbackServerContext* ctx,
+                                         const dcufleet::v1::RevokeApiKeyRequest* req,
+                                         dcufleet::v1::RevokeApiKeyResponse* resp) override;
   grpc::ServerUnaryReactor* ListStacks(grpc::CallbackServerContext* ctx,
                                        const dcufleet::v1::ListStacksRequest* req,
                                        dcufleet::v1::ListStacksResponse* resp) override;

@@ -5,6 +5,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "controller/core/serving_view.h"
+#include "common/logging.h"
 #include "controller/service/looping_writer.h"
 
 namespace dcu::controller {
@@ -23,8 +24,9 @@ constexpr absl::Duration kLoadRefresh = absl::Seconds(1);
 // The loop and lifetime: looping_writer.h.
 class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
  public:
-  ServingWatch(DeployController* deployments, FleetState* fleet, absl::Duration resend)
-      : deployments_(deployments), fleet_(fleet), resend_(resend) {}
+  ServingWatch(DeployController* deployments, FleetState* fleet, ApiKeyStore* api_keys,
+               absl::Duration resend)
+      : deployments_(deployments), fleet_(fleet), api_keys_(api_keys), resend_(resend) {}
 
  private:
   void Loop() override {
@@ -52,6 +54,15 @@ class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
           deployments_ ? deployments_->List() : std::vector<dcufleet::v1::Deployment>{},
           fleet_ ? fleet_->Snapshot()
                  : std::vector<std::shared_ptr<const dcufleet::v1::NodeView>>{});
+      if (api_keys_) {
+        auto keys = api_keys_->ListApiKeys();
+        if (!keys.ok()) {
+          DCU_LOG_WARN("serving watch: reading the API keys: ", keys.status().message(),
+                       "; the snapshot waits (without them gateways would admit anyone)");
+          continue;
+        }
+        for (auto& k : *keys) *snapshot.add_api_keys() = std::move(k);
+      }
       std::string content = snapshot.SerializeAsString();
       if (content == last_sent && now - sent_at < resend_) continue;
       if (content != last_sent) ++revision;
@@ -66,6 +77,7 @@ class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
 
   DeployController* const deployments_;
   FleetState* const fleet_;
+  ApiKeyStore* const api_keys_;
   const absl::Duration resend_;
   dcufleet::v1::ServingSnapshot out_;  // only the loop's thread touches it
 };
@@ -73,14 +85,14 @@ class ServingWatch : public LoopingWriter<dcufleet::v1::ServingSnapshot> {
 }  // namespace
 
 grpc::ServerWriteReactor<dcufleet::v1::ServingSnapshot>* StartServingWatch(
-    DeployController* deployments, FleetState* fleet, OwnedThreads& threads,
+    DeployController* deployments, FleetState* fleet, ApiKeyStore* api_keys, OwnedThreads& threads,
     const dcufleet::v1::WatchServingRequest& request) {
   absl::Duration resend = request.resend_after_ms() > 0
                               ? absl::Milliseconds(request.resend_after_ms())
                               : kDefaultResend;
   // No faster than the loop looks; no slower than a minute.
   resend = std::min(std::max(resend, kLookEvery), absl::Minutes(1));
-  auto* watch = new ServingWatch(deployments, fleet, resend);
+  auto* watch = new ServingWatch(deployments, fleet, api_keys, resend);
   watch->Start(threads);
   return watch;
 }

@@ -160,6 +160,38 @@ replica cannot be scheduled, 6 when one failed for good, 1 on timeout.
 over them; `-o wide` lists every replica's endpoint; `describe` has a
 replica table.
 
+## Changing a deployment (rollouts)
+
+`dcuctl deploy` of an existing name with another spec (`--max-model-len`,
+`--tp`, `--stack`, ...) is an update, as `kubectl apply` is: the controller
+records the new spec as every live replica's target and replaces replicas
+one at a time (`controller/core/replica_set.h` NextRolloutStep). Surge
+first: while the fleet has devices for one more, a replica on the new spec
+is added, and an old one removed only once it is Ready, so all N keep
+serving. Without room for the surge, an old replica goes first (not Ready
+ones before Ready ones) and N-1 serve. A new spec that cannot serve (it
+fails on every stack) stalls the rollout with the old replicas still
+serving; deploy the old spec again to roll back. dcuctl answers
+`configured (rolling out: max_model_len 32768 -> 8192)`; `rollout status
+deployment/NAME` follows it ("2 out of 3 new replicas have been updated")
+and events say each step (RolloutStarted, RolloutStep, RolloutComplete).
+A rollout goes on across a controller restart.
+
+## API keys
+
+`dcuctl apikey create NAME [--models m1,m2]` makes a key for dcu-gateway
+and prints it once (`dcu-` and 48 hex digits, 192 random bits); the
+controller keeps only its SHA-256 and the scope (every model, or those
+deployment or served model names). `dcuctl apikey list` shows names,
+scopes and ages, never a key or hash; `dcuctl apikey revoke NAME` removes
+one. Gateways following the controller get the hashes with the serving
+snapshot and apply a change within about a second. While at least one key
+exists, every request needs one: 401 without a valid key (before any model
+lookup, so a stranger learns no model names), 403 for a model outside the
+key's scope; `/v1/models` lists only the models the key may use. A
+gateway's own `--api-keys` file still works beside them. Creating and
+revoking need the admin role; listing, read-only.
+
 ## Endpoints
 
 An endpoint is `HOST:PORT` where HOST is the node's `dcu-agent
@@ -168,9 +200,9 @@ connect from (the node name only when neither is known).
 
 ## Not done (issue 16)
 
-- `dcuctl apply -f` / `edit` / `set` (an update path that rolls a changed
-  spec): needs a rolling update in the controller; until then a changed
-  spec other than `--replicas` is refused with "delete it first".
+- `dcuctl apply -f` / `edit` / `set`: the update path is `dcuctl deploy`
+  again with the changed flags (a rollout, above); a manifest file and an
+  editor session are not built.
 - Instances still bind `0.0.0.0`: binding to the advertised address breaks
   nodes whose advertised address is a NAT or load-balancer address not on
   the host. The front door is `dcu-gateway`; put the instance ports behind

@@ -14,6 +14,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/hash.h"
 #include "absl/time/clock.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -26,6 +28,7 @@ namespace dcu::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kNode[] = "localhost";
 
@@ -69,12 +72,15 @@ class GatewayControllerTest : public ::testing::Test {
     auto models = g_.Get(g_.gateway_port(), "/v1/models");
     return models.ok() && absl::StrContains(models->body, "\"id\":\"" + model + "\"");
   }
-  int Chat(const std::string& model) {
+  int Chat(const std::string& model, const std::string& key = "") {
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (!key.empty()) headers.push_back({"Authorization", "Bearer " + key});
     auto resp = g_.Post(g_.gateway_port(), "/v1/chat/completions",
                         nlohmann::json({{"model", model},
                                         {"messages", {{{"role", "user"}, {"content", "1+1="}}}},
                                         {"max_tokens", 3}})
-                            .dump());
+                            .dump(),
+                        headers);
     return resp.ok() ? resp->status : -1;
   }
 
@@ -163,6 +169,49 @@ TEST_F(GatewayControllerTest, ServesFromTheControllerAndKeepsServingWhileItIsDow
                       absl::Seconds(20)))
       << g_.Logs();
   EXPECT_EQ(Chat("qwen3-32b"), 200);
+}
+
+// dcuctl apikey: keys kept by the controller as hashes, enforced by every
+// gateway within a second of being created or revoked.
+TEST_F(GatewayControllerTest, ApiKeysMadeWithDcuctlAreEnforcedByTheGatewayAndRevoked) {
+  DeployQwen();
+  ASSERT_TRUE(g_.StartGateway({"--controller", h_.Addr()}, /*use_file=*/false)) << g_.Logs();
+  ASSERT_TRUE(WaitFor([&] { return GatewayServes("qwen3-32b"); }, absl::Seconds(20))) << g_.Logs();
+  EXPECT_EQ(Chat("qwen3-32b"), 200) << "no key exists yet: open";
+
+  auto made = h_.Dcuctl({"apikey", "create", "app", "--models", "qwen3-32b"});
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  std::vector<std::string> lines = absl::StrSplit(made.out, '\n');
+  ASSERT_GE(lines.size(), 2u);
+  const std::string key = lines[1];
+  ASSERT_TRUE(absl::StartsWith(key, "dcu-")) << made.out;
+  auto other = h_.Dcuctl({"apikey", "create", "other", "--models", "some-other-model", "-o", "json"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const std::string other_key = nlohmann::json::parse(other.out)["secret"].get<std::string>();
+  EXPECT_EQ(h_.Dcuctl({"apikey", "create", "app"}).exit_code, 1) << "the name is taken";
+  EXPECT_EQ(h_.Dcuctl({"apikey", "create", "bad name"}).exit_code, 2);
+
+  ASSERT_TRUE(WaitFor([&] { return Chat("qwen3-32b") == 401; }, absl::Seconds(10)))
+      << "a key exists: a request without one is refused";
+  EXPECT_EQ(Chat("qwen3-32b", key), 200);
+  EXPECT_EQ(Chat("qwen3-32b", other_key), 403) << "out of its scope";
+  EXPECT_EQ(Chat("qwen3-32b", "dcu-not-a-key"), 401);
+  EXPECT_EQ(Chat("nonexistent", "dcu-not-a-key"), 401) << "no model list for a bad key";
+  auto models = g_.Get(g_.gateway_port(), "/v1/models");
+  ASSERT_TRUE(models.ok());
+  EXPECT_EQ(models->status, 401);
+
+  auto list = h_.Dcuctl({"apikey", "list", "-o", "json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("\"app\""));
+  EXPECT_THAT(list.out, Not(HasSubstr(key)));
+  EXPECT_THAT(list.out, Not(HasSubstr(common::Sha256Hex(key))));
+
+  ASSERT_EQ(h_.Dcuctl({"apikey", "revoke", "app"}).exit_code, 0);
+  EXPECT_EQ(h_.Dcuctl({"apikey", "revoke", "app"}).exit_code, 3);
+  EXPECT_TRUE(WaitFor([&] { return Chat("qwen3-32b", key) == 401; }, absl::Seconds(10)));
+  EXPECT_THAT(g_.gateway()->Log(), Not(HasSubstr(key)));
+  EXPECT_THAT(h_.Logs(), Not(HasSubstr(key)));
 }
 
 }  // namespace

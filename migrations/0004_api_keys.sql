@@ -1,0 +1,9 @@
+-- API keys for dcu-gateway (issue 17), managed with `dcuctl apikey`. Only
+-- the SHA-256 of a key is kept: the key itself is shown once, at creation.
+CREATE TABLE api_keys (
+  name          TEXT PRIMARY KEY,
+  sha256_hex    TEXT NOT NULL UNIQUE,
+  -- "*" (every model) or deployment / served model names, comma-separated.
+  scope         TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+);

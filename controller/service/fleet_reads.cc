@@ -1,6 +1,7 @@
 #include "controller/service/fleet_reads.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/ids.h"
 #include "common/input_rules.h"
 #include "modelkit/stack_view.h"
 

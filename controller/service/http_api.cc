@@ -1,6 +1,9 @@
 #include "controller/service/http_api.h"
 
+#include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

@@ -20,6 +20,7 @@
 // (loopback demo) nothing is asked, as on the gRPC port.
 
 #include <memory>
+#include <optional>
 
 #include "common/http_server.h"
 #include "controller/service/auth.h"

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"

@@ -3,6 +3,7 @@
 // 59.18 GiB held by a dead process).
 #include "agent/metrics/agent_metrics.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -7,6 +7,7 @@
 
 #include "common/hash.h"
 #include "common/http_client.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -47,16 +47,24 @@ struct HttpServer::Impl {
   net::io_context io{};
   std::optional<tcp::acceptor> acceptor;
 
+  // An exact route first, then the longest prefix route, then a prefix
+  // route the path names without its final '/' ("/ui" for "/ui/").
   const Route* Find(const std::string& path) const {
     const Route* best = nullptr;
     for (const auto& r : routes) {
-      bool match = r.prefix.back() == '/' ? path.compare(0, r.prefix.size(), r.prefix) == 0
-                                           : path == r.prefix;
-      // "/ui" also reaches the "/ui/" tree.
-      if (!match && r.prefix.back() == '/' && path + "/" == r.prefix) match = true;
-      if (match && (!best || r.prefix.size() > best->prefix.size())) best = &r;
+      if (r.prefix.back() != '/' && path == r.prefix) return &r;
     }
-    return best;
+    for (const auto& r : routes) {
+      if (r.prefix.back() == '/' && path.compare(0, r.prefix.size(), r.prefix) == 0 &&
+          (!best || r.prefix.size() > best->prefix.size())) {
+        best = &r;
+      }
+    }
+    if (best) return best;
+    for (const auto& r : routes) {
+      if (r.prefix.back() == '/' && path + "/" == r.prefix) return &r;
+    }
+    return nullptr;
   }
 
   void Accept();

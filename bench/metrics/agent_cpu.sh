@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Agent CPU per report with and without --metrics-listen (issue 18).
-#   bench/metrics/agent_cpu.sh [SECONDS]     (default 20; build dir: $DCU_BUILD_DIR or ./build)
+#   bench/metrics/agent_cpu.sh [SECONDS [INTERVAL]]   (default 60 s, a report every 0.2 s;
+#                                                      build dir: $DCU_BUILD_DIR or ./build)
 # A real dcu-controller and a real dcu-agent on the k100ai-8x fixture (8
-# devices, sysfs/KFD probe, holder scan) report once per 0.5 s; with metrics
+# devices, sysfs/KFD probe, holder scan) report once per INTERVAL; with metrics
 # on, /metrics is scraped every second (a scrape per two reports: far more
-# often than Prometheus' usual 15 s). CPU is the agent's utime+stime from
+# often than Prometheus' usual 15 s). CPU ticks are 10 ms: run long enough. CPU is the agent's utime+stime from
 # /proc/PID/stat, reports its dcu_agent_reports_total (on) or the same count
 # of intervals (off).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="${DCU_BUILD_DIR:-$REPO/build}/bin"
-SECS="${1:-20}"
+SECS="${1:-60}"
+INTERVAL="${2:-0.2}"
 TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 TICK=$(getconf CLK_TCK)
@@ -18,7 +20,7 @@ TICK=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 "$BIN/dcu-controller" --listen 127.0.0.1:0 --port-file "$TMP/port" --db "$TMP/db" \
-  --status-interval 0.5 >"$TMP/controller.log" 2>&1 &
+  --status-interval "$INTERVAL" >"$TMP/controller.log" 2>&1 &
 for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
 CTL="127.0.0.1:$(cat "$TMP/port")"
 
@@ -48,7 +50,7 @@ run() {  # run on|off
     reports=$(awk -v a="$r0" -v b="$r1" 'BEGIN {print b - a}')
     kill "$loop" 2>/dev/null || true
   else
-    reports=$(awk -v s="$SECS" 'BEGIN {print s / 0.5}')
+    reports=$(awk -v s="$SECS" -v i="$INTERVAL" 'BEGIN {print s / i}')
   fi
   local rss; rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
   kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -46,8 +46,8 @@ absl::StatusOr<dcufleet::v1::ListDeploymentsResponse> ReadDeployments(const Flee
 
 absl::StatusOr<dcufleet::v1::GetDeploymentResponse> ReadDeployment(const FleetServiceDeps& deps,
                                                                    const std::string& name) {
-  if (!deps.deployments) return absl::UnavailableError("deployments are not enabled");
   if (absl::Status s = CheckName("deployment name", name); !s.ok()) return s;
+  if (!deps.deployments) return absl::UnavailableError("deployments are not enabled");
   auto d = deps.deployments->Get(name);
   if (!d.ok()) return d.status();
   dcufleet::v1::GetDeploymentResponse resp;

@@ -381,6 +381,7 @@ int main(int argc, char** argv) {
       specs = std::move(allowed);
     }
     DCU_LOG_INFO("assignment generation ", a.generation(), ": ", specs.size(), " instance(s)");
+    if (metrics) metrics->OnAssignment(specs);
     manager.Apply(a.generation(), std::move(specs));
   };
   cb.on_command = [&](const dcufleet::v1::Command& c) {

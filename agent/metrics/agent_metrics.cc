@@ -1,6 +1,8 @@
 #include "agent/metrics/agent_metrics.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/enum_names.h"
 
 namespace dcu::agent {
@@ -48,7 +50,27 @@ constexpr dcufleet::v1::HolderClass kClasses[] = {
 
 }  // namespace
 
-MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::NodeStatus& status) {
+InstanceOwners OwnersOf(const std::vector<dcufleet::v1::InstanceSpec>& specs) {
+  InstanceOwners out;
+  for (const auto& s : specs) {
+    InstanceOwner o;
+    o.deployment = s.deployment();
+    absl::string_view id = s.instance_id();
+    if (!o.deployment.empty() && absl::ConsumePrefix(&id, o.deployment) &&
+        absl::ConsumePrefix(&id, "-r")) {
+      size_t dash = id.find('-');
+      int k = 0;
+      if (dash != absl::string_view::npos && absl::SimpleAtoi(id.substr(0, dash), &k) && k > 0) {
+        o.replica = k;
+      }
+    }
+    out[s.instance_id()] = std::move(o);
+  }
+  return out;
+}
+
+MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::NodeStatus& status,
+                                  const InstanceOwners& owners) {
   MetricFamilies out;
   FamilyBuilder b(&out);
   const auto& inv = status.inventory();
@@ -165,6 +187,36 @@ MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::N
   for (const auto& st : status.instances()) {
     b.Add({{"node", node}, {"instance", st.instance_id()}}, st.adopted() ? 1 : 0);
   }
+  // The engines' own gauges (vLLM's /metrics, scraped by the agent into the
+  // report), re-labelled so that one scrape of the agent serves the fleet.
+  auto engine = [&](const dcufleet::v1::InstanceStatus& st) {
+    common::MetricLabels l = {{"node", node}, {"instance", st.instance_id()}};
+    auto it = owners.find(st.instance_id());
+    l.emplace_back("deployment", it == owners.end() ? "" : it->second.deployment);
+    l.emplace_back("replica", it == owners.end() ? "" : absl::StrCat(it->second.replica));
+    return l;
+  };
+  auto scraped = [](const dcufleet::v1::InstanceStatus& st) {
+    return st.has_load() && st.load().scraped_at_ms() != 0;
+  };
+  b.Gauge("dcu_engine_requests_running", "The engine's running requests (vllm:num_requests_running).");
+  for (const auto& st : status.instances()) {
+    if (scraped(st)) b.Add(engine(st), st.load().running());
+  }
+  b.Gauge("dcu_engine_requests_waiting", "The engine's queued requests (vllm:num_requests_waiting).");
+  for (const auto& st : status.instances()) {
+    if (scraped(st)) b.Add(engine(st), st.load().waiting());
+  }
+  b.Gauge("dcu_engine_kv_cache_usage_ratio",
+          "The engine's KV-cache usage, 0 to 1 (vllm:kv_cache_usage_perc).");
+  for (const auto& st : status.instances()) {
+    if (scraped(st)) b.Add(engine(st), st.load().kv_cache_usage());
+  }
+  b.Gauge("dcu_engine_scrape_timestamp_seconds", "When the agent last read the engine's /metrics.");
+  for (const auto& st : status.instances()) {
+    if (scraped(st)) b.Add(engine(st), static_cast<double>(st.load().scraped_at_ms()) / 1000.0);
+  }
+
   b.Gauge("dcu_node_report_timestamp_seconds", "When the last report was built (Unix time).");
   b.Add({{"node", node}}, static_cast<double>(inv.collected_at_ms()) / 1000.0);
   return out;
@@ -208,14 +260,22 @@ void AgentMetrics::OnReport(const dcufleet::v1::NodeStatus& status,
   last_ = std::move(copy);
 }
 
+void AgentMetrics::OnAssignment(const std::vector<dcufleet::v1::InstanceSpec>& specs) {
+  InstanceOwners owners = OwnersOf(specs);
+  absl::MutexLock l(&mu_);
+  owners_ = std::move(owners);
+}
+
 common::ServedResponse AgentMetrics::Scrape() const {
   std::shared_ptr<const dcufleet::v1::NodeStatus> last;
+  InstanceOwners owners;
   {
     absl::MutexLock l(&mu_);
     last = last_;
+    owners = owners_;
   }
   common::MetricFamilies families;
-  if (last) families = NodeStatusFamilies(node_, *last);
+  if (last) families = NodeStatusFamilies(node_, *last, owners);
   return common::MetricsResponse(std::move(families), {&registry_});
 }
 

@@ -11,6 +11,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,11 +30,28 @@ struct ProbeSample {
   bool ok = false;
 };
 
+// Which deployment and replica an instance serves, as the controller's
+// assignment says (the instance status does not carry them).
+struct InstanceOwner {
+  std::string deployment;
+  int replica = 0;
+};
+using InstanceOwners = std::map<std::string, InstanceOwner>;  // by instance id
+
+// The owner of each spec of an assignment. The replica index is read from
+// the instance id, which the controller builds as DEPLOYMENT[-rK]-N-XXXXXX
+// (controller/core/deploy_step.cc): with the deployment name known, the
+// "-rK" after it is unambiguous.
+InstanceOwners OwnersOf(const std::vector<dcufleet::v1::InstanceSpec>& specs);
+
 // The snapshot families of one report (pure; tested alone): per device
 // memory by view and kind, unreclaimed, schedulable free, holders by class,
-// device info; instance phases. `node` labels every sample.
+// device info; instance phases; the engine figures the agent scraped from
+// its instances (InstanceStatus.load), re-labelled with deployment and
+// replica from `owners`. `node` labels every sample.
 common::MetricFamilies NodeStatusFamilies(const std::string& node,
-                                          const dcufleet::v1::NodeStatus& status);
+                                          const dcufleet::v1::NodeStatus& status,
+                                          const InstanceOwners& owners = {});
 
 class AgentMetrics {
  public:
@@ -47,11 +65,9 @@ class AgentMetrics {
   // The /metrics answer.
   common::ServedResponse Scrape() const;
 
-  // HOOK (engine metrics): the engine figures an instance reports (vLLM's
-  // /metrics, scraped into the status report as an EngineLoad per instance
-  // by the agent's scraper, built separately) will be re-labelled here with
-  // deployment, replica and node and appended to Scrape()'s families, so one
-  // scrape of the agent serves the fleet. Nothing is scraped from here.
+  // After each assignment: who owns each instance (for the engine figures'
+  // deployment and replica labels).
+  void OnAssignment(const std::vector<dcufleet::v1::InstanceSpec>& specs);
 
  private:
   const std::string node_;
@@ -63,6 +79,7 @@ class AgentMetrics {
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const dcufleet::v1::NodeStatus> last_ ABSL_GUARDED_BY(mu_);
+  InstanceOwners owners_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dcu::agent

@@ -156,6 +156,22 @@ TEST_F(ObservabilityTest, PromtoolAcceptsEveryEndpoint) {
   }
 }
 
+TEST_F(ObservabilityTest, TheAgentRepublishesItsEnginesFiguresWithDeploymentAndReplica) {
+  // The agent reads each Ready instance's /metrics (fake_vllm serves vLLM's
+  // gauges) into its report; its own /metrics re-labels them.
+  std::string text;
+  bool seen = testing::WaitFor(
+      [&] {
+        auto r = HttpGet(fleet->agent_metrics, "/metrics");
+        text = r.ok() ? r->body : "";
+        return absl::StrContains(text, "dcu_engine_requests_running{node=\"node-k100\",instance=\"qwen3-32b-2-");
+      },
+      absl::Seconds(10));
+  ASSERT_TRUE(seen) << text;
+  EXPECT_THAT(text, ::testing::ContainsRegex(
+                        R"(dcu_engine_kv_cache_usage_ratio\{node="node-k100",instance="qwen3-32b-2-[a-z0-9]+",deployment="qwen3-32b",replica="0"\} )"));
+}
+
 TEST_F(ObservabilityTest, APrometheusServerScrapesControllerAgentAndGateway) {
   std::string prometheus = Which("prometheus");
   if (prometheus.empty()) {

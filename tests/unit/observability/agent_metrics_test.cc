@@ -88,6 +88,43 @@ TEST(AgentMetrics, InvalidReadingsAreLeftOutNotPublishedAsZero) {
   EXPECT_THAT(t, HasSubstr(R"(device="1",view="device",kind="free")"));
 }
 
+TEST(AgentMetrics, EngineFiguresCarryDeploymentReplicaAndNode) {
+  dcufleet::v1::NodeStatus s = Seed000Like();
+  auto* st = s.mutable_instances(0);
+  st->set_instance_id("qwen-r2-3-a1b2c3");
+  st->mutable_load()->set_running(3);
+  st->mutable_load()->set_waiting(1);
+  st->mutable_load()->set_kv_cache_usage(0.25);
+  st->mutable_load()->set_scraped_at_ms(1700000000500);
+  auto* unscraped = s.add_instances();  // no load: no engine series, not zeros
+  unscraped->set_instance_id("other-1-ffffff");
+  std::vector<dcufleet::v1::InstanceSpec> specs(2);
+  specs[0].set_instance_id("qwen-r2-3-a1b2c3");
+  specs[0].set_deployment("qwen");
+  specs[1].set_instance_id("other-1-ffffff");
+  specs[1].set_deployment("other");
+  InstanceOwners owners = OwnersOf(specs);
+  EXPECT_EQ(owners["qwen-r2-3-a1b2c3"].replica, 2);
+  EXPECT_EQ(owners["other-1-ffffff"].replica, 0);
+  std::string t = common::RenderMetricsText(NodeStatusFamilies("node-k100", s, owners));
+  EXPECT_THAT(t, HasSubstr(R"(dcu_engine_requests_running{node="node-k100",instance="qwen-r2-3-a1b2c3",deployment="qwen",replica="2"} 3)"));
+  EXPECT_THAT(t, HasSubstr(R"(dcu_engine_requests_waiting{node="node-k100",instance="qwen-r2-3-a1b2c3",deployment="qwen",replica="2"} 1)"));
+  EXPECT_THAT(t, HasSubstr(R"(dcu_engine_kv_cache_usage_ratio{node="node-k100",instance="qwen-r2-3-a1b2c3",deployment="qwen",replica="2"} 0.25)"));
+  EXPECT_THAT(t, Not(HasSubstr(R"(dcu_engine_requests_running{node="node-k100",instance="other-1-ffffff")")));
+}
+
+TEST(AgentMetrics, ReplicaIsReadOnlyAfterTheKnownDeploymentName) {
+  std::vector<dcufleet::v1::InstanceSpec> specs(2);
+  // A deployment whose own name ends in "-r5": its replica 0 is not replica 5.
+  specs[0].set_instance_id("model-r5-1-abcdef");
+  specs[0].set_deployment("model-r5");
+  specs[1].set_instance_id("model-r5-r3-2-abcdef");
+  specs[1].set_deployment("model-r5");
+  InstanceOwners owners = OwnersOf(specs);
+  EXPECT_EQ(owners["model-r5-1-abcdef"].replica, 0);
+  EXPECT_EQ(owners["model-r5-r3-2-abcdef"].replica, 3);
+}
+
 TEST(AgentMetrics, ScrapeServesTheLastReportAndCountsProbeFailures) {
   AgentMetrics m("node-k100");
   EXPECT_THAT(m.Scrape().body, Not(HasSubstr("dcu_device_unreclaimed_bytes{")));

@@ -24,12 +24,15 @@
 #include "agent/reap/reap_node.h"
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
+#include "agent/metrics/agent_metrics.h"
 #include "agent/runtime/runtime_registry.h"
 #include "agent/supervisor/engine_load_scraper.h"
 #include "agent/supervisor/instance_manager.h"
 #include "common/clock.h"
 #include "common/enum_names.h"
 #include "common/http_client.h"
+#include "common/http_server.h"
+#include "common/net.h"
 #include "common/path_confine.h"
 #include "common/ids.h"
 #include "common/logging.h"
@@ -81,6 +84,7 @@ int main(int argc, char** argv) {
   std::string memprobe, hip_library, proc_root, nvml_library, cuda_library;
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
   double engine_scrape_interval_s = 1;
+  std::string metrics_listen;
   app.add_option("--controller", controller, "controller HOST:PORT to dial");
   std::string advertise_address;
   app.add_option("--advertise-address", advertise_address,
@@ -114,6 +118,8 @@ int main(int argc, char** argv) {
                  "seconds between reads of each Ready instance's /metrics (engine load for "
                  "dcu-gateway); 0: never")
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--metrics-listen", metrics_listen,
+                 "HOST:PORT to serve Prometheus /metrics on (docs/metrics.md); off when empty");
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
 
@@ -274,8 +280,39 @@ int main(int argc, char** argv) {
     return inv;
   };
 
+  // /metrics is rendered from the report the controller gets (the one source).
+  std::unique_ptr<dcu::agent::AgentMetrics> metrics;
+  std::unique_ptr<dcu::common::HttpServer> metrics_server;
+  if (!metrics_listen.empty()) {
+    dcu::common::HttpServerOptions mo;
+    mo.name = "dcu-agent metrics";
+    if (absl::Status s = dcu::common::ParseListenFlag("--metrics-listen", metrics_listen, &mo);
+        !s.ok()) {
+      std::cerr << "dcu-agent: " << s.message() << "\n";
+      return 2;
+    }
+    metrics = std::make_unique<dcu::agent::AgentMetrics>(node);
+    metrics_server = std::make_unique<dcu::common::HttpServer>(mo);
+    metrics_server->Handle("/metrics", [&metrics](const dcu::common::ServedRequest&) {
+      return metrics->Scrape();
+    });
+    if (absl::Status s = metrics_server->Start(); !s.ok()) {
+      std::cerr << "dcu-agent: --metrics-listen: " << s.message() << "\n";
+      return 1;
+    }
+    DCU_LOG_INFO("metrics on http://", dcu::common::JoinHostPort(mo.host, metrics_server->port()),
+                 "/metrics");
+  }
+  auto record_report = [&](const dcufleet::v1::NodeStatus& s, absl::Time started) {
+    if (!metrics) return;
+    std::vector<dcu::agent::ProbeSample> probes;
+    for (const auto& t : (*collector)->last_probe_timings()) probes.push_back({t.backend, t.took, t.ok});
+    metrics->OnReport(s, probes, absl::Now() - started);
+  };
+
   dcu::agent::LinkCallbacks cb;
   cb.make_hello = [&] {
+    absl::Time started = absl::Now();
     dcufleet::v1::Hello h;
     h.set_node_name(node);
     h.set_advertise_address(advertise_address);
@@ -287,9 +324,16 @@ int main(int argc, char** argv) {
     *h.mutable_inventory() = make_inventory(/*force_discovery=*/true);
     for (const auto& st : manager.Snapshot()) *h.add_instances() = st;
     h.set_applied_generation(std::max<int64_t>(0, manager.generation()));
+    if (metrics) {
+      dcufleet::v1::NodeStatus as_status;
+      *as_status.mutable_inventory() = h.inventory();
+      *as_status.mutable_instances() = h.instances();
+      record_report(as_status, started);
+    }
     return h;
   };
   cb.make_status = [&] {
+    absl::Time started = absl::Now();
     dcufleet::v1::NodeStatus s;
     *s.mutable_inventory() = make_inventory(false);
     std::vector<dcufleet::v1::InstanceStatus> instances = manager.Snapshot();
@@ -297,6 +341,7 @@ int main(int argc, char** argv) {
     for (auto& st : instances) *s.add_instances() = std::move(st);
     s.set_applied_generation(std::max<int64_t>(0, manager.generation()));
     s.set_sent_at_ms(absl::ToUnixMillis(absl::Now()));
+    record_report(s, started);
     return s;
   };
   cb.on_assignment = [&](const dcufleet::v1::Assignment& a) {
@@ -336,6 +381,7 @@ int main(int argc, char** argv) {
       specs = std::move(allowed);
     }
     DCU_LOG_INFO("assignment generation ", a.generation(), ": ", specs.size(), " instance(s)");
+    if (metrics) metrics->OnAssignment(specs);
     manager.Apply(a.generation(), std::move(specs));
   };
   cb.on_command = [&](const dcufleet::v1::Command& c) {
@@ -403,6 +449,7 @@ int main(int argc, char** argv) {
   // Instances keep running: a restarted agent re-adopts them.
   link->Stop();
   scraper.Stop();
+  if (metrics_server) metrics_server->Stop();
   manager.Shutdown();
   return 0;
 }

@@ -33,7 +33,10 @@
 #include "controller/store/sqlite_api_key_store.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "controller/store/sqlite_deployment_store.h"
+#include "common/http_server.h"
+#include "controller/service/controller_metrics.h"
 #include "controller/service/fleet_service.h"
+#include "controller/service/http_api.h"
 #include "controller/service/node_service.h"
 #include "controller/service/server_security.h"
 #include "controller/store/sqlite_store.h"
@@ -54,11 +57,15 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:7070";
   std::string db = "dcufleet.db";
   std::string port_file;
+  std::string http_listen;
   bool insecure = false;
   double not_ready_after_s = 15, lost_after_s = 60, status_interval_s = 5;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free port)");
   app.add_option("--db", db, "SQLite database file (created if missing)");
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
+  app.add_option("--http-listen", http_listen,
+                 "HOST:PORT for HTTP: Prometheus /metrics, the dashboard /ui/ and the read-only "
+                 "JSON API /api/v1/ (docs/metrics.md); off when empty");
   app.add_flag("--insecure", insecure,
                "allow a non-loopback listen address without TLS (not recommended). Without TLS, "
                "even on loopback, any local process can speak as any node and call every RPC: "
@@ -122,6 +129,24 @@ int main(int argc, char** argv) {
     }
     DCU_LOG_WARN("listening on non-loopback address '", listen,
                  "' WITHOUT TLS or authentication (--insecure)");
+  }
+
+  dcu::common::HttpServerOptions http_options;
+  http_options.name = "dcu-controller http";
+  http_options.threads = 2;
+  if (!http_listen.empty()) {
+    if (absl::Status s = dcu::common::ParseListenFlag("--http-listen", http_listen, &http_options);
+        !s.ok()) {
+      std::cerr << "dcu-controller: " << s.message() << "\n";
+      return 2;
+    }
+    // The HTTP listener is plaintext: bearer tokens and the fleet's facts
+    // must not cross a network in the clear (put a TLS proxy in front).
+    if (!dcu::common::IsLoopbackHost(http_options.host) && !insecure) {
+      std::cerr << "dcu-controller: refusing --http-listen on non-loopback address '"
+                << http_listen << "' (plaintext HTTP); pass --insecure to do it anyway\n";
+      return 2;
+    }
   }
 
   // One controller per store, held for the process's life (before the file
@@ -238,6 +263,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   fleet.SetListener(&deployments);
+  // Metrics only with an HTTP listener: without one nothing is counted.
+  std::unique_ptr<dcu::controller::ControllerMetrics> metrics;
+  if (!http_listen.empty()) {
+    metrics = std::make_unique<dcu::controller::ControllerMetrics>();
+    deployments.SetMetrics(metrics.get());
+    database->SetTransactionObserver([m = metrics.get()](absl::Duration took, bool ok) {
+      m->OnStoreTransaction(took, ok);
+    });
+  }
   deployments.Start();
 
   dcu::controller::NodeServiceImpl node_service(&fleet);
@@ -265,6 +299,11 @@ int main(int argc, char** argv) {
   builder.RegisterService(&node_service);
   builder.RegisterService(&fleet_service);
   dcu::controller::ApplyServerLimits(&builder);
+  if (metrics) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+    creators.push_back(metrics->InterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
     std::cerr << "dcu-controller: cannot listen on '" << listen
@@ -275,6 +314,21 @@ int main(int argc, char** argv) {
   DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
                bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, "), ",
                security->summary);
+  std::unique_ptr<dcu::common::HttpServer> http;
+  if (!http_listen.empty()) {
+    http = std::make_unique<dcu::common::HttpServer>(http_options);
+    dcu::controller::HttpApiDeps api;
+    api.reads = deps;
+    api.metrics = metrics.get();
+    api.tokens = security->tokens;
+    dcu::controller::InstallHttpApi(http.get(), std::move(api));
+    if (absl::Status s = http->Start(); !s.ok()) {
+      std::cerr << "dcu-controller: --http-listen: " << s.message() << "\n";
+      return 1;
+    }
+    DCU_LOG_INFO("dashboard on http://", dcu::common::JoinHostPort(http_options.host, http->port()),
+                 "/ui/, metrics on /metrics");
+  }
   if (!port_file.empty()) {
     std::ofstream(port_file + ".tmp") << bound_port << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());
@@ -288,6 +342,7 @@ int main(int argc, char** argv) {
     fleet.Tick();
   }
   DCU_LOG_INFO("shutting down");
+  if (http) http->Stop();
   deployments.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;

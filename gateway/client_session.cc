@@ -177,6 +177,11 @@ void ClientSession::Dispatch() {
 }
 
 void ClientSession::HandleInference() {
+  counting_ = ctx_->metrics != nullptr;
+  metrics_model_ = "unknown";
+  request_started_ = absl::Now();
+  relay_status_ = 0;
+  replica_key_.clear();
   nlohmann::json body = nlohmann::json::parse(request_.body(), nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object()) {
     SendError(400, "the request body is not a JSON object", "invalid_request_error",
@@ -219,10 +224,12 @@ void ClientSession::HandleInference() {
     }
   }
   if (model == nullptr) {
+    if (counting_) ctx_->metrics->OnRejected("model_not_found");
     SendJson(404, UnknownModelBody(requested_model_, ServingTable::Names(*set)),
              !request_.keep_alive());
     return;
   }
+  metrics_model_ = model->deployment;
   // The engine knows the model by its served name only.
   if (requested_model_ != model->EngineModelName()) {
     body["model"] = model->EngineModelName();
@@ -275,6 +282,7 @@ void ClientSession::TryPick() {
       return;
     }
     queued_ = true;
+    queued_at_ = now;
     queue_deadline_ = now + ctx_->options.queue_timeout;
     Watch();
   }
@@ -300,6 +308,14 @@ void ClientSession::LeaveQueue() {
   if (!queued_) return;
   queued_ = false;
   ctx_->queued.fetch_sub(1);
+  if (ctx_->metrics) ctx_->metrics->OnQueueLeft(absl::Now() - queued_at_);
+}
+
+void ClientSession::CountDone(const std::string& code) {
+  if (!counting_) return;
+  counting_ = false;
+  ctx_->metrics->OnRequestDone(metrics_model_, replica_key_.empty() ? "none" : replica_key_, code,
+                               absl::Now() - request_started_);
 }
 
 // ------------------------------------------------------------------ upstream
@@ -400,6 +416,8 @@ void ClientSession::OnUpstreamHeader(beast::error_code ec) {
   if (status == 502 || status == 503) {
     return AttemptFailed(absl::StrCat("'", replica_key_, "' answered ", status));
   }
+  relay_status_ = status;
+  if (counting_) ctx_->metrics->OnFirstByte(metrics_model_, absl::Now() - request_started_);
   relay_response_.emplace();
   relay_response_->result(status);
   relay_response_->version(11);
@@ -457,6 +475,7 @@ void ClientSession::OnUpstreamBody(beast::error_code ec) {
     upstream_deadline_.cancel();
     ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/false);
     exchange_open_ = false;
+    CountDone(absl::StrCat(relay_status_));
     beast::error_code ignored;
     upstream_->socket().close(ignored);
     client_.socket().close(ignored);
@@ -483,6 +502,7 @@ void ClientSession::OnResponseDone(beast::error_code ec) {
   upstream_deadline_.cancel();
   ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/!ec);
   exchange_open_ = false;
+  CountDone(ec ? "499" : absl::StrCat(relay_status_));
   beast::error_code ignored;
   upstream_->socket().close(ignored);
   if (ec || !request_.keep_alive()) {
@@ -501,6 +521,7 @@ void ClientSession::AttemptFailed(const std::string& why) {
   if (upstream_) upstream_->socket().close(ignored);
   last_failure_ = why;
   DCU_LOG_DEBUG("attempt ", attempts_, " for model '", requested_model_, "' failed: ", why);
+  if (attempts_ < 2 && counting_) ctx_->metrics->OnRetry(metrics_model_);
   if (attempts_ >= 2) {
     SendError(502, absl::StrCat("model '", requested_model_, "': ", why), "server_error",
               "upstream_failed", !request_.keep_alive());
@@ -511,6 +532,7 @@ void ClientSession::AttemptFailed(const std::string& why) {
 
 void ClientSession::AbortForClientGone() {
   client_gone_ = true;
+  CountDone("499");
   upstream_deadline_.cancel();
   LeaveQueue();
   if (exchange_open_ && !replica_key_.empty() && upstream_) {
@@ -582,12 +604,15 @@ void ClientSession::EndExchange() {
 void ClientSession::SendError(unsigned status, const std::string& message,
                               const std::string& type, const std::string& code, bool close,
                               const std::string& retry_after) {
+  // Refused by the gateway (a replica's own errors are relayed, not sent here).
+  if (counting_ && status != 502) ctx_->metrics->OnRejected(code);
   SendJson(status, OpenAiErrorBody(message, type, code), close, retry_after);
 }
 
 void ClientSession::SendJson(unsigned status, std::string body, bool close,
                              const std::string& retry_after) {
   exchange_open_ = false;
+  CountDone(absl::StrCat(status));
   simple_response_.emplace();
   simple_response_->result(status);
   simple_response_->version(11);

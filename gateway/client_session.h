@@ -94,6 +94,14 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool head_sent_ = false;
   bool exchange_open_ = false;
 
+  // Metrics of the inference request under way (gateway_metrics.h).
+  void CountDone(const std::string& code);
+  bool counting_ = false;  // an inference request not yet counted
+  std::string metrics_model_;
+  absl::Time request_started_;
+  absl::Time queued_at_;
+  unsigned relay_status_ = 0;
+
   // The client watch (see the class comment).
   bool watching_ = false;
   bool read_next_after_watch_ = false;

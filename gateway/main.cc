@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/http_server.h"
 #include "common/logging.h"
 #include "common/net.h"
 #include "gateway/api_keys.h"
@@ -30,8 +31,12 @@ int main(int argc, char** argv) {
   size_t max_body_bytes = proxy.max_body_bytes;
   bool verbose = false;
   int scrape_ms = 0;
+  std::string metrics_listen;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free port)");
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "HOST:PORT to serve Prometheus /metrics on, apart from the API (docs/metrics.md); "
+                 "off when empty");
   app.add_option("--controller", controller.address,
                  "dcu-controller HOST:PORT to learn replicas from (WatchServing)");
   app.add_option("--tls-ca", controller.tls_ca, "PEM CA that signed the controller's certificate");
@@ -137,10 +142,38 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  dcu::gateway::ProxyServer server(proxy, &table, &picker, keys.get());
+  // /metrics on a listener of its own: scrapes never queue behind inference
+  // traffic and need not pass the API keys.
+  std::unique_ptr<dcu::gateway::GatewayMetrics> metrics;
+  dcu::common::HttpServerOptions metrics_options;
+  metrics_options.name = "dcu-gateway metrics";
+  if (!metrics_listen.empty()) {
+    if (absl::Status s =
+            dcu::common::ParseListenFlag("--metrics-listen", metrics_listen, &metrics_options);
+        !s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
+      return 2;
+    }
+    metrics = std::make_unique<dcu::gateway::GatewayMetrics>();
+  }
+  dcu::gateway::ProxyServer server(proxy, &table, &picker, keys.get(), metrics.get());
   if (absl::Status s = server.Start(); !s.ok()) {
     std::cerr << "error: " << s.message() << "\n";
     return 1;
+  }
+  std::unique_ptr<dcu::common::HttpServer> metrics_server;
+  if (metrics) {
+    metrics_server = std::make_unique<dcu::common::HttpServer>(metrics_options);
+    metrics_server->Handle("/metrics", [&metrics, &server](const dcu::common::ServedRequest&) {
+      return metrics->Scrape(server.queued());
+    });
+    if (absl::Status s = metrics_server->Start(); !s.ok()) {
+      std::cerr << "error: --metrics-listen: " << s.message() << "\n";
+      return 1;
+    }
+    DCU_LOG_INFO("metrics on http://",
+                 dcu::common::JoinHostPort(metrics_options.host, metrics_server->port()),
+                 "/metrics");
   }
   DCU_LOG_INFO("serving OpenAI API on http://", proxy.listen_host, ":", server.port(), "/v1",
                keys ? absl::StrCat(" (", keys->size(), " API keys)") : std::string());
@@ -150,6 +183,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   DCU_LOG_INFO("stopping on signal ", sig);
+  if (metrics_server) metrics_server->Stop();
   server.Stop();
   source->Stop();
   return 0;

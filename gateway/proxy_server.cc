@@ -39,8 +39,9 @@ struct ProxyServer::Impl {
 };
 
 ProxyServer::ProxyServer(ProxyOptions options, ServingTable* table, ReplicaPicker* picker,
-                         const ApiKeyStore* api_keys)
+                         const ApiKeyStore* api_keys, GatewayMetrics* metrics)
     : impl_(std::make_unique<Impl>()) {
+  context_.metrics = metrics;
   context_.options = std::move(options);
   context_.table = table;
   context_.picker = picker;

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gateway/api_keys.h"
+#include "gateway/gateway_metrics.h"
 #include "gateway/replica_picker.h"
 #include "gateway/serving_table.h"
 
@@ -40,6 +41,7 @@ struct ProxyContext {
   ServingTable* table = nullptr;
   ReplicaPicker* picker = nullptr;
   const ApiKeyStore* api_keys = nullptr;  // nullptr: no keys required
+  GatewayMetrics* metrics = nullptr;      // nullptr: nothing counted
   std::atomic<int> queued{0};
 };
 
@@ -48,7 +50,9 @@ struct ProxyContext {
 class ProxyServer {
  public:
   ProxyServer(ProxyOptions options, ServingTable* table, ReplicaPicker* picker,
-              const ApiKeyStore* api_keys);
+              const ApiKeyStore* api_keys, GatewayMetrics* metrics = nullptr);
+  // The wait queue's depth now.
+  int queued() const { return context_.queued.load(); }
   ~ProxyServer();
   // Binds and starts serving. UNAVAILABLE with the OS's words when the
   // address cannot be bound.

@@ -133,12 +133,17 @@ NodeInventory InventoryCollector::DoCollect(bool full_fd_scan) {
   }
 
   std::vector<BackendResult> results;
+  last_timings_.clear();
   for (auto& b : backends_) {
     if (!b.probe) {
       results.push_back({b.name, b.create_status});
+      last_timings_.push_back({b.name, absl::ZeroDuration(), false});
       continue;
     }
+    // Wall time: the HIP helper is a child process, so CPU time would miss it.
+    absl::Time start = absl::Now();
     results.push_back({b.name, b.probe->Probe()});
+    last_timings_.push_back({b.name, absl::Now() - start, results.back().report.ok()});
   }
   MergeOptions mo;
   mo.unreclaimed_tolerance_bytes = options_.unreclaimed_tolerance_bytes;

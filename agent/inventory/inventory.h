@@ -73,6 +73,15 @@ class InventoryCollector {
   void InvalidateDeviceView();
   void SetLiveInstances(absl::flat_hash_set<std::string> ids);
 
+  // How long each backend's Probe() took in the last Collect, and whether it
+  // answered (dcu-agent's /metrics: probe durations and failures by backend).
+  struct ProbeTiming {
+    std::string backend;
+    absl::Duration took;
+    bool ok = false;
+  };
+  const std::vector<ProbeTiming>& last_probe_timings() const { return last_timings_; }
+
  private:
   explicit InventoryCollector(InventoryOptions options) : options_(std::move(options)) {}
   dcufleet::v1::NodeInventory DoCollect(bool full_fd_scan);
@@ -84,6 +93,7 @@ class InventoryCollector {
     absl::Status create_status;
   };
   std::vector<Backend> backends_;
+  std::vector<ProbeTiming> last_timings_;
 };
 
 // One-shot: Create + CollectFull. INVALID_ARGUMENT for a bad probe list.

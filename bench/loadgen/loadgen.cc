@@ -595,6 +595,10 @@ bool Run::StartController() {
                                    "--catalog", catalog,
                                    "--diagnosis-rules", rules,
                                    "--status-interval", absl::StrCat(args_.report_interval_s)};
+  if (!args_.controller_http.empty()) {
+    argv.push_back("--http-listen");
+    argv.push_back(args_.controller_http);
+  }
   if (access(bin.c_str(), X_OK) != 0) {
     err_ << "dcu-loadgen: controller binary '" << bin << "' not found (pass --controller-bin)\n";
     return false;

@@ -41,6 +41,9 @@ struct LoadgenArgs {
   double fail_rate = 200;
   std::string controller;
   std::string controller_bin;
+  // Passed as the started controller's --http-listen (metrics on); empty:
+  // no HTTP listener, nothing counted (metrics off).
+  std::string controller_http;
   std::string catalog;
   std::string diagnosis_rules;
   std::string json_path;

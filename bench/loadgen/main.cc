@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   app.add_option("--deploy-window", a.deploy_window, "Deploy RPCs in flight")->capture_default_str();
   app.add_option("--fail-rate", a.fail_rate, "failure reports per second (failover)")->capture_default_str();
   app.add_option("--controller", a.controller, "HOST:PORT of a running controller (default: start one)");
+  app.add_option("--controller-http", a.controller_http,
+                 "HOST:PORT: start the controller with --http-listen there (metrics on)");
   app.add_option("--controller-bin", a.controller_bin, "dcu-controller to start (default: next to this binary)");
   app.add_option("--catalog", a.catalog, "catalog dir for the started controller (default bench/loadgen/catalog)");
   app.add_option("--diagnosis-rules", a.diagnosis_rules, "rules file for the started controller");

@@ -387,10 +387,12 @@ void DeployController::ReconcileOnce() {
   }
   for (const auto& e : ctx.events) {
     DCU_LOG_INFO("deployment '", e.subject, "' ", e.reason, ": ", e.message);
+    if (metrics_) metrics_->OnDeploymentEvent(e.reason);
   }
   const absl::Time t_events = absl::Now();
   PushAssignments(desired);
   const absl::Time t_end = absl::Now();
+  if (metrics_) metrics_->OnReconcilePass(t_end - t0);
   auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
   DCU_LOG_DEBUG("reconcile pass: ", ctx.views.size(), " nodes, ", work.size(), " stepped, ",
                 changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),

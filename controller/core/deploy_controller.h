@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "controller/core/deploy_metrics.h"
 #include "controller/core/fleet_state.h"
 #include "controller/core/knowledge.h"
 #include "controller/core/launch_planner.h"
@@ -54,6 +55,11 @@ class DeployController : public FleetListener {
                    DeploymentStore* store, EventLog* events, const common::Clock* clock,
                    Options options);
   ~DeployController();
+
+  // Where the reconciler reports attempts, diagnoses, fail-overs,
+  // remediations and pass durations (deploy_metrics.h); none by default.
+  // Set before Start.
+  void SetMetrics(DeployMetrics* metrics) { metrics_ = metrics; }
 
   // Loads deployments and node generations from the store.
   absl::Status Load() ABSL_LOCKS_EXCLUDED(mu_);
@@ -193,6 +199,7 @@ class DeployController : public FleetListener {
   EventLog* const events_;
   const common::Clock* const clock_;
   const Options options_;
+  DeployMetrics* metrics_ = nullptr;
   const LaunchPlanner planner_;
   const RemediationPolicy policy_;
 

@@ -97,6 +97,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   spec.set_attempt(number);
 
   Attempt* a = st->add_attempts();
+  if (metrics_) metrics_->OnAttempt();
   a->set_number(number);
   a->set_instance_id(spec.instance_id());
   a->set_stack_id(r.plan.stack_id());
@@ -401,6 +402,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   a.clear_findings();
   for (const auto& f : findings) *a.add_findings() = f;
   std::string top = findings.empty() ? "unknown" : findings.front().failure_class();
+  if (metrics_) metrics_->OnDiagnosis(top);
   AddEvent(ctx, d, "Warning", "Failed",
            absl::StrCat("attempt ", a.number(), " (", a.stack_id(), ") failed",
                         a.exit_code() ? absl::StrCat(" with exit code ", a.exit_code()) : "",
@@ -427,6 +429,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
 
   auto failover = [&](const std::string& why, const std::string& mark_broken = "stack_arch") {
     st->add_failed_stacks(a.stack_id());
+    if (metrics_) metrics_->OnFailover(top);
     rec.scope = mark_broken == "none" ? "stack_arch_model" : mark_broken;
     st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     st->set_next_attempt_at_ms(0);
@@ -486,6 +489,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
       st->set_message(absl::StrCat("retrying with remediation for ",
                                    decision.finding->failure_class(), ": ", decision.applied));
       rec.scope = "remediable";
+      if (metrics_) metrics_->OnRemediation(decision.finding->failure_class());
       AddEvent(ctx, d, "Normal", "Remediated",
                absl::StrCat(decision.finding->failure_class(), " → ", decision.applied,
                             "; retrying now"));

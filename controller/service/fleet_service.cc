@@ -41,8 +41,9 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetVersion(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* FleetServiceImpl::ListNodes(grpc::CallbackServerContext* ctx,
                                                       const dcufleet::v1::ListNodesRequest*,
                                                       dcufleet::v1::ListNodesResponse* resp) {
-  for (auto& n : deps_.fleet->ListNodes()) *resp->add_nodes() = std::move(n);
-  return Done(ctx, absl::OkStatus());
+  auto r = ReadNodes(deps_);
+  if (r.ok()) *resp = std::move(*r);
+  return Done(ctx, r.status());
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::GetNode(grpc::CallbackServerContext* ctx,
@@ -72,25 +73,6 @@ grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* ctx, OwnedThreads& 
   return reactor;
 }
 
-// The events of this incarnation of the deployment only: one deleted and
-// created again under the same name is another deployment (another uid), and
-// its predecessor's events, all older than its creation, are not its own.
-void FillEvents(EventLog* events, const std::string& name,
-                dcufleet::v1::GetDeploymentResponse* resp) {
-  if (!events) return;
-  auto list = events->ListEvents("deployment", name, 200);
-  if (!list.ok()) return;
-  const int64_t born_ms = resp->deployment().status().created_at_ms();
-  for (const auto& e : *list) {
-    if (e.at_ms < born_ms) continue;
-    auto* v = resp->add_events();
-    v->set_at_ms(e.at_ms);
-    v->set_type(e.type);
-    v->set_reason(e.reason);
-    v->set_message(e.message);
-  }
-}
-
 absl::Status CheckName(const char* what, const std::string& name) {
   std::string why = common::ValidateName(what, name);
   return why.empty() ? absl::OkStatus() : absl::InvalidArgumentError(why);
@@ -117,7 +99,7 @@ class WatchReactor : public LoopingWriter<dcufleet::v1::GetDeploymentResponse> {
       revision_ = d->revision();
       resp_.Clear();
       *resp_.mutable_deployment() = *d;
-      FillEvents(events_, name_, &resp_);
+      FillDeploymentEvents(events_, name_, &resp_);
       if (!Write(&resp_)) break;
     }
     Finish(grpc::Status::OK);
@@ -181,22 +163,17 @@ grpc::ServerUnaryReactor* FleetServiceImpl::Deploy(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* FleetServiceImpl::ListDeployments(
     grpc::CallbackServerContext* ctx, const dcufleet::v1::ListDeploymentsRequest*,
     dcufleet::v1::ListDeploymentsResponse* resp) {
-  if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
-  for (auto& d : deps_.deployments->List()) *resp->add_deployments() = std::move(d);
-  return Done(ctx, absl::OkStatus());
+  auto r = ReadDeployments(deps_);
+  if (r.ok()) *resp = std::move(*r);
+  return Done(ctx, r.status());
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::GetDeployment(
     grpc::CallbackServerContext* ctx, const dcufleet::v1::GetDeploymentRequest* req,
     dcufleet::v1::GetDeploymentResponse* resp) {
-  if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
-  absl::Status s = CheckName("deployment name", req->name());
-  if (!s.ok()) return Done(ctx, s);
-  auto d = deps_.deployments->Get(req->name());
-  if (!d.ok()) return Done(ctx, d.status());
-  *resp->mutable_deployment() = *d;
-  FillEvents(deps_.events, req->name(), resp);
-  return Done(ctx, absl::OkStatus());
+  auto r = ReadDeployment(deps_, req->name());
+  if (r.ok()) *resp = std::move(*r);
+  return Done(ctx, r.status());
 }
 
 grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse>* FleetServiceImpl::WatchDeployment(
@@ -312,34 +289,9 @@ grpc::ServerUnaryReactor* FleetServiceImpl::RevokeApiKey(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* FleetServiceImpl::ListEvents(grpc::CallbackServerContext* ctx,
                                                        const dcufleet::v1::ListEventsRequest* req,
                                                        dcufleet::v1::ListEventsResponse* resp) {
-  if (!deps_.events) return Done(ctx, absl::UnavailableError("the event log is not enabled"));
-  if (!req->kind().empty() && req->kind() != "deployment" && req->kind() != "node") {
-    return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
-                         "event kind '", req->kind(), "' is not 'deployment' or 'node'")));
-  }
-  if (!req->name().empty()) {
-    if (req->kind().empty()) {
-      return Done(ctx, absl::InvalidArgumentError("an event name needs its kind (deployment, node)"));
-    }
-    if (absl::Status s = CheckName("name", req->name()); !s.ok()) return Done(ctx, s);
-  }
-  if (req->limit() < 0 || req->limit() > 5000) {
-    return Done(ctx, absl::InvalidArgumentError("limit must be between 0 and 5000"));
-  }
-  // A short store read: the store's own connection, no agent round trip.
-  auto list = deps_.events->ListEvents(req->kind(), req->name(), req->limit() ? req->limit() : 500);
-  if (!list.ok()) return Done(ctx, list.status());
-  for (const auto& e : *list) {
-    auto* v = resp->add_events();
-    v->set_id(e.event_id);
-    v->set_at_ms(e.at_ms);
-    v->set_kind(e.subject_kind);
-    v->set_name(e.subject);
-    v->set_type(e.type);
-    v->set_reason(e.reason);
-    v->set_message(e.message);
-  }
-  return Done(ctx, absl::OkStatus());
+  auto r = ReadEvents(deps_, *req);
+  if (r.ok()) *resp = std::move(*r);
+  return Done(ctx, r.status());
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext* ctx,
@@ -402,18 +354,9 @@ using modelkit::MakeStackView;
 grpc::ServerUnaryReactor* FleetServiceImpl::ListStacks(grpc::CallbackServerContext* ctx,
                                                        const dcufleet::v1::ListStacksRequest* req,
                                                        dcufleet::v1::ListStacksResponse* resp) {
-  if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
-  if (!req->arch().empty() && req->arch().size() > 32) {
-    return Done(ctx, absl::InvalidArgumentError("arch is longer than 32 characters"));
-  }
-  auto stacks = deps_.catalog->ListStacks();
-  if (!stacks.ok()) return Done(ctx, stacks.status());
-  auto evidence = deps_.catalog->ListEvidence(EvidenceFilter());
-  if (!evidence.ok()) return Done(ctx, evidence.status());
-  auto envs = deps_.catalog->ListNodeEnvironments("");
-  if (!envs.ok()) return Done(ctx, envs.status());
-  *resp = BuildListStacksResponse(*req, *stacks, *evidence, *envs);
-  return Done(ctx, absl::OkStatus());
+  auto r = ReadStacks(deps_, *req);
+  if (r.ok()) *resp = std::move(*r);
+  return Done(ctx, r.status());
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::GetStack(grpc::CallbackServerContext* ctx,

@@ -6,6 +6,7 @@
 
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/service/fleet_reads.h"
 #include "controller/service/owned_threads.h"
 #include "controller/store/api_key_store.h"
 #include "controller/store/catalog_store.h"
@@ -13,19 +14,6 @@
 #include "dcufleet/v1/fleet.grpc.pb.h"
 
 namespace dcu::controller {
-
-struct FleetServiceDeps {
-  FleetState* fleet = nullptr;
-  DeployController* deployments = nullptr;
-  EventLog* events = nullptr;
-  CatalogStore* catalog = nullptr;
-  // The gateways' API keys (dcuctl apikey); nullptr: not managed here.
-  ApiKeyStore* api_keys = nullptr;
-  // Called after a successful import (drops caches).
-  std::function<void()> on_catalog_changed;
-  std::string db_path;
-  int schema_version = 0;
-};
 
 // FleetService: translates dcuctl's requests to the core and back.
 class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackService {

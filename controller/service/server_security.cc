@@ -52,6 +52,7 @@ absl::StatusOr<ServerSecurity> ConfigureServerSecurity(const ServerSecurityOptio
   }
   creds->SetAuthMetadataProcessor(std::make_shared<AuthProcessor>(tokens));
   out.credentials = creds;
+  out.tokens = tokens;
   out.summary = absl::StrCat(
       "TLS with certificate '", o.tls.cert, "'",
       o.tls.client_ca.empty() ? ", no client certificates (agents cannot connect)"

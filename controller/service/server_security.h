@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/tls_config.h"
+#include "controller/service/auth.h"
 
 namespace CLI {
 class App;
@@ -33,6 +34,9 @@ void AddServerSecurityFlags(CLI::App* app, ServerSecurityOptions* options);
 
 struct ServerSecurity {
   std::shared_ptr<grpc::ServerCredentials> credentials;
+  // With TLS, the bearer tokens (possibly none): the HTTP listener checks
+  // the same ones (http_api.h). nullptr without TLS: every caller trusted.
+  std::shared_ptr<const TokenTable> tokens;
   // One line for the start-up log: "TLS, client certificates from 'ca.crt',
   // 3 tokens from 'tokens'" or "plaintext (loopback only)".
   std::string summary;

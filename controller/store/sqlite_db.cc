@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/time/clock.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
@@ -261,10 +262,12 @@ absl::Status SqliteDatabase::WithConnection(
 
 absl::Status SqliteDatabase::Transaction(const std::function<absl::Status(SqliteDatabase&)>& fn) {
   absl::MutexLock lock(&mu_);
+  const absl::Time start = absl::Now();
   DCU_RETURN_IF_ERROR(ExecLocked("BEGIN IMMEDIATE"));
   absl::Status s = fn(*this);
   if (s.ok()) s = ExecLocked("COMMIT");
   if (!s.ok()) (void)ExecLocked("ROLLBACK");
+  if (transaction_observer_) transaction_observer_(absl::Now() - start, s.ok());
   return s;
 }
 

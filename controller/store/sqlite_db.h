@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+
+#include "absl/time/time.h"
 #include <memory>
 #include <string>
 #include <thread>
@@ -79,6 +81,13 @@ class SqliteDatabase {
 
   const std::string& path() const { return path_; }
 
+  // Told how long each Transaction held the writer (BEGIN IMMEDIATE to the
+  // end of COMMIT or ROLLBACK): dcu-controller's store latency histogram.
+  // Set once, before the database is shared between threads.
+  void SetTransactionObserver(std::function<void(absl::Duration, bool ok)> observer) {
+    transaction_observer_ = std::move(observer);
+  }
+
  private:
   friend class SqliteStatement;
   // Prepared statements by SQL text, reused: compiling the SQL was a quarter
@@ -96,6 +105,7 @@ class SqliteDatabase {
   absl::StatusOr<int> SchemaVersionLocked();
 
   const std::string path_;
+  std::function<void(absl::Duration, bool)> transaction_observer_;
   // Lock order: mu_ and checkpoint_mu_ are never held together (the
   // checkpointer waits under checkpoint_mu_, then checkpoints on its own
   // connection holding neither). mu_ is taken after the callers' locks

@@ -13,6 +13,9 @@ DCU_PRODUCT_PACKAGES=(
   nlohmann-json3-dev libcli11-dev
   # Boost.Beast/Asio (header-only) for dcu-gateway's HTTP front (issue 17).
   libboost-dev
+  # Issue 18: prometheus-cpp's core (the exposition serializer and the
+  # counters/histograms behind every /metrics, common/metrics.h).
+  prometheus-cpp-dev
   procps curl ca-certificates
 )
 # What only the tests and benchmarks need, on top (scripts/test).
@@ -25,6 +28,10 @@ DCU_TEST_PACKAGES=(
   # A static /bin/bash for the fake container images (tests/fakes/fake_vllm):
   # stacks source their env.sh inside the image with bash.
   bash-static
+  # Issue 18: a real Prometheus server and promtool, which
+  # tests/integration/observability_test runs against the three /metrics
+  # endpoints, and chromium, headless, for the dashboard test.
+  prometheus chromium
 )
 DCU_APT_PACKAGES=("${DCU_PRODUCT_PACKAGES[@]}" "${DCU_TEST_PACKAGES[@]}")
 

@@ -7,13 +7,6 @@
 
 namespace dcu::controller {
 
-namespace {
-absl::Status CheckName(const char* what, const std::string& name) {
-  std::string why = common::ValidateName(what, name);
-  return why.empty() ? absl::OkStatus() : absl::InvalidArgumentError(why);
-}
-}  // namespace
-
 void FillDeploymentEvents(EventLog* events, const std::string& name,
                           dcufleet::v1::GetDeploymentResponse* resp) {
   if (!events) return;
@@ -46,7 +39,7 @@ absl::StatusOr<dcufleet::v1::ListDeploymentsResponse> ReadDeployments(const Flee
 
 absl::StatusOr<dcufleet::v1::GetDeploymentResponse> ReadDeployment(const FleetServiceDeps& deps,
                                                                    const std::string& name) {
-  if (absl::Status s = CheckName("deployment name", name); !s.ok()) return s;
+  if (absl::Status s = common::CheckName("deployment name", name); !s.ok()) return s;
   if (!deps.deployments) return absl::UnavailableError("deployments are not enabled");
   auto d = deps.deployments->Get(name);
   if (!d.ok()) return d.status();
@@ -82,7 +75,7 @@ absl::StatusOr<dcufleet::v1::ListEventsResponse> ReadEvents(
     if (req.kind().empty()) {
       return absl::InvalidArgumentError("an event name needs its kind (deployment, node)");
     }
-    if (absl::Status s = CheckName("name", req.name()); !s.ok()) return s;
+    if (absl::Status s = common::CheckName("name", req.name()); !s.ok()) return s;
   }
   if (req.limit() < 0 || req.limit() > 5000) {
     return absl::InvalidArgumentError("limit must be between 0 and 5000");

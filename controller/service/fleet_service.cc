@@ -73,11 +73,6 @@ grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* ctx, OwnedThreads& 
   return reactor;
 }
 
-absl::Status CheckName(const char* what, const std::string& name) {
-  std::string why = common::ValidateName(what, name);
-  return why.empty() ? absl::OkStatus() : absl::InvalidArgumentError(why);
-}
-
 // Streams a deployment's new revisions (the loop and lifetime:
 // looping_writer.h).
 class WatchReactor : public LoopingWriter<dcufleet::v1::GetDeploymentResponse> {
@@ -118,7 +113,7 @@ class WatchReactor : public LoopingWriter<dcufleet::v1::GetDeploymentResponse> {
 grpc::ServerUnaryReactor* FleetServiceImpl::ReapNode(grpc::CallbackServerContext* ctx,
                                                      const dcufleet::v1::ReapNodeRequest* req,
                                                      dcufleet::v1::ReapNodeResponse* resp) {
-  absl::Status s = CheckName("node", req->node());
+  absl::Status s = common::CheckName("node", req->node());
   if (!s.ok()) return Done(ctx, s);
   if (req->grace_ms() < 0 || req->grace_ms() > 600000) {
     return Done(ctx, absl::InvalidArgumentError("grace_ms must be between 0 and 600000"));
@@ -178,7 +173,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetDeployment(
 
 grpc::ServerWriteReactor<dcufleet::v1::GetDeploymentResponse>* FleetServiceImpl::WatchDeployment(
     grpc::CallbackServerContext* ctx, const dcufleet::v1::WatchDeploymentRequest* req) {
-  absl::Status s = CheckName("deployment name", req->name());
+  absl::Status s = common::CheckName("deployment name", req->name());
   if (s.ok() && !deps_.deployments) s = absl::UnavailableError("deployments are not enabled");
   if (s.ok()) s = deps_.deployments->Get(req->name()).status();
   if (!s.ok()) {
@@ -203,7 +198,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::DeleteDeployment(
     grpc::CallbackServerContext* ctx, const dcufleet::v1::DeleteDeploymentRequest* req,
     dcufleet::v1::DeleteDeploymentResponse* resp) {
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
-  absl::Status s = CheckName("deployment name", req->name());
+  absl::Status s = common::CheckName("deployment name", req->name());
   if (!s.ok()) return Done(ctx, s);
   auto d = deps_.deployments->Delete(req->name());
   if (d.ok()) *resp->mutable_deployment() = *d;
@@ -214,7 +209,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ScaleDeployment(
     grpc::CallbackServerContext* ctx, const dcufleet::v1::ScaleDeploymentRequest* req,
     dcufleet::v1::ScaleDeploymentResponse* resp) {
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
-  absl::Status s = CheckName("deployment name", req->name());
+  absl::Status s = common::CheckName("deployment name", req->name());
   if (!s.ok()) return Done(ctx, s);
   auto r = deps_.deployments->Scale(req->name(), req->replicas());
   if (r.ok()) *resp = std::move(*r);
@@ -225,7 +220,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::CreateApiKey(
     grpc::CallbackServerContext* ctx, const dcufleet::v1::CreateApiKeyRequest* req,
     dcufleet::v1::CreateApiKeyResponse* resp) {
   if (!deps_.api_keys) return Done(ctx, absl::UnavailableError("API keys are not managed here"));
-  if (absl::Status s = CheckName("API key name", req->name()); !s.ok()) return Done(ctx, s);
+  if (absl::Status s = common::CheckName("API key name", req->name()); !s.ok()) return Done(ctx, s);
   if (req->models_size() > 256) {
     return Done(ctx, absl::InvalidArgumentError("models: at most 256 per key"));
   }
@@ -277,7 +272,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::RevokeApiKey(grpc::CallbackServerCon
                                                          const dcufleet::v1::RevokeApiKeyRequest* req,
                                                          dcufleet::v1::RevokeApiKeyResponse*) {
   if (!deps_.api_keys) return Done(ctx, absl::UnavailableError("API keys are not managed here"));
-  if (absl::Status s = CheckName("API key name", req->name()); !s.ok()) return Done(ctx, s);
+  if (absl::Status s = common::CheckName("API key name", req->name()); !s.ok()) return Done(ctx, s);
   absl::Status s = deps_.api_keys->RevokeApiKey(req->name());
   if (s.ok() && deps_.events) {
     (void)deps_.events->AppendEvent({0, absl::ToUnixMillis(absl::Now()), "apikey", req->name(),
@@ -298,7 +293,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
                                                     const dcufleet::v1::GetLogsRequest* req,
                                                     dcufleet::v1::GetLogsResponse* resp) {
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
-  absl::Status s = CheckName("deployment name", req->deployment());
+  absl::Status s = common::CheckName("deployment name", req->deployment());
   if (!s.ok()) return Done(ctx, s);
   if (!req->instance_id().empty()) {
     s = common::CheckText("instance_id", req->instance_id(), 128);
@@ -363,7 +358,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetStack(grpc::CallbackServerContext
                                                      const dcufleet::v1::GetStackRequest* req,
                                                      dcufleet::v1::GetStackResponse* resp) {
   if (!deps_.catalog) return Done(ctx, absl::UnavailableError("the catalog is not enabled"));
-  absl::Status s = CheckName("stack id", req->id());
+  absl::Status s = common::CheckName("stack id", req->id());
   if (!s.ok()) return Done(ctx, s);
   if (req->evidence_limit() < 0 || req->evidence_limit() > 10000) {
     return Done(ctx, absl::InvalidArgumentError("evidence_limit must be between 0 and 10000"));

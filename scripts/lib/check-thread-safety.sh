@@ -89,9 +89,20 @@ def closure(path):
     closures[path] = out
     return out
 
-tus, seen = [], set()
-for entry in json.load(open(db)):
+UNITY = re.compile(r"unity_[0-9]+_cxx\.cxx$")
+UNITY_INCLUDE = re.compile(r'^\s*#\s*include\s*"(/[^"]+\.cc)"', re.M)
+
+def sources(entry):
+    """The sources a compile command builds: its file, or, for a CMake unity
+    file (CMAKE_UNITY_BUILD), every .cc it includes, each checked alone
+    with the same flags (the analysis is per source either way)."""
     f = os.path.realpath(os.path.join(entry["directory"], entry["file"]))
+    if UNITY.search(f):
+        return [os.path.realpath(g) for g in UNITY_INCLUDE.findall(text(f))]
+    return [f]
+
+tus, seen = [], set()
+for entry, f in ((e, f) for e in json.load(open(db)) for f in sources(e)):
     if f in seen or not f.endswith(".cc"):
         continue
     if f.startswith(build_dir + os.sep) or not f.startswith(repo_root + os.sep):

@@ -129,11 +129,11 @@ absl::Status NewKey(OpenSsl& ssl, const std::string& path) {
   return s;
 }
 
+// Temporary file names and certificate serials: common::RandomHex, the one
+// generator (the token below, a secret, takes its error instead).
 std::string RandomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  urandom.read(raw.data(), static_cast<std::streamsize>(bytes));
-  return absl::BytesToHexString(raw);
+  auto r = common::RandomHex(bytes);
+  return r.ok() ? *std::move(r) : std::string(bytes * 2, '0');
 }
 
 // Temporary files next to the outputs, removed whatever happens.
@@ -304,7 +304,7 @@ absl::Status Issue(OpenSsl& ssl, const PkiArgs& a, std::ostream& out) {
 absl::Status Token(const PkiArgs& a, std::ostream& out) {
   DCU_RETURN_IF_ERROR(MakeDirs(absl::StrCat(a.dir, "/tokens")));
   std::string token_path = absl::StrCat(a.dir, "/tokens/", a.name, ".token");
-  std::string token = RandomHex(32);
+  DCU_ASSIGN_OR_RETURN(std::string token, common::RandomHex(32));
   DCU_RETURN_IF_ERROR(CreateFile(token_path, token + "\n", 0600));
   std::string line = absl::StrCat(common::Sha256Hex(token), " ", a.role, " ", a.name);
   std::string table = a.dir + "/tokens.txt";

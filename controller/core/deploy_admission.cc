@@ -195,11 +195,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
   }
   if (roll_instead) {
     std::string changes;
-    {
-      absl::MutexLock lock(&mu_);
-      if (auto existing = AggregateOf(spec.name())) changes = SpecChanges(existing->spec(), spec);
-    }
-    auto rolled = StartRollout(spec);
+    auto rolled = StartRollout(spec, &changes);
     if (!rolled.ok()) return rolled.status();
     *resp.mutable_deployment() = *std::move(rolled);
     resp.set_created(false);
@@ -421,7 +417,8 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
   return resp;
 }
 
-absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& spec) {
+absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& spec,
+                                                          std::string* changes_out) {
   const std::string& name = spec.name();
   const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
   std::vector<Deployment> docs;
@@ -464,6 +461,7 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
                       "allow, so none stops serving before its replacement is Ready)")});
   }
   if (!answer) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+  *changes_out = std::move(changes);
   return *std::move(answer);
 }
 

@@ -166,8 +166,10 @@ class DeployController : public FleetListener {
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
   // Records `spec` as the target of every live replica of an existing
   // deployment (a rollout; replica_set.h NextRolloutStep) and answers with
-  // the deployment as readers now see it.
-  absl::StatusOr<dcufleet::v1::Deployment> StartRollout(const dcufleet::v1::DeploymentSpec& spec)
+  // the deployment as readers now see it; `changes` gets what changed
+  // (SpecChanges: "max_model_len 32768 -> 8192").
+  absl::StatusOr<dcufleet::v1::Deployment> StartRollout(const dcufleet::v1::DeploymentSpec& spec,
+                                                        std::string* changes)
       ABSL_LOCKS_EXCLUDED(mu_);
   // One rollout step for every deployment in rolling_ (after a pass, so it
   // sees this pass's phases); events for the steps taken go to `events`.

@@ -92,28 +92,39 @@ def closure(path):
 UNITY = re.compile(r"unity_[0-9]+_cxx\.cxx$")
 UNITY_INCLUDE = re.compile(r'^\s*#\s*include\s*"(/[^"]+\.cc)"', re.M)
 
-def sources(entry):
-    """The sources a compile command builds: its file, or, for a CMake unity
-    file (CMAKE_UNITY_BUILD), every .cc it includes, each checked alone
-    with the same flags (the analysis is per source either way)."""
+# A CMake unity file (CMAKE_UNITY_BUILD) is checked as it is built: one
+# clang run over the batch, which parses the heavy headers (protobuf, gRPC,
+# abseil) once for all its sources instead of once per source. The analysis
+# is per function, so batching changes no finding, and a finding still names
+# the source file and line. A batch counts as the sources it includes for
+# the selection below.
+def members(entry):
     f = os.path.realpath(os.path.join(entry["directory"], entry["file"]))
     if UNITY.search(f):
-        return [os.path.realpath(g) for g in UNITY_INCLUDE.findall(text(f))]
-    return [f]
+        return f, [os.path.realpath(g) for g in UNITY_INCLUDE.findall(text(f))]
+    return f, [f]
 
-tus, seen = [], set()
-for entry, f in ((e, f) for e in json.load(open(db)) for f in sources(e)):
-    if f in seen or not f.endswith(".cc"):
-        continue
-    if f.startswith(build_dir + os.sep) or not f.startswith(repo_root + os.sep):
-        continue
-    if only and not re.search(only, f):
-        continue
-    seen.add(f)
-    tus.append((f, entry))
+def own(f):
+    return (f.endswith(".cc") and not f.startswith(build_dir + os.sep)
+            and f.startswith(repo_root + os.sep))
 
-def annotated_headers(f):
-    return {h for h in closure(f) if ANNOTATED.search(text(h))}
+tus, seen = [], set()   # (file clang compiles, [project sources in it], entry)
+for entry in json.load(open(db)):
+    f, srcs = members(entry)
+    srcs = [g for g in srcs if own(g) and g not in seen and (not only or re.search(only, g))]
+    if not srcs:
+        continue
+    seen.update(srcs)
+    if only and len(srcs) > 1:  # while editing: only the sources asked for
+        tus.extend((g, [g], entry) for g in srcs)
+    else:
+        tus.append((f, srcs, entry))
+
+def annotated_headers(t):
+    return {h for g in t[1] for h in closure(g) if ANNOTATED.search(text(h))}
+
+def own_code_annotated(t):
+    return any(ANNOTATED.search(text(g)) for g in t[1])
 
 is_test = lambda f: os.path.relpath(f, repo_root).startswith("tests" + os.sep)
 # The fuzz targets' own TUs always: scripts/fuzz builds them with clang, and
@@ -121,16 +132,16 @@ is_test = lambda f: os.path.relpath(f, repo_root).startswith("tests" + os.sep)
 # string) must fail scripts/test, not the opt-in fuzz run. -fsanitize=fuzzer
 # does not change what parses; the product TUs they link are checked above.
 is_fuzz = lambda f: os.path.relpath(f, repo_root).startswith(os.path.join("tests", "fuzz") + os.sep)
-selected = [t for t in tus if check_all == "1" or only or not is_test(t[0])
-            or is_fuzz(t[0]) or ANNOTATED.search(text(t[0]))]
+selected = [t for t in tus if check_all == "1" or only or not all(map(is_test, t[1]))
+            or any(map(is_fuzz, t[1])) or own_code_annotated(t)]
 covered = set()
-for f, _ in selected:
-    covered |= annotated_headers(f)
+for t in selected:
+    covered |= annotated_headers(t)
 rest = [t for t in tus if t not in selected]
 while True:  # greedy cover of annotated headers only test TUs include
     best, gain = None, set()
     for t in rest:
-        g = annotated_headers(t[0]) - covered
+        g = annotated_headers(t) - covered
         if len(g) > len(gain):
             best, gain = t, g
     if not best:
@@ -139,7 +150,7 @@ while True:  # greedy cover of annotated headers only test TUs include
     rest.remove(best)
     covered |= gain
 
-for n, (f, entry) in enumerate(selected):
+for n, (f, _, entry) in enumerate(selected):
     args = entry.get("arguments") or shlex.split(entry["command"])
     kept, skip = [], False
     for a in args[1:]:
@@ -155,7 +166,7 @@ for n, (f, entry) in enumerate(selected):
     with open(os.path.join(work, "tu", "%04d" % n), "w") as out:
         out.write("\0".join([entry["directory"], f] + kept))
 with open(os.path.join(work, "skipped"), "w") as out:
-    out.write("".join(os.path.relpath(f, repo_root) + "\n" for f, _ in rest))
+    out.write("".join(os.path.relpath(g, repo_root) + "\n" for _, srcs, _ in rest for g in srcs))
 EOF
 
 check_one() {  # $1: a tu/NNNN file written above; results go to out/NNNN.*

@@ -33,7 +33,9 @@ constexpr DeploymentNumberRule kRules[] = {
     {.field = "backoff_max_s", .flag = "--backoff-max", .min = 1, .max = 7 * 86400,
      .default_value = 300, .help = "longest retry delay, seconds"},
     {.field = "startup_timeout_s", .flag = "--startup-timeout", .min = 1, .max = 7 * 86400,
-     .default_value = 1800, .help = "seconds a launch may take to serve"},
+     .default_value = 14400,
+     .help = "ceiling, seconds a launch may take to serve (a launch that stops progressing "
+             "fails sooner, by its stack's stall windows)"},
     {.field = "max_attempts_per_plan", .flag = "--max-attempts-per-plan", .min = 1, .max = 1000,
      .default_value = 3, .help = "launches of one stack before failing over to the next"},
 };

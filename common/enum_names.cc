@@ -51,7 +51,34 @@ constexpr std::pair<FindingSeverity, absl::string_view> kFindingSeverities[] = {
     {dcufleet::v1::FINDING_ERROR, "error"},
 };
 
+constexpr std::pair<dcufleet::v1::StartupPhase, absl::string_view> kStartupPhases[] = {
+    {dcufleet::v1::STARTUP_STARTING, "starting"},
+    {dcufleet::v1::STARTUP_LOADING_WEIGHTS, "loading_weights"},
+    {dcufleet::v1::STARTUP_WEIGHTS_LOADED, "weights_loaded"},
+    {dcufleet::v1::STARTUP_COMPILING, "compiling"},
+    {dcufleet::v1::STARTUP_KV_CACHE_SIZED, "kv_cache_sized"},
+    {dcufleet::v1::STARTUP_READY, "ready"},
+    {dcufleet::v1::STARTUP_FAILED, "failed"},
+};
+
+constexpr std::pair<dcufleet::v1::StartupActivity, absl::string_view> kStartupActivities[] = {
+    {dcufleet::v1::STARTUP_ACTIVITY_DISTRIBUTED_INIT, "distributed init"},
+    {dcufleet::v1::STARTUP_ACTIVITY_TORCH_COMPILE, "torch.compile"},
+    {dcufleet::v1::STARTUP_ACTIVITY_TRITON_COMPILE, "Triton kernels"},
+    {dcufleet::v1::STARTUP_ACTIVITY_GRAPH_CAPTURE, "graph capture"},
+    {dcufleet::v1::STARTUP_ACTIVITY_HTTP_STARTUP, "HTTP server start-up"},
+};
+
 }  // namespace
+
+absl::string_view StartupPhaseName(dcufleet::v1::StartupPhase phase) {
+  return NameIn(kStartupPhases, phase);
+}
+
+absl::string_view StartupActivityName(dcufleet::v1::StartupActivity activity) {
+  if (activity == dcufleet::v1::STARTUP_ACTIVITY_UNSPECIFIED) return "";
+  return NameIn(kStartupActivities, activity);
+}
 
 absl::string_view RuntimeKindName(RuntimeKind kind) { return NameIn(kRuntimeKinds, kind); }
 

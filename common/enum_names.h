@@ -38,4 +38,13 @@ std::optional<dcufleet::v1::FindingSeverity> ParseFindingSeverity(absl::string_v
 // "Unknown" for anything else.
 absl::string_view NodeStateName(dcufleet::v1::NodeState state);
 
+// "starting", "loading_weights", "weights_loaded", "compiling",
+// "kv_cache_sized", "ready", "failed" (the words of issue 23 and of
+// `dcuctl progress -o json`); "unspecified" / "unknown" as above.
+absl::string_view StartupPhaseName(dcufleet::v1::StartupPhase phase);
+// "distributed init", "torch.compile", "Triton kernels", "graph capture",
+// "HTTP server start-up"; "" for STARTUP_ACTIVITY_UNSPECIFIED (no activity
+// is a normal state, not an unnamed one).
+absl::string_view StartupActivityName(dcufleet::v1::StartupActivity activity);
+
 }  // namespace dcu::common

@@ -1,5 +1,8 @@
 #include "dcuctl/deploy_commands.h"
 
+#include "dcuctl/startup_view.h"
+#include "dcuctl/terminal_safe.h"
+
 #include <sstream>
 
 #include <unistd.h>
@@ -14,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/deployment_rules.h"
 #include "common/enum_names.h"
 #include "google/protobuf/util/json_util.h"
@@ -294,6 +298,17 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
                                      : a.findings(0).failure_class()});
   }
   if (!st.attempts().empty()) t.Print(out);
+  // The start-up of each attempt as its engine logged it: where it is (or
+  // was), and once Ready the figures a user would otherwise read from the log.
+  bool startup_header = false;
+  for (const auto& a : st.attempts()) {
+    if (!a.has_startup() || a.startup().phase() == dcufleet::v1::STARTUP_PHASE_UNSPECIFIED) continue;
+    if (!startup_header) out << "\nStart-up:\n";
+    startup_header = true;
+    const bool live = a.ended_at_ms() == 0 && a.ready_at_ms() == 0;
+    out << "  Attempt " << a.number() << ": "
+        << StartupLine(a.startup(), live ? common::ToUnixMillis(absl::Now()) : 0) << "\n";
+  }
   for (const auto& a : st.attempts()) {
     if (a.findings().empty()) continue;
     out << "\n  Attempt " << a.number() << " diagnosis:\n";
@@ -388,7 +403,17 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
       }
       printed = std::max<size_t>(printed, update.events_size());
       const auto* a = LastAttempt(last);
-      if (tty && a && a->shards_total() > 0 && a->ready_at_ms() == 0 && a->ended_at_ms() == 0) {
+      // The start-up phase with its figures, a bar where there is a k/n,
+      // and the time in phase: redrawn in place on a terminal, one line per
+      // change of phase otherwise (the StartupPhase events say it too).
+      if (a && a->has_startup() && a->ready_at_ms() == 0 && a->ended_at_ms() == 0 &&
+          a->startup().phase() != dcufleet::v1::STARTUP_PHASE_UNSPECIFIED) {
+        if (tty) {
+          out << "\r\033[K  " << TerminalSafe(StartupLine(a->startup(), common::ToUnixMillis(absl::Now())))
+              << std::flush;
+          bar_open = true;
+        }
+      } else if (tty && a && a->shards_total() > 0 && a->ready_at_ms() == 0 && a->ended_at_ms() == 0) {
         out << "\r\033[K  loading shards " << Bar(a->shards_loaded(), a->shards_total())
             << std::flush;
         bar_open = true;

@@ -23,6 +23,7 @@
 #include "dcuctl/scale_commands.h"
 #include "dcuctl/deploy_options.h"
 #include "dcuctl/diagnose_commands.h"
+#include "dcuctl/progress_commands.h"
 #include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
@@ -153,6 +154,11 @@ int main(int argc, char** argv) {
   diagnose->add_option("--rules", diag_args.rules_path, "rules file");
   diagnose->require_subcommand(0, 1);
 
+  ProgressLogArgs progress_args;
+  auto* progress = app.add_subcommand(
+      "progress", "the start-up phase and figures of an engine log (offline)");
+  progress->add_option("--log", progress_args.log_path, "log file")->required();
+
   // deploy
   DeployArgs deploy_args;
   auto* deploy = app.add_subcommand("deploy", "run a model on the fleet: dcuctl deploy qwen3-32b");
@@ -278,7 +284,7 @@ int main(int argc, char** argv) {
   for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap,
                         get_stacks, get_models, get_events, describe_stack, stack_import,
                         model_audit, model_plan, diagnose_log, diagnose_deployment, diagnose,
-                        apikey_create, apikey_list}) {
+                        progress, apikey_create, apikey_list}) {
     sub->add_option("-o,--output", g.output, kOutputHelp);
   }
   for (CLI::App* sub : {get_nodes, get_deployments, get_stacks, get_models, get_events}) {
@@ -333,6 +339,10 @@ int main(int argc, char** argv) {
     }
     diag_args.output = g.output;
     return RunDiagnoseLog(diag_args, std::cout, std::cerr);
+  }
+  if (*progress) {
+    progress_args.output = g.output;
+    return RunProgressLog(progress_args, std::cout, std::cerr);
   }
   if (pki->selected()) return pki->Run(std::cout, std::cerr);
 

@@ -5,8 +5,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/supervisor/log_progress.h"
+#include "agent/supervisor/log_tail.h"
 #include "common/logging.h"
+#include "modelkit/startup_progress.h"
+#include "modelkit/startup_stall.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "nlohmann/json.hpp"
 
@@ -154,14 +156,45 @@ void InstanceSupervisor::Fail(const std::string& message, bool stop_instance,
 }
 
 void InstanceSupervisor::UpdateProgress() {
-  auto tail = runtime_->ReadLogTail(spec_.instance_id(), 64 << 10);
-  if (!tail.ok()) return;
-  LoadProgress p = ParseLoadProgress(*tail);
-  if (!p.found) return;
+  const dcufleet::v1::StartupProgress before = progress_;
+  constexpr size_t kTailBytes = 64 << 10;
+  auto tail = runtime_->ReadLogTail(spec_.instance_id(), kTailBytes);
+  if (tail.ok()) {
+    // Overlapping tails are fine: re-reading a line changes nothing.
+    modelkit::AdvanceStartupProgress(
+        *tail, {.starts_at_line = tail->size() < kTailBytes, .keep_evidence = false}, &progress_);
+  }
+  if (!triton_cache_dir_.empty()) {
+    FileCounter* counter =
+        options_.file_counter != nullptr ? options_.file_counter : &default_file_counter_;
+    auto n = counter->CountFiles(triton_cache_dir_, /*limit=*/1000000);
+    // Not there yet: Triton creates it when it compiles its first kernel.
+    modelkit::ApplyTritonCacheCount(n.ok() ? *n : 0, &progress_);
+  }
+  const absl::Time now = clock_->Now();
+  if (progress_.phase() != before.phase() || progress_.activity() != before.activity()) {
+    progress_.set_phase_since_ms(common::ToUnixMillis(now));
+  }
+  if (modelkit::StartupAdvanced(before, progress_)) {
+    last_progress_ = now;
+    progress_.set_last_progress_ms(common::ToUnixMillis(now));
+  }
+  PublishProgress();
+}
+
+void InstanceSupervisor::PublishProgress() {
+  dcufleet::v1::StartupProgress shown = progress_;
+  // Changes with every line: kept for the stall message, not sent each time.
+  shown.clear_last_line();
+  shown.clear_last_progress_ms();
+  const bool weights = progress_.shards_total() > 0 ||
+                       (progress_.phase() >= dcufleet::v1::STARTUP_LOADING_WEIGHTS &&
+                        progress_.phase() != dcufleet::v1::STARTUP_FAILED);
   Update([&](InstanceStatus* s) {
-    s->set_shards_loaded(p.loaded);
-    s->set_shards_total(p.total);
-    if (s->phase() == dcufleet::v1::INSTANCE_STARTING) {
+    *s->mutable_startup() = shown;
+    s->set_shards_loaded(progress_.shards_loaded());
+    s->set_shards_total(progress_.shards_total());
+    if (weights && s->phase() == dcufleet::v1::INSTANCE_STARTING) {
       s->set_phase(dcufleet::v1::INSTANCE_LOADING);
     }
   });
@@ -244,7 +277,19 @@ bool InstanceSupervisor::CheckHealth() {
     return false;
   }
   int64_t now = common::ToUnixMillis(clock_->Now());
+  // The health chain confirms what the log said (or says it when the log
+  // did not: an engine without uvicorn's lines).
+  if (progress_.phase() != dcufleet::v1::STARTUP_READY) {
+    progress_.set_phase(dcufleet::v1::STARTUP_READY);
+    progress_.set_activity(dcufleet::v1::STARTUP_ACTIVITY_UNSPECIFIED);
+    progress_.set_phase_since_ms(now);
+    progress_.set_phase_line("POST /v1/completions: 200");
+  }
+  dcufleet::v1::StartupProgress shown = progress_;
+  shown.clear_last_line();
+  shown.clear_last_progress_ms();
   Update([&](InstanceStatus* s) {
+    *s->mutable_startup() = shown;
     s->set_phase(dcufleet::v1::INSTANCE_READY);
     s->set_last_check("POST /v1/completions: 200");
     s->set_ready_at_ms(now);
@@ -351,9 +396,18 @@ void InstanceSupervisor::Run(std::optional<RuntimeInstance> adopted) {
     return;
   }
 
-  absl::Duration timeout = spec_.startup_timeout_s() > 0 ? absl::Seconds(spec_.startup_timeout_s())
+  // The ceiling is a last resort; stalls are caught by the windows below.
+  absl::Duration ceiling = spec_.startup_timeout_s() > 0 ? absl::Seconds(spec_.startup_timeout_s())
                                                          : options_.default_startup_timeout;
-  absl::Time deadline = started_at + timeout;
+  if (spec_.runtime_kind() == dcufleet::v1::RUNTIME_BARE) {
+    // A container's TRITON_CACHE_DIR is a path inside it, not on this host.
+    auto it = spec_.env().find("TRITON_CACHE_DIR");
+    if (it != spec_.env().end() && !it->second.empty()) triton_cache_dir_ = it->second;
+  }
+  // Progress counts from when this agent began watching (an adopted
+  // instance's earlier progress is not known).
+  last_progress_ = clock_->Now();
+  progress_.set_phase_since_ms(common::ToUnixMillis(last_progress_));
   bool ready = false;
   absl::Time next_ready_check = absl::InfinitePast();
   for (;;) {
@@ -392,9 +446,17 @@ void InstanceSupervisor::Run(std::optional<RuntimeInstance> adopted) {
         next_ready_check = clock_->Now() + options_.ready_check_interval;
         continue;
       }
-      if (clock_->Now() >= deadline) {
+      const absl::Time now = clock_->Now();
+      modelkit::StallVerdict verdict = modelkit::CheckStartupStall(
+          progress_, now - last_progress_, now - started_at, ceiling, spec_.startup_stall());
+      if (verdict.kind != modelkit::StallVerdict::Kind::kProgressing) {
         std::string last = status().last_check();
-        Fail(absl::StrCat("not ready within the start-up timeout of ", absl::FormatDuration(timeout),
+        // The status keeps the line it was stuck after, for the diagnosis.
+        Update([&](InstanceStatus* s) {
+          s->mutable_startup()->set_last_line(progress_.last_line());
+          s->mutable_startup()->set_last_progress_ms(progress_.last_progress_ms());
+        });
+        Fail(absl::StrCat(verdict.message,
                           last.empty() ? "" : absl::StrCat(" (last check: ", last, ")")),
              /*stop_instance=*/true, nullptr);
         ParkUntilSignal();

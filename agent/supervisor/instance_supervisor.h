@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/runtime/runtime.h"
+#include "agent/supervisor/file_counter.h"
 #include "common/clock.h"
 #include "common/http_client.h"
 #include "dcufleet/v1/types.pb.h"
@@ -23,8 +24,13 @@ using InstanceStatusListener = std::function<void(const dcufleet::v1::InstanceSt
 struct SupervisorOptions {
   // How often the instance is inspected and health-checked while starting.
   absl::Duration poll_interval = absl::Milliseconds(500);
-  // Used when spec.startup_timeout_s is 0. Loading 62 GB takes minutes.
-  absl::Duration default_startup_timeout = absl::Minutes(30);
+  // The start-up ceiling when spec.startup_timeout_s is 0: a last resort.
+  // A start-up fails sooner when it stops progressing, by the stall windows
+  // of its stack (spec.startup_stall, modelkit/startup_stall.h).
+  absl::Duration default_startup_timeout = absl::Hours(4);
+  // Counts files in the instance's TRITON_CACHE_DIR (bare instances whose
+  // env sets it). Null: a DirectoryFileCounter.
+  FileCounter* file_counter = nullptr;
   // Used when spec.stop_grace_s is 0.
   absl::Duration default_stop_grace = absl::Seconds(30);
   absl::Duration http_timeout = absl::Seconds(5);
@@ -41,11 +47,14 @@ struct SupervisorOptions {
 };
 
 // Supervises one instance on its own thread:
-//   PENDING → (Runtime::Start) → STARTING → LOADING (shard progress in the log)
+//   PENDING → (Runtime::Start) → STARTING → LOADING (weights in the log)
 //   → HEALTH_CHECKING (GET /health is 200) → READY (GET /v1/models lists the
 //   served name and POST /v1/completions of max_tokens 1 answers 200).
-// Exit, start failure, start-up timeout or lasting unhealthiness → FAILED with
-// exit code and the last log lines; the process is stopped. RequestStop() →
+// While starting, InstanceStatus.startup carries the start-up phase and
+// figures read from the log (modelkit/startup_progress.h). Exit, start
+// failure, a stall (no progress within the window of its phase,
+// modelkit/startup_stall.h), the start-up ceiling or lasting unhealthiness →
+// FAILED with exit code and the last log lines; the process is stopped. RequestStop() →
 // STOPPING → STOPPED (Runtime::Stop then Runtime::Remove). Detach() ends
 // supervision and leaves the instance running (agent shutdown/restart).
 class InstanceSupervisor {
@@ -88,7 +97,9 @@ class InstanceSupervisor {
   void Fail(const std::string& message, bool stop_instance, const RuntimeInstance* exited);
   // One pass of the health sequence; true when READY.
   bool CheckHealth();
+  // Reads the log tail (and the Triton cache) into progress_ and publishes it.
   void UpdateProgress();
+  void PublishProgress();
   std::vector<std::string> LogTail();
   void DoStop();
   // After FAILED: wait for stop or detach.
@@ -103,6 +114,12 @@ class InstanceSupervisor {
   const std::string no_runtime_reason_;
   std::string served_name_;
   int unhealthy_streak_ = 0;
+  // Start-up progress, owned by the supervision thread; published (less
+  // last_line, which changes with every line) through Update.
+  DirectoryFileCounter default_file_counter_;
+  dcufleet::v1::StartupProgress progress_;
+  absl::Time last_progress_ = absl::InfinitePast();
+  std::string triton_cache_dir_;
 
   mutable absl::Mutex mu_;
   dcufleet::v1::InstanceStatus status_ ABSL_GUARDED_BY(mu_);

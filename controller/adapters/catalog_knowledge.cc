@@ -447,6 +447,8 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
   if (!argv.ok()) return argv.status();
   dcufleet::v1::InstanceSpec out;
   out.set_stack_id(stack->id());
+  // The stack's stall windows travel with the launch: the agent applies them.
+  if (stack->has_startup_stall()) *out.mutable_startup_stall() = stack->startup_stall();
   out.set_runtime_kind(stack->runtime_kind());
   out.set_runtime_location(location);
   for (const auto& a : *argv) out.add_argv(a);

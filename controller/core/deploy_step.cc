@@ -18,6 +18,7 @@
 #include "common/net.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
+#include "modelkit/startup_progress.h"
 #include "modelkit/learned_fix.h"
 #include "modelkit/verdict.h"
 
@@ -190,6 +191,7 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
   }
   if (a->phase() != is->phase() || a->shards_loaded() != is->shards_loaded() ||
       a->shards_total() != is->shards_total() || is->message() != a->message() ||
+      modelkit::StartupReportDiffers(a->startup(), is->startup()) ||
       (is->phase() == dcufleet::v1::INSTANCE_READY &&
        st.phase() != dcufleet::v1::DEPLOYMENT_READY) ||
       is->phase() == dcufleet::v1::INSTANCE_FAILED) {
@@ -327,6 +329,17 @@ void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& n
   }
   if (is->message() != a.message()) {
     a.set_message(is->message());
+  }
+  if (is->has_startup()) {
+    // Start-up phases as events, in the order the agent saw them; the
+    // figures stay on the attempt after Ready (describe shows them).
+    if (a.startup().phase() != is->startup().phase() ||
+        a.startup().activity() != is->startup().activity()) {
+      AddEvent(ctx, d, "Normal", "StartupPhase",
+               absl::StrCat("instance '", a.instance_id(), "' ",
+                            modelkit::DescribeStartupPlace(is->startup())));
+    }
+    *a.mutable_startup() = is->startup();
   }
   if (is->phase() == dcufleet::v1::INSTANCE_READY && st->phase() != dcufleet::v1::DEPLOYMENT_READY) {
     a.set_ready_at_ms(is->ready_at_ms() ? is->ready_at_ms() : ctx.now_ms);

@@ -1,5 +1,7 @@
 #include "controller/core/fleet_state.h"
 
+#include "modelkit/startup_progress.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -148,7 +150,8 @@ bool InstancesDiffer(const google::protobuf::RepeatedPtrField<dcufleet::v1::Inst
     if (x.instance_id() != y.instance_id() || x.phase() != y.phase() ||
         x.shards_loaded() != y.shards_loaded() || x.shards_total() != y.shards_total() ||
         x.message() != y.message() || x.exit_code() != y.exit_code() || x.port() != y.port() ||
-        x.log_tail_size() != y.log_tail_size()) {
+        x.log_tail_size() != y.log_tail_size() ||
+        modelkit::StartupReportDiffers(x.startup(), y.startup())) {
       return true;
     }
   }

@@ -198,6 +198,28 @@ An endpoint is `HOST:PORT` where HOST is the node's `dcu-agent
 --advertise-address`, or else the address the controller sees the agent
 connect from (the node name only when neither is known).
 
+## Start-up progress (issue 23)
+
+- `dcuctl progress --log FILE [-o json]` works offline: the start-up phase
+  of an engine log (`starting`, `loading_weights`, `weights_loaded`,
+  `compiling`, `kv_cache_sized`, `ready`, `failed`), what the engine is doing
+  in it (distributed init, torch.compile, Triton kernels, graph capture, HTTP
+  server start-up) and the figures the log shows — shards k/n with rate and
+  ETA, weights GiB and seconds, torch.compile seconds, graphs captured, KV
+  cache GiB, GPU blocks, KV tokens, maximum concurrency — each with the line
+  it came from. It is the parser the agent runs on every instance's log
+  (`modelkit/startup_progress.h`). An excerpt that starts mid-way gives the
+  last phase it proves, or none. A failed start-up also names the built-in
+  rules' diagnosis (`dcuctl diagnose --log` has the details). Exit 0, or 2
+  when the file cannot be read.
+- `deploy --watch` redraws the phase with its figures, a bar where there is
+  a k/n, and the time in phase; each change of phase is a `StartupPhase`
+  event. `describe deployment` shows each attempt's start-up, and once Ready
+  the figures a user would otherwise read from the log.
+- `--startup-timeout` is now a ceiling (default 4 h): a start-up that stops
+  progressing fails sooner, by the stall windows of its stack
+  (docs/architecture.md, "Start-up phases and stall detection").
+
 ## Not done (issue 16)
 
 - `dcuctl apply -f` / `edit` / `set`: the update path is `dcuctl deploy`

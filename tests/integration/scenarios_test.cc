@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "absl/time/clock.h"
 #include "common/http_client.h"
@@ -183,6 +184,30 @@ TEST_F(ScenarioTest, Seed000Qwen3_32bOnK100AiReachesServingWithNoHumanStep) {
   EXPECT_LT(pos("Created"), pos("Scheduled"));
   EXPECT_LT(pos("Failed"), pos("Failover"));
   EXPECT_LT(pos("Failover"), pos("Ready"));
+  // Issue 23: --watch shows the start-up phases of the serving attempt in
+  // their order (the agent reports every change it sees; a phase shorter
+  // than a report interval may be passed over, never reordered).
+  {
+    // (This engine compiles nothing: no `compiling`, which in V1 may also
+    // follow kv_cache_sized, for graph capture.)
+    const std::vector<std::string> order = {"starting", "loading_weights", "weights_loaded",
+                                            "kv_cache_sized", "ready"};
+    std::vector<size_t> seen;
+    for (absl::string_view line : absl::StrSplit(deploy.out, '\n')) {
+      if (!absl::StrContains(line, "StartupPhase") ||
+          !absl::StrContains(line, st["attempts"][1]["instance_id"].get<std::string>())) {
+        continue;
+      }
+      for (size_t i = 0; i < order.size(); ++i) {
+        if (absl::StrContains(line, "' " + order[i])) seen.push_back(i);
+      }
+    }
+    EXPECT_GE(seen.size(), 2u) << deploy.out;
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << deploy.out;
+    // The figures stay on the attempt once it is Ready.
+    EXPECT_EQ(st["attempts"][1]["startup"]["phase"], "STARTUP_READY") << d.dump(2);
+    EXPECT_EQ(st["attempts"][1]["startup"]["kv_tokens"], "646000") << d.dump(2);
+  }
 
   // A completion through the instance's own port.
   int port = st["attempts"][1]["placement"]["port"];

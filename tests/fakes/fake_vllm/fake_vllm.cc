@@ -331,6 +331,14 @@ struct Scenario {
   std::vector<Failure> failures;
   std::string completion_text;
   json service = json::object();  // {"ttft_ms", "token_delay_ms", "max_concurrency"}
+  // Issue 23: start-up pacing. torch.compile after the weights (Triton
+  // kernels written to $TRITON_CACHE_DIR over compile_seconds), CUDA graph
+  // capture after the KV cache, and a hang at a named point.
+  double compile_seconds = 0;
+  int compile_files = 0;
+  double capture_seconds = 0;
+  int capture_graphs = 0;
+  std::string hang_at;  // "distributed_init", "" = none
 };
 
 bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
@@ -357,6 +365,15 @@ bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
     sc->workers = j.value("workers", 0);
     sc->workers_escape_group = j.value("workers_escape_group", false);
     sc->completion_text = j.value("completion_text", std::string());
+    if (j.contains("compile")) {
+      sc->compile_seconds = j["compile"].value("seconds", 0.0);
+      sc->compile_files = j["compile"].value("triton_files", 0);
+    }
+    if (j.contains("capture")) {
+      sc->capture_seconds = j["capture"].value("seconds", 0.0);
+      sc->capture_graphs = j["capture"].value("graphs", 0);
+    }
+    sc->hang_at = j.value("hang_at", std::string());
     if (j.contains("service")) {
       if (!j["service"].is_object()) {
         *error = path + ": \"service\" must be an object";
@@ -1386,6 +1403,21 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
     StopWorkers(c);
     return *rc;
   }
+  // Distributed init (vllm/distributed/parallel_state.py, pynccl.py; NCCL's
+  // own INFO line as NCCL_DEBUG=INFO prints it).
+  Log("INFO", "parallel_state.py:1032",
+      "world_size=" + std::to_string(c->args.tp) +
+          " rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:29500 backend=nccl");
+  Log("INFO", "pynccl.py:70", "vLLM is using nccl==2.21.5");
+  if (c->sc.hang_at == "distributed_init") {
+    // A peer that never joins: ncclCommInitRank blocks forever, silently.
+    fprintf(stdout, "fake-host:%d:%d [0] NCCL INFO ncclCommInitRank comm 0x5566 rank 0 nranks %d "
+                    "cudaDev 0 busId 1000 - Init START\n", getpid(), getpid(), c->args.tp);
+    fflush(stdout);
+    while (!g_term) SleepSeconds(0.1);
+    StopWorkers(c);
+    return 0;
+  }
   Log("INFO", "parallel_state.py:1076",
       "rank 0 in world size " + std::to_string(c->args.tp) + " is assigned as DP rank 0, PP rank 0, TP rank 0");
   // Stage 3: model construction (attention backend, head size).
@@ -1428,7 +1460,33 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
   snprintf(tbuf, sizeof(tbuf), "%.2f", took);
   Log("INFO", "default_loader.py:272", std::string("Loading weights took ") + tbuf + " seconds");
   Log("INFO", "gpu_model_runner.py:1801", std::string("Model loading took 15.2661 GiB and ") + tbuf + " seconds");
-  // Stage 5: profiling / compilation.
+  // Stage 5: profiling / compilation. vLLM V1 logs the torch.compile cache
+  // and then is silent while Inductor and Triton work; Triton writes one
+  // cache directory per kernel under $TRITON_CACHE_DIR.
+  if (c->sc.compile_seconds > 0 || c->sc.compile_files > 0) {
+    Log("INFO", "backends.py:508",
+        "Using cache directory: /tmp/fake-vllm/torch_compile_cache/0a1b2c3d4e/rank_0_0/backbone "
+        "for vLLM's torch.compile");
+    Log("INFO", "backends.py:519", "Dynamo bytecode transform time: 1.02 s");
+    std::string cache = GetEnv("TRITON_CACHE_DIR");
+    int files = std::max(c->sc.compile_files, 1);
+    for (int i = 0; i < files && !g_term; ++i) {
+      SleepSeconds(c->sc.compile_seconds / files);
+      if (!cache.empty()) {
+        std::string dir = cache + "/kernel" + std::to_string(i);
+        mkdir(cache.c_str(), 0755);
+        mkdir(dir.c_str(), 0755);
+        if (FILE* f = fopen((dir + "/triton_.hsaco").c_str(), "w")) {
+          fputs("fake kernel\n", f);
+          fclose(f);
+        }
+      }
+    }
+    if (g_term) return 0;
+    char tc[64];
+    snprintf(tc, sizeof(tc), "%.2f", c->sc.compile_seconds + 1.02);
+    Log("INFO", "monitor.py:34", std::string("torch.compile takes ") + tc + " s in total");
+  }
   if (auto rc = fire_stage(5)) {
     StopWorkers(c);
     return *rc;
@@ -1443,7 +1501,24 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
         "Reserved " + std::to_string(*c->args.kv_cache_memory_bytes) +
             " bytes for the KV cache as requested (--kv-cache-memory-bytes)");
   }
+  Log("INFO", "gpu_worker.py:227", "Available KV cache memory: 39.43 GiB");
   Log("INFO", "kv_cache_utils.py:716", "GPU KV cache size: 646,000 tokens");
+  Log("INFO", "kv_cache_utils.py:720",
+      "Maximum concurrency for " + std::to_string(c->args.max_model_len > 0 ? c->args.max_model_len : 40960) +
+          " tokens per request: 15.77x");
+  if (c->sc.capture_graphs > 0 && !c->args.enforce_eager) {
+    // tqdm, redrawn with '\r' (vllm/v1/worker/gpu_model_runner.py capture_model).
+    int n = c->sc.capture_graphs;
+    for (int i = 0; i <= n && !g_term; ++i) {
+      if (i > 0) SleepSeconds(c->sc.capture_seconds / n);
+      int pct = static_cast<int>(std::lround(100.0 * i / n));
+      fprintf(stderr, "\rCapturing CUDA graph shapes: %3d%%| | %d/%d [00:00<00:00, 10.00it/s]", pct, i, n);
+      fflush(stderr);
+    }
+    fprintf(stderr, "\n");
+    if (g_term) return 0;
+    Log("INFO", "gpu_model_runner.py:2326", "Graph capturing finished in 1 secs, took 0.45 GiB");
+  }
   Log("INFO", "core.py:172", "init engine (profile, create kv cache, warmup model) took 3.21 seconds");
   if (auto rc = fire_stage(7)) {
     StopWorkers(c);

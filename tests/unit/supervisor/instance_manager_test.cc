@@ -16,6 +16,7 @@
 #include "agent/runtime/process_runtime.h"
 #include "common/http_client.h"
 #include "gmock/gmock.h"
+#include "common/enum_names.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/fake_vllm/fake_env.h"
 
@@ -45,6 +46,18 @@ class Recorder {
     std::vector<InstancePhase> out;
     for (const auto& s : all_) {
       if (s.instance_id() == id && (out.empty() || out.back() != s.phase())) out.push_back(s.phase());
+    }
+    return out;
+  }
+  // The start-up phases (with activity) in the order they were reported.
+  std::vector<std::string> StartupPlaces(const std::string& id) {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> out;
+    for (const auto& s : all_) {
+      if (s.instance_id() != id || !s.has_startup()) continue;
+      std::string place = absl::StrCat(common::StartupPhaseName(s.startup().phase()), "/",
+                                       common::StartupActivityName(s.startup().activity()));
+      if (out.empty() || out.back() != place) out.push_back(place);
     }
     return out;
   }
@@ -233,15 +246,76 @@ TEST_F(InstanceManagerTest, RemediationFlipsFailureToReady) {
   ASSERT_TRUE(recorder_.WaitPhase("m-attempt-1", dcufleet::v1::INSTANCE_STOPPED));
 }
 
-TEST_F(InstanceManagerTest, StartupTimeoutFailsAndStopsTheProcess) {
-  auto spec = Spec("m-slow", Env(R"({"load_seconds": 30})"));
+TEST_F(InstanceManagerTest, StartupCeilingFailsAndStopsTheProcess) {
+  // Still progressing (shards keep coming), but past the ceiling.
+  auto spec = Spec("m-slow", Env(R"({"load_seconds": 30, "shards": 60})"));
   spec.set_startup_timeout_s(1);
   manager_->Apply(1, {spec});
   ASSERT_TRUE(recorder_.WaitPhase("m-slow", dcufleet::v1::INSTANCE_FAILED));
   auto failed = *recorder_.Latest("m-slow");
-  EXPECT_THAT(failed.message(), HasSubstr("not ready within the start-up timeout of 1s"));
+  EXPECT_THAT(failed.message(), HasSubstr("not ready within the start-up ceiling of 1s"));
+  EXPECT_THAT(failed.message(), HasSubstr("loading_weights (shard"));
   EXPECT_THAT(failed.message(), HasSubstr("GET /health"));
   EXPECT_TRUE(Marked("m-slow").empty());
+}
+
+// Issue 23: a compile that keeps writing Triton cache files for four times
+// its stall window (a fixed time-out of that length would have killed it)
+// becomes Ready; the same compile without a cache to watch is silent, and is
+// failed by the same window, naming the phase.
+TEST_F(InstanceManagerTest, SlowCompileThatKeepsWritingCacheFilesBecomesReady) {
+  const std::string scenario = R"({"compile": {"seconds": 4, "triton_files": 20},
+                                   "capture": {"seconds": 0.3, "graphs": 6}})";
+  auto spec = Spec("m-compile", Env(scenario));
+  (*spec.mutable_env())["TRITON_CACHE_DIR"] = root_ + "/triton-cache";
+  spec.mutable_startup_stall()->set_compiling_s(1);
+  spec.mutable_startup_stall()->set_weights_loaded_s(1);
+  spec.set_startup_timeout_s(30);
+  absl::Time t0 = absl::Now();
+  manager_->Apply(1, {spec});
+  ASSERT_TRUE(recorder_.WaitPhase("m-compile", dcufleet::v1::INSTANCE_READY, absl::Seconds(30)))
+      << recorder_.Latest("m-compile")->message();
+  EXPECT_GE(absl::Now() - t0, absl::Seconds(4));
+  auto ready = *recorder_.Latest("m-compile");
+  EXPECT_EQ(ready.startup().phase(), dcufleet::v1::STARTUP_READY);
+  EXPECT_GE(ready.startup().triton_cache_files() - ready.startup().triton_cache_files_at_start(), 15);
+  EXPECT_NEAR(ready.startup().torch_compile_s(), 5.02, 0.01);
+  EXPECT_EQ(ready.startup().graphs_captured(), 6);
+  EXPECT_EQ(ready.startup().kv_tokens(), 646000);
+  EXPECT_DOUBLE_EQ(ready.startup().max_concurrency(), 15.77);
+  EXPECT_NEAR(ready.startup().weights_gib(), 15.2661, 1e-9);
+  auto places = recorder_.StartupPlaces("m-compile");
+  EXPECT_THAT(places, Contains("compiling/Triton kernels"));
+  EXPECT_THAT(places, Contains("compiling/graph capture"));
+  EXPECT_EQ(places.back(), "ready/");
+
+  auto silent = Spec("m-silent", Env(scenario));
+  silent.mutable_startup_stall()->set_compiling_s(1);
+  silent.set_startup_timeout_s(30);
+  manager_->Apply(2, {spec, silent});
+  ASSERT_TRUE(recorder_.WaitPhase("m-silent", dcufleet::v1::INSTANCE_FAILED, absl::Seconds(20)));
+  auto failed = *recorder_.Latest("m-silent");
+  EXPECT_THAT(failed.message(), HasSubstr("at compiling (torch.compile) after `Dynamo bytecode"));
+  EXPECT_THAT(failed.message(), HasSubstr("(stall window 1s)"));
+  EXPECT_TRUE(Marked("m-silent").empty());
+}
+
+// Issue 23: a hang at NCCL init is failed within its window (not after the
+// ceiling), with the phase and the line it hung after.
+TEST_F(InstanceManagerTest, HangAtDistributedInitFailsWithinItsStallWindow) {
+  auto spec = Spec("m-nccl", Env(R"({"hang_at": "distributed_init"})"));
+  spec.mutable_startup_stall()->set_distributed_init_s(1);
+  spec.set_startup_timeout_s(600);
+  absl::Time t0 = absl::Now();
+  manager_->Apply(1, {spec});
+  ASSERT_TRUE(recorder_.WaitPhase("m-nccl", dcufleet::v1::INSTANCE_FAILED, absl::Seconds(20)));
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(8));
+  auto failed = *recorder_.Latest("m-nccl");
+  EXPECT_THAT(failed.message(), HasSubstr("at starting (distributed init) after `"));
+  EXPECT_THAT(failed.message(), HasSubstr("ncclCommInitRank"));
+  EXPECT_EQ(failed.startup().activity(), dcufleet::v1::STARTUP_ACTIVITY_DISTRIBUTED_INIT);
+  EXPECT_THAT(failed.startup().last_line(), HasSubstr("ncclCommInitRank"));
+  EXPECT_TRUE(Marked("m-nccl").empty());
 }
 
 TEST_F(InstanceManagerTest, AgentRestartAdoptsTheRunningInstanceWithoutDuplicate) {

@@ -223,7 +223,7 @@ TEST_F(DeploymentRulesTest, DefaultsComeFromTheTable) {
   EXPECT_DOUBLE_EQ(d.gpu_memory_utilization(), 0.9);
   EXPECT_EQ(d.backoff_initial_s(), 10);
   EXPECT_EQ(d.backoff_max_s(), 300);
-  EXPECT_EQ(d.startup_timeout_s(), 1800);
+  EXPECT_EQ(d.startup_timeout_s(), 14400);
   EXPECT_EQ(d.max_attempts_per_plan(), 3);
   // The core stores the spec with exactly these defaults.
   auto r = controller_->Deploy(s, /*dry_run=*/true);

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+#include "dcufleet/v1/types.pb.h"
+
+namespace dcu::modelkit {
+
+// The one home of start-up phase parsing (issue 23): what phase an engine's
+// start-up is in and the figures its log shows (shards k/n with rate and
+// ETA, weights GiB and seconds, torch.compile seconds, graphs captured, KV
+// cache GiB / GPU blocks / tokens, maximum concurrency), each with the line
+// it came from. vLLM V0 and V1 (CUDA and ROCm/DTK) and SGLang. The agent runs
+// it on every tail it reads; `dcuctl progress --log FILE` runs it offline.
+//
+// Pure: no I/O, no clock. Lines go through modelkit's log normaliser first,
+// so multi-process prefixes, ANSI colour, timestamps and level prefixes do
+// not matter; '\r' and '\n' both end a line (a tqdm redraw is a line).
+// Linear in the input; a line is read up to its first kMaxLineBytes bytes.
+//
+// The phase is the one proven by the last line that proves one (vLLM
+// captures CUDA graphs *after* sizing the KV cache, so COMPILING may follow
+// KV_CACHE_SIZED), with two rules: READY is left only for FAILED, and a line
+// that could belong to several phases (NCCL chatter, "init engine ... took")
+// never moves the phase backwards. An excerpt that starts mid-way and shows
+// no phase line keeps STARTUP_PHASE_UNSPECIFIED: never a guess.
+
+inline constexpr size_t kMaxLineBytes = 8192;
+
+struct StartupParseOptions {
+  // false: the text is a tail cut at an arbitrary byte; its first line is
+  // partial and is skipped.
+  bool starts_at_line = true;
+  // Record StartupProgress.evidence (offline); the agent leaves it off.
+  bool keep_evidence = true;
+  // The line number of the first line of `text` (1 for a whole file).
+  int first_line_number = 1;
+};
+
+// Parses a whole log or an excerpt.
+dcufleet::v1::StartupProgress ParseStartupLog(absl::string_view text,
+                                              const StartupParseOptions& options = {});
+
+// Applies the lines of `text` on top of `progress`. Re-reading lines already
+// applied (the agent reads overlapping tails) leaves the same result, as each
+// line only sets what it shows: after the same tail the state is the same.
+void AdvanceStartupProgress(absl::string_view text, const StartupParseOptions& options,
+                            dcufleet::v1::StartupProgress* progress);
+
+// Applies one raw line (no '\n' or '\r' in it).
+void ApplyStartupLine(absl::string_view raw_line, int line_number, bool keep_evidence,
+                      dcufleet::v1::StartupProgress* progress);
+
+// The agent counted `files` files in the instance's TRITON_CACHE_DIR. The
+// first count is the baseline (a warm cache from earlier runs is not
+// progress); files beyond it mean Triton is compiling kernels: COMPILING /
+// TRITON_COMPILE unless the log already shows a later phase. Returns
+// whether the count grew.
+bool ApplyTritonCacheCount(int64_t files, dcufleet::v1::StartupProgress* progress);
+
+// Whether `a` and `b` differ in anything a person or the controller follows
+// (phase, activity, figures): not last_line, not the agent's timestamps,
+// not evidence. The agent's progress test and the controller's change test.
+bool StartupReportDiffers(const dcufleet::v1::StartupProgress& a,
+                          const dcufleet::v1::StartupProgress& b);
+
+// Whether the start-up advanced from `before` to `after`: a report
+// difference, or a new line of the engine's own (last_line).
+bool StartupAdvanced(const dcufleet::v1::StartupProgress& before,
+                     const dcufleet::v1::StartupProgress& after);
+
+// "loading_weights (shard 7/17)", "compiling (graph capture 33/67)",
+// "starting (distributed init)": the phase as a person reads it.
+std::string DescribeStartupPlace(const dcufleet::v1::StartupProgress& progress);
+
+}  // namespace dcu::modelkit

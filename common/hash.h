@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -11,6 +12,23 @@ namespace dcu::common {
 // (auth), config fingerprints (the model config audit) and short stable ids
 // derived from them. "" only if OpenSSL's digest itself fails.
 std::string Sha256Hex(absl::string_view data);
+
+// SHA-256 fed in pieces (a model shard streamed in chunks). OpenSSL stays
+// private to hash.cc.
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  ~Sha256Stream();
+  Sha256Stream(const Sha256Stream&) = delete;
+  Sha256Stream& operator=(const Sha256Stream&) = delete;
+  void Update(absl::string_view data);
+  // Lower-case hex of everything fed; "" if OpenSSL fails. Once only.
+  std::string FinalHex();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // `bytes` bytes from OpenSSL's CSPRNG as lower-case hex (API keys, tokens).
 // UNAVAILABLE when the generator cannot be seeded.

@@ -18,7 +18,8 @@ inline constexpr int kExitUnschedulable = 5;
 inline constexpr int kExitDeployFailed = 6;
 // Refused: not authenticated or not allowed.
 inline constexpr int kExitDenied = 7;
-// The check ran and found problems: model audit (errors in the config),
+// The check ran and found problems: model audit (errors in the config,
+// damaged safetensors weights),
 // diagnose (a failure recognised in the log). 0 means none found.
 inline constexpr int kExitFindings = 8;
 

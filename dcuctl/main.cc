@@ -1,5 +1,7 @@
 // dcuctl: the command line for dcufleet. Parses flags and dispatches to one
 // file per command group; each returns the process exit code (exit_codes.h).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
@@ -115,13 +117,17 @@ int main(int argc, char** argv) {
   auto* model_cmd = app.add_subcommand("model", "model operations (offline)")->require_subcommand(1);
   ModelAuditArgs audit_args;
   auto* model_audit = model_cmd->add_subcommand(
-      "audit", "audit a model directory's config.json against the catalog (offline)");
+      "audit", "audit a model directory offline: config.json against the catalog, safetensors index, shard headers and shapes");
   model_audit->add_option("PATH", audit_args.path, "model directory or config.json")->required();
   model_audit->add_option("--catalog", audit_args.catalog_dir, "catalog directory");
   model_audit->add_option("--model", audit_args.model, "catalog model to compare with");
   model_audit->add_option("--stack", audit_args.stacks, "check head sizes against these stacks");
   model_audit->add_flag("--fix-plan", audit_args.fix_plan, "show the remediation (overlay or --hf-overrides)");
   model_audit->add_option("--overlay-root", audit_args.overlay_root, "where overlays go");
+  model_audit->add_flag("--verify-content", audit_args.verify_content,
+                        "also check every shard's sha256 against a manifest (reads every byte)");
+  model_audit->add_option("--manifest", audit_args.manifest,
+                          "sha256 manifest (sha256sum lines or JSON); default: sha256sums in PATH");
   model_audit->add_flag("--apply-overlay", audit_args.apply_overlay,
                         "create the overlay directory (never touches the model's files)");
   ModelPlanArgs plan_args;
@@ -326,6 +332,7 @@ int main(int argc, char** argv) {
   }
   if (*model_audit) {
     audit_args.output = g.output;
+    audit_args.progress_bar = ::isatty(STDERR_FILENO) != 0;
     return RunModelAudit(audit_args, std::cout, std::cerr);
   }
   if (*model_plan) {

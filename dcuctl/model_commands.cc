@@ -2,11 +2,14 @@
 
 #include "dcuctl/exit_codes.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +19,7 @@
 #include "modelkit/config_audit.h"
 #include "modelkit/memory_plan.h"
 #include "modelkit/remediation.h"
+#include "modelkit/weights_audit.h"
 #include "nlohmann/json.hpp"
 
 namespace dcu::dcuctl {
@@ -112,7 +116,43 @@ void RenderAuditReport(const AuditReport& r, std::ostream& out) {
                                         : absl::StrCat(r.missing_shards_size(), " missing"));
   }
   row("WEIGHTS", weights);
+  if (r.has_weights()) {
+    const auto& w = r.weights();
+    std::string v;
+    switch (w.verdict()) {
+      case dcufleet::v1::WEIGHTS_CLEAN: v = "clean"; break;
+      case dcufleet::v1::WEIGHTS_DAMAGED: v = absl::StrCat("DAMAGED (", w.problems_total(), " problem(s))"); break;
+      case dcufleet::v1::WEIGHTS_NOT_VERIFIED: v = absl::StrCat("not verified: ", w.not_verified_reason()); break;
+      default: v = "unknown"; break;
+    }
+    if (w.verdict() != dcufleet::v1::WEIGHTS_NOT_VERIFIED) {
+      absl::StrAppend(&v, ": ", w.shards(), " shard(s), ", w.tensors(), " tensors (",
+                      common::HumanBytes(w.tensor_bytes()), "), checked in ",
+                      absl::StrFormat("%.1f ms", static_cast<double>(w.elapsed_us()) / 1000.0));
+    }
+    row("VERIFIED", v);
+    if (w.shape_checked() > 0 || w.shape_skipped() > 0) {
+      row("SHAPES", absl::StrCat(w.shape_checked(), " tensor(s) checked against config.json",
+                                 w.shape_skip_reason().empty() ? "" : absl::StrCat("; ", w.shape_skip_reason())));
+    }
+    if (w.content_verified()) {
+      row("CONTENT", absl::StrCat("sha256 of ", common::HumanBytes(w.content_bytes()), " against ",
+                                  w.content_manifest()));
+    }
+  }
   out << "\n";
+  if (r.has_weights() && !r.weights().problems().empty()) {
+    out << "Weights problems:\n";
+    for (const auto& p : r.weights().problems()) {
+      std::string kind = dcufleet::v1::WeightsProblemKind_Name(p.kind());
+      if (absl::StartsWith(kind, "WEIGHTS_")) kind = absl::AsciiStrToLower(kind.substr(8));
+      out << absl::StrFormat("  %-16s %s\n", kind, p.message());
+    }
+    if (r.weights().problems_total() > r.weights().problems_size()) {
+      out << "  (" << r.weights().problems_total() - r.weights().problems_size() << " more)\n";
+    }
+    out << "\n";
+  }
   if (r.findings().empty()) {
     out << "No findings.\n";
     return;
@@ -202,6 +242,26 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
   }
   if (args.stacks.empty()) options.stacks.assign(catalog->stack().begin(), catalog->stack().end());
 
+  options.verify_content = args.verify_content;
+  options.manifest_path = args.manifest;
+  const auto started = std::chrono::steady_clock::now();
+  auto last_draw = started - std::chrono::seconds(1);
+  if (args.verify_content && args.progress_bar) {
+    // Redrawn at most 10 times a second: a 4 MiB chunk is ~2 ms of hashing.
+    options.content_progress = [&](const modelkit::ContentProgress& p) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_draw < std::chrono::milliseconds(100) && p.done != p.total) return;
+      last_draw = now;
+      double secs = std::chrono::duration<double>(now - started).count();
+      double frac = p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1.0;
+      int filled = static_cast<int>(frac * 30);
+      err << absl::StrFormat("\r[%s%s] %3.0f%% %s of %s, %.0f MB/s  %s\x1b[K", std::string(filled, '='),
+                             std::string(30 - filled, ' '), frac * 100, common::HumanBytes(p.done),
+                             common::HumanBytes(p.total), secs > 0 ? static_cast<double>(p.done) / 1e6 / secs : 0.0,
+                             p.file)
+          << std::flush;
+    };
+  }
   AuditReport report;
   std::string model_dir;
   std::string config_text;
@@ -209,7 +269,11 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
   if (fs::is_directory(args.path, ec)) {
     model_dir = args.path;
     report = modelkit::AuditModelDirectory(args.path, options);
+    if (options.content_progress) err << "\n";
     config_text = ReadAll((fs::path(args.path) / "config.json").string(), &have_text);
+  } else if (args.verify_content) {
+    err << "error: --verify-content needs a model directory, not a config.json\n";
+    return 2;
   } else {
     config_text = ReadAll(args.path, &have_text);
     if (!have_text) {

@@ -38,6 +38,12 @@ struct ModelAuditArgs {
   bool fix_plan = false;
   std::string overlay_root = "/var/lib/dcufleet/overlays";
   bool apply_overlay = false;
+  // sha256 of every shard against a manifest (sha256sums in the directory,
+  // or --manifest); reads every byte.
+  bool verify_content = false;
+  std::string manifest;
+  // Draw a progress bar on `err` while hashing (main: stderr is a TTY).
+  bool progress_bar = false;
 };
 int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& err);
 

@@ -13,6 +13,7 @@
 #include "common/hash.h"
 #include "common/enum_names.h"
 #include "common/units.h"
+#include "modelkit/weights_audit.h"
 
 namespace dcu::modelkit {
 namespace {
@@ -695,6 +696,7 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view text) {
     ReadInt(t, "shared_expert_intermediate_size", p, &c.shared_expert_intermediate_size, &fnd);
     ReadInt(t, "n_shared_experts", p, &c.n_shared_experts, &fnd);
     ReadInt(t, "first_k_dense_replace", p, &c.first_k_dense_replace, &fnd);
+    ReadInt(t, "num_nextn_predict_layers", p, &c.num_nextn_predict_layers, &fnd);
     ReadInt(t, "kv_lora_rank", p, &c.kv_lora_rank, &fnd);
     ReadInt(t, "q_lora_rank", p, &c.q_lora_rank, &fnd);
     ReadInt(t, "qk_rope_head_dim", p, &c.qk_rope_head_dim, &fnd);
@@ -845,6 +847,28 @@ AuditReport AuditConfigText(absl::string_view text, absl::string_view dir_name,
   return r;
 }
 
+namespace {
+
+// The safetensors checks into the report, with one error finding when
+// damaged (the typed details are in r->weights()).
+void VerifyWeightsInto(const std::string& path, const ModelConfig* config, absl::string_view config_text,
+                       const AuditOptions& options, AuditReport* r) {
+  WeightsAuditOptions wo;
+  wo.config = config;
+  wo.catalog = FindCatalogModel(options, r->catalog_match());
+  wo.verify_content = options.verify_content;
+  wo.manifest_path = options.manifest_path;
+  wo.progress = options.content_progress;
+  *r->mutable_weights() = options.weights_cache ? options.weights_cache->Verify(path, wo, config_text)
+                                                : VerifyWeights(path, wo);
+  if (r->weights().verdict() == dcufleet::v1::WEIGHTS_DAMAGED) {
+    const auto& first = r->weights().problems(0);
+    Add(r, dcufleet::v1::FINDING_ERROR, "weights_damaged", first.file(), WeightsSummary(r->weights()));
+  }
+}
+
+}  // namespace
+
 AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& options) {
   AuditReport r;
   r.set_path(SanitizeUtf8(path));
@@ -865,6 +889,7 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
         absl::StrCat("cannot read ", config_path.string(), err.empty() ? ": no such file" : ": " + err));
     AuditParsed(nullptr, dir_name, options, &r);
     AuditWeights(path, nullptr, &r);
+    VerifyWeightsInto(path, nullptr, "", options, &r);
     return r;
   }
   r.set_config_sha256(common::Sha256Hex(*text));
@@ -876,11 +901,13 @@ AuditReport AuditModelDirectory(const std::string& path, const AuditOptions& opt
         absl::StrCat("config.json: ", parsed.status().message()));
     AuditParsed(nullptr, dir_name, options, &r);
     AuditWeights(path, nullptr, &r);
+    VerifyWeightsInto(path, nullptr, *text, options, &r);
     return r;
   }
   r.set_config_valid_json(true);
   AuditParsed(&*parsed, dir_name, options, &r);
   AuditWeights(path, &*parsed, &r);
+  VerifyWeightsInto(path, &*parsed, *text, options, &r);
   if (const ModelEntry* m = FindCatalogModel(options, r.catalog_match());
       m != nullptr && m->weight_bytes() > 0 && r.weight_bytes_source() == "index") {
     double ratio = static_cast<double>(r.weight_bytes()) / static_cast<double>(m->weight_bytes());
@@ -948,6 +975,38 @@ nlohmann::ordered_json AuditReportToJson(const AuditReport& r) {
     fj["message"] = f.message();
     j["findings"].push_back(std::move(fj));
   }
+  if (r.has_weights()) {
+    // Enum values as their proto names, as -o json shows every enum.
+    const auto& w = r.weights();
+    oj wj;
+    wj["verdict"] = dcufleet::v1::WeightsVerdict_Name(w.verdict());
+    wj["shards"] = w.shards();
+    wj["tensors"] = w.tensors();
+    wj["tensor_bytes"] = w.tensor_bytes();
+    wj["shape_checked"] = w.shape_checked();
+    wj["shape_skipped"] = w.shape_skipped();
+    wj["shape_skip_reason"] = str(w.shape_skip_reason());
+    wj["not_verified_reason"] = str(w.not_verified_reason());
+    wj["content_verified"] = w.content_verified();
+    wj["content_manifest"] = str(w.content_manifest());
+    wj["content_bytes"] = w.content_bytes();
+    wj["elapsed_us"] = w.elapsed_us();
+    wj["problems_total"] = w.problems_total();
+    wj["problems"] = oj::array();
+    for (const auto& p : w.problems()) {
+      oj pj;
+      pj["kind"] = dcufleet::v1::WeightsProblemKind_Name(p.kind());
+      pj["file"] = p.file();
+      pj["tensor"] = str(p.tensor());
+      pj["expected"] = p.expected();
+      pj["actual"] = p.actual();
+      pj["config_field"] = str(p.config_field());
+      pj["blame"] = dcufleet::v1::WeightsBlame_Name(p.blame());
+      pj["message"] = p.message();
+      wj["problems"].push_back(std::move(pj));
+    }
+    j["weights"] = std::move(wj);
+  }
   return j;
 }
 
@@ -961,6 +1020,7 @@ dcufleet::v1::ModelDirectory ToModelDirectory(const AuditReport& r) {
   d.set_shards_complete(r.shards_complete());
   *d.mutable_missing_shards() = r.missing_shards();
   *d.mutable_findings() = r.findings();
+  if (r.has_weights()) *d.mutable_weights() = r.weights();
   return d;
 }
 

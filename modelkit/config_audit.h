@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "nlohmann/json.hpp"
 
 namespace dcu::modelkit {
+
+struct ContentProgress;    // weights_audit.h
+class WeightsAuditCache;   // weights_audit.h
 
 // A config.json read the way engines read it: text fields from `text_config`
 // (or `language_config`, `llm_config`) when the model nests them, else from
@@ -44,6 +48,9 @@ struct ModelConfig {
   int64_t shared_expert_intermediate_size = 0;
   int n_shared_experts = 0;
   int first_k_dense_replace = 0;
+  // DeepSeek-V3's multi-token-prediction layers, stored after the decoder's
+  // (model.layers.61 of a 61-layer model).
+  int num_nextn_predict_layers = 0;
   // MLA (DeepSeek-V2/V3).
   int kv_lora_rank = 0;
   int q_lora_rank = 0;
@@ -100,10 +107,18 @@ struct AuditOptions {
   // Match this catalog model instead of guessing.
   std::string model_name;
   int max_tp = 64;
+  // The safetensors checks (weights_audit.h) of AuditModelDirectory: header
+  // checks always, through `weights_cache` when given (the agent's); sha256
+  // against a manifest when `verify_content`.
+  WeightsAuditCache* weights_cache = nullptr;
+  bool verify_content = false;
+  std::string manifest_path;
+  std::function<void(const ContentProgress&)> content_progress;
 };
 
 // Audits a model directory: config.json, the safetensors (or .bin) index and
-// the files. Never fails: what is wrong is in the findings (invalid JSON with
+// the files, and fills `weights` (VerifyWeights; a damaged verdict also adds
+// one "weights_damaged" error finding). Never fails: what is wrong is in the findings (invalid JSON with
 // line and column, missing shards, ...).
 dcufleet::v1::AuditReport AuditModelDirectory(const std::string& path,
                                               const AuditOptions& options);

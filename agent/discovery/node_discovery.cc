@@ -19,11 +19,13 @@ namespace fs = std::filesystem;
 NodeDiscovery::NodeDiscovery(DiscoveryOptions options, common::ProcessRunner* runner)
     : options_(std::move(options)), runner_(runner) {}
 
-dcufleet::v1::ModelDirectory NodeDiscovery::ScanModelDirectory(const std::string& path,
-                                                                size_t max_config_bytes) {
-  // The audit without a catalog: shape, shards, weight bytes. The controller
+dcufleet::v1::ModelDirectory NodeDiscovery::ScanModelDirectory(
+    const std::string& path, size_t max_config_bytes, modelkit::WeightsAuditCache* weights_cache) {
+  // The audit without a catalog: shape, shards, weight bytes, the weights'
+  // header and shape checks (modelkit/weights_audit.h). The controller
   // audits the config text again against its catalog.
   modelkit::AuditOptions opts;
+  opts.weights_cache = weights_cache;
   dcufleet::v1::AuditReport report = modelkit::AuditModelDirectory(path, opts);
   dcufleet::v1::ModelDirectory dir = modelkit::ToModelDirectory(report);
   dir.set_path(path);
@@ -108,7 +110,7 @@ void NodeDiscovery::Fill(dcufleet::v1::NodeInventory* inventory, bool force) {
         }
       }
       std::sort(dirs.begin(), dirs.end());
-      for (const auto& d : dirs) models.push_back(ScanModelDirectory(d, options_.max_config_bytes));
+      for (const auto& d : dirs) models.push_back(ScanModelDirectory(d, options_.max_config_bytes, &weights_cache_));
     }
     std::vector<dcufleet::v1::RuntimeEnvironment> envs =
         DiscoverCondaEnvironments(options_.env_roots);

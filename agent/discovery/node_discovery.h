@@ -7,6 +7,7 @@
 #include "absl/time/time.h"
 #include "common/process_runner.h"
 #include "dcufleet/v1/types.pb.h"
+#include "modelkit/weights_audit.h"
 
 namespace dcu::agent {
 
@@ -31,9 +32,13 @@ class NodeDiscovery {
   // rescanning when it is older than the interval.
   void Fill(dcufleet::v1::NodeInventory* inventory, bool force = false) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // One model directory as reported (audit summary, config text, entries).
-  static dcufleet::v1::ModelDirectory ScanModelDirectory(const std::string& path,
-                                                         size_t max_config_bytes);
+  // One model directory as reported (audit summary, config text, entries,
+  // the weights verification). `weights_cache` (may be null) remembers the
+  // header checks by (name, size, mtime) of every shard, so a rescan of an
+  // unchanged directory reads no header again.
+  static dcufleet::v1::ModelDirectory ScanModelDirectory(
+      const std::string& path, size_t max_config_bytes,
+      modelkit::WeightsAuditCache* weights_cache = nullptr);
   // Images the container CLI lists, as RuntimeEnvironments.
   static std::vector<dcufleet::v1::RuntimeEnvironment> ListImages(const std::string& cli,
                                                                   common::ProcessRunner* runner,
@@ -42,6 +47,7 @@ class NodeDiscovery {
  private:
   const DiscoveryOptions options_;
   common::ProcessRunner* const runner_;
+  modelkit::WeightsAuditCache weights_cache_;
   absl::Mutex mu_;
   bool scanned_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time scanned_at_ ABSL_GUARDED_BY(mu_);

@@ -16,6 +16,7 @@
 #include "controller/core/launch_planner.h"
 #include "modelkit/argv_template.h"
 #include "modelkit/config_audit.h"
+#include "modelkit/weights_audit.h"
 #include "modelkit/discovery.h"
 #include "modelkit/memory_plan.h"
 #include "modelkit/remediation.h"
@@ -265,7 +266,8 @@ MemoryCheck CatalogKnowledge::CheckMemory(const dcufleet::v1::DeploymentSpec& sp
 }
 
 const dcufleet::v1::ModelDirectory* CatalogKnowledge::FindModelDir(
-    const std::string& model, const dcufleet::v1::NodeView& node, const Snapshot& snap) {
+    const std::string& model, const dcufleet::v1::NodeView& node, const Snapshot& snap,
+    const dcufleet::v1::ModelDirectory** damaged) {
   for (const auto& dir : node.inventory().models()) {
     // Directory names repeat across the fleet: match each name once.
     std::string key = absl::StrCat(model, std::string(1, '\0'), dir.name());
@@ -283,10 +285,29 @@ const dcufleet::v1::ModelDirectory* CatalogKnowledge::FindModelDir(
       }
     }
     if (!match) continue;
-    if (!dir.missing_shards().empty()) continue;
+    // The agent's weights verification (issue 19) refuses a damaged copy as
+    // missing shards always were: vLLM would load it silently or fail late.
+    if (!dir.missing_shards().empty() ||
+        dir.weights().verdict() == dcufleet::v1::WEIGHTS_DAMAGED) {
+      if (damaged != nullptr && *damaged == nullptr) *damaged = &dir;
+      continue;
+    }
     return &dir;
   }
   return nullptr;
+}
+
+std::string CatalogKnowledge::ModelDamageOnNode(const std::string& model,
+                                                const dcufleet::v1::NodeView& node) {
+  auto snap = Load();
+  const dcufleet::v1::ModelDirectory* damaged = nullptr;
+  if (FindModelDir(model, node, *snap, &damaged) != nullptr || damaged == nullptr) return "";
+  std::string why = modelkit::WeightsSummary(damaged->weights());
+  if (why.empty()) {
+    why = absl::StrCat(damaged->missing_shards_size(), " shard(s) missing: ",
+                       absl::StrJoin(damaged->missing_shards(), ", "));
+  }
+  return absl::StrCat("model directory ", damaged->path(), " fails verification: ", why);
 }
 
 std::string CatalogKnowledge::ModelPathOnNode(const std::string& model,

@@ -28,6 +28,7 @@ class CatalogKnowledge : public Knowledge {
   MemoryCheck CheckMemory(const dcufleet::v1::DeploymentSpec& spec, int tp,
                           int64_t device_total) override;
   std::string ModelPathOnNode(const std::string& model, const dcufleet::v1::NodeView& node) override;
+  std::string ModelDamageOnNode(const std::string& model, const dcufleet::v1::NodeView& node) override;
   std::string RuntimeOnNode(const dcufleet::v1::Plan& plan, const dcufleet::v1::NodeView& node) override;
   ModelPreparation PrepareModel(const std::string& model, const dcufleet::v1::NodeView& node,
                                 const std::string& model_path, const dcufleet::v1::Plan& plan,
@@ -72,9 +73,12 @@ class CatalogKnowledge : public Knowledge {
   using EvidenceKey = std::pair<std::string, std::string>;  // (stack, arch)
   std::shared_ptr<const Snapshot> Load() ABSL_LOCKS_EXCLUDED(mu_);
   void LoadEvidenceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  const dcufleet::v1::ModelDirectory* FindModelDir(const std::string& model,
-                                                   const dcufleet::v1::NodeView& node,
-                                                   const Snapshot& snap) ABSL_LOCKS_EXCLUDED(mu_);
+  // The first of the model's directories on `node` that is usable (shards
+  // complete, weights not damaged); `damaged`, when given, gets the first
+  // that matched the model but was not.
+  const dcufleet::v1::ModelDirectory* FindModelDir(
+      const std::string& model, const dcufleet::v1::NodeView& node, const Snapshot& snap,
+      const dcufleet::v1::ModelDirectory** damaged = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
   ModelPreparation Prepare(const std::string& model, const dcufleet::v1::NodeView& node,
                            const std::string& model_path, const dcufleet::v1::Plan& plan,
                            const Snapshot& snap);

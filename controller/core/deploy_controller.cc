@@ -194,6 +194,9 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
   in.model_path_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelPathOnNode(model_name, n);
   };
+  in.model_damage_on_node = [this, model_name](const NodeView& n) {
+    return knowledge_->ModelDamageOnNode(model_name, n);
+  };
   in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
     return knowledge_->RuntimeOnNode(p, n);
   };

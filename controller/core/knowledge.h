@@ -76,6 +76,14 @@ class ModelCatalog {
   // The directory holding the model on `node`, "" when absent.
   virtual std::string ModelPathOnNode(const std::string& model,
                                       const dcufleet::v1::NodeView& node) = 0;
+  // When `node` has the model only in directories that failed verification
+  // (missing shards, damaged weights: ModelDirectory.weights), why, naming
+  // the directory and its first problem; "" otherwise. Asked only to explain
+  // a node that ModelPathOnNode found nothing usable on.
+  virtual std::string ModelDamageOnNode(const std::string& model,
+                                        const dcufleet::v1::NodeView& node) {
+    return "";
+  }
   // Sees every node once per reconcile pass (records discovered model
   // directories and environments; cheap when nothing changed).
   // (Pointers: the reconciler's views are shared, not copied.)

@@ -238,6 +238,7 @@ class Scheduler {
 
   // --- Words.
   std::string NodeText(const ScheduleNode& n, Fit f) const;
+  std::string NoModelText(const ScheduleNode& n) const;
   std::string NoStackText(const ScheduleNode& n, const ArchPlans& ap) const;
   std::string DevicesText(const ScheduleNode& n, const TpOption& o, const std::set<int>* avoided,
                           int good) const;
@@ -418,14 +419,10 @@ std::string Scheduler::Explain(const ScheduleNode& n) {
     for (const Plan& p : ap.usable) missing.push_back(absl::StrCat(p.stack_id(), " not installed"));
     std::string reason = absl::StrCat("no usable stack installed (", absl::StrJoin(missing, "; "), ")");
     // Name every blocker at once: installing the stack alone would not do.
-    if (!has_model) {
-      absl::StrAppend(&reason, "; model ", in_.spec.model(), " not found under the node's model roots");
-    }
+    if (!has_model) absl::StrAppend(&reason, "; ", NoModelText(n));
     return reason;
   }
-  if (!has_model) {
-    return absl::StrCat("model ", in_.spec.model(), " not found under the node's model roots");
-  }
+  if (!has_model) return NoModelText(n);
   std::string why;
   TpChoice choice;
   if (CheckDevices(n, AvoidedOn(n), &choice, &why) == Fit::kFits) return "";
@@ -444,6 +441,14 @@ std::string Scheduler::NodeText(const ScheduleNode& n, Fit f) const {
     case Fit::kNoArch: return "arch of its devices is unknown (see dcuctl describe node)";
     default: return SummaryName(f);
   }
+}
+
+std::string Scheduler::NoModelText(const ScheduleNode& n) const {
+  // A copy that is there but damaged is named with its first problem, so the
+  // operator knows which file on which node to fix (issue 19).
+  std::string damage = in_.model_damage_on_node ? in_.model_damage_on_node(*n.view) : "";
+  if (!damage.empty()) return damage;
+  return absl::StrCat("model ", in_.spec.model(), " not found under the node's model roots");
 }
 
 std::string Scheduler::NoStackText(const ScheduleNode& n, const ArchPlans& ap) const {

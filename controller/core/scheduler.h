@@ -95,6 +95,9 @@ struct ScheduleInput {
       runtime_on_node;
   // Where the model's weights are on a node ("" when absent).
   std::function<std::string(const dcufleet::v1::NodeView&)> model_path_on_node;
+  // Why the model's directory on a node cannot be used, when it is there but
+  // failed verification ("" or unset: not there). Asked only to explain.
+  std::function<std::string(const dcufleet::v1::NodeView&)> model_damage_on_node;
   // Stacks this deployment already proved broken (failover moves past them).
   std::set<std::string> excluded_stacks;
   // This deployment's own extra exclusions (after failures on them): devices

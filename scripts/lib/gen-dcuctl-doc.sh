@@ -48,8 +48,14 @@ HEAD
   cat <<'KNOWN'
 
 The checks agree: `model audit` and `diagnose` exit 0 when they find
-nothing and 8 when they find something (errors in the config; a failure
-recognised in the log), 2 for bad input. `model plan` exits 5 when the
+nothing and 8 when they find something (errors in the config, damaged
+safetensors weights — a missing, stray, truncated or padded shard, a bad
+header, shapes that disagree with config.json — and with `--verify-content`
+a sha256 that differs from the manifest or no manifest; a failure
+recognised in the log), 2 for bad input. `model audit --verify-content`
+reads every byte of every shard (a progress bar on a TTY); without it only
+the headers are read. A manifest is `sha256sum *.safetensors > sha256sums`
+in the directory, or `--manifest FILE`. `model plan` exits 5 when the
 model does not fit, as an unschedulable deploy. `wait` exits 1 on timeout
 (naming the phase and message last seen) and 3 when the object does not
 exist. An address that answers but is not a dcufleet controller (an HTTP

@@ -11,17 +11,34 @@ set -euo pipefail
 SIM_KIB=1024
 sim_gib() { awk -v g="$1" 'BEGIN { printf "%.0f", g * 1073741824 }'; }
 
+# sim_le64 N: N as 8 little-endian bytes (a safetensors header length).
+sim_le64() {
+  local n=$1 i
+  for i in 0 1 2 3 4 5 6 7; do
+    printf "\\x$(printf %02x $(( (n >> (8 * i)) & 255 )))"
+  done
+}
+
 # sim_model_dir DIR CONFIG_JSON SHARDS TOTAL_BYTES
 # A model directory: config.json, a safetensors index naming SHARDS shards
-# and the shard files (tiny: the fake server never reads tensors).
+# and the shard files. Each shard is a real safetensors file (one U8 tensor,
+# a real header) whose data is a hole: sparse, so TOTAL_BYTES of weights
+# take no disk, and the agent's weights verification (issue 19: headers,
+# lengths, index, total_size) finds it clean. The fake server never reads
+# tensors.
 sim_model_dir() {
   local dir=$1 config=$2 shards=$3 total=$4
   mkdir -p "$dir"
   cp "$config" "$dir/config.json"
-  local map="" i name
+  local map="" i name header bytes per=$(( total / shards ))
   for i in $(seq 1 "$shards"); do
     name=$(printf 'model-%05d-of-%05d.safetensors' "$i" "$shards")
-    printf 'x' > "$dir/$name"
+    bytes=$per
+    [ "$i" -eq "$shards" ] && bytes=$(( total - per * (shards - 1) ))
+    header=$(printf '{"layer.%s.weight":{"dtype":"U8","shape":[%s],"data_offsets":[0,%s]}}' \
+      "$i" "$bytes" "$bytes")
+    { sim_le64 ${#header}; printf '%s' "$header"; } > "$dir/$name"
+    truncate -s $(( 8 + ${#header} + bytes )) "$dir/$name"
     map+="\"layer.$i.weight\": \"$name\","
   done
   printf '{"metadata": {"total_size": %s}, "weight_map": {%s}}\n' "$total" "${map%,}" \

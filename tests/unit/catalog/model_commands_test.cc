@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/safetensors_writer.h"
 #include "tests/unit/catalog/test_paths.h"
 
 namespace dcu::dcuctl {
@@ -19,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Configs() { return testing::ConfigsDir(); }
 
@@ -48,7 +50,9 @@ TEST(ModelAuditCommandTest, FixPlanAndOverlayForTheSeedDirectory) {
   fs::path dir = root / "Qwen3-32B";
   fs::create_directories(dir);
   fs::copy_file(Configs() + "/qwen3-32b-seed000-qwen2-no-head-dim/config.json", dir / "config.json");
-  std::ofstream(dir / "model.safetensors") << "w";
+  // A real (one-tensor) safetensors file: the weights checks read its header
+  // through the overlay's link too.
+  testing::WriteSafetensors((dir / "model.safetensors").string(), {{"model.norm.weight", "BF16", {5120}}});
   ModelAuditArgs args;
   args.path = dir.string();
   args.catalog_dir = testing::CatalogDir();
@@ -75,6 +79,32 @@ TEST(ModelAuditCommandTest, FixPlanAndOverlayForTheSeedDirectory) {
   std::ostringstream out2, err2;
   EXPECT_EQ(RunModelAudit(again, out2, err2), 0) << out2.str() << err2.str();
   fs::remove_all(root);
+}
+
+TEST(ModelAuditCommandTest, DamagedWeightsExitWithFindingsAndNameTheFile) {
+  fs::path dir = fs::temp_directory_path() / ("model_audit_weights_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  testing::WriteTinyModel(dir.string(), testing::TinyModel{});
+  ModelAuditArgs args;
+  args.path = dir.string();
+  args.catalog_dir = testing::CatalogDir();
+  std::ostringstream out, err;
+  RunModelAudit(args, out, err);
+  EXPECT_THAT(out.str(), HasSubstr("VERIFIED     clean: 2 shard(s)"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("weights_damaged")));
+  // --verify-content without a manifest is a finding, not a silent pass.
+  args.verify_content = true;
+  std::ostringstream out1, err1;
+  EXPECT_EQ(RunModelAudit(args, out1, err1), 8);
+  EXPECT_THAT(out1.str(), HasSubstr("no manifest in the directory"));
+  args.verify_content = false;
+  const fs::path shard = dir / "model-00001-of-00002.safetensors";
+  fs::resize_file(shard, fs::file_size(shard) - 100);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunModelAudit(args, out2, err2), 8);
+  EXPECT_THAT(out2.str(), HasSubstr("VERIFIED     DAMAGED (1 problem(s))"));
+  EXPECT_THAT(out2.str(), HasSubstr("shard_truncated  model-00001-of-00002.safetensors truncated: "));
+  fs::remove_all(dir);
 }
 
 TEST(ModelAuditCommandTest, TruncatedConfigIsAFindingNotAUsageError) {

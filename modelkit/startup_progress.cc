@@ -589,7 +589,8 @@ bool StartupReportDiffers(const StartupProgress& a, const StartupProgress& b) {
          a.kv_cache_gib() != b.kv_cache_gib() || a.gpu_blocks() != b.gpu_blocks() ||
          a.kv_tokens() != b.kv_tokens() || a.max_concurrency() != b.max_concurrency() ||
          a.max_concurrency_tokens() != b.max_concurrency_tokens() ||
-         a.init_engine_s() != b.init_engine_s() || a.phase_since_ms() != b.phase_since_ms();
+         a.init_engine_s() != b.init_engine_s() || a.phase_since_ms() != b.phase_since_ms() ||
+         a.stopped_by() != b.stopped_by();
 }
 
 bool StartupAdvanced(const StartupProgress& before, const StartupProgress& after) {

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "absl/strings/string_view.h"
+#include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/types.pb.h"
 
 namespace dcu::modelkit {
@@ -59,5 +61,17 @@ StallVerdict CheckStartupStall(const dcufleet::v1::StartupProgress& progress,
                                absl::Duration since_progress, absl::Duration since_start,
                                absl::Duration ceiling,
                                const dcufleet::v1::StartupStallPolicy& policy);
+
+// The diagnosis of a start-up the agent ended itself (progress.stopped_by
+// set): class "startup_stalled" or "startup_ceiling", the agent's message
+// (which names the phase and the last line) as evidence, the phase and
+// activity as params, and what to look at for that phase. Neither class
+// implicates the stack (modelkit/verdict.h): a hang at distributed init is
+// a peer or a network, a silent file system is the node's; the deployment
+// backs off and fails over after its attempts like any node-state failure.
+// `message`: the attempt's message. Returns a finding with an empty class
+// when the engine ended the start-up (stopped_by unset).
+dcufleet::v1::AttemptFinding DiagnoseStartupStop(const dcufleet::v1::StartupProgress& progress,
+                                                 absl::string_view message);
 
 }  // namespace dcu::modelkit

@@ -96,7 +96,7 @@ FailureScope DefaultScopeOfFailureClass(absl::string_view c) {
       "config_or_tokenizer_error", "model_path_not_found", "tp_not_divisible_heads"};
   static const auto* node = new std::set<std::string, std::less<>>{
       "startup_free_memory_below_utilization", "port_in_use", "cuda_oom_model_load",
-      "max_model_len_exceeds_kv_capacity"};
+      "max_model_len_exceeds_kv_capacity", "startup_stalled", "startup_ceiling"};
   if (stack_arch->count(c)) return dcufleet::v1::SCOPE_STACK_ARCH;
   if (remediable->count(c)) return dcufleet::v1::SCOPE_REMEDIABLE;
   if (config->count(c)) return dcufleet::v1::SCOPE_MODEL_CONFIG;

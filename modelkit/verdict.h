@@ -19,7 +19,9 @@ namespace dcu::modelkit {
 //   node-state:   startup_free_memory_below_utilization, port_in_use,
 //                 cuda_oom_model_load, max_model_len_exceeds_kv_capacity
 //   node-state also: unknown and "" (a kill, a signal, a crash without a
-//                 message), node_lost, signal_while_serving
+//                 message), node_lost, signal_while_serving, and a start-up
+//                 the agent ended for no progress (startup_stalled) or at the
+//                 ceiling (startup_ceiling): a peer, a network, a slow disk
 //   stack-arch-model: everything else (unsupported_head_size,
 //                 unsupported_model_architecture, nccl_rccl_init_failure, ...)
 // A broken verdict resting on one node's launches only says so (only_node).

@@ -453,8 +453,14 @@ void InstanceSupervisor::Run(std::optional<RuntimeInstance> adopted) {
         std::string last = status().last_check();
         // The status keeps the line it was stuck after, for the diagnosis.
         Update([&](InstanceStatus* s) {
-          s->mutable_startup()->set_last_line(progress_.last_line());
-          s->mutable_startup()->set_last_progress_ms(progress_.last_progress_ms());
+          auto* st = s->mutable_startup();
+          st->set_last_line(progress_.last_line());
+          st->set_last_progress_ms(progress_.last_progress_ms());
+          st->set_stopped_by(verdict.kind == modelkit::StallVerdict::Kind::kCeiling
+                                 ? dcufleet::v1::STARTUP_STOP_CEILING
+                                 : dcufleet::v1::STARTUP_STOP_STALLED);
+          st->set_stuck_for_ms(absl::ToInt64Milliseconds(now - last_progress_));
+          st->set_stall_window_ms(absl::ToInt64Milliseconds(verdict.window));
         });
         Fail(absl::StrCat(verdict.message,
                           last.empty() ? "" : absl::StrCat(" (last check: ", last, ")")),

@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
 #include "modelkit/startup_progress.h"
+#include "modelkit/startup_stall.h"
 #include "modelkit/learned_fix.h"
 #include "modelkit/verdict.h"
 
@@ -409,6 +410,17 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
     f.set_remediation_detail("restarted with back-off; if it repeats, look for the OOM killer "
                              "(dmesg) or whoever sends the signal");
     findings.push_back(std::move(f));
+  } else if (a.startup().stopped_by() != dcufleet::v1::STARTUP_STOP_UNSPECIFIED) {
+    // The agent ended a start-up that made no progress (issue 23): what
+    // happened is certain and comes first, with the phase it was stuck in;
+    // what the log shows besides (a NCCL WARN before the hang) follows.
+    findings.push_back(modelkit::DiagnoseStartupStop(a.startup(), a.message()));
+    if (diagnoser_ && !a.log_tail().empty()) {
+      for (auto& f :
+           diagnoser_->Diagnose(tail, knowledge_->DiagnosisFacts(d.spec(), a, device_total))) {
+        if (f.failure_class() != "unknown") findings.push_back(std::move(f));
+      }
+    }
   } else if (diagnoser_ && !tail.empty()) {
     findings = diagnoser_->Diagnose(tail, knowledge_->DiagnosisFacts(d.spec(), a, device_total));
   }

@@ -133,5 +133,52 @@ TEST_F(DeployE2ETest, CrashIsRetriedWithBackOffThenServes) {
   EXPECT_EQ(d["deployment"]["status"]["attempts"][1]["stack_id"], "vllm-0.9.2-bare-dtk2504");
 }
 
+// Issue 23, end to end: an engine that hangs at NCCL init is failed by the
+// agent within the stack's stall window (2 s here, not the 600 s ceiling),
+// and the controller's diagnosis names the phase it was stuck in.
+TEST_F(DeployE2ETest, HangAtDistributedInitIsDiagnosedWithItsPhaseWithinTheStallWindow) {
+  // The stack's own window at distributed init (catalog Stack.startup_stall).
+  const std::string stack_file = h_.Join("catalog/stacks/vllm-0.9.2-bare-dtk2504.txtpb");
+  std::string text = testing::ReadFileOrEmpty(stack_file);
+  const size_t close = text.rfind('}');
+  ASSERT_NE(close, std::string::npos);
+  text.insert(close, "  startup_stall { distributed_init_s: 2 }\n");
+  std::ofstream(stack_file, std::ios::trunc) << text;
+  SetScenario(R"({"load_seconds": 0.2, "shards": 2, "hang_at": "distributed_init"})");
+  StartController();
+  StartAgent();
+  ASSERT_TRUE(h_.WaitNodeState("node-k100", "NODE_READY", 20)) << h_.Logs();
+  const absl::Time t0 = absl::Now();
+  auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--startup-timeout", "600",
+                      "--backoff", "30"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json first;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        nlohmann::json d = h_.Deployment("qwen3-32b");
+        if (!d.contains("deployment")) return false;
+        const auto& attempts = d["deployment"]["status"]["attempts"];
+        if (attempts.empty() || !attempts[0].contains("findings") || attempts[0]["findings"].empty()) {
+          return false;
+        }
+        first = attempts[0];
+        return true;
+      },
+      absl::Seconds(40)))
+      << h_.Logs();
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(30)) << "failed by the ceiling, not the stall window";
+  ASSERT_GE(first["findings"].size(), 1u) << first.dump(2);
+  const auto& f = first["findings"][0];
+  EXPECT_EQ(f["failure_class"], "startup_stalled") << first.dump(2);
+  EXPECT_EQ(f["params"]["phase"], "starting");
+  EXPECT_EQ(f["params"]["activity"], "distributed init");
+  EXPECT_THAT(f["evidence"][0].get<std::string>(), HasSubstr("at starting (distributed init) after `"));
+  EXPECT_THAT(f["evidence"][0].get<std::string>(), HasSubstr("ncclCommInitRank"));
+  EXPECT_THAT(f["evidence"][0].get<std::string>(), HasSubstr("(stall window 2s)"));
+  // Backing off on the same stack, which stays untouched by the evidence.
+  auto stacks = h_.Dcuctl({"get", "stacks", "--arch", "gfx928", "-o", "json"});
+  EXPECT_EQ(stacks.out.find("broken"), std::string::npos) << stacks.out;
+}
+
 }  // namespace
 }  // namespace dcu

@@ -9,6 +9,7 @@
 #include "controller/core/replica_set.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/store/sqlite_store.h"
+#include "modelkit/verdict.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -404,6 +405,60 @@ TEST_F(DeployControllerTest, ASignalDeathWhileServingIsItsOwnClassAndIsRestarted
   // Recorded against nobody's stack.
   ASSERT_FALSE(knowledge_.outcomes.empty());
   EXPECT_EQ(knowledge_.outcomes.back().failure_class, "signal_while_serving");
+}
+
+// Issue 23: a start-up the agent ended for no progress is diagnosed as such,
+// with the phase it was stuck in, ahead of what the log's own lines suggest,
+// and it counts against the node or the moment, never the stack.
+TEST_F(DeployControllerTest, AStalledStartUpIsDiagnosedWithItsPhaseAndSparesTheStack) {
+  // The tail's NCCL WARN is recognised by the (fake) classifier too.
+  diagnoser_.Add("NCCL WARN", "nccl_rccl_init_failure", "failover", "failover");
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  const auto inst = a.last().instances(0);
+  dcufleet::v1::InstanceEvent ev;
+  auto* is = ev.mutable_status();
+  is->set_instance_id(inst.instance_id());
+  is->set_phase(dcufleet::v1::INSTANCE_FAILED);
+  is->set_port(inst.port());
+  is->set_message("stuck 5m at starting (distributed init) after `NCCL INFO ncclCommInitRank "
+                  "comm 0x1 rank 0 nranks 2` (stall window 5m)");
+  is->add_log_tail("node-a:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2");
+  is->add_log_tail("node-a:1:1 [0] NCCL WARN socket: connect to 10.0.0.2<4321> timed out");
+  auto* st = is->mutable_startup();
+  st->set_phase(dcufleet::v1::STARTUP_STARTING);
+  st->set_activity(dcufleet::v1::STARTUP_ACTIVITY_DISTRIBUTED_INIT);
+  st->set_stopped_by(dcufleet::v1::STARTUP_STOP_STALLED);
+  st->set_stuck_for_ms(300000);
+  st->set_stall_window_ms(300000);
+  ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", ev, &a).ok());
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  ASSERT_GE(d.status().attempts_size(), 1);
+  const auto& first = d.status().attempts(0);
+  ASSERT_EQ(first.findings_size(), 2);
+  EXPECT_EQ(first.findings(0).failure_class(), "startup_stalled");
+  EXPECT_EQ(first.findings(0).params().at("phase"), "starting");
+  EXPECT_EQ(first.findings(0).params().at("activity"), "distributed init");
+  EXPECT_THAT(first.findings(0).evidence(0), HasSubstr("stuck 5m at starting (distributed init)"));
+  EXPECT_THAT(first.findings(0).remediation_detail(), HasSubstr("NCCL_SOCKET_IFNAME"));
+  EXPECT_EQ(first.findings(1).failure_class(), "nccl_rccl_init_failure");
+  // Retried on the same plan with back-off, not failed over by the log's
+  // failover rule, and recorded against nobody's stack.
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_BACKOFF) << d.status().message();
+  EXPECT_EQ(d.status().failed_stacks_size(), 0);
+  ASSERT_FALSE(knowledge_.outcomes.empty());
+  EXPECT_EQ(knowledge_.outcomes.back().failure_class, "startup_stalled");
+  EXPECT_EQ(modelkit::DefaultScopeOfFailureClass("startup_stalled"), dcufleet::v1::SCOPE_NODE_STATE);
+  bool event_names_phase = false;
+  for (const auto& e : *store_->ListEvents("deployment", "qwen3-32b", 0)) {
+    if (e.reason == "Failed" && absl::StrContains(e.message, "startup_stalled — stuck 5m at starting")) {
+      event_names_phase = true;
+    }
+  }
+  EXPECT_TRUE(event_names_phase);
 }
 
 // Issue 16: the long ConfigAudit line repeated for every attempt.

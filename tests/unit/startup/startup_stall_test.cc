@@ -66,5 +66,42 @@ TEST(StartupStallTest, ASlowButProgressingStartUpOnlyMeetsTheCeiling) {
             StallVerdict::Kind::kProgressing);
 }
 
+TEST(StartupStallTest, AStopTheAgentMadeBecomesAFindingWithThePhaseAndWhatToCheck) {
+  // The engine ended it: nothing for this function to say.
+  EXPECT_TRUE(DiagnoseStartupStop(At(dcufleet::v1::STARTUP_FAILED), "boom").failure_class().empty());
+
+  StartupProgress nccl = At(dcufleet::v1::STARTUP_STARTING, dcufleet::v1::STARTUP_ACTIVITY_DISTRIBUTED_INIT);
+  nccl.set_stopped_by(dcufleet::v1::STARTUP_STOP_STALLED);
+  nccl.set_stuck_for_ms(301500);
+  nccl.set_stall_window_ms(300000);
+  auto f = DiagnoseStartupStop(nccl, "stuck 5m1.5s at starting (distributed init) after `x`");
+  EXPECT_EQ(f.failure_class(), "startup_stalled");
+  EXPECT_EQ(f.confidence(), 1.0);
+  ASSERT_EQ(f.evidence_size(), 1);
+  EXPECT_EQ(f.evidence(0), "stuck 5m1.5s at starting (distributed init) after `x`");
+  EXPECT_EQ(f.params().at("phase"), "starting");
+  EXPECT_EQ(f.params().at("activity"), "distributed init");
+  EXPECT_EQ(f.params().at("stuck_for_s"), "301");
+  EXPECT_EQ(f.params().at("stall_window_s"), "300");
+  EXPECT_NE(f.remediation_detail().find("NCCL_SOCKET_IFNAME"), std::string::npos);
+  // Retried with back-off by the policy: no remediation kind of its own.
+  EXPECT_EQ(f.remediation_kind(), dcufleet::v1::REMEDIATION_KIND_UNSPECIFIED);
+
+  // Each place has its own advice; loading weights points at the store.
+  StartupProgress shards = At(dcufleet::v1::STARTUP_LOADING_WEIGHTS);
+  shards.set_stopped_by(dcufleet::v1::STARTUP_STOP_STALLED);
+  f = DiagnoseStartupStop(shards, "");
+  EXPECT_EQ(f.params().at("phase"), "loading_weights");
+  EXPECT_EQ(f.params().count("activity"), 0u);
+  EXPECT_EQ(f.evidence(0), "start-up stalled at loading_weights");
+  EXPECT_NE(f.remediation_detail().find("file system"), std::string::npos);
+
+  StartupProgress slow = At(dcufleet::v1::STARTUP_COMPILING, dcufleet::v1::STARTUP_ACTIVITY_TRITON_COMPILE);
+  slow.set_stopped_by(dcufleet::v1::STARTUP_STOP_CEILING);
+  f = DiagnoseStartupStop(slow, "not ready within the start-up ceiling of 4h");
+  EXPECT_EQ(f.failure_class(), "startup_ceiling");
+  EXPECT_NE(f.remediation_detail().find("--startup-timeout"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dcu::modelkit

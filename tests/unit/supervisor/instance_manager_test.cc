@@ -315,6 +315,10 @@ TEST_F(InstanceManagerTest, HangAtDistributedInitFailsWithinItsStallWindow) {
   EXPECT_THAT(failed.message(), HasSubstr("ncclCommInitRank"));
   EXPECT_EQ(failed.startup().activity(), dcufleet::v1::STARTUP_ACTIVITY_DISTRIBUTED_INIT);
   EXPECT_THAT(failed.startup().last_line(), HasSubstr("ncclCommInitRank"));
+  // Typed, for the controller's diagnosis (startup_stalled), not only text.
+  EXPECT_EQ(failed.startup().stopped_by(), dcufleet::v1::STARTUP_STOP_STALLED);
+  EXPECT_EQ(failed.startup().stall_window_ms(), 1000);
+  EXPECT_GE(failed.startup().stuck_for_ms(), 1000);
   EXPECT_TRUE(Marked("m-nccl").empty());
 }
 

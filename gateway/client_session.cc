@@ -438,6 +438,17 @@ void ClientSession::OnUpstreamHeader(beast::error_code ec) {
   relay_response_->body().more = true;
   relay_serializer_.emplace(*relay_response_);
   head_sent_ = true;
+  if (upstream_buffer_.size() > 0 || upstream_parser_->is_done()) {
+    // The body (or some of it) came with the head, as it does from an engine
+    // answering at once: head and body go out in one write, not two.
+    return ReadUpstreamBody();
+  }
+  // Nothing more yet (a stream before its first token): the head goes out
+  // now, on its own.
+  WriteRelayHead();
+}
+
+void ClientSession::WriteRelayHead() {
   http::async_write_header(client_, *relay_serializer_,
                            [self = shared_from_this()](beast::error_code ec, size_t) {
                              if (ec) return self->AbortForClientGone();
@@ -482,9 +493,24 @@ void ClientSession::OnUpstreamBody(beast::error_code ec) {
     return;
   }
   size_t got = relay_chunk_.size() - upstream_parser_->get().body().size;
+  if (got == 0 && !upstream_parser_->is_done() && !relay_serializer_->is_header_done()) {
+    // What came with the head held no body bytes after all (a chunk's
+    // framing alone): the head goes out now rather than wait for them.
+    return WriteRelayHead();
+  }
   if (got == 0) return ReadUpstreamBody();
   relay_response_->body().data = relay_chunk_.data();
   relay_response_->body().size = got;
+  if (upstream_parser_->is_done()) {
+    // The last piece: it goes out with the end of the answer (the last
+    // chunk of a chunked one) in the same write.
+    relay_response_->body().more = false;
+    http::async_write(client_, *relay_serializer_,
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        self->OnResponseDone(ec);
+                      });
+    return;
+  }
   relay_response_->body().more = true;
   http::async_write(client_, *relay_serializer_,
                     [self = shared_from_this()](beast::error_code ec, size_t) {

@@ -18,8 +18,9 @@ namespace dcu::gateway {
 
 // One client connection: reads requests (keep-alive), answers the gateway's
 // own routes, and proxies inference requests to a picked replica, relaying
-// the answer chunk by chunk as it arrives. Every handler runs on the
-// connection's strand, so the members need no lock.
+// the answer chunk by chunk as it arrives. Every handler runs on the one
+// thread of the io_context that accepted the connection, so the members
+// need no lock.
 //
 // Life of an inference request:
 //   parse & route -> pick (or wait in the queue) -> connect, send, read the
@@ -46,6 +47,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   void OnConnected(boost::beast::error_code ec);
   void OnUpstreamWritten(boost::beast::error_code ec);
   void OnUpstreamHeader(boost::beast::error_code ec);
+  void WriteRelayHead();
   void ReadUpstreamBody();
   void OnUpstreamBody(boost::beast::error_code ec);
   void OnClientBodyWritten(boost::beast::error_code ec);

@@ -92,7 +92,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> upstream_parser_;
   std::optional<boost::beast::http::response<boost::beast::http::buffer_body>> relay_response_;
   std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>> relay_serializer_;
-  std::array<char, 16384> relay_chunk_{};
+  std::array<char, 16384> relay_chunk_;  // not zeroed: 22 KB of memset per connection
   bool head_sent_ = false;
   bool exchange_open_ = false;
 
@@ -109,8 +109,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool read_next_after_watch_ = false;
   bool drain_after_watch_ = false;
   bool client_gone_ = false;
-  std::array<char, 2048> watch_bytes_{};
-  std::array<char, 4096> drain_bytes_{};
+  std::array<char, 2048> watch_bytes_;
+  std::array<char, 4096> drain_bytes_;
 };
 
 }  // namespace dcu::gateway

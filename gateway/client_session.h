@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -31,7 +33,20 @@ namespace dcu::gateway {
 // vLLM learns to abort the request.
 class ClientSession : public std::enable_shared_from_this<ClientSession> {
  public:
-  ClientSession(boost::asio::ip::tcp::socket socket, ProxyContext* context);
+  // Sockets and timers bound to their io_context's executor type, not the
+  // type-erased any_io_executor: no executor copies and type dispatch on
+  // every operation. Plain sockets, not beast::tcp_stream: the timeouts are
+  // timers of this class's own (a tcp_stream arms and cancels one around
+  // each operation).
+  using Executor = boost::asio::io_context::executor_type;
+  using Socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, Executor>;
+  using Timer = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                                  boost::asio::wait_traits<std::chrono::steady_clock>,
+                                                  Executor>;
+
+  ClientSession(boost::asio::io_context& io, ProxyContext* context);
+  // The socket the acceptor accepts into, before Start().
+  Socket& socket() { return client_; }
   void Start();
 
  private:
@@ -65,9 +80,19 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
                  const std::string& code, bool close, const std::string& retry_after = "");
   void CloseGracefully();
   void Drain();
+  // The client's connection is closed if `after` passes before the next
+  // ArmClientTimer or CancelClientTimer (an idle keep-alive connection, a
+  // client that does not read its answer).
+  void ArmClientTimer(std::chrono::steady_clock::duration after);
+  void CancelClientTimer();
+  // The upstream socket is closed if `after` passes first: the pending
+  // connect, write or read fails. Re-arming replaces the deadline.
+  void ArmUpstreamDeadline(std::chrono::steady_clock::duration after);
 
   ProxyContext* const ctx_;
-  boost::beast::tcp_stream client_;
+  Socket client_;
+  Timer client_timer_;
+  uint64_t client_timer_generation_ = 0;
   boost::beast::flat_buffer client_buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Request request_;
@@ -81,12 +106,14 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string last_failure_;
   bool queued_ = false;
   absl::Time queue_deadline_;
-  boost::asio::steady_timer queue_timer_;
-  boost::asio::steady_timer upstream_deadline_;
+  Timer queue_timer_;
+  Timer upstream_deadline_;
+  uint64_t upstream_deadline_generation_ = 0;
+  bool upstream_timed_out_ = false;
   std::string replica_key_;
   absl::Time attempt_started_;
   std::optional<boost::asio::ip::tcp::resolver> resolver_;
-  std::optional<boost::beast::tcp_stream> upstream_;
+  std::optional<Socket> upstream_;
   Request upstream_request_;
   boost::beast::flat_buffer upstream_buffer_;
   std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> upstream_parser_;

@@ -36,13 +36,16 @@ struct ProxyServer::Impl {
   std::vector<std::unique_ptr<Loop>> loops;
 
   static void Accept(Loop* loop, ProxyContext* ctx) {
-    loop->acceptor->async_accept(loop->io, [loop, ctx](boost::system::error_code ec,
-                                                       tcp::socket socket) {
+    // The session first, so that the connection is accepted straight into
+    // its socket (of the io_context's own executor type).
+    auto session = std::make_shared<ClientSession>(loop->io, ctx);
+    loop->acceptor->async_accept(session->socket(), [loop, ctx, session](
+                                                        boost::system::error_code ec) {
       if (ec == net::error::operation_aborted) return;
       if (!ec) {
         boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<ClientSession>(std::move(socket), ctx)->Start();
+        session->socket().set_option(tcp::no_delay(true), ignored);
+        session->Start();
       } else if (ec != net::error::would_block && ec != net::error::try_again) {
         // Out of descriptors and the like: keep accepting, the next one may work.
         static common::LogLimiter limiter(/*per_window=*/1, /*window_ms=*/10000);

@@ -398,6 +398,12 @@ void ClientSession::StartAttempt(const Replica& replica) {
           return self->AttemptFailed(
               absl::StrCat("resolve '", self->replica_key_, "': ", ec.message()));
         }
+        if (self->upstream_timed_out_) {
+          // The connect deadline covers the resolve too.
+          return self->AttemptFailed(absl::StrCat(
+              "resolve '", self->replica_key_, "': timed out after ",
+              absl::FormatDuration(self->ctx_->options.connect_timeout)));
+        }
         net::async_connect(*self->upstream_, results,
                            [self](beast::error_code ec, const tcp::endpoint&) {
                              self->OnConnected(ec);

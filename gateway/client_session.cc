@@ -43,11 +43,43 @@ std::string RetryAfterSeconds(absl::Duration d) {
 
 }  // namespace
 
-ClientSession::ClientSession(tcp::socket socket, ProxyContext* context)
+ClientSession::ClientSession(net::io_context& io, ProxyContext* context)
     : ctx_(context),
-      client_(std::move(socket)),
-      queue_timer_(client_.get_executor()),
-      upstream_deadline_(client_.get_executor()) {}
+      client_(io.get_executor()),
+      client_timer_(io.get_executor()),
+      queue_timer_(io.get_executor()),
+      upstream_deadline_(io.get_executor()) {}
+
+void ClientSession::ArmClientTimer(std::chrono::steady_clock::duration after) {
+  const uint64_t generation = ++client_timer_generation_;
+  client_timer_.expires_after(after);
+  // Weak: a pending timer does not keep a finished session alive.
+  client_timer_.async_wait([weak = weak_from_this(), generation](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || generation != self->client_timer_generation_) return;
+    beast::error_code ignored;
+    self->client_.close(ignored);  // the pending read or write fails
+  });
+}
+
+void ClientSession::CancelClientTimer() {
+  ++client_timer_generation_;
+  client_timer_.cancel();
+}
+
+void ClientSession::ArmUpstreamDeadline(std::chrono::steady_clock::duration after) {
+  const uint64_t generation = ++upstream_deadline_generation_;
+  upstream_deadline_.expires_after(after);
+  upstream_deadline_.async_wait([weak = weak_from_this(), generation](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || generation != self->upstream_deadline_generation_ || !self->upstream_) {
+      return;
+    }
+    self->upstream_timed_out_ = true;
+    beast::error_code ignored;
+    self->upstream_->close(ignored);  // the pending operation fails
+  });
+}
 
 void ClientSession::Start() {
   net::dispatch(client_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
@@ -59,7 +91,7 @@ void ClientSession::ReadRequest() {
   parser_.emplace();
   parser_->body_limit(ctx_->options.max_body_bytes);
   parser_->header_limit(static_cast<std::uint32_t>(ctx_->options.max_header_bytes));
-  client_.expires_after(ToChrono(ctx_->options.client_idle_timeout));
+  ArmClientTimer(ToChrono(ctx_->options.client_idle_timeout));
   http::async_read_header(client_, client_buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, size_t) {
                             self->OnHeader(ec);
@@ -91,7 +123,8 @@ void ClientSession::OnRequest(beast::error_code ec) {
       ec == net::error::connection_reset || ec == beast::error::timeout ||
       ec == net::error::operation_aborted) {
     beast::error_code ignored;
-    client_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    CancelClientTimer();
+    client_.shutdown(tcp::socket::shutdown_both, ignored);
     return;
   }
   if (ec == http::error::body_limit) {
@@ -112,7 +145,7 @@ void ClientSession::OnRequest(beast::error_code ec) {
     return;
   }
   request_ = parser_->release();
-  client_.expires_never();
+  CancelClientTimer();
   Dispatch();
 }
 
@@ -326,6 +359,7 @@ void ClientSession::StartAttempt(const Replica& replica) {
   tried_.insert(replica_key_);
   attempt_started_ = absl::Now();
   upstream_.emplace(client_.get_executor());
+  upstream_timed_out_ = false;
   upstream_buffer_.clear();
 
   upstream_request_ = {};
@@ -345,7 +379,7 @@ void ClientSession::StartAttempt(const Replica& replica) {
   Watch();
   beast::error_code ec;
   auto address = net::ip::make_address(replica.host == "localhost" ? "127.0.0.1" : replica.host, ec);
-  upstream_->expires_after(ToChrono(ctx_->options.connect_timeout));
+  ArmUpstreamDeadline(ToChrono(ctx_->options.connect_timeout));
   if (!ec) {
     upstream_->async_connect(tcp::endpoint(address, static_cast<unsigned short>(replica.port)),
                              [self = shared_from_this()](beast::error_code ec) {
@@ -364,28 +398,35 @@ void ClientSession::StartAttempt(const Replica& replica) {
           return self->AttemptFailed(
               absl::StrCat("resolve '", self->replica_key_, "': ", ec.message()));
         }
-        self->upstream_->async_connect(
-            results, [self](beast::error_code ec, const tcp::endpoint&) { self->OnConnected(ec); });
+        if (self->upstream_timed_out_) {
+          // The connect deadline covers the resolve too.
+          return self->AttemptFailed(absl::StrCat(
+              "resolve '", self->replica_key_, "': timed out after ",
+              absl::FormatDuration(self->ctx_->options.connect_timeout)));
+        }
+        net::async_connect(*self->upstream_, results,
+                           [self](beast::error_code ec, const tcp::endpoint&) {
+                             self->OnConnected(ec);
+                           });
       });
 }
 
 void ClientSession::OnConnected(beast::error_code ec) {
   if (client_gone_) return AbortForClientGone();
-  if (ec) return AttemptFailed(absl::StrCat("connect to '", replica_key_, "': ", ec.message()));
+  if (ec) {
+    return AttemptFailed(absl::StrCat(
+        "connect to '", replica_key_, "': ",
+        upstream_timed_out_
+            ? absl::StrCat("timed out after ", absl::FormatDuration(ctx_->options.connect_timeout))
+            : ec.message()));
+  }
   // Head and body go out in separate writes: without this, Nagle holds the
   // body until the engine's delayed ACK (tens of ms per request).
   beast::error_code ignored;
-  upstream_->socket().set_option(tcp::no_delay(true), ignored);
-  // One deadline for the whole exchange, armed once: a tcp_stream expiry
-  // would re-arm its timer on every read and write of a long stream.
-  upstream_->expires_never();
-  upstream_deadline_.expires_after(ToChrono(ctx_->options.upstream_timeout));
-  upstream_deadline_.async_wait([self = shared_from_this(), attempt = attempts_](
-                                    beast::error_code ec) {
-    if (ec || attempt != self->attempts_ || !self->upstream_) return;
-    beast::error_code ignored;
-    self->upstream_->socket().close(ignored);  // the pending operation fails
-  });
+  upstream_->set_option(tcp::no_delay(true), ignored);
+  // One deadline for the whole exchange, armed once (not around each read
+  // and write of a long stream).
+  ArmUpstreamDeadline(ToChrono(ctx_->options.upstream_timeout));
   http::async_write(*upstream_, upstream_request_,
                     [self = shared_from_this()](beast::error_code ec, size_t) {
                       self->OnUpstreamWritten(ec);
@@ -438,6 +479,17 @@ void ClientSession::OnUpstreamHeader(beast::error_code ec) {
   relay_response_->body().more = true;
   relay_serializer_.emplace(*relay_response_);
   head_sent_ = true;
+  if (upstream_buffer_.size() > 0 || upstream_parser_->is_done()) {
+    // The body (or some of it) came with the head, as it does from an engine
+    // answering at once: head and body go out in one write, not two.
+    return ReadUpstreamBody();
+  }
+  // Nothing more yet (a stream before its first token): the head goes out
+  // now, on its own.
+  WriteRelayHead();
+}
+
+void ClientSession::WriteRelayHead() {
   http::async_write_header(client_, *relay_serializer_,
                            [self = shared_from_this()](beast::error_code ec, size_t) {
                              if (ec) return self->AbortForClientGone();
@@ -472,19 +524,35 @@ void ClientSession::OnUpstreamBody(beast::error_code ec) {
     // The answer has started: it cannot be replayed elsewhere. Cut the
     // client's connection so it sees a truncated answer, not a clean end.
     DCU_LOG_WARN("replica '", replica_key_, "' broke off mid-answer: ", ec.message());
+    ++upstream_deadline_generation_;
     upstream_deadline_.cancel();
     ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/false);
     exchange_open_ = false;
     CountDone(absl::StrCat(relay_status_));
     beast::error_code ignored;
-    upstream_->socket().close(ignored);
-    client_.socket().close(ignored);
+    upstream_->close(ignored);
+    client_.close(ignored);
     return;
   }
   size_t got = relay_chunk_.size() - upstream_parser_->get().body().size;
+  if (got == 0 && !upstream_parser_->is_done() && !relay_serializer_->is_header_done()) {
+    // What came with the head held no body bytes after all (a chunk's
+    // framing alone): the head goes out now rather than wait for them.
+    return WriteRelayHead();
+  }
   if (got == 0) return ReadUpstreamBody();
   relay_response_->body().data = relay_chunk_.data();
   relay_response_->body().size = got;
+  if (upstream_parser_->is_done()) {
+    // The last piece: it goes out with the end of the answer (the last
+    // chunk of a chunked one) in the same write.
+    relay_response_->body().more = false;
+    http::async_write(client_, *relay_serializer_,
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        self->OnResponseDone(ec);
+                      });
+    return;
+  }
   relay_response_->body().more = true;
   http::async_write(client_, *relay_serializer_,
                     [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -499,26 +567,28 @@ void ClientSession::OnClientBodyWritten(beast::error_code ec) {
 }
 
 void ClientSession::OnResponseDone(beast::error_code ec) {
+  ++upstream_deadline_generation_;
   upstream_deadline_.cancel();
   ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/!ec);
   exchange_open_ = false;
   CountDone(ec ? "499" : absl::StrCat(relay_status_));
   beast::error_code ignored;
-  upstream_->socket().close(ignored);
+  upstream_->close(ignored);
   if (ec || !request_.keep_alive()) {
-    client_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    client_.socket().close(ignored);
+    client_.shutdown(tcp::socket::shutdown_both, ignored);
+    client_.close(ignored);
     return;
   }
   EndExchange();
 }
 
 void ClientSession::AttemptFailed(const std::string& why) {
+  ++upstream_deadline_generation_;
   upstream_deadline_.cancel();
   ctx_->picker->Finish(replica_key_, absl::Now() - attempt_started_, /*completed=*/false);
   ctx_->picker->Eject(replica_key_, absl::Now() + ctx_->options.eject_for);
   beast::error_code ignored;
-  if (upstream_) upstream_->socket().close(ignored);
+  if (upstream_) upstream_->close(ignored);
   last_failure_ = why;
   DCU_LOG_DEBUG("attempt ", attempts_, " for model '", requested_model_, "' failed: ", why);
   if (attempts_ < 2 && counting_) ctx_->metrics->OnRetry(metrics_model_);
@@ -533,6 +603,7 @@ void ClientSession::AttemptFailed(const std::string& why) {
 void ClientSession::AbortForClientGone() {
   client_gone_ = true;
   CountDone("499");
+  ++upstream_deadline_generation_;
   upstream_deadline_.cancel();
   LeaveQueue();
   if (exchange_open_ && !replica_key_.empty() && upstream_) {
@@ -542,9 +613,9 @@ void ClientSession::AbortForClientGone() {
   beast::error_code ignored;
   // Closing the upstream socket is the cancellation: the engine sees its
   // client leave and aborts the request.
-  if (upstream_) upstream_->socket().close(ignored);
+  if (upstream_) upstream_->close(ignored);
   queue_timer_.cancel();
-  client_.socket().close(ignored);
+  client_.close(ignored);
 }
 
 // ------------------------------------------------------------------ client watch
@@ -593,7 +664,7 @@ void ClientSession::EndExchange() {
   if (watching_) {
     read_next_after_watch_ = true;
     beast::error_code ignored;
-    client_.socket().cancel(ignored);
+    client_.cancel(ignored);
     return;
   }
   ReadRequest();
@@ -622,12 +693,12 @@ void ClientSession::SendJson(unsigned status, std::string body, bool close,
   simple_response_->keep_alive(!close);
   simple_response_->body() = std::move(body);
   simple_response_->prepare_payload();
-  client_.expires_after(ToChrono(ctx_->options.client_idle_timeout));
+  ArmClientTimer(ToChrono(ctx_->options.client_idle_timeout));
   http::async_write(client_, *simple_response_,
                     [self = shared_from_this(), close](beast::error_code ec, size_t) {
                       if (ec) {
                         beast::error_code ignored;
-                        self->client_.socket().close(ignored);
+                        self->client_.close(ignored);
                         return;
                       }
                       if (close) return self->CloseGracefully();
@@ -640,12 +711,12 @@ void ClientSession::SendJson(unsigned status, std::string body, bool close,
 // connection before the client has read the error.
 void ClientSession::CloseGracefully() {
   beast::error_code ignored;
-  client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  client_.expires_after(std::chrono::seconds(2));
+  client_.shutdown(tcp::socket::shutdown_send, ignored);
+  ArmClientTimer(std::chrono::seconds(2));
   if (watching_) {
     // One read at a time: the watch's handler starts the drain.
     drain_after_watch_ = true;
-    client_.socket().cancel(ignored);
+    client_.cancel(ignored);
     return;
   }
   Drain();
@@ -656,7 +727,7 @@ void ClientSession::Drain() {
                           [self = shared_from_this()](beast::error_code ec, size_t) {
                             if (ec) {
                               beast::error_code ignored;
-                              self->client_.socket().close(ignored);
+                              self->client_.close(ignored);
                               return;
                             }
                             self->Drain();

@@ -1,5 +1,10 @@
 #include "gateway/gateway_metrics.h"
 
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
 namespace dcu::gateway {
 
 namespace {
@@ -36,22 +41,61 @@ GatewayMetrics::GatewayMetrics()
                       .Register(registry_)
                       .Add({}, Buckets())) {}
 
+namespace {
+// The series in `cache` under `key`, made by `make` the first time.
+template <typename T, typename Make>
+T* Series(absl::flat_hash_map<std::string, T*>& cache, absl::string_view key, Make make) {
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  T* made = make();
+  cache.emplace(std::string(key), made);
+  return made;
+}
+}  // namespace
+
 void GatewayMetrics::OnRequestDone(const std::string& model, const std::string& replica,
                                    const std::string& code, absl::Duration took) {
-  requests_.Add({{"model", model}, {"replica", replica}, {"code", code}}).Increment();
-  duration_.Add({{"model", model}}, Buckets()).Observe(absl::ToDoubleSeconds(took));
+  const std::string key = absl::StrCat(model, absl::string_view("\0", 1), replica,
+                                       absl::string_view("\0", 1), code);
+  prometheus::Counter* requests;
+  prometheus::Histogram* duration;
+  {
+    absl::MutexLock lock(&mu_);
+    requests = Series(requests_by_, key, [&] {
+      return &requests_.Add({{"model", model}, {"replica", replica}, {"code", code}});
+    });
+    duration = Series(duration_by_, model,
+                      [&] { return &duration_.Add({{"model", model}}, Buckets()); });
+  }
+  requests->Increment();
+  duration->Observe(absl::ToDoubleSeconds(took));
 }
 
 void GatewayMetrics::OnFirstByte(const std::string& model, absl::Duration after) {
-  ttfb_.Add({{"model", model}}, Buckets()).Observe(absl::ToDoubleSeconds(after));
+  prometheus::Histogram* ttfb;
+  {
+    absl::MutexLock lock(&mu_);
+    ttfb = Series(ttfb_by_, model, [&] { return &ttfb_.Add({{"model", model}}, Buckets()); });
+  }
+  ttfb->Observe(absl::ToDoubleSeconds(after));
 }
 
 void GatewayMetrics::OnRetry(const std::string& model) {
-  retries_.Add({{"model", model}}).Increment();
+  prometheus::Counter* retries;
+  {
+    absl::MutexLock lock(&mu_);
+    retries = Series(retries_by_, model, [&] { return &retries_.Add({{"model", model}}); });
+  }
+  retries->Increment();
 }
 
 void GatewayMetrics::OnRejected(const std::string& reason) {
-  rejected_.Add({{"reason", reason}}).Increment();
+  prometheus::Counter* rejected;
+  {
+    absl::MutexLock lock(&mu_);
+    rejected = Series(rejected_by_, reason, [&] { return &rejected_.Add({{"reason", reason}}); });
+  }
+  rejected->Increment();
 }
 
 void GatewayMetrics::OnQueueLeft(absl::Duration waited) {

@@ -17,6 +17,9 @@
 #include <atomic>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/http_server.h"
 #include "common/metrics.h"
@@ -53,6 +56,16 @@ class GatewayMetrics {
   prometheus::Family<prometheus::Counter>& retries_;
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Histogram& queue_wait_;
+
+  // The series already made, by their labels joined with '\0': a request
+  // costs one hash lookup each, not prometheus-cpp's Family::Add (which
+  // builds a whole metric, buckets and all, before finding the one it has).
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, prometheus::Counter*> requests_by_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, prometheus::Histogram*> duration_by_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, prometheus::Histogram*> ttfb_by_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, prometheus::Counter*> retries_by_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, prometheus::Counter*> rejected_by_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dcu::gateway

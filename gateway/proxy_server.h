@@ -46,7 +46,9 @@ struct ProxyContext {
 };
 
 // The OpenAI-compatible front: accepts connections, one ClientSession each,
-// on `threads` threads running one Asio io_context.
+// on `threads` threads, each running an Asio io_context of its own with its
+// own acceptor on the shared listening socket; a connection stays on the
+// thread that accepted it (proxy_server.cc).
 class ProxyServer {
  public:
   ProxyServer(ProxyOptions options, ServingTable* table, ReplicaPicker* picker,

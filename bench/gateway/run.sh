@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The gateway benchmark (issue 17), opt-in: never part of scripts/test.
-#   bench/gateway/run.sh [--requests 5000] [--concurrency 200]
+#   bench/gateway/run.sh [--requests 5000] [--concurrency 200] [--overhead-only]
+#     [--baseline PATH]
+# --baseline PATH: a second dcu-gateway binary (say, main's) measured in the
+# same run, one row more in table 1, for before/after figures side by side.
 # Side by side in one run, on fake_vllm replicas on loopback:
 #   1. overhead: direct to one fast replica vs HAProxy (roundrobin) vs
 #      dcu-gateway, 4 instant replicas;
@@ -15,11 +18,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 REQUESTS=5000
 CONCURRENCY=200
 OVERHEAD_CONCURRENCY=32
+OVERHEAD_ONLY=0
+BASELINE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --requests) REQUESTS="$2"; shift 2 ;;
     --concurrency) CONCURRENCY="$2"; shift 2 ;;
-    *) echo "usage: $0 [--requests N] [--concurrency C]" >&2; exit 2 ;;
+    --overhead-only) OVERHEAD_ONLY=1; shift ;;
+    --baseline) BASELINE="$(realpath "$2")"; shift 2 ;;
+    *) echo "usage: $0 [--requests N] [--concurrency C] [--overhead-only] [--baseline PATH]" >&2; exit 2 ;;
   esac
 done
 
@@ -73,12 +80,13 @@ stop_all() {
   PIDS=()
 }
 
-start_gateway() {
+start_gateway() {  # [BINARY]
+  local gateway="${1:-$BIN/dcu-gateway}"
   local servers="" sep=""
   for p in "${REPLICA_PORTS[@]}"; do servers+="$sep{\"host\":\"127.0.0.1\",\"port\":$p}"; sep=","; done
   echo "{\"models\":[{\"deployment\":\"$MODEL\",\"replicas\":[$servers]}]}" >"$WORK/replicas.json"
   GW_PORT="$(free_port)"
-  "$BIN/dcu-gateway" --replicas-file "$WORK/replicas.json" --listen "127.0.0.1:$GW_PORT" \
+  "$gateway" --replicas-file "$WORK/replicas.json" --listen "127.0.0.1:$GW_PORT" \
     --threads 2 --queue-size 10000 >"$WORK/gateway.log" 2>&1 &
   PIDS+=($!)
   wait_http "$GW_PORT" /healthz
@@ -147,6 +155,13 @@ row "HAProxy roundrobin" "$(loadgen "$HA_PORT" "$REQUESTS" "$OVERHEAD_CONCURRENC
 start_gateway
 loadgen "$GW_PORT" 500 "$OVERHEAD_CONCURRENCY" 1 >/dev/null
 row "dcu-gateway" "$(loadgen "$GW_PORT" "$REQUESTS" "$OVERHEAD_CONCURRENCY" 1)" ""
+if [ -n "$BASELINE" ]; then
+  kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true; unset 'PIDS[-1]'
+  start_gateway "$BASELINE"
+  loadgen "$GW_PORT" 500 "$OVERHEAD_CONCURRENCY" 1 >/dev/null
+  row "dcu-gateway (baseline)" "$(loadgen "$GW_PORT" "$REQUESTS" "$OVERHEAD_CONCURRENCY" 1)" ""
+fi
+[ "$OVERHEAD_ONLY" = 1 ] && exit 0
 
 FAST="10 2.5 32"
 SLOW="40 10 32"

@@ -150,6 +150,23 @@ class StructureReader {
  private:
   enum class State { kOutside, kFrames, kMessage };
 
+  // A frame wrapped after its file name by a terminal or a paste
+  // ('File "/x/parallel_state.py"' then ', line 1121, in f' on the next
+  // line): read as one frame on the second line. Each line is joined at most
+  // once with the one before it, so this stays linear.
+  bool ParseWrappedFrame(int i, TracebackFrame* frame) const {
+    if (i == 0 || !absl::StartsWith(lines_[i].text, ", line ")) return false;
+    // Another process's INFO line may sit between the two halves.
+    int p = i - 1;
+    while (p > 0 && i - p < 4 && IsInterleavedNoise(lines_[p])) --p;
+    const std::string& prev = lines_[p].text;
+    if (!absl::StartsWith(prev, "File \"") || !absl::EndsWith(prev, "\"") ||
+        prev.find("\", line ") != std::string::npos) {
+      return false;
+    }
+    return ParsePythonFrame(absl::StrCat(prev, lines_[i].text), frame);
+  }
+
   void Step(int i) {
     const NormalizedLine& line = lines_[i];
     const std::string& text = line.text;
@@ -167,7 +184,7 @@ class StructureReader {
       return;
     }
     TracebackFrame frame;
-    if (ParsePythonFrame(text, &frame)) {
+    if (ParsePythonFrame(text, &frame) || ParseWrappedFrame(i, &frame)) {
       if (state_ != State::kFrames) StartTraceback(i);
       frame.line = i;
       AddFrame(std::move(frame));

@@ -217,6 +217,22 @@ TEST(LogStructureTest, WarningsAreNotRaisedErrors) {
   EXPECT_EQ(s.terminal_traceback, -1);
 }
 
+TEST(LogStructureTest, FrameWrappedAfterItsFileNameIsOneFrame) {
+  // vllm-20226: a terminal wrapped the frame after the file name.
+  LogStructure s = ReadLogStructure(Normalize({
+      "Traceback (most recent call last):",
+      "  File \"/venv/vllm/distributed/parallel_state.py\"",
+      ", line 1121, in ensure_model_parallel_initialized",
+      "    initialize_model_parallel(tensor_model_parallel_size,",
+      "  File \"/venv/vllm/distributed/parallel_state.py\"",
+      ", line 1063, in initialize_model_parallel",
+  }));
+  ASSERT_EQ(s.tracebacks.size(), 1u);
+  EXPECT_THAT(Functions(s), ElementsAre("ensure_model_parallel_initialized", "initialize_model_parallel"));
+  EXPECT_EQ(s.tracebacks[0].frames[1].file, "/venv/vllm/distributed/parallel_state.py");
+  EXPECT_TRUE(s.ErrorLineMissing());
+}
+
 TEST(LogStructureTest, IPythonFramesAreFrames) {
   TracebackFrame frame;
   ASSERT_TRUE(ParsePythonFrame(

@@ -46,7 +46,9 @@ const LogClassifier& Classifier() {
     }
     auto c = LogClassifier::Create(*rules);
     if (!c.ok()) std::abort();
-    // With the learned fallback on, as dcuctl runs it.
+    // With the learned fallback on, as dcuctl runs it
+    // (DCU_BENCH_NO_FALLBACK=1: the rules alone, to compare).
+    if (std::getenv("DCU_BENCH_NO_FALLBACK") != nullptr) return new LogClassifier(std::move(*c));
     auto model = FallbackModel::Parse(EmbeddedFallbackModelText(), kEmbeddedFallbackModelName);
     if (!model.ok()) std::abort();
     c->SetFallback(std::make_shared<const FallbackModel>(std::move(*model)), "built-in");

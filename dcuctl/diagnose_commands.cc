@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -16,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/embedded_rules.h"
+#include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_classifier.h"
 
 namespace dcu::dcuctl {
@@ -64,6 +66,10 @@ std::string FindingBasisName(dcufleet::v1::FindingBasis basis) {
       return "log_line";
     case dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES:
       return "traceback_frames";
+    case dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT:
+      return "expected_next";
+    case dcufleet::v1::FINDING_BASIS_LEARNED_FALLBACK:
+      return "learned_fallback";
     default:
       return "";
   }
@@ -193,6 +199,19 @@ std::string ResolveDiagnosisRulesPath(const std::string& flag_value) {
   return "";
 }
 
+std::string ResolveFallbackModelPath(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  if (const char* env = std::getenv("DCU_DIAGNOSIS_FALLBACK_MODEL");
+      env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string local(modelkit::kDefaultFallbackModelPath);
+  if (IsRegularFile(local)) return local;
+  std::string system = "/etc/dcufleet/diagnosis/fallback_model.tsv";
+  if (IsRegularFile(system)) return system;
+  return "";
+}
+
 int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream& err) {
   if (args.log_path.empty()) {
     err << "error: --log FILE is required\n";
@@ -233,6 +252,32 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
   if (!classifier.ok()) {
     err << "error: " << classifier.status().message() << "\n";
     return 2;
+  }
+  // The learned fallback: --fallback-model, $DCU_DIAGNOSIS_FALLBACK_MODEL,
+  // the source tree's or /etc's file; else the model built into this binary.
+  std::string model_path = ResolveFallbackModelPath(args.fallback_model_path);
+  if (model_path != "none") {
+    std::string model_text;
+    if (model_path.empty()) {
+      model_text = std::string(modelkit::EmbeddedFallbackModelText());
+      model_path = std::string(modelkit::kEmbeddedFallbackModelName);
+    } else {
+      if (!IsRegularFile(model_path)) {
+        err << "error: fallback model '" << model_path << "' is not a readable file\n";
+        return 2;
+      }
+      std::ifstream in(model_path, std::ios::binary);
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      model_text = buffer.str();
+    }
+    auto model = modelkit::FallbackModel::Parse(model_text, model_path);
+    if (!model.ok()) {
+      err << "error: " << model.status().message() << "\n";
+      return 2;
+    }
+    classifier->SetFallback(std::make_shared<const modelkit::FallbackModel>(std::move(*model)),
+                            model_path);
   }
 
   if (!IsRegularFile(args.log_path)) {

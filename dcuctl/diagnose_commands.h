@@ -22,6 +22,12 @@ namespace dcu::dcuctl {
 //   --rules FILE      rules in protobuf text format; default: $DCU_DIAGNOSIS_RULES,
 //                     else deploy/diagnosis/rules.txtpb under the current
 //                     directory, else /etc/dcufleet/diagnosis/rules.txtpb.
+//   --fallback-model FILE  the learned fallback's model (fallback_model.tsv),
+//                     consulted when no rule matches; "none" switches it
+//                     off. Default: $DCU_DIAGNOSIS_FALLBACK_MODEL, else
+//                     deploy/diagnosis/fallback_model.tsv under the current
+//                     directory, else /etc/dcufleet/diagnosis/fallback_model.tsv,
+//                     else the model built into the binary.
 //   --tail N          only classify the last N lines (default 0 = all).
 //   --fact KEY=VALUE  a fact for remediation choice and ${...} placeholders,
 //                     e.g. --fact memory_plan.kv_cache_bytes=25769803776
@@ -34,6 +40,7 @@ struct DiagnoseLogArgs {
   std::string log_path;
   std::string output = "table";
   std::string rules_path;
+  std::string fallback_model_path;
   int tail_lines = 0;
   std::vector<std::string> facts;
 };
@@ -57,5 +64,7 @@ void RenderDiagnosisTable(const dcufleet::v1::DiagnosisResult& result, std::ostr
 // The rules file `dcuctl diagnose` uses for a --rules value (see above).
 // Returns "" when none exists.
 std::string ResolveDiagnosisRulesPath(const std::string& flag_value);
+// The same for --fallback-model ("none" is returned as is).
+std::string ResolveFallbackModelPath(const std::string& flag_value);
 
 }  // namespace dcu::dcuctl

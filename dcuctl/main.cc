@@ -149,6 +149,8 @@ int main(int argc, char** argv) {
   auto* diagnose_log = diagnose->add_subcommand("log", "classify a log file (offline)");
   diagnose_log->add_option("FILE", diag_args.log_path, "log file")->required();
   diagnose_log->add_option("--rules", diag_args.rules_path, "rules file");
+  diagnose_log->add_option("--fallback-model", diag_args.fallback_model_path,
+                           "learned fallback model file, or 'none'");
   diagnose_log->add_option("--tail", diag_args.tail_lines, "only the last N lines");
   diagnose_log->add_option("--fact", diag_args.facts, "KEY=VALUE facts (repeatable)");
   std::string diagnose_name;
@@ -158,6 +160,8 @@ int main(int argc, char** argv) {
   // `dcuctl diagnose --log FILE` (the spelling) also works.
   diagnose->add_option("--log", diag_args.log_path, "log file (offline)");
   diagnose->add_option("--rules", diag_args.rules_path, "rules file");
+  diagnose->add_option("--fallback-model", diag_args.fallback_model_path,
+                       "learned fallback model file, or 'none'");
   diagnose->require_subcommand(0, 1);
 
   ProgressLogArgs progress_args;

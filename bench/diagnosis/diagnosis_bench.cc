@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/embedded_rules.h"
+#include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "modelkit/diagnosis/log_normalizer.h"
 
@@ -43,6 +46,12 @@ const LogClassifier& Classifier() {
     }
     auto c = LogClassifier::Create(*rules);
     if (!c.ok()) std::abort();
+    // With the learned fallback on, as dcuctl runs it
+    // (DCU_BENCH_NO_FALLBACK=1: the rules alone, to compare).
+    if (std::getenv("DCU_BENCH_NO_FALLBACK") != nullptr) return new LogClassifier(std::move(*c));
+    auto model = FallbackModel::Parse(EmbeddedFallbackModelText(), kEmbeddedFallbackModelName);
+    if (!model.ok()) std::abort();
+    c->SetFallback(std::make_shared<const FallbackModel>(std::move(*model)), "built-in");
     return new LogClassifier(std::move(*c));
   }();
   return *classifier;
@@ -145,6 +154,29 @@ void BM_Classify10kLinesNoiseWithTailError(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 BENCHMARK(BM_Classify10kLinesNoiseWithTailError)->Unit(benchmark::kMillisecond);
+
+// 10,000 lines of INFO noise and error-ish lines no rule knows, ending in
+// an exception no rule knows: the learned fallback is consulted (its worst
+// case: every line is read for error-ish words, from the end).
+void BM_Classify10kLinesUnrecognisedFallback(benchmark::State& state) {
+  const LogClassifier& classifier = Classifier();
+  std::vector<std::string> log;
+  for (int i = 0; i < 9990; ++i) {
+    log.push_back(i % 3 == 0 ? absl::StrCat("ERROR 04-17 20:54:26 [frobnicator.py:", i,
+                                            "] frobnicator step ", i, " failed, retrying")
+                             : absl::StrCat("INFO 04-17 20:54:26 [worker.py:", i,
+                                            "] Worker ready; awaiting tasks ", i));
+  }
+  log.push_back("Traceback (most recent call last):");
+  log.push_back("  File \"/opt/venv/lib/python3.12/site-packages/frob/core.py\", line 7, in run");
+  log.push_back("    frobnicate()");
+  log.push_back("frob.FrobnicationError: the quux at 0x7f00 refused 'bar' (code 12)");
+  for (auto _ : state) {
+    auto result = classifier.Classify(log);
+    benchmark::DoNotOptimize(result);
+  }
+}
+BENCHMARK(BM_Classify10kLinesUnrecognisedFallback)->Unit(benchmark::kMillisecond);
 
 // 10,000 lines that are nearly all traceback: eight ranks printing the same
 // deep traceback, interleaved, ending in an OOM. The structure reader's

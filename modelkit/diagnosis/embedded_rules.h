@@ -11,4 +11,10 @@ namespace dcu::modelkit {
 absl::string_view EmbeddedDiagnosisRulesText();
 inline constexpr absl::string_view kEmbeddedDiagnosisRulesName = "built-in rules";
 
+// The shipped learned fallback (deploy/diagnosis/fallback_model.tsv at build
+// time, FallbackModel::Parse reads it), embedded the same way.
+absl::string_view EmbeddedFallbackModelText();
+inline constexpr absl::string_view kEmbeddedFallbackModelName = "built-in fallback model";
+inline constexpr absl::string_view kDefaultFallbackModelPath = "deploy/diagnosis/fallback_model.tsv";
+
 }  // namespace dcu::modelkit

@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status_util.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_normalizer.h"
 #include "modelkit/diagnosis/log_structure.h"
 #include "re2/re2.h"
@@ -255,6 +258,8 @@ struct LogClassifier::Compiled {
   // remediation is that rule's).
   std::map<std::string, int> first_rule_of_class;
   int unknown_rule = -1;
+  std::shared_ptr<const FallbackModel> fallback;
+  std::string fallback_source;
 
   bool IsFollowOn(const RaisedError& error) const {
     if (follow_on == nullptr) return false;
@@ -279,6 +284,24 @@ LogClassifier::LogClassifier(std::unique_ptr<Compiled> compiled) : compiled_(std
 LogClassifier::LogClassifier(LogClassifier&&) noexcept = default;
 LogClassifier& LogClassifier::operator=(LogClassifier&&) noexcept = default;
 LogClassifier::~LogClassifier() = default;
+
+void LogClassifier::SetFallback(std::shared_ptr<const FallbackModel> model, std::string source) {
+  compiled_->fallback = std::move(model);
+  compiled_->fallback_source = std::move(source);
+}
+
+bool LogClassifier::has_fallback() const { return compiled_->fallback != nullptr; }
+
+std::vector<std::string> LogClassifier::FallbackFeaturesOf(const std::vector<std::string>& lines,
+                                                           bool* sees_error) const {
+  const Compiled& c = *compiled_;
+  std::vector<NormalizedLine> normalized(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) normalized[i] = NormalizeLogLine(lines[i]);
+  const LogStructure structure =
+      ReadLogStructure(normalized, [&c](const RaisedError& e) { return c.IsFollowOn(e); });
+  if (sees_error != nullptr) *sees_error = FallbackSeesError(structure);
+  return FallbackFeatures(normalized, structure);
+}
 
 int LogClassifier::rule_count() const { return compiled_->rules.rule_size(); }
 int LogClassifier::pattern_count() const { return static_cast<int>(compiled_->patterns.size()); }
@@ -623,9 +646,75 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     }
   }
 
+  // Nothing recognised by a rule: the learned fallback may name a class,
+  // when the log shows an error at all and the model is confident enough.
+  std::string fallback_note;
+  if (result.findings_size() == 0 && c.fallback != nullptr && options.use_fallback &&
+      FallbackSeesError(structure)) {
+    FallbackGuess guess = c.fallback->Predict(FallbackFeatures(normalized, structure));
+    const bool is_class = !guess.failure_class.empty() && guess.failure_class != "unknown" &&
+                          guess.failure_class != "none";
+    char conf[16];
+    std::snprintf(conf, sizeof(conf), "%.2f", guess.confidence);
+    char threshold[16];
+    std::snprintf(threshold, sizeof(threshold), "%.2f", c.fallback->threshold());
+    if (is_class && guess.confidence >= c.fallback->threshold()) {
+      DiagnosisFinding* finding = result.add_findings();
+      finding->set_failure_class(guess.failure_class);
+      finding->set_rule_id(absl::StrCat("learned_fallback:", guess.failure_class));
+      finding->set_confidence(
+          std::round(kFallbackConfidenceScale * guess.confidence * 1000.0) / 1000.0);
+      finding->set_basis(dcufleet::v1::FINDING_BASIS_LEARNED_FALLBACK);
+      finding->set_explanation(absl::StrCat(
+          "no rule matched; statistical guess of the learned fallback (", c.fallback_source,
+          ", Naive Bayes, posterior ", conf, " >= threshold ", threshold, "; runner-up ",
+          guess.runner_up, "); the terms that decided: ",
+          guess.deciding_terms.empty() ? std::string("(none)")
+                                       : absl::StrJoin(guess.deciding_terms, ", ")));
+      const int line = structure.terminal_error >= 0
+                           ? structure.errors[structure.terminal_error].first_line
+                       : structure.error_before_cut_traceback >= 0
+                           ? structure.errors[structure.error_before_cut_traceback].first_line
+                       : structure.terminal_traceback >= 0 &&
+                               !structure.tracebacks[structure.terminal_traceback].frames.empty()
+                           ? structure.tracebacks[structure.terminal_traceback].frames.back().line
+                           : -1;
+      if (line >= 0) {
+        auto* evidence = finding->add_evidence();
+        evidence->set_line(line + 1);
+        evidence->set_text(normalized[line].text);
+      }
+      // Only a person acts on a guess: the class's rule remediation is
+      // named as advice, never executed (no env/argv change, no failover
+      // that would count against the stack).
+      std::string advice;
+      auto source = c.first_rule_of_class.find(guess.failure_class);
+      if (source != c.first_rule_of_class.end()) {
+        const Rule& remedy = c.rules.rule(source->second);
+        std::set<std::string> ignored;
+        advice = Substitute(remedy.remediation(remedy.remediation_size() - 1).summary(), {},
+                            options.facts, &ignored);
+        // Placeholders the log would have filled: say what the rule is for.
+        if (!ignored.empty()) advice = remedy.description();
+      }
+      Remediation* out = finding->mutable_remediation();
+      out->set_kind(dcufleet::v1::REMEDIATION_KIND_HUMAN);
+      out->set_action("human");
+      out->set_summary(absl::StrCat(
+          "Statistical guess, not a rule: this looks like ", guess.failure_class,
+          ". Check the evidence before acting", advice.empty() ? "" : "; that class's usual fix: ",
+          advice));
+      return result;
+    }
+    fallback_note = absl::StrCat("the learned fallback abstained (best guess ",
+                                 guess.failure_class, " at ", conf, ", below its threshold ",
+                                 threshold, ")");
+  }
+
   if (result.findings_size() == 0) {
     DiagnosisFinding* finding = result.add_findings();
     finding->set_failure_class("unknown");
+    if (!fallback_note.empty()) finding->set_explanation(fallback_note);
     // Show what a person would read first: the terminal error, else the
     // last exception or error line.
     std::vector<int> picks;

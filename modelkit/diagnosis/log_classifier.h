@@ -16,6 +16,8 @@ class Set;
 
 namespace dcu::modelkit {
 
+class FallbackModel;
+
 // Facts the controller knows when it diagnoses a launch, used to choose a
 // remediation option and fill ${...} placeholders, e.g.
 //   "stack.accepts_kv_cache_memory_bytes" -> "true"
@@ -33,6 +35,8 @@ struct ClassifyOptions {
   bool facts_complete = false;
   // Evidence lines kept per finding.
   int max_evidence_lines = 3;
+  // Consult the learned fallback (SetFallback) when no rule matched.
+  bool use_fallback = true;
 };
 
 // Classifies a failed launch's log tail into ordered findings.
@@ -69,12 +73,29 @@ class LogClassifier {
   int rule_count() const;
   int pattern_count() const;
 
+  // The learned fallback (fallback_model.h): when no rule matched and the log
+  // shows a raised error or a traceback, a model confident above its
+  // threshold gives a finding with basis FINDING_BASIS_LEARNED_FALLBACK, a
+  // confidence below any rule's (kFallbackConfidenceScale times its
+  // posterior) and a remediation that only asks a person
+  // (REMEDIATION_KIND_HUMAN): nothing is changed on a statistical guess.
+  // `source` names the model in explanations. nullptr: no fallback.
+  void SetFallback(std::shared_ptr<const FallbackModel> model, std::string source);
+  bool has_fallback() const;
+
+  // What the fallback reads of a log: its features, and whether the log
+  // shows an error at all (train_fallback and tests).
+  std::vector<std::string> FallbackFeaturesOf(const std::vector<std::string>& lines,
+                                              bool* sees_error) const;
+
  private:
   struct Compiled;
   explicit LogClassifier(std::unique_ptr<Compiled> compiled);
 
   std::unique_ptr<Compiled> compiled_;
 };
+
+inline constexpr double kFallbackConfidenceScale = 0.3;
 
 // Splits a log into lines: '\n' separated, a trailing '\r' dropped, and only
 // the last `max_lines` kept when max_lines > 0 (a tail).

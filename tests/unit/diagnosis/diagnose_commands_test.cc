@@ -130,10 +130,35 @@ TEST(DiagnoseLogTest, TailKeepsOnlyTheLastLines) {
   args.rules_path = Rules();
   args.output = "json";
   args.tail_lines = 3;
+  args.fallback_model_path = "none";  // the rules alone
   std::ostringstream out, err;
   // The last three lines are traceback frames without a signature.
   EXPECT_EQ(RunDiagnoseLog(args, out, err), 0) << out.str();
   EXPECT_EQ(nlohmann::json::parse(out.str())["lines_examined"], 3);
+}
+
+// With the learned fallback (the model built into the binary: no file is
+// found from the test's directory unless the source tree is the cwd), the
+// same three frames get a guess that says it is one and only asks a person.
+TEST(DiagnoseLogTest, LearnedFallbackGuessSaysSoAndCanBeSwitchedOff) {
+  DiagnoseLogArgs args;
+  args.log_path = Corpus("rocm-5668_wrong_platform_cuda_wheel.log");
+  args.rules_path = Rules();
+  args.output = "json";
+  args.tail_lines = 3;
+  std::ostringstream out, err;
+  RunDiagnoseLog(args, out, err);
+  auto json = nlohmann::json::parse(out.str());
+  const auto& top = json["findings"][0];
+  if (top["class"] != "unknown") {
+    EXPECT_EQ(top["basis"], "learned_fallback");
+    EXPECT_EQ(top["remediation"]["kind"], "human");
+    EXPECT_LE(top["confidence"].get<double>(), 0.3);
+  }
+  args.fallback_model_path = "/nonexistent/fallback_model.tsv";
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunDiagnoseLog(args, out2, err2), 2);
+  EXPECT_NE(err2.str().find("fallback model"), std::string::npos) << err2.str();
 }
 
 TEST(DiagnoseLogTest, OtherRulesFileIsUsed) {

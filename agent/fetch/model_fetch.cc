@@ -111,8 +111,8 @@ bool IsManifestName(const std::string& name) {
 absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::string& model,
                                                 const FetchOptions& options) {
   DCU_RETURN_IF_ERROR(CheckModelDirName(model));
-  const std::string from = source.Describe();
-  const std::string what = absl::StrCat("fetching model '", model, "' from ", from);
+  std::string from = source.Describe();
+  std::string what = absl::StrCat("fetching model '", model, "' from ", from);
   const absl::Time started = clock_.Now();
   std::error_code ec;
   if (!fs::is_directory(root_, ec)) {
@@ -131,6 +131,9 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
   auto listing = source.List(model);
   if (!listing.ok()) return common::Annotate(listing.status(), what);
   std::vector<SourceFile> files = *std::move(listing);
+  // A peer names itself in its listing.
+  from = source.Describe();
+  what = absl::StrCat("fetching model '", model, "' from ", from);
   if (files.empty()) return absl::NotFoundError(absl::StrCat(what, ": the source lists no files"));
   std::set<std::string> seen;
   for (const auto& f : files) {

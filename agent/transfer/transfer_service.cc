@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status_util.h"
 
@@ -50,8 +51,12 @@ std::string SubjectField(absl::string_view subject, absl::string_view key) {
 }  // namespace
 
 ModelTransferServiceImpl::ModelTransferServiceImpl(std::string node_name, std::vector<std::string> model_roots,
-                                                   bool require_node_peer, size_t chunk_bytes)
-    : node_name_(std::move(node_name)), require_node_peer_(require_node_peer), roots_(std::move(model_roots)) {
+                                                   bool require_node_peer, size_t chunk_bytes,
+                                                   int64_t max_bytes_per_second)
+    : node_name_(std::move(node_name)),
+      require_node_peer_(require_node_peer),
+      max_bytes_per_second_(max_bytes_per_second),
+      roots_(std::move(model_roots)) {
   for (const auto& r : roots_) sources_.push_back(std::make_unique<DirectoryModelSource>(r, chunk_bytes));
 }
 
@@ -110,8 +115,16 @@ grpc::Status ModelTransferServiceImpl::ReadModelFile(grpc::ServerContext* ctx,
   auto source = SourceFor(req->model());
   if (!source.ok()) return ToGrpc(source.status());
   dcufleet::v1::ModelFileChunk chunk;
+  const absl::Time started = absl::Now();
+  int64_t sent = 0;
   absl::Status s = (*source)->Read(req->model(), req->name(), req->offset(), [&](absl::string_view data) {
     if (ctx->IsCancelled()) return absl::CancelledError("the peer cancelled the read");
+    if (max_bytes_per_second_ > 0) {
+      // Sleep until the bytes sent so far are due at the cap.
+      const absl::Time due = started + absl::Seconds(static_cast<double>(sent) / max_bytes_per_second_);
+      if (due > absl::Now()) absl::SleepFor(due - absl::Now());
+    }
+    sent += static_cast<int64_t>(data.size());
     chunk.set_data(data.data(), data.size());
     if (!writer->Write(chunk)) return absl::UnavailableError("the peer went away");
     return absl::OkStatus();
@@ -134,11 +147,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeTransferServerCrede
 }
 
 PeerModelSource::PeerModelSource(std::string address, std::shared_ptr<grpc::ChannelCredentials> creds,
-                                 std::string peer_name)
+                                 std::string peer_name, bool tls)
     : address_(std::move(address)), peer_name_(std::move(peer_name)) {
   // Chunks are 1 MiB; DefaultChannelArguments allows 16 MiB messages.
-  stub_ = dcufleet::v1::ModelTransferService::NewStub(
-      grpc::CreateCustomChannel(address_, creds, common::DefaultChannelArguments()));
+  grpc::ChannelArguments args = common::DefaultChannelArguments();
+  if (tls && !peer_name_.empty()) args.SetSslTargetNameOverride(peer_name_);
+  stub_ = dcufleet::v1::ModelTransferService::NewStub(grpc::CreateCustomChannel(address_, creds, args));
 }
 
 std::string PeerModelSource::Describe() const {

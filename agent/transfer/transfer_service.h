@@ -25,8 +25,11 @@ class ModelTransferServiceImpl final : public dcufleet::v1::ModelTransferService
  public:
   // `require_node_peer`: refuse (PERMISSION_DENIED) callers without a
   // verified client certificate whose subject has O=node (TLS on).
+  // `max_bytes_per_second` > 0 caps each read's rate (a copy must not
+  // starve the node's serving traffic); 0: no cap.
   ModelTransferServiceImpl(std::string node_name, std::vector<std::string> model_roots,
-                           bool require_node_peer, size_t chunk_bytes = 1 << 20);
+                           bool require_node_peer, size_t chunk_bytes = 1 << 20,
+                           int64_t max_bytes_per_second = 0);
 
   grpc::Status ListModelFiles(grpc::ServerContext* ctx, const dcufleet::v1::ListModelFilesRequest* req,
                               dcufleet::v1::ListModelFilesResponse* resp) override;
@@ -40,6 +43,7 @@ class ModelTransferServiceImpl final : public dcufleet::v1::ModelTransferService
 
   const std::string node_name_;
   const bool require_node_peer_;
+  const int64_t max_bytes_per_second_;
   std::vector<std::unique_ptr<DirectoryModelSource>> sources_;
   std::vector<std::string> roots_;
 };
@@ -57,8 +61,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeTransferServerCrede
 // for a resume).
 class PeerModelSource : public ModelSource {
  public:
+  // `tls`: the peer's certificate names the node (CN), not its address, so
+  // the TLS target name is `peer_name`.
   PeerModelSource(std::string address, std::shared_ptr<grpc::ChannelCredentials> creds,
-                  std::string peer_name = "");
+                  std::string peer_name = "", bool tls = false);
   std::string Describe() const override;
   absl::StatusOr<std::vector<SourceFile>> List(const std::string& model) override;
   absl::Status Read(const std::string& model, const std::string& name, int64_t offset,

@@ -1,5 +1,6 @@
 #include "dcuctl/copy_commands.h"
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -42,6 +43,20 @@ int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, s
   req.set_model(args.model);
   req.set_to_node(args.to);
   req.set_from_node(args.from);
+  // The target's report may still show an earlier copy of the same
+  // directory (failed, say): --wait follows only a copy started after it.
+  auto last_started = [&](const std::string& dir) -> int64_t {
+    dcufleet::v1::GetNodeRequest nreq;
+    nreq.set_name(args.to);
+    dcufleet::v1::NodeView node;
+    if (!CallFleet(client, &dcufleet::v1::FleetService::Stub::GetNode, nreq, &node).ok()) return 0;
+    int64_t at = 0;
+    for (const auto& t : node.inventory().transfers()) {
+      if (dir.empty() || t.model_dir() == dir) at = std::max(at, t.started_at_ms());
+    }
+    return at;
+  };
+  const int64_t before = args.wait ? last_started("") : 0;
   dcufleet::v1::CopyModelResponse resp;
   const std::string what = absl::StrCat("copying ", args.model, " to node '", args.to, "'");
   grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::CopyModel, req, &resp);
@@ -58,7 +73,6 @@ int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, s
   }
   const absl::Time deadline = args.timeout_s > 0 ? absl::Now() + absl::Seconds(args.timeout_s) : absl::InfiniteFuture();
   std::string last_line;
-  const int64_t started_ms = absl::ToUnixMillis(absl::Now()) - 5000;  // the agent's clock may lag a little
   while (absl::Now() < deadline) {
     dcufleet::v1::GetNodeRequest nreq;
     nreq.set_name(args.to);
@@ -66,7 +80,7 @@ int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, s
     grpc::Status ns = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetNode, nreq, &node);
     if (!ns.ok()) return client.Fail(ns, what, err);
     for (const auto& t : node.inventory().transfers()) {
-      if (t.model_dir() != resp.model_dir() || t.started_at_ms() < started_ms) continue;
+      if (t.model_dir() != resp.model_dir() || t.started_at_ms() <= before) continue;
       std::string line = TransferLine(t);
       if (t.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
         if (!structured && line != last_line) out << line << "\n" << std::flush;

@@ -160,6 +160,19 @@ TEST_F(ModelCopyE2ETest, NodeBFetchesFromNodeAVerifiedThenAPinnedDeployServes) {
   EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
 }
 
+TEST_F(ModelCopyE2ETest, DeployPinnedToANodeWithoutTheModelCopiesItFirstThenServes) {
+  StartAgent("a");
+  StartAgent("b");
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--node", "node-b", "--tp", "2", "--wait", "--wait-timeout", "120"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  EXPECT_EQ(Phase("qwen3-32b"), "DEPLOYMENT_READY");
+  ExpectSameFiles();
+  nlohmann::json dep = h_.Deployment("qwen3-32b");
+  EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
+  EXPECT_THAT(dep.dump(), HasSubstr("ModelCopyStarted")) << dep.dump();
+  EXPECT_EQ(Transfer().value("state", ""), "MODEL_TRANSFER_DONE") << Transfer().dump();
+}
+
 TEST_F(ModelCopyE2ETest, SourceKilledHalfWayThenTheCopyResumes) {
   // 8 MiB/s: the 48 MiB copy takes about 6 s, long enough to kill node-a's
   // agent in the middle.

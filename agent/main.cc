@@ -28,6 +28,8 @@
 #include "agent/runtime/runtime_registry.h"
 #include "agent/supervisor/engine_load_scraper.h"
 #include "agent/supervisor/instance_manager.h"
+#include "agent/transfer/model_transfers.h"
+#include "agent/transfer/transfer_service.h"
 #include "common/clock.h"
 #include "common/enum_names.h"
 #include "common/http_client.h"
@@ -38,6 +40,7 @@
 #include "common/logging.h"
 #include "common/protobuf_log.h"
 #include "common/process_runner.h"
+#include "common/units.h"
 #include "common/version.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -84,7 +87,7 @@ int main(int argc, char** argv) {
   std::string memprobe, hip_library, proc_root, nvml_library, cuda_library;
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
   double engine_scrape_interval_s = 1;
-  std::string metrics_listen;
+  std::string metrics_listen, transfer_listen;
   app.add_option("--controller", controller, "controller HOST:PORT to dial");
   std::string advertise_address;
   app.add_option("--advertise-address", advertise_address,
@@ -120,6 +123,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--metrics-listen", metrics_listen,
                  "HOST:PORT to serve Prometheus /metrics on (docs/metrics.md); off when empty");
+  app.add_option("--transfer-listen", transfer_listen,
+                 "HOST:PORT to serve this node's model directories to peer agents on (model "
+                 "copies, issue 19); node certificates only with TLS; off when empty");
+  std::string transfer_max_rate = "0";
+  app.add_option("--transfer-max-rate", transfer_max_rate,
+                 "cap of each model read a peer makes from this node, bytes per second "
+                 "(\"100MiB\"); 0: none");
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
 
@@ -272,11 +282,68 @@ int main(int argc, char** argv) {
     }
     return ids;
   };
+  // Model copies to this node (issue 19): into the first --model-root, from
+  // peers dialled with this node's own certificate.
+  std::atomic<bool> rescan_models{false};
+  const bool peer_tls = security_options.tls.enabled();
+  dcu::agent::ModelTransfers transfers(
+      model_roots.empty() ? "" : model_roots.front(),
+      [&security_options, peer_tls](const std::string&) -> std::shared_ptr<grpc::ChannelCredentials> {
+        if (!peer_tls) return grpc::InsecureChannelCredentials();
+        auto c = dcu::common::MakeChannelCredentials(security_options.tls);
+        return c.ok() ? *c : grpc::InsecureChannelCredentials();
+      },
+      peer_tls, [&rescan_models] { rescan_models = true; });
+  std::unique_ptr<dcu::agent::ModelTransferServiceImpl> transfer_service;
+  std::unique_ptr<grpc::Server> transfer_server;
+  int transfer_port = 0;
+  if (!transfer_listen.empty()) {
+    auto hp = dcu::common::ParseHostPort(transfer_listen);
+    if (!hp.ok()) {
+      std::cerr << "dcu-agent: --transfer-listen: " << hp.status().message() << "\n";
+      return 2;
+    }
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (peer_tls) {
+      auto c = dcu::agent::MakeTransferServerCredentials(
+          {security_options.tls.cert, security_options.tls.key, security_options.tls.ca});
+      if (!c.ok()) {
+        std::cerr << "dcu-agent: --transfer-listen: " << c.status().message() << "\n";
+        return 2;
+      }
+      creds = *c;
+    } else if (dcu::common::IsLoopbackHost(hp->host) || security_options.insecure) {
+      creds = grpc::InsecureServerCredentials();
+    } else {
+      std::cerr << "dcu-agent: --transfer-listen on '" << hp->host
+                << "' without TLS: give --tls-ca/--tls-cert/--tls-key, or --insecure\n";
+      return 2;
+    }
+    auto max_rate = dcu::common::ParseBytes(transfer_max_rate);
+    if (!max_rate.ok()) {
+      std::cerr << "dcu-agent: --transfer-max-rate: " << max_rate.status().message() << "\n";
+      return 2;
+    }
+    transfer_service = std::make_unique<dcu::agent::ModelTransferServiceImpl>(node, model_roots, peer_tls,
+                                                                              /*chunk_bytes=*/1 << 20, *max_rate);
+    grpc::ServerBuilder b;
+    b.AddListeningPort(transfer_listen, creds, &transfer_port);
+    b.RegisterService(transfer_service.get());
+    b.SetMaxSendMessageSize(16 << 20);
+    transfer_server = b.BuildAndStart();
+    if (!transfer_server || transfer_port == 0) {
+      std::cerr << "dcu-agent: --transfer-listen: cannot listen on " << transfer_listen << "\n";
+      return 1;
+    }
+    DCU_LOG_INFO("model transfer service on port ", transfer_port, peer_tls ? " (TLS, node certificates)" : "");
+  }
   auto make_inventory = [&](bool force_discovery) {
     (*collector)->SetLiveInstances(live_ids());
     dcufleet::v1::NodeInventory inv = (*collector)->Collect();
-    discovery.Fill(&inv, force_discovery);
+    discovery.Fill(&inv, force_discovery || rescan_models.exchange(false));
     inv.set_agent_state_dir(state_dir);
+    inv.set_transfer_port(transfer_port);
+    for (auto& t : transfers.Snapshot()) *inv.add_transfers() = std::move(t);
     return inv;
   };
 
@@ -320,6 +387,7 @@ int main(int argc, char** argv) {
     h.add_capabilities("inventory");
     h.add_capabilities("reap");
     h.add_capabilities("logs");
+    h.add_capabilities("model-copy");
     for (const auto& [kind, r] : runtimes) h.add_capabilities(absl::StrCat("runtime:", kind));
     *h.mutable_inventory() = make_inventory(/*force_discovery=*/true);
     for (const auto& st : manager.Snapshot()) *h.add_instances() = st;
@@ -421,6 +489,12 @@ int main(int argc, char** argv) {
         r.set_ok(false);
         r.set_message(std::string(text.status().message()));
       }
+    } else if (c.has_fetch_model()) {
+      absl::Status s = transfers.Start(c.fetch_model());
+      r.set_ok(s.ok());
+      r.set_message(s.ok() ? absl::StrCat("node '", node, "' is copying '", c.fetch_model().model_dir(),
+                                          "' from node '", c.fetch_model().source_node(), "'")
+                           : std::string(s.message()));
     } else {
       r.set_ok(false);
       r.set_message("unknown command");
@@ -448,6 +522,8 @@ int main(int argc, char** argv) {
   while (!g_stop) absl::SleepFor(absl::Milliseconds(100));
   // Instances keep running: a restarted agent re-adopts them.
   link->Stop();
+  transfers.Shutdown();
+  if (transfer_server) transfer_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   scraper.Stop();
   if (metrics_server) metrics_server->Stop();
   manager.Shutdown();

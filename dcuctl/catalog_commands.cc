@@ -34,7 +34,13 @@ void PrintModelsTable(const dcufleet::v1::ListModelsResponse& resp, std::ostream
     if (d.model().empty()) continue;
     bool bad = false;
     for (const auto& f : d.audit().findings()) bad |= f.severity() == dcufleet::v1::FINDING_ERROR;
-    where[d.model()].push_back(absl::StrCat(d.node(), bad ? "(config!)" : ""));
+    // Present, verified or damaged per node (issue 19): a damaged copy is
+    // never launched from nor copied from.
+    const auto verdict = d.directory().weights().verdict();
+    const char* weights = verdict == dcufleet::v1::WEIGHTS_DAMAGED        ? "(damaged)"
+                          : verdict == dcufleet::v1::WEIGHTS_NOT_VERIFIED ? "(unverified)"
+                                                                          : "";
+    where[d.model()].push_back(absl::StrCat(d.node(), bad ? "(config!)" : "", weights));
   }
   Table t({"NAME", "HF REPO", "ARCH", "LAYERS", "HEADS/KV", "HEAD_DIM", "WEIGHTS", "ON NODES"});
   for (const auto& m : resp.models()) {

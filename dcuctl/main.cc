@@ -26,6 +26,7 @@
 #include "dcuctl/deploy_options.h"
 #include "dcuctl/diagnose_commands.h"
 #include "dcuctl/progress_commands.h"
+#include "dcuctl/copy_commands.h"
 #include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
@@ -114,7 +115,17 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   stack_import->add_flag("--dry-run", import_dry, "validate only");
 
-  auto* model_cmd = app.add_subcommand("model", "model operations (offline)")->require_subcommand(1);
+  auto* model_cmd = app.add_subcommand("model", "model operations (audit and plan offline; copy)")
+                        ->require_subcommand(1);
+  dcu::dcuctl::ModelCopyArgs copy_args;
+  auto* model_copy = model_cmd->add_subcommand(
+      "copy", "copy a model directory to a node from the nearest verified copy on another node");
+  model_copy->add_option("MODEL", copy_args.model, "catalog name (qwen3-32b) or directory name")->required();
+  model_copy->add_option("--to", copy_args.to, "the node that gets the copy")->required();
+  model_copy->add_option("--from", copy_args.from, "copy from this node (default: the controller picks)");
+  model_copy->add_flag("--wait", copy_args.wait, "follow the copy until it is verified and in place");
+  model_copy->add_option("--timeout", copy_args.timeout_s, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
   ModelAuditArgs audit_args;
   auto* model_audit = model_cmd->add_subcommand(
       "audit", "audit a model directory offline: config.json against the catalog, safetensors index, shard headers and shapes");
@@ -420,6 +431,7 @@ int main(int argc, char** argv) {
   if (*wait) return RunWait(client, wait_args, std::cout, std::cerr);
   if (*get_stacks) return RunGetStacks(client, stacks_arch, std::cout, std::cerr);
   if (*get_models) return RunGetModels(client, std::cout, std::cerr);
+  if (*model_copy) return RunModelCopy(client, copy_args, std::cout, std::cerr);
   if (*describe_stack) return RunDescribeStack(client, stack_id, std::cout, std::cerr);
   if (*stack_import) return RunStackImport(client, import_files, import_dry, std::cout, std::cerr);
   if (*diagnose_deployment) return RunDiagnoseDeployment(client, diagnose_name, std::cout, std::cerr);

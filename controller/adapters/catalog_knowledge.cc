@@ -577,7 +577,10 @@ void CatalogKnowledge::ObserveNodes(const std::vector<const dcufleet::v1::NodeVi
     const dcufleet::v1::NodeView& n = *np;
     std::string fp;
     for (const auto& m : n.inventory().models()) {
-      absl::StrAppend(&fp, m.path(), "|", m.config_sha256(), "|", m.weight_bytes(), ";");
+      // The weights verdict too: a copy found damaged (or repaired, or
+      // copied in, issue 19) is recorded as such.
+      absl::StrAppend(&fp, m.path(), "|", m.config_sha256(), "|", m.weight_bytes(), "|",
+                      static_cast<int>(m.weights().verdict()), ";");
     }
     for (const auto& e : n.inventory().environments()) {
       absl::StrAppend(&fp, e.kind(), "|", e.location(), ";");

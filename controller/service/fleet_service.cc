@@ -1,5 +1,7 @@
 #include "controller/service/fleet_service.h"
 
+#include "controller/core/model_sources.h"
+
 #include "controller/service/looping_writer.h"
 #include "controller/service/serving_watch.h"
 
@@ -440,6 +442,49 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ListEvidence(
   if (!rows.ok()) return Done(ctx, rows.status());
   for (auto& e : *rows) *resp->add_evidence() = std::move(e);
   return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* FleetServiceImpl::CopyModel(grpc::CallbackServerContext* ctx,
+                                                      const dcufleet::v1::CopyModelRequest* req,
+                                                      dcufleet::v1::CopyModelResponse* resp) {
+  if (absl::Status s = common::CheckName("node", req->to_node()); !s.ok()) return Done(ctx, s);
+  if (!req->from_node().empty()) {
+    if (absl::Status s = common::CheckName("node", req->from_node()); !s.ok()) return Done(ctx, s);
+  }
+  if (req->model().empty() || req->model().size() > 255 || req->model().find('/') != std::string::npos) {
+    return Done(ctx, absl::InvalidArgumentError("model must be a catalog name or a directory name"));
+  }
+  dcufleet::v1::CopyModelRequest copy = *req;
+  FleetState* fleet = deps_.fleet;
+  EventLog* events = deps_.events;
+  CatalogStore* catalog = deps_.catalog;
+  return Async(ctx, commands_, [fleet, events, catalog, copy, resp]() -> absl::Status {
+    std::vector<dcufleet::v1::NodeModelDirectory> dirs;
+    if (catalog) {
+      auto d = catalog->ListNodeModelDirectories("");
+      if (d.ok()) dirs = *std::move(d);
+    }
+    auto plan = PickModelSource(copy.model(), copy.to_node(), copy.from_node(), fleet->ListNodes(), dirs);
+    if (!plan.ok()) return plan.status();
+    dcufleet::v1::Command cmd;
+    cmd.mutable_fetch_model()->set_model_dir(plan->model_dir);
+    cmd.mutable_fetch_model()->set_source_node(plan->source_node);
+    cmd.mutable_fetch_model()->set_source_address(plan->source_address);
+    auto r = fleet->RunCommand(copy.to_node(), cmd, absl::Seconds(8));  // within dcuctl's 10 s
+    if (!r.ok()) return r.status();
+    if (!r->ok()) return absl::FailedPreconditionError(r->message());
+    resp->set_model_dir(plan->model_dir);
+    resp->set_source_node(plan->source_node);
+    resp->set_source_address(plan->source_address);
+    resp->set_message(r->message());
+    if (events) {
+      (void)events->AppendEvent({0, absl::ToUnixMillis(absl::Now()), "node", copy.to_node(), "Normal",
+                                 "ModelCopyStarted",
+                                 absl::StrCat("copying ", plan->model_dir, " from node '", plan->source_node,
+                                              "' (", plan->source_path, ")")});
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace dcu::controller

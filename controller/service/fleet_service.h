@@ -79,6 +79,9 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* ListEvidence(grpc::CallbackServerContext* ctx,
                                          const dcufleet::v1::ListEvidenceRequest* req,
                                          dcufleet::v1::ListEvidenceResponse* resp) override;
+  grpc::ServerUnaryReactor* CopyModel(grpc::CallbackServerContext* ctx,
+                                      const dcufleet::v1::CopyModelRequest* req,
+                                      dcufleet::v1::CopyModelResponse* resp) override;
   // serving_watch.cc
   grpc::ServerWriteReactor<dcufleet::v1::ServingSnapshot>* WatchServing(
       grpc::CallbackServerContext* ctx, const dcufleet::v1::WatchServingRequest* req) override;

@@ -1,0 +1,125 @@
+#include "agent/transfer/model_transfers.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "agent/transfer/transfer_service.h"
+#include "common/logging.h"
+#include "common/net.h"
+#include "common/units.h"
+
+namespace dcu::agent {
+
+ModelTransfers::ModelTransfers(std::string model_root, CredentialsFn credentials, bool tls,
+                               std::function<void()> on_finished)
+    : model_root_(std::move(model_root)),
+      credentials_(std::move(credentials)),
+      tls_(tls),
+      on_finished_(std::move(on_finished)),
+      fetcher_(model_root_) {}
+
+ModelTransfers::~ModelTransfers() { Shutdown(); }
+
+absl::Status ModelTransfers::Start(const dcufleet::v1::FetchModelCommand& command) {
+  if (model_root_.empty()) {
+    return absl::FailedPreconditionError("this agent has no --model-root to copy a model into");
+  }
+  if (absl::Status s = CheckModelDirName(command.model_dir(), "model_dir"); !s.ok()) return s;
+  if (!common::ParseHostPort(command.source_address()).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("source_address '", command.source_address(),
+                                                   "' is not HOST:PORT"));
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(model_root_) / command.model_dir(), ec)) {
+    return absl::AlreadyExistsError(absl::StrCat("model directory '", command.model_dir(), "' is already in ",
+                                                 model_root_));
+  }
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::UnavailableError("the agent is stopping");
+  auto it = transfers_.find(command.model_dir());
+  if (it != transfers_.end() && it->second.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
+    return absl::AbortedError(absl::StrCat("a copy of '", command.model_dir(), "' from node '",
+                                           it->second.source_node(), "' is already running"));
+  }
+  dcufleet::v1::ModelTransfer t;
+  t.set_model_dir(command.model_dir());
+  t.set_source_node(command.source_node());
+  t.set_source_address(command.source_address());
+  t.set_state(dcufleet::v1::MODEL_TRANSFER_RUNNING);
+  t.set_eta_ms(-1);
+  t.set_started_at_ms(absl::ToUnixMillis(absl::Now()));
+  transfers_[command.model_dir()] = t;
+  threads_.emplace_back([this, command] { Run(command); });
+  return absl::OkStatus();
+}
+
+void ModelTransfers::Run(dcufleet::v1::FetchModelCommand command) {
+  const std::string dir = command.model_dir();
+  PeerModelSource source(command.source_address(), credentials_(command.source_address()), command.source_node(),
+                         tls_);
+  FetchOptions o;
+  o.progress = [&](const FetchProgress& p) {
+    absl::MutexLock lock(&mu_);
+    auto& t = transfers_[dir];
+    t.set_bytes_done(p.bytes_done);
+    t.set_bytes_total(p.bytes_total);
+    t.set_bytes_resumed(p.bytes_resumed);
+    t.set_bytes_per_second(p.bytes_per_second);
+    t.set_eta_ms(p.eta == absl::InfiniteDuration() ? -1 : absl::ToInt64Milliseconds(p.eta));
+    t.set_file(p.file);
+    t.set_files_done(p.files_done);
+    t.set_files_total(p.files_total);
+  };
+  o.cancelled = [this] { return stopping_.load(); };
+  DCU_LOG_INFO("copying model '", dir, "' from ", source.Describe(), " into ", model_root_);
+  absl::StatusOr<FetchResult> r = fetcher_.Fetch(source, dir, o);
+  {
+    absl::MutexLock lock(&mu_);
+    auto& t = transfers_[dir];
+    t.set_finished_at_ms(absl::ToUnixMillis(absl::Now()));
+    t.set_file("");
+    if (r.ok()) {
+      t.set_state(dcufleet::v1::MODEL_TRANSFER_DONE);
+      t.set_bytes_done(r->bytes_total);
+      t.set_bytes_total(r->bytes_total);
+      t.set_bytes_resumed(r->bytes_resumed);
+      t.set_eta_ms(0);
+      const double secs = absl::ToDoubleSeconds(r->took);
+      t.set_bytes_per_second(secs > 0 ? r->bytes_copied / secs : 0);
+      t.set_message(absl::StrCat("copied ", common::HumanBytes(r->bytes_copied), " in ", r->files, " files (",
+                                 r->files_hashed, " checked against sha256",
+                                 r->bytes_resumed ? absl::StrCat(", ", common::HumanBytes(r->bytes_resumed), " resumed") : "",
+                                 ") to ", r->path));
+    } else {
+      t.set_state(dcufleet::v1::MODEL_TRANSFER_FAILED);
+      t.set_message(std::string(r.status().message()));
+    }
+    DCU_LOG_INFO("model '", dir, "': ", t.message());
+  }
+  if (on_finished_) on_finished_();
+}
+
+std::vector<dcufleet::v1::ModelTransfer> ModelTransfers::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<dcufleet::v1::ModelTransfer> out;
+  for (const auto& [dir, t] : transfers_) {
+    if (t.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) out.push_back(t);
+  }
+  for (const auto& [dir, t] : transfers_) {
+    if (t.state() != dcufleet::v1::MODEL_TRANSFER_RUNNING) out.push_back(t);
+  }
+  return out;
+}
+
+void ModelTransfers::Shutdown() {
+  stopping_ = true;
+  std::vector<std::thread> threads;
+  {
+    absl::MutexLock lock(&mu_);
+    threads.swap(threads_);
+  }
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace dcu::agent

@@ -1,0 +1,114 @@
+#include "controller/core/model_sources.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/net.h"
+
+namespace dcu::controller {
+namespace {
+
+std::string Basename(const std::string& path) {
+  size_t end = path.find_last_not_of('/');
+  if (end == std::string::npos) return "";
+  size_t slash = path.rfind('/', end);
+  return path.substr(slash == std::string::npos ? 0 : slash + 1, end - (slash == std::string::npos ? 0 : slash + 1) + 1);
+}
+
+size_t CommonPrefix(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+// The directories of `view` that hold `model`: matched by the catalog to
+// that name, or named so.
+std::vector<const dcufleet::v1::ModelDirectory*> CopiesOn(
+    const dcufleet::v1::NodeView& view, const std::string& model,
+    const std::vector<dcufleet::v1::NodeModelDirectory>& dirs) {
+  std::vector<const dcufleet::v1::ModelDirectory*> out;
+  for (const auto& d : view.inventory().models()) {
+    bool match = Basename(d.path()) == model;
+    for (const auto& nd : dirs) {
+      if (nd.node() == view.name() && nd.directory().path() == d.path() && nd.model() == model) match = true;
+    }
+    if (match) out.push_back(&d);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ModelCopyPlan> PickModelSource(const std::string& model, const std::string& target,
+                                              const std::string& from,
+                                              const std::vector<dcufleet::v1::NodeView>& nodes,
+                                              const std::vector<dcufleet::v1::NodeModelDirectory>& dirs) {
+  const dcufleet::v1::NodeView* to = nullptr;
+  for (const auto& n : nodes) {
+    if (n.name() == target) to = &n;
+  }
+  if (!to) return absl::NotFoundError(absl::StrCat("node '", target, "' is not registered"));
+  if (to->state() != dcufleet::v1::NODE_READY) {
+    return absl::FailedPreconditionError(absl::StrCat("node '", target, "' is not Ready"));
+  }
+  for (const auto* d : CopiesOn(*to, model, dirs)) {
+    if (d->weights().verdict() != dcufleet::v1::WEIGHTS_DAMAGED) {
+      return absl::AlreadyExistsError(absl::StrCat("node '", target, "' already has ", model, " at ", d->path()));
+    }
+    // The agent never writes over a directory: the operator moves it away.
+    return absl::FailedPreconditionError(absl::StrCat("node '", target, "' has a damaged copy of ", model, " at ",
+                                                      d->path(), "; move it out of the model root first"));
+  }
+  struct Candidate {
+    int rank;  // 0 clean, 1 not verified
+    size_t near;
+    const dcufleet::v1::NodeView* node;
+    const dcufleet::v1::ModelDirectory* dir;
+  };
+  std::vector<Candidate> ok;
+  std::vector<std::string> passed;
+  for (const auto& n : nodes) {
+    if (n.name() == target || (!from.empty() && n.name() != from)) continue;
+    auto copies = CopiesOn(n, model, dirs);
+    if (copies.empty()) continue;
+    if (n.state() != dcufleet::v1::NODE_READY) {
+      passed.push_back(absl::StrCat(n.name(), ": not Ready"));
+      continue;
+    }
+    if (n.inventory().transfer_port() <= 0) {
+      passed.push_back(absl::StrCat(n.name(), ": serves no peers (dcu-agent --transfer-listen)"));
+      continue;
+    }
+    for (const auto* d : copies) {
+      if (d->weights().verdict() == dcufleet::v1::WEIGHTS_DAMAGED) {
+        std::string why = d->weights().problems().empty() ? "fails verification" : d->weights().problems(0).message();
+        passed.push_back(absl::StrCat(n.name(), ": ", d->path(), " is damaged (", why, ")"));
+        continue;
+      }
+      ok.push_back({d->weights().verdict() == dcufleet::v1::WEIGHTS_CLEAN ? 0 : 1,
+                    CommonPrefix(n.address(), to->address()), &n, d});
+    }
+  }
+  if (ok.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no node has a usable copy of ", model, " to copy to '", target, "'",
+        from.empty() ? "" : absl::StrCat(" from '", from, "'"),
+        passed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(passed, "; "), ")")));
+  }
+  std::sort(ok.begin(), ok.end(), [](const Candidate& a, const Candidate& b) {
+    return std::make_tuple(a.rank, -static_cast<long>(a.near), a.node->name()) <
+           std::make_tuple(b.rank, -static_cast<long>(b.near), b.node->name());
+  });
+  const Candidate& c = ok.front();
+  ModelCopyPlan plan;
+  plan.model_dir = Basename(c.dir->path());
+  plan.source_node = c.node->name();
+  plan.source_path = c.dir->path();
+  const std::string host = c.node->address().empty() ? c.node->name() : c.node->address();
+  plan.source_address = common::JoinHostPort(host, c.node->inventory().transfer_port());
+  return plan;
+}
+
+}  // namespace dcu::controller

@@ -1,0 +1,33 @@
+#pragma once
+
+// `dcuctl model copy MODEL --to NODE [--from NODE] [--wait] [--timeout S]`
+// (issue 19, distribution): asks the controller to copy a model directory to
+// a node from the nearest verified clean copy on another node. MODEL is a
+// catalog name (qwen3-32b) or a directory name (Qwen3-32B). Without --wait it
+// returns once the target agent started the copy; with --wait it follows the
+// target's report (bytes, rate, ETA) until the copy is verified and in place
+// or refused. Exit codes: 0 copied (or started), 1 refused/failed/timed out,
+// 3 no usable copy or unknown node, 4 controller unreachable.
+
+#include <ostream>
+#include <string>
+
+#include "dcuctl/client.h"
+#include "dcufleet/v1/types.pb.h"
+
+namespace dcu::dcuctl {
+
+struct ModelCopyArgs {
+  std::string model;
+  std::string to;
+  std::string from;
+  bool wait = false;
+  double timeout_s = 3600;
+};
+int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, std::ostream& err);
+
+// One line for a transfer: "copying Qwen3-32B from node-a: 1.2 GiB of 3.4 GiB
+// (35%), 410 MiB/s, ETA 6s" / "copied ..." / "failed: ...".
+std::string TransferLine(const dcufleet::v1::ModelTransfer& t);
+
+}  // namespace dcu::dcuctl

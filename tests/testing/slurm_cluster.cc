@@ -139,7 +139,10 @@ absl::Status SlurmCluster::WriteConfig() {
        // Several slurmd on one host claim the CPUs the config gives them,
        // not the host's ("Low socket*core*thread count" drains them).
        << "SlurmdParameters=config_overrides\n"
-       << "SlurmctldTimeout=30\nSlurmdTimeout=30\nInactiveLimit=0\nMinJobAge=2\nKillWait=5\n"
+       << "SlurmctldTimeout=30\nSlurmdTimeout=30\nInactiveLimit=0\nMinJobAge=2\n"
+       // Between a job's SIGTERM and its SIGKILL: time for dcu-agent to say
+       // goodbye and stop its instances (Slurm's default is 30 s).
+       << "KillWait=15\n"
        << "MessageTimeout=5\n"
        << "StateSaveLocation=" << d << "/state\n"
        << "SlurmdSpoolDir=" << d << "/spool/%n\n"
@@ -253,10 +256,12 @@ CmdResult SlurmCluster::Client(std::vector<std::string> argv, double timeout_s) 
   return RunCmd(argv, ClientEnv(), timeout_s);
 }
 
-absl::StatusOr<std::string> SlurmCluster::Submit(std::vector<std::string> sbatch_args) const {
-  std::vector<std::string> argv = {"sbatch", "--parsable"};
+absl::StatusOr<std::string> SlurmCluster::Submit(std::vector<std::string> sbatch_args,
+                                                 std::map<std::string, std::string> job_env) const {
+  std::vector<std::string> argv = {FindProgram("sbatch"), "--parsable"};
   argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
-  CmdResult r = Client(argv);
+  for (const auto& [k, v] : ClientEnv()) job_env[k] = v;
+  CmdResult r = RunCmd(argv, job_env, 30);
   if (r.exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("sbatch exited ", r.exit_code, ": ", r.err, r.out));
   }

@@ -62,7 +62,10 @@ class SlurmCluster {
   // PATH is resolved) against this cluster.
   CmdResult Client(std::vector<std::string> argv, double timeout_s = 30) const;
   // sbatch --parsable ARGS; the job id or the error with sbatch's words.
-  absl::StatusOr<std::string> Submit(std::vector<std::string> sbatch_args) const;
+  // sbatch exports its own environment to the job (--export=ALL), so
+  // `job_env` reaches the job too.
+  absl::StatusOr<std::string> Submit(std::vector<std::string> sbatch_args,
+                                     std::map<std::string, std::string> job_env = {}) const;
   // squeue's state for the job (PENDING, RUNNING, COMPLETED for a while
   // after it ended: MinJobAge=2), "" once it left the queue (or on error).
   std::string JobState(const std::string& job_id) const;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/enum_names.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
@@ -41,6 +42,21 @@ int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   return total;
 }
 
+// The batch job the agent runs inside (issue 20): "slurm 12 (dcu), 28m
+// left"; "-" for a node the agent owns whole.
+std::string JobText(const dcufleet::v1::NodeInventory& inv) {
+  if (!inv.has_allocation()) return "-";
+  const auto& a = inv.allocation();
+  std::string text = absl::StrCat(a.scheduler(), " ", a.job_id());
+  if (!a.partition().empty()) absl::StrAppend(&text, " (", a.partition(), ")");
+  if (a.end_time_ms() > 0) {
+    int64_t left = a.end_time_ms() - absl::ToUnixMillis(absl::Now());
+    // Minutes: a watch re-prints a row when its text changes.
+    absl::StrAppend(&text, ", ", left <= 0 ? "ended" : common::HumanDuration(left / 60000 * 60000) + " left");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
@@ -52,6 +68,7 @@ std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
     for (const auto& d : n.inventory().devices()) findings += d.findings_size();
     row.push_back(common::HumanBytes(SchedulableFree(n.inventory())));
     row.push_back(absl::StrCat(findings));
+    row.push_back(JobText(n.inventory()));
     row.push_back(n.state_reason());
   }
   return row;
@@ -62,6 +79,7 @@ Table NodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide) {
   if (wide) {
     header.push_back("SCHEDULABLE FREE");
     header.push_back("FINDINGS");
+    header.push_back("JOB");
     header.push_back("REASON");
   }
   Table t(header);

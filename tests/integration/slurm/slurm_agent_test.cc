@@ -138,11 +138,16 @@ TEST_F(SlurmAgentTest, DcuJobReportsOnlyItsDevicesAndTheJobThenSaysGoodbyeOnScan
 TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) {
   std::ofstream(h_.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"), std::ios::trunc)
       << R"({"load_seconds": 0.3, "shards": 4})";
+  // Devices 0 and 1 go to another job (seed 000's device 0 holds a dead
+  // instance's 59 GiB anyway).
+  auto other = cluster_->Submit({"-w", "n2", "--gres=gpu:2", "-t", "5", "-o", "/dev/null", "--wrap", "sleep 300"});
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE(cluster_->WaitJobState(*other, "RUNNING", absl::Seconds(20))) << cluster_->Logs();
   auto job = SubmitAgent("n2", "gpu:2");
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_TRUE(h_.WaitNodeState("k100-n2", "NODE_READY", 40)) << Why(*job);
   nlohmann::json n = Node("k100-n2");
-  EXPECT_THAT(DeviceIndices(n), ElementsAre(0, 1)) << n.dump(2);
+  EXPECT_THAT(DeviceIndices(n), ElementsAre(2, 3)) << n.dump(2);
   EXPECT_EQ(n["inventory"]["allocation"]["devices_from"], "SLURM_JOB_GPUS");
 
   auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "60"});

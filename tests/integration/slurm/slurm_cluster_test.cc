@@ -3,10 +3,15 @@
 // facts agent/inventory/slurm_allocation is written against.
 #include "tests/testing/slurm_cluster.h"
 
+#include "agent/inventory/slurm_allocation.h"
+#include "common/process_runner.h"
+
 #include <map>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -108,6 +113,33 @@ TEST_F(SlurmClusterTest, DcuGresSetsNoDeviceVariablesButScontrolNamesTheIndices)
   int64_t epoch = 0;
   EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(end.out), &epoch)) << end.out;
   EXPECT_GT(epoch, 1700000000);
+
+  // The agent's reading of the same job, through the real commands.
+  dcufleet::v1::NodeAllocation a;
+  a.set_scheduler("slurm");
+  a.set_job_id(*second);
+  a.set_scheduler_node("n1");
+  common::SubprocessRunner runner;
+  agent::SlurmQueryOptions q;
+  q.env = cluster_->ClientEnv();
+  std::vector<std::string> notes;
+  ASSERT_TRUE(agent::ResolveSlurmJob(runner, q, &a, &notes).ok());
+  EXPECT_THAT(notes, ::testing::IsEmpty());
+  EXPECT_THAT(std::vector<int>(a.device_indices().begin(), a.device_indices().end()), ::testing::ElementsAre(3, 4));
+  EXPECT_EQ(a.devices_from(), "scontrol -d show job");
+  EXPECT_EQ(a.end_time_ms(), epoch * 1000);
+
+  // A job id Slurm does not know: the devices cannot be read, said so.
+  dcufleet::v1::NodeAllocation unknown;
+  unknown.set_job_id("99999");
+  unknown.set_scheduler_node("n1");
+  notes.clear();
+  absl::Status s = agent::ResolveSlurmJob(runner, q, &unknown, &notes);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("slurm job '99999': none of SLURM_STEP_GPUS"));
+  EXPECT_THAT(s.message(), HasSubstr("Invalid job id specified"));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], HasSubstr("end time unknown"));
 }
 
 }  // namespace

@@ -34,7 +34,9 @@ class ControllerLink::Stream {
     absl::MutexLock lock(&mu_);
     if (closed_) return false;
     closed_ = true;
-    return rw_->WriteLast(m, grpc::WriteOptions());
+    grpc::WriteOptions last;
+    last.set_last_message();
+    return rw_->Write(m, last);
   }
   bool Read(ControllerMessage* m) { return rw_->Read(m); }
   void Cancel() {

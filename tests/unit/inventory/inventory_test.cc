@@ -171,7 +171,8 @@ TEST_F(InventoryTest, PeriodicCollectReadsOnlyKfdProcessesButSeesThem) {
 // (not an unattributed holder), and an index the node lacks is a warning.
 TEST_F(InventoryTest, AllocationKeepsOnlyAllocatedDevices) {
   ChildProcess other_job(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
-                                      "/dev/dri/renderD129'; echo ready; exec sleep 1000"));
+                                      "/dev/dri/renderD129'; echo ready; exec sleep 1000"),
+                       std::map<std::string, std::string>{});
   ASSERT_EQ(other_job.ReadLine(), "ready");
   dcufleet::v1::NodeAllocation a;
   a.set_scheduler("slurm");

@@ -150,16 +150,36 @@ TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) 
   EXPECT_THAT(DeviceIndices(n), ElementsAre(2, 3)) << n.dump(2);
   EXPECT_EQ(n["inventory"]["allocation"]["devices_from"], "SLURM_JOB_GPUS");
 
+  // Other tests on this machine may run the same model: only the processes
+  // this deployment added count.
+  auto before = MarkedProcesses("qwen3-32b-");
   auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "60"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Why(*job);
-  auto running = MarkedProcesses("qwen3-32b-");
-  ASSERT_EQ(running.size(), 1u);
+  std::map<int, std::string> ours;
+  for (const auto& [pid, id] : MarkedProcesses("qwen3-32b-")) {
+    if (!before.count(pid)) ours[pid] = id;
+  }
+  ASSERT_EQ(ours.size(), 1u);
+  nlohmann::json d = h_.Deployment("qwen3-32b");
+  EXPECT_EQ(d["deployment"]["status"]["phase"], "DEPLOYMENT_READY") << d.dump(2);
 
   ASSERT_EQ(cluster_->Client({"scancel", *job}).exit_code, 0);
   ASSERT_TRUE(h_.WaitNodeState("k100-n2", "NODE_LOST", 10)) << Why(*job);
-  EXPECT_TRUE(WaitFor([] { return MarkedProcesses("qwen3-32b-").empty(); }, absl::Seconds(20)))
+  auto still_running = [&] {
+    auto now = MarkedProcesses("qwen3-32b-");
+    for (const auto& [pid, id] : ours) {
+      if (now.count(pid) && now[pid] == id) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitFor([&] { return !still_running(); }, absl::Seconds(20)))
       << "the replica outlived its job\n"
       << Why(*job);
+  // Nowhere else to go: the deployment is no longer served.
+  EXPECT_TRUE(WaitFor([&] { return h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", "") !=
+                                   "DEPLOYMENT_READY"; },
+                      absl::Seconds(10)))
+      << h_.Deployment("qwen3-32b").dump(2);
   ASSERT_TRUE(cluster_->WaitJobEnded(*job, absl::Seconds(20))) << Why(*job);
   EXPECT_THAT(JobLog(*job), HasSubstr("goodbye said, instances stopped")) << Why(*job);
 }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/enum_names.h"
@@ -50,9 +51,15 @@ std::string JobText(const dcufleet::v1::NodeInventory& inv) {
   std::string text = absl::StrCat(a.scheduler(), " ", a.job_id());
   if (!a.partition().empty()) absl::StrAppend(&text, " (", a.partition(), ")");
   if (a.end_time_ms() > 0) {
-    int64_t left = a.end_time_ms() - absl::ToUnixMillis(absl::Now());
-    // Minutes: a watch re-prints a row when its text changes.
-    absl::StrAppend(&text, ", ", left <= 0 ? "ended" : common::HumanDuration(left / 60000 * 60000) + " left");
+    // Whole minutes: a watch re-prints a row when its text changes.
+    int64_t minutes = (a.end_time_ms() - absl::ToUnixMillis(absl::Now())) / 60000;
+    if (minutes < 0) {
+      absl::StrAppend(&text, ", ended");
+    } else if (minutes < 60) {
+      absl::StrAppend(&text, ", ", minutes, "m left");
+    } else {
+      absl::StrAppend(&text, ", ", minutes / 60, "h", absl::StrFormat("%02d", minutes % 60), "m left");
+    }
   }
   return text;
 }

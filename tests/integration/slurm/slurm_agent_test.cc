@@ -117,6 +117,8 @@ TEST_F(SlurmAgentTest, DcuJobReportsOnlyItsDevicesAndTheJobThenSaysGoodbyeOnScan
   int64_t now_ms = absl::ToUnixMillis(absl::Now());
   EXPECT_GT(end_ms, now_ms + 25 * 60 * 1000);
   EXPECT_LT(end_ms, now_ms + 31 * 60 * 1000);
+  CmdResult wide = h_.Dcuctl({"get", "nodes", "-o", "wide"});
+  EXPECT_THAT(wide.out, ::testing::ContainsRegex(absl::StrCat("slurm ", *job, " \\(dcu\\), 2[89]m left"))) << wide.out;
 
   // scancel: SIGTERM to the job; the agent says goodbye, the node is Lost
   // at once (lost-after is 60 s), and the agent exits before SIGKILL.

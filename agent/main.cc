@@ -16,11 +16,13 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/discovery/node_discovery.h"
 #include "agent/inventory/inventory.h"
+#include "agent/inventory/slurm_allocation.h"
 #include "agent/reap/reap_node.h"
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
@@ -132,6 +134,13 @@ int main(int argc, char** argv) {
                  "(\"100MiB\"); 0: none");
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
+  std::string slurm_mode = "auto";
+  app.add_option("--slurm", slurm_mode,
+                 "auto: inside a Slurm job (SLURM_JOB_ID set) report only the job's devices, label the "
+                 "node with the job, and on SIGTERM say Goodbye and stop every instance (docs/slurm.md); "
+                 "off: ignore Slurm")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
 
   dcu::agent::AgentSecurityOptions security_options;
   dcu::agent::AddAgentSecurityFlags(&app, &security_options);
@@ -213,6 +222,42 @@ int main(int argc, char** argv) {
   io.nvml_library = nvml_library;
   io.cuda_library = cuda_library;
   io.memprobe_timeout = absl::Seconds(memprobe_timeout_s);
+  // Inside a Slurm job: the job's devices only, and its id, partition and
+  // end time in every report (issue 20; agent/inventory/slurm_allocation.h).
+  if (slurm_mode == "auto") {
+    std::map<std::string, std::string> job_env;
+    for (char** e = environ; e && *e; ++e) {
+      absl::string_view kv(*e);
+      size_t eq = kv.find('=');
+      if (eq == absl::string_view::npos) continue;
+      absl::string_view k = kv.substr(0, eq);
+      bool wanted = absl::StartsWith(k, "SLURM");
+      for (const char* v : dcu::agent::kSlurmDeviceVariables) wanted |= k == v;
+      if (wanted) job_env[std::string(k)] = std::string(kv.substr(eq + 1));
+    }
+    auto job = dcu::agent::ParseSlurmEnvironment(job_env);
+    if (!job.ok()) {
+      std::cerr << "dcu-agent: inside a Slurm job: " << job.status().message() << "\n";
+      return 2;
+    }
+    if (job->has_value()) {
+      dcu::common::SubprocessRunner slurm_runner;
+      std::vector<std::string> notes;
+      if (absl::Status s = dcu::agent::ResolveSlurmJob(slurm_runner, dcu::agent::SlurmQueryOptions(), &**job, &notes);
+          !s.ok()) {
+        std::cerr << "dcu-agent: " << s.message() << "\n";
+        return 1;
+      }
+      for (const auto& n : notes) DCU_LOG_WARN(n);
+      const auto& a = **job;
+      DCU_LOG_INFO("inside slurm job '", a.job_id(), "' (partition '", a.partition(), "', node '",
+                   a.scheduler_node(), "'): devices [", absl::StrJoin(a.device_indices(), ","), "] from ",
+                   a.devices_from(), a.end_time_ms() > 0
+                       ? absl::StrCat(", ends ", absl::FormatTime(absl::FromUnixMillis(a.end_time_ms())))
+                       : std::string(", no end time known"));
+      io.allocation = a;
+    }
+  }
   auto collector = dcu::agent::InventoryCollector::Create(io);
   if (!collector.ok()) {
     std::cerr << "dcu-agent: --device_probe: " << collector.status().message() << "\n";
@@ -520,6 +565,22 @@ int main(int argc, char** argv) {
                " dialing ", controller);
   link->Start();
   while (!g_stop) absl::SleepFor(absl::Milliseconds(100));
+  if (io.allocation) {
+    // The job ends (scancel, its time limit, preemption: Slurm sends SIGTERM,
+    // then SIGKILL after KillWait). Instances run in their own sessions, so
+    // under proctrack/pgid they would outlive the job on devices it no
+    // longer holds: tell the controller first (the node is Lost at once and
+    // its replicas rescheduled), then stop every instance.
+    const std::string reason =
+        absl::StrCat("slurm job '", io.allocation->job_id(), "' ends (SIGTERM); instances stopped");
+    if (!link->Leave(reason, absl::Seconds(3))) {
+      DCU_LOG_WARN("could not say goodbye to the controller; the node goes Lost after heartbeats time out");
+    }
+    if (absl::Status s = manager.StopAllAndWait(absl::Seconds(20)); !s.ok()) {
+      DCU_LOG_WARN("stopping instances as the slurm job ends: ", s.message());
+    }
+    DCU_LOG_INFO("slurm job '", io.allocation->job_id(), "' ends: goodbye said, instances stopped");
+  }
   // Instances keep running: a restarted agent re-adopts them.
   link->Stop();
   transfers.Shutdown();

@@ -113,6 +113,22 @@ absl::Status CheckInventory(const dcufleet::v1::NodeInventory& inv, absl::string
   DCU_RETURN_IF_ERROR(CheckText(f("hostname"), inv.hostname(), 256));
   DCU_RETURN_IF_ERROR(CheckText(f("kernel_release"), inv.kernel_release(), 256));
   DCU_RETURN_IF_ERROR(CheckText(f("driver_version"), inv.driver_version(), 256));
+  if (inv.has_allocation()) {
+    // Shown by dcuctl and matched by people: the batch job's names.
+    const auto& a = inv.allocation();
+    auto af = [&](absl::string_view name) { return Field(f("allocation"), name); };
+    DCU_RETURN_IF_ERROR(CheckText(af("scheduler"), a.scheduler(), 32));
+    DCU_RETURN_IF_ERROR(CheckText(af("job_id"), a.job_id(), 128));
+    DCU_RETURN_IF_ERROR(CheckText(af("partition"), a.partition(), 128));
+    DCU_RETURN_IF_ERROR(CheckText(af("scheduler_node"), a.scheduler_node(), 128));
+    DCU_RETURN_IF_ERROR(CheckText(af("cluster"), a.cluster(), 128));
+    DCU_RETURN_IF_ERROR(CheckText(af("devices_from"), a.devices_from(), 64));
+    DCU_RETURN_IF_ERROR(CheckRange(af("end_time_ms"), a.end_time_ms(), 0, INT64_MAX));
+    if (a.device_indices_size() > kMaxDevicesPerNode) {
+      return Invalid(af("device_indices"), absl::StrCat("has ", a.device_indices_size(), " entries; at most ",
+                                                        kMaxDevicesPerNode));
+    }
+  }
   for (int i = 0; i < inv.devices_size(); ++i) {
     const auto& d = inv.devices(i);
     std::string dev = absl::StrCat(f("devices"), "[", i, "]");
@@ -390,6 +406,9 @@ absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
       break;
     case dcufleet::v1::AgentMessage::kCommandResult:
       DCU_RETURN_IF_ERROR(CheckText("command_result.command_id", message.command_result().command_id(), 128));
+      break;
+    case dcufleet::v1::AgentMessage::kGoodbye:
+      DCU_RETURN_IF_ERROR(CheckText("goodbye.reason", message.goodbye().reason(), 1024));
       break;
     default:
       break;

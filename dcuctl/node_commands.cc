@@ -4,7 +4,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/enum_names.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
@@ -41,6 +43,27 @@ int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   return total;
 }
 
+// The batch job the agent runs inside (issue 20): "slurm 12 (dcu), 28m
+// left"; "-" for a node the agent owns whole.
+std::string JobText(const dcufleet::v1::NodeInventory& inv) {
+  if (!inv.has_allocation()) return "-";
+  const auto& a = inv.allocation();
+  std::string text = absl::StrCat(a.scheduler(), " ", a.job_id());
+  if (!a.partition().empty()) absl::StrAppend(&text, " (", a.partition(), ")");
+  if (a.end_time_ms() > 0) {
+    // Whole minutes: a watch re-prints a row when its text changes.
+    int64_t minutes = (a.end_time_ms() - absl::ToUnixMillis(absl::Now())) / 60000;
+    if (minutes < 0) {
+      absl::StrAppend(&text, ", ended");
+    } else if (minutes < 60) {
+      absl::StrAppend(&text, ", ", minutes, "m left");
+    } else {
+      absl::StrAppend(&text, ", ", minutes / 60, "h", absl::StrFormat("%02d", minutes % 60), "m left");
+    }
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
@@ -52,6 +75,7 @@ std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
     for (const auto& d : n.inventory().devices()) findings += d.findings_size();
     row.push_back(common::HumanBytes(SchedulableFree(n.inventory())));
     row.push_back(absl::StrCat(findings));
+    row.push_back(JobText(n.inventory()));
     row.push_back(n.state_reason());
   }
   return row;
@@ -62,6 +86,7 @@ Table NodesTable(const dcufleet::v1::ListNodesResponse& resp, bool wide) {
   if (wide) {
     header.push_back("SCHEDULABLE FREE");
     header.push_back("FINDINGS");
+    header.push_back("JOB");
     header.push_back("REASON");
   }
   Table t(header);

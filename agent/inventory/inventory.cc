@@ -35,6 +35,38 @@ std::string ReadTrimmed(const std::string& path) {
   return t.ok() ? std::string(absl::StripAsciiWhitespace(*t)) : "";
 }
 
+// The one place a batch job's grant narrows the report: devices whose index
+// the job was not given are dropped (with their holders: another job's
+// processes are not this agent's business), an allocated index the node
+// does not have is a warning, and the report names the job.
+void KeepAllocatedDevices(const dcufleet::v1::NodeAllocation& a, std::vector<dcufleet::v1::Device>* devices,
+                          NodeInventory* inv) {
+  absl::flat_hash_set<int> allowed(a.device_indices().begin(), a.device_indices().end());
+  absl::flat_hash_set<int> present;
+  const size_t before = devices->size();
+  std::vector<dcufleet::v1::Device> kept;
+  for (auto& d : *devices) {
+    present.insert(d.index());
+    if (allowed.contains(d.index())) kept.push_back(std::move(d));
+  }
+  *devices = std::move(kept);
+  std::vector<int> missing;
+  for (int i : a.device_indices()) {
+    if (!present.contains(i)) missing.push_back(i);
+  }
+  const std::string job = absl::StrCat(a.scheduler(), " job '", a.job_id(), "'");
+  if (!missing.empty()) {
+    *inv->add_findings() = MakeFinding(
+        kWarning, "allocated_device_missing", "allocation",
+        absl::StrCat(job, " was given device(s) ", absl::StrJoin(missing, ","), " (", a.devices_from(),
+                     ") that this node does not have; gres.conf may list devices in another order than the runtime"));
+  }
+  inv->add_probe_log(absl::StrCat("allocation: ", job, ": ", devices->size(), " of ", before,
+                                  " device(s) reported, indices [", absl::StrJoin(a.device_indices(), ","),
+                                  "] from ", a.devices_from().empty() ? "nowhere" : a.devices_from()));
+  *inv->mutable_allocation() = a;
+}
+
 }  // namespace
 
 std::string HolderClassName(dcufleet::v1::HolderClass c) {
@@ -181,6 +213,7 @@ NodeInventory InventoryCollector::DoCollect(bool full_fd_scan) {
                                      scan->processes_scanned, " scanned, ", scan->processes.size(), " holder(s)"));
     }
   }
+  if (options_.allocation) KeepAllocatedDevices(*options_.allocation, &devices, &inv);
   inv.clear_devices();
   for (auto& d : devices) *inv.add_devices() = std::move(d);
   ComputeMemoryVerdicts(mo, &inv);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct InventoryOptions {
   // fds (1: always; 0: never, only CollectFull). See FdScan in agent/procscan/proc_scanner.h.
   int full_scan_every = 30;
   int64_t unreclaimed_tolerance_bytes = common::kGiB;
+  // Inside a batch job (agent/inventory/slurm_allocation.h): only the
+  // devices whose index the job was given are reported, and the report
+  // carries the allocation. Absent: every device on the node.
+  std::optional<dcufleet::v1::NodeAllocation> allocation;
   // Test seams; defaults are the real ones.
   const DeviceProbeRegistry* registry = nullptr;
   common::ProcessRunner* runner = nullptr;

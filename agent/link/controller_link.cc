@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/input_rules.h"
 #include "common/legacy_fields.h"
 #include "common/logging.h"
@@ -27,6 +28,15 @@ class ControllerLink::Stream {
     absl::MutexLock lock(&mu_);
     if (closed_) return false;
     return rw_->Write(m);
+  }
+  // The stream's last message: written with the half-close, nothing after.
+  bool WriteLast(const AgentMessage& m) {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return false;
+    closed_ = true;
+    grpc::WriteOptions last;
+    last.set_last_message();
+    return rw_->Write(m, last);
   }
   bool Read(ControllerMessage* m) { return rw_->Read(m); }
   void Cancel() {
@@ -61,6 +71,23 @@ void ControllerLink::Stop() {
     wake_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
+}
+
+bool ControllerLink::Leave(const std::string& reason, absl::Duration timeout) {
+  leaving_ = true;
+  std::shared_ptr<Stream> s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = stream_;
+  }
+  if (!s) return false;
+  AgentMessage m;
+  m.mutable_goodbye()->set_reason(reason);
+  if (!s->WriteLast(m)) return false;
+  // The controller records it, then ends the stream (it saw the half-close).
+  const absl::Time deadline = absl::Now() + timeout;
+  while (connected_ && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  return !connected_;
 }
 
 void ControllerLink::SendInstanceEvent(const dcufleet::v1::InstanceEvent& event) {
@@ -185,7 +212,7 @@ void ControllerLink::Run() {
         logged_down = true;
       }
     }
-    if (stop_) break;
+    if (stop_ || leaving_) break;
     // Full jitter: sleep uniformly in [backoff/2, backoff], then double.
     double f = std::uniform_real_distribution<double>(0.5, 1.0)(rng);
     absl::Duration sleep = backoff * f;

@@ -54,6 +54,12 @@ class ControllerLink {
   // NodeStatus carries the same state).
   void SendInstanceEvent(const dcufleet::v1::InstanceEvent& event);
   bool connected() const { return connected_; }
+  // Leaving for good (the batch job ends, issue 20): sends Goodbye with
+  // `reason` as the stream's last message and waits up to `timeout` for the
+  // controller to end the stream; the link does not reconnect afterwards.
+  // False when not connected or the controller did not end it in time.
+  // Call Stop() after.
+  bool Leave(const std::string& reason, absl::Duration timeout);
 
  private:
   class Stream;
@@ -63,6 +69,7 @@ class ControllerLink {
   const LinkCallbacks callbacks_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> connected_{false};
+  std::atomic<bool> leaving_{false};
   std::thread thread_;
   absl::Mutex mu_;
   std::shared_ptr<Stream> stream_ ABSL_GUARDED_BY(mu_);

@@ -310,6 +310,21 @@ void FleetState::OnRefused(const std::string& node, const std::string& reason) {
   CountDropLocked(it->second, node, Drop::kRefused, reason);
 }
 
+void FleetState::OnGoodbye(const std::string& node, const std::string& reason, NodeSession* session) {
+  std::vector<Event> events;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end() || it->second.session != session) return;
+    NodeEntry& e = it->second;
+    if (e.view->state() != dcufleet::v1::NODE_LOST) {
+      SetStateLocked(e, dcufleet::v1::NODE_LOST, absl::StrCat("agent left: ", reason), &events);
+    }
+  }
+  FlushEvents(events);
+  if (listener_) listener_->OnFleetChanged();
+}
+
 void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {
   std::vector<Event> events;
   {

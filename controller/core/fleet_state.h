@@ -66,6 +66,11 @@ class FleetState {
   // Records one instance's phase change.
   absl::Status OnInstanceEvent(const std::string& node, const dcufleet::v1::InstanceEvent& event,
                                NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+  // The agent said it is leaving for good (Goodbye: its batch job ends,
+  // issue 20): the node is Lost at once, so its replicas are rescheduled
+  // now rather than after lost-after. Ignored from a stale session.
+  void OnGoodbye(const std::string& node, const std::string& reason, NodeSession* session)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The stream of `session` ended. After this returns the core never touches
   // `session` again.
   void OnDisconnect(const std::string& node, NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);

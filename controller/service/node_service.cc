@@ -50,9 +50,10 @@ class AgentStreamReactor final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    if (node_.empty()) {
-      // The Hello registers the node durably: off gRPC's threads. No read is
-      // outstanding meanwhile, so the stream's messages stay in order.
+    if (node_.empty() || incoming_.has_goodbye()) {
+      // The Hello registers the node durably, a Goodbye records it Lost:
+      // off gRPC's threads. No read is outstanding meanwhile, so the
+      // stream's messages stay in order.
       blocking_->Post([this] { Continue(Handle(incoming_)); });
       return;
     }
@@ -161,6 +162,9 @@ class AgentStreamReactor final
         return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
       case AgentMessage::kCommandResult:
         fleet_->OnCommandResult(node_, msg.command_result());
+        return absl::OkStatus();
+      case AgentMessage::kGoodbye:
+        fleet_->OnGoodbye(node_, msg.goodbye().reason(), this);
         return absl::OkStatus();
       default:
         return absl::InvalidArgumentError("empty AgentMessage");

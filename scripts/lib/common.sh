@@ -32,6 +32,11 @@ DCU_TEST_PACKAGES=(
   # tests/integration/observability_test runs against the three /metrics
   # endpoints, and chromium, headless, for the dashboard test.
   prometheus chromium
+  # Issue 20: a real Slurm 22.05 (slurmctld, slurmd, sbatch/squeue/scancel/
+  # scontrol/sinfo) that tests/testing/slurm_cluster starts on loopback in a
+  # temporary directory. The packaged services stay down: their units need
+  # /etc/slurm/slurm.conf, which nothing here writes.
+  slurmctld slurmd slurm-client
 )
 DCU_APT_PACKAGES=("${DCU_PRODUCT_PACKAGES[@]}" "${DCU_TEST_PACKAGES[@]}")
 

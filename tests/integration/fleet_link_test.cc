@@ -32,10 +32,11 @@ struct CmdResult {
   std::string out, err;
 };
 
-CmdResult RunCmd(std::vector<std::string> argv) {
+CmdResult RunCmd(std::vector<std::string> argv, std::map<std::string, std::string> env = {}) {
   common::SubprocessRunner runner;
   common::ProcessOptions o;
   o.timeout = absl::Seconds(20);
+  o.env = std::move(env);
   o.env["DCUFLEET_CONTROLLER"] = "";
   auto r = runner.Run(argv, o);
   if (!r.ok()) return {-100, "", std::string(r.status().message())};
@@ -177,6 +178,24 @@ TEST(BadInput, UnknownFlagsAreRefused) {
     EXPECT_EQ(r.exit_code, 2) << bin;
     EXPECT_THAT(r.err + r.out, HasSubstr("--no-such-flag")) << bin;
   }
+}
+
+// Issue 20: inside a Slurm job, a device list the agent cannot read stops
+// it (reporting devices another job holds is worse than not starting);
+// --slurm off ignores the job.
+TEST(BadInput, HostileSlurmAllocationIsRefusedAtStartup) {
+  testing::TempDir dir;
+  CmdResult r = RunCmd({BinPath("dcu-agent"), "--controller", "127.0.0.1:1", "--node", "n1", "--state-dir",
+                        dir.Join("state"), "--runtimes", "bare"},
+                       {{"SLURM_JOB_ID", "12"}, {"SLURM_JOB_GPUS", "0,GPU-5e1c"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dcu-agent: inside a Slurm job: SLURM_JOB_GPUS '0,GPU-5e1c': item 'GPU-5e1c' is "
+                               "not a device index 0..1023 or a range of them (device UUIDs are not supported"));
+  CmdResult off = RunCmd({BinPath("dcu-agent"), "--controller", "127.0.0.1:1", "--node", "n1", "--state-dir",
+                          dir.Join("state"), "--runtimes", "bare", "--slurm", "nonsense"},
+                         {{"SLURM_JOB_ID", "12"}});
+  EXPECT_EQ(off.exit_code, 2) << off.err;
+  EXPECT_THAT(off.err, HasSubstr("--slurm"));
 }
 
 TEST(BadInput, UnknownRuntimeKindIsRefusedAtStartup) {

@@ -112,6 +112,27 @@ TEST_F(FleetStateTest, StaleSessionCannotReportOrDisconnectTheNewOne) {
   EXPECT_EQ(store_->ListNodes()->size(), 1u);
 }
 
+// Issue 20: an agent whose batch job ends says Goodbye; the node is Lost at
+// once (no heartbeat timeout), durably, and the stream's end keeps it Lost.
+// A stale session cannot make the current one Lost.
+TEST_F(FleetStateTest, GoodbyeMakesTheNodeLostAtOnce) {
+  RecordingSession old_session, s;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &old_session).ok());
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &s).ok());
+  fleet_->OnGoodbye("node-a", "slurm job '12' ends (SIGTERM)", &old_session);
+  EXPECT_EQ(StateOf("node-a"), dcufleet::v1::NODE_READY);
+  fleet_->OnGoodbye("node-a", "slurm job '12' ends (SIGTERM)", &s);
+  EXPECT_EQ(StateOf("node-a"), dcufleet::v1::NODE_LOST);
+  EXPECT_EQ(fleet_->GetNode("node-a")->state_reason(), "agent left: slurm job '12' ends (SIGTERM)");
+  EXPECT_EQ((*store_->ListNodes())[0].state, "Lost");
+  fleet_->OnDisconnect("node-a", &s);
+  EXPECT_EQ(StateOf("node-a"), dcufleet::v1::NODE_LOST);
+  // A new job's agent under the same name comes back Ready.
+  RecordingSession next;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &next).ok());
+  EXPECT_EQ(StateOf("node-a"), dcufleet::v1::NODE_READY);
+}
+
 TEST_F(FleetStateTest, ReloadAfterRestartKeepsNodesNotReadyWithSameIds) {
   RecordingSession s;
   auto w = fleet_->OnHello(MakeHello("node-a", 8), &s);

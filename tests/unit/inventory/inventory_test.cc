@@ -166,6 +166,45 @@ TEST_F(InventoryTest, PeriodicCollectReadsOnlyKfdProcessesButSeesThem) {
   EXPECT_GT(full.processes_scanned(), 1);
 }
 
+// Inside a Slurm job (issue 20): only the allocated devices are reported,
+// another job's holder on a device this job was not given goes with it
+// (not an unattributed holder), and an index the node lacks is a warning.
+TEST_F(InventoryTest, AllocationKeepsOnlyAllocatedDevices) {
+  ChildProcess other_job(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
+                                      "/dev/dri/renderD129'; echo ready; exec sleep 1000"),
+                       std::map<std::string, std::string>{});
+  ASSERT_EQ(other_job.ReadLine(), "ready");
+  dcufleet::v1::NodeAllocation a;
+  a.set_scheduler("slurm");
+  a.set_job_id("42");
+  a.set_partition("dcu");
+  a.add_device_indices(2);
+  a.add_device_indices(3);
+  a.add_device_indices(9);
+  a.set_devices_from("SLURM_JOB_GPUS");
+  options_.allocation = a;
+
+  auto inv = CollectInventory(options_);
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  ASSERT_EQ(inv->devices_size(), 2);
+  EXPECT_EQ(inv->devices(0).index(), 2);
+  EXPECT_EQ(inv->devices(1).index(), 3);
+  EXPECT_EQ(inv->allocation().job_id(), "42");
+  EXPECT_TRUE(Has(inv->findings(), "allocated_device_missing", "slurm job '42' was given device(s) 9"));
+  for (const auto& h : inv->unattributed_holders()) EXPECT_NE(h.pid(), other_job.pid());
+  bool logged = false;
+  for (const auto& l : inv->probe_log()) {
+    logged |= l == "allocation: slurm job '42': 2 of 8 device(s) reported, indices [2,3,9] from SLURM_JOB_GPUS";
+  }
+  EXPECT_TRUE(logged);
+  // No allocation: all eight, and no allocation in the report.
+  options_.allocation.reset();
+  auto whole = CollectInventory(options_);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->devices_size(), 8);
+  EXPECT_FALSE(whole->has_allocation());
+}
+
 TEST_F(InventoryTest, UnknownProbeIsInvalidArgument) {
   options_.probes = {"sysfs_kfd", "tpu"};
   EXPECT_TRUE(absl::IsInvalidArgument(CollectInventory(options_).status()));

@@ -203,6 +203,29 @@ TEST(AssignmentTest, RefusesDuplicateIdsAndNamesTheInstance) {
   EXPECT_THAT(ValidateAssignment(a).message(), HasSubstr("assignment.instances[1].model_path"));
 }
 
+// Issue 20: the batch job's names in the report and the Goodbye's reason.
+TEST(AgentMessageTest, AllocationAndGoodbyeAreBounded) {
+  dcufleet::v1::AgentMessage m;
+  auto* a = m.mutable_status()->mutable_inventory()->mutable_allocation();
+  a->set_scheduler("slurm");
+  a->set_job_id("12");
+  a->set_partition("dcu");
+  a->set_end_time_ms(1796191255000);
+  a->add_device_indices(3);
+  EXPECT_TRUE(ValidateAgentMessage(m).ok()) << ValidateAgentMessage(m);
+  a->set_partition(std::string(200, 'p'));
+  EXPECT_THAT(ValidateAgentMessage(m).message(), HasSubstr("status.inventory.allocation.partition"));
+  a->set_partition("dcu");
+  a->set_end_time_ms(-1);
+  EXPECT_THAT(ValidateAgentMessage(m).message(), HasSubstr("status.inventory.allocation.end_time_ms"));
+
+  dcufleet::v1::AgentMessage bye;
+  bye.mutable_goodbye()->set_reason("slurm job '12' ends (SIGTERM)");
+  EXPECT_TRUE(ValidateAgentMessage(bye).ok());
+  bye.mutable_goodbye()->set_reason(std::string(2000, 'x'));
+  EXPECT_THAT(ValidateAgentMessage(bye).message(), HasSubstr("goodbye.reason"));
+}
+
 TEST(AgentMessageTest, BoundsAndNames) {
   dcufleet::v1::AgentMessage m;
   m.mutable_hello()->set_node_name("gpu-01");

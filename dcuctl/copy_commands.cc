@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/transfer_text.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
@@ -14,29 +15,6 @@
 #include "dcufleet/v1/fleet.grpc.pb.h"
 
 namespace dcu::dcuctl {
-
-std::string TransferLine(const dcufleet::v1::ModelTransfer& t) {
-  const std::string from = absl::StrCat(t.model_dir(), " from ", t.source_node().empty() ? t.source_address() : t.source_node());
-  switch (t.state()) {
-    case dcufleet::v1::MODEL_TRANSFER_DONE:
-      return absl::StrCat("copied ", from, ": ", t.message());
-    case dcufleet::v1::MODEL_TRANSFER_FAILED:
-      return absl::StrCat("copy of ", from, " failed: ", t.message());
-    default: break;
-  }
-  std::string line = absl::StrCat("copying ", from, ": ", common::HumanBytes(t.bytes_done()), " of ",
-                                  common::HumanBytes(t.bytes_total()));
-  if (t.bytes_total() > 0) {
-    absl::StrAppend(&line, absl::StrFormat(" (%d%%)", static_cast<int>(100.0 * t.bytes_done() / t.bytes_total())));
-  }
-  if (t.bytes_per_second() > 0) {
-    absl::StrAppend(&line, ", ", common::HumanBytes(static_cast<int64_t>(t.bytes_per_second())), "/s");
-  }
-  if (t.eta_ms() >= 0) absl::StrAppend(&line, ", ETA ", absl::FormatDuration(absl::Seconds(std::ceil(t.eta_ms() / 1000.0))));
-  if (t.bytes_resumed() > 0) absl::StrAppend(&line, ", ", common::HumanBytes(t.bytes_resumed()), " resumed");
-  if (!t.file().empty()) absl::StrAppend(&line, " [", t.file(), "]");
-  return line;
-}
 
 int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, std::ostream& err) {
   dcufleet::v1::CopyModelRequest req;
@@ -81,7 +59,7 @@ int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, s
     if (!ns.ok()) return client.Fail(ns, what, err);
     for (const auto& t : node.inventory().transfers()) {
       if (t.model_dir() != resp.model_dir() || t.started_at_ms() <= before) continue;
-      std::string line = TransferLine(t);
+      std::string line = common::DescribeModelTransfer(t);
       if (t.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
         if (!structured && line != last_line) out << line << "\n" << std::flush;
         last_line = line;

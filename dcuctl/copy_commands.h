@@ -26,8 +26,6 @@ struct ModelCopyArgs {
 };
 int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, std::ostream& err);
 
-// One line for a transfer: "copying Qwen3-32B from node-a: 1.2 GiB of 3.4 GiB
-// (35%), 410 MiB/s, ETA 6s" / "copied ..." / "failed: ...".
-std::string TransferLine(const dcufleet::v1::ModelTransfer& t);
+// A transfer is rendered by common::DescribeModelTransfer (one line).
 
 }  // namespace dcu::dcuctl

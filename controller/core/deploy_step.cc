@@ -16,6 +16,7 @@
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/net.h"
+#include "common/transfer_text.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
 #include "controller/core/model_sources.h"
@@ -632,8 +633,9 @@ std::string DeployController::FetchModelForPinnedNode(const Deployment& d, StepC
     if (t.model_dir() != plan->model_dir) continue;
     if (t.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
       *copying = true;
-      return absl::StrCat(target, ": copying ", plan->model_dir, " from node '", t.source_node(),
-                          "' before the launch (dcuctl get node ", target, " -o yaml shows the progress)");
+      // Bytes, rate and ETA as the node last reported them, so that deploy
+      // --watch and describe show the copy moving.
+      return absl::StrCat(target, ": ", common::DescribeModelTransfer(t), " before the launch");
     }
     if (t.state() == dcufleet::v1::MODEL_TRANSFER_FAILED) {
       return absl::StrCat(target, ": the copy of ", plan->model_dir, " from node '", t.source_node(),

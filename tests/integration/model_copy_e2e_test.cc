@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/hash.h"
@@ -161,11 +162,26 @@ TEST_F(ModelCopyE2ETest, NodeBFetchesFromNodeAVerifiedThenAPinnedDeployServes) {
 }
 
 TEST_F(ModelCopyE2ETest, DeployPinnedToANodeWithoutTheModelCopiesItFirstThenServes) {
-  StartAgent("a");
+  // 16 MiB/s: the copy takes about 3 s, so its progress can be seen.
+  StartAgent("a", {"--transfer-max-rate", "16MiB"});
   StartAgent("b");
-  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--node", "node-b", "--tp", "2", "--wait", "--wait-timeout", "120"});
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--node", "node-b", "--tp", "2"});
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
-  EXPECT_EQ(Phase("qwen3-32b"), "DEPLOYMENT_READY");
+  // While it copies, the deployment (deploy --watch, describe) says how far.
+  std::string copying;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        nlohmann::json dep = h_.Deployment("qwen3-32b");
+        if (!dep.contains("deployment")) return false;
+        copying = dep["deployment"]["status"].value("message", "");
+        return absl::StrContains(copying, "node-b: copying Qwen3-32B from node-a: ") &&
+               absl::StrContains(copying, "%)") && absl::StrContains(copying, "before the launch");
+      },
+      absl::Seconds(30)))
+      << copying;
+  EXPECT_EQ(Phase("qwen3-32b"), "DEPLOYMENT_PENDING");
+  ASSERT_TRUE(testing::WaitFor([&] { return Phase("qwen3-32b") == "DEPLOYMENT_READY"; }, absl::Seconds(120)))
+      << h_.Deployment("qwen3-32b").dump() << h_.Logs();
   ExpectSameFiles();
   nlohmann::json dep = h_.Deployment("qwen3-32b");
   EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));

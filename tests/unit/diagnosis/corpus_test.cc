@@ -17,6 +17,7 @@
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_classifier.h"
+#include "tests/testing/test_env.h"
 #include "gtest/gtest.h"
 
 namespace dcu::modelkit {
@@ -47,17 +48,9 @@ constexpr double kFreshHeldOutFloorPercent = 40.0;  // 2/5
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;
 
-std::string SourceDir() {
-  const char* dir = std::getenv("DCU_SOURCE_DIR");
-  return dir != nullptr ? dir : ".";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+// The checkout and its files, as every test reads them (tests/testing/test_env.h).
+using testing::SourceDir;
+std::string ReadFile(const std::string& path) { return testing::ReadFileOrEmpty(path); }
 
 // The shipped rules with the shipped learned fallback, as dcuctl runs them.
 // DCU_CORPUS_NO_FALLBACK=1 scores the rules alone.

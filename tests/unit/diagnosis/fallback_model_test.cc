@@ -16,6 +16,7 @@
 #include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/fallback_training.h"
 #include "modelkit/diagnosis/log_classifier.h"
+#include "tests/testing/test_env.h"
 
 namespace dcu::modelkit {
 namespace {
@@ -23,17 +24,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string SourceDir() {
-  const char* dir = std::getenv("DCU_SOURCE_DIR");
-  return dir != nullptr ? dir : ".";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+// The checkout and its files, as every test reads them (tests/testing/test_env.h).
+using testing::SourceDir;
+std::string ReadFile(const std::string& path) { return testing::ReadFileOrEmpty(path); }
 
 TEST(FallbackModelTest, CheckedInModelIsWhatTrainFallbackProduces) {
   auto trained = TrainFallbackFromCorpus(SourceDir());

@@ -9,6 +9,7 @@
 # --baseline PATH: a second dcu-gateway binary measured in the same rounds.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 N=10000
 ROUNDS=2
@@ -23,41 +24,27 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "${GATEWAY_BENCH_BIN:-}" ]; then build_targets dcu-gateway fake_vllm gateway-loadgen; fi
 BIN="${GATEWAY_BENCH_BIN:-$BUILD_DIR/bin}"
-WORK="$(mktemp -d /tmp/dcu-gateway-cpu.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do curl -s -o /dev/null "http://127.0.0.1:$1/" && return 0; sleep 0.05; done; return 1; }
+bench_start dcu-gateway-cpu
+ensure_haproxy
 
-servers="" sep="" hasrv=""
+REPLICA_PORTS=()
 for i in 0 1 2 3; do
-  p="$(free_port)"
-  "$BIN/fake_vllm" --model /models/bench-model --served-model-name bench-model --host 127.0.0.1 \
-    --port "$p" --fake-ttft-ms 0 --fake-token-delay-ms 0 --fake-max-concurrency 0 \
-    >"$WORK/replica-$i.log" 2>&1 &
-  PIDS+=($!)
-  servers+="$sep{\"host\":\"127.0.0.1\",\"port\":$p}"; sep=","
-  hasrv+="  server r$i 127.0.0.1:$p"$'\n'
-  wait_port "$p"
+  start_fake_replica bench-model 0 0 0 "$WORK/replica-$i.log"
+  REPLICA_PORTS+=("$REPLICA_PORT")
 done
-echo "{\"models\":[{\"deployment\":\"bench-model\",\"replicas\":[$servers]}]}" >"$WORK/replicas.json"
+for p in "${REPLICA_PORTS[@]}"; do wait_http "$p" /health; done
+replicas_json bench-model "${REPLICA_PORTS[@]}" >"$WORK/replicas.json"
 HA_PORT="$(free_port)"
-printf 'global\n  maxconn 8000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 120s\n  timeout server 120s\nfrontend fe\n  bind 127.0.0.1:%s\n  default_backend be\nbackend be\n  balance roundrobin\n%s' \
-  "$HA_PORT" "$hasrv" >"$WORK/haproxy.cfg"
+haproxy_cfg "$HA_PORT" roundrobin "${REPLICA_PORTS[@]}" >"$WORK/haproxy.cfg"
 haproxy -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
 PIDS+=($!); HA_PID=$!
-wait_port "$HA_PORT"
+wait_http "$HA_PORT" /health --any
 start_gateway() {  # BINARY -> GW_PORT GW_PID
   GW_PORT="$(free_port)"
   "$1" --replicas-file "$WORK/replicas.json" --listen "127.0.0.1:$GW_PORT" --threads 2 \
     --queue-size 10000 >>"$WORK/gateway.log" 2>&1 &
   GW_PID=$!; PIDS+=($GW_PID)
-  wait_port "$GW_PORT"
+  wait_http "$GW_PORT" /healthz
 }
 start_gateway "$BIN/dcu-gateway"; GW1_PORT=$GW_PORT; GW1_PID=$GW_PID
 if [ -n "$BASELINE" ]; then start_gateway "$BASELINE"; GW2_PORT=$GW_PORT; GW2_PID=$GW_PID; fi

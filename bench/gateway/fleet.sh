@@ -13,6 +13,7 @@
 #   bench/gateway/fleet.sh [--down 30] [--concurrency 16]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DOWN=30
 CONCURRENCY=16
@@ -29,22 +30,9 @@ if [ -z "${GATEWAY_BENCH_BIN:-}" ]; then
     fake_rsmi_good fake_rsmi_noinit gateway-loadgen
 fi
 BIN="${GATEWAY_BENCH_BIN:-$BUILD_DIR/bin}"
-WORK="$(mktemp -d /tmp/dcu-fleet-bench.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  # The engines run in their own sessions (they outlive an agent restart).
-  for cmd in /proc/[0-9]*/cmdline; do
-    if { tr '\0' ' ' < "$cmd"; } 2>/dev/null | grep -q "$WORK/"; then
-      pid=${cmd#/proc/}; kill -9 "${pid%/cmdline}" 2>/dev/null || true
-    fi
-  done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# The engines run in their own sessions (they outlive an agent restart).
+bench_start dcu-fleet-bench --engines
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 CTL="127.0.0.1:$(free_port)"
 GW_PORT="$(free_port)"
 ctl() { "$BIN/dcuctl" --controller "$CTL" "$@"; }

@@ -14,6 +14,7 @@
 # Installs Debian's haproxy when missing. Prints a Markdown table.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 REQUESTS=5000
 CONCURRENCY=200
@@ -30,33 +31,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-if ! command -v haproxy >/dev/null; then
-  log "installing haproxy (Debian) for the benchmark"
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get install -y -qq --no-install-recommends haproxy >/dev/null
-fi
+ensure_haproxy
 # GATEWAY_BENCH_BIN=DIR: binaries already built there (skips the build).
 if [ -z "${GATEWAY_BENCH_BIN:-}" ]; then build_targets dcu-gateway fake_vllm gateway-loadgen; fi
 BIN="${GATEWAY_BENCH_BIN:-$BUILD_DIR/bin}"
-WORK="$(mktemp -d /tmp/dcu-gateway-bench.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_start dcu-gateway-bench
 
 MODEL=bench-model
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_http() {  # PORT PATH
-  for _ in $(seq 1 200); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$1$2" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "nothing answers on port $1" >&2; return 1
-}
-
 REPLICA_PORTS=()
 start_replicas() {  # "TTFT DELAY MAXCONC" per replica
   stop_all
@@ -64,12 +45,8 @@ start_replicas() {  # "TTFT DELAY MAXCONC" per replica
   local i=0
   for spec in "$@"; do
     read -r ttft delay maxc <<<"$spec"
-    local port; port="$(free_port)"
-    "$BIN/fake_vllm" --model "/models/$MODEL" --served-model-name "$MODEL" --host 127.0.0.1 \
-      --port "$port" --fake-ttft-ms "$ttft" --fake-token-delay-ms "$delay" \
-      --fake-max-concurrency "$maxc" >"$WORK/replica-$i.log" 2>&1 &
-    PIDS+=($!)
-    REPLICA_PORTS+=("$port")
+    start_fake_replica "$MODEL" "$ttft" "$delay" "$maxc" "$WORK/replica-$i.log"
+    REPLICA_PORTS+=("$REPLICA_PORT")
     i=$((i + 1))
   done
   for p in "${REPLICA_PORTS[@]}"; do wait_http "$p" /health; done
@@ -82,9 +59,7 @@ stop_all() {
 
 start_gateway() {  # [BINARY]
   local gateway="${1:-$BIN/dcu-gateway}"
-  local servers="" sep=""
-  for p in "${REPLICA_PORTS[@]}"; do servers+="$sep{\"host\":\"127.0.0.1\",\"port\":$p}"; sep=","; done
-  echo "{\"models\":[{\"deployment\":\"$MODEL\",\"replicas\":[$servers]}]}" >"$WORK/replicas.json"
+  replicas_json "$MODEL" "${REPLICA_PORTS[@]}" >"$WORK/replicas.json"
   GW_PORT="$(free_port)"
   "$gateway" --replicas-file "$WORK/replicas.json" --listen "127.0.0.1:$GW_PORT" \
     --threads 2 --queue-size 10000 >"$WORK/gateway.log" 2>&1 &
@@ -94,30 +69,10 @@ start_gateway() {  # [BINARY]
 
 start_haproxy() {  # BALANCE
   HA_PORT="$(free_port)"
-  {
-    echo "global"
-    echo "  maxconn 8000"
-    echo "defaults"
-    echo "  mode http"
-    echo "  timeout connect 2s"
-    echo "  timeout client 120s"
-    echo "  timeout server 120s"
-    echo "frontend fe"
-    echo "  bind 127.0.0.1:$HA_PORT"
-    echo "  default_backend be"
-    echo "backend be"
-    echo "  balance $1"
-    local i=0
-    for p in "${REPLICA_PORTS[@]}"; do echo "  server r$i 127.0.0.1:$p"; i=$((i + 1)); done
-  } >"$WORK/haproxy.cfg"
+  haproxy_cfg "$HA_PORT" "$1" "${REPLICA_PORTS[@]}" >"$WORK/haproxy.cfg"
   haproxy -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
   PIDS+=($!)
-  # Up once it answers anything (its own 503 while it checks nothing).
-  for _ in $(seq 1 200); do
-    curl -s -o /dev/null "http://127.0.0.1:$HA_PORT/health" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  cat "$WORK/haproxy.log" >&2; return 1
+  wait_http "$HA_PORT" /health --any || { cat "$WORK/haproxy.log" >&2; return 1; }
 }
 
 served_counts() {  # prints the per-replica vllm:request_success_total{length}

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -82,6 +84,12 @@ TEST_F(ProcScanTest, ClassifiesManagedAndUnmanagedHolders) {
   EXPECT_EQ(Find(*r, bystander->pid()), nullptr);
 }
 
+// /proc/PID/cmdline as it is (NUL-separated), empty when unreadable.
+std::string ReadCmdline(int pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST_F(ProcScanTest, ChildOfKilledParentIsLeftover) {
   // A launcher (marker of instance 'inst-old') starts a worker that keeps
   // the device, as vLLM's tensor-parallel workers do; then the launcher is
@@ -90,6 +98,11 @@ TEST_F(ProcScanTest, ChildOfKilledParentIsLeftover) {
                                     "/dev/dri/renderD128'; sleep 1000 & echo $!; wait");
   ChildProcess launcher(script, {{kInstanceMarkerEnv, "inst-old"}});
   int worker = std::stoi(launcher.ReadLine());
+  // The pid is echoed right after the fork: wait until the worker has
+  // exec'd sleep, or the scan may read its environment mid-exec (empty).
+  const std::string sleep_cmdline("sleep\0" "1000\0", 11);
+  for (int i = 0; i < 500 && ReadCmdline(worker) != sleep_cmdline; ++i) usleep(10 * 1000);
+  ASSERT_EQ(ReadCmdline(worker), sleep_cmdline);
   ASSERT_EQ(kill(launcher.pid(), SIGKILL), 0);
   launcher.Wait();
 
@@ -97,8 +110,8 @@ TEST_F(ProcScanTest, ChildOfKilledParentIsLeftover) {
   ASSERT_TRUE(r.ok());
   const ScannedProcess* w = Find(*r, worker);
   ASSERT_NE(w, nullptr);
-  EXPECT_EQ(w->holder.holder_class(), dcufleet::v1::HOLDER_LEFTOVER);
-  EXPECT_EQ(w->holder.instance_id(), "inst-old");
+  EXPECT_EQ(w->holder.holder_class(), dcufleet::v1::HOLDER_LEFTOVER) << w->holder.class_reason();
+  EXPECT_EQ(w->holder.instance_id(), "inst-old") << w->holder.cmdline();
   EXPECT_NE(w->holder.ppid(), launcher.pid());
   EXPECT_TRUE(absl::StrContains(w->holder.class_reason(), "not a running instance"));
   EXPECT_EQ(Find(*r, launcher.pid()), nullptr);

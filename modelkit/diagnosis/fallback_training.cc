@@ -1,5 +1,6 @@
 #include "modelkit/diagnosis/fallback_training.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,6 +22,17 @@ namespace {
 
 constexpr int kMinDocFreq = 2;
 const double kAlphas[] = {0.02, 0.05, 0.1, 0.25, 0.5, 1.0};
+
+// What a wrong guess costs, in right answers. The fallback only answers where
+// the rules said `unknown`; its answer is shown to a person as a statistical
+// guess (remediation `human`). A right guess saves that person a read of the
+// log; a wrong one sends them after the wrong cause first, which costs about
+// as much as the right one saves. So the threshold maximises
+// right - kWrongGuessCost x wrong guesses (1.0: a guess must be right more
+// often than wrong to be worth showing), not the right answers alone, which
+// count a wrong guess the same as an honest `unknown` (cost 0; its figures
+// are reported next to the chosen ones).
+constexpr double kWrongGuessCost = 1.0;
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev"
@@ -146,14 +158,22 @@ absl::StatusOr<FallbackTrainingResult> TrainFallbackFromCorpus(const std::string
         if (docs[i].sees_error) guesses[i] = m.Predict(docs[i].example.features);
       }
     }
-    // Right answers of rules + fallback per threshold (0.00 .. 1.00).
-    std::vector<int> correct(101, 0), correct_dev(101, 0);
+    // Right answers of rules + fallback per threshold (0.00 .. 1.00), and
+    // the guesses that answered (changed the rules' `unknown`) and were wrong.
+    std::vector<int> correct(101, 0), correct_dev(101, 0), wrong_guess(101, 0), guessed(101, 0);
+    std::vector<double> utility(101, 0.0);
     for (int t = 0; t <= 100; ++t) {
       for (size_t i = 0; i < docs.size(); ++i) {
-        bool ok = Right(docs[i].label, Final(docs[i], guesses[i], t / 100.0));
+        const std::string fin = Final(docs[i], guesses[i], t / 100.0);
+        bool ok = Right(docs[i].label, fin);
         correct[t] += ok;
         if (docs[i].split == "dev") correct_dev[t] += ok;
+        if (fin != docs[i].rule_top) {
+          ++guessed[t];
+          wrong_guess[t] += !ok;
+        }
       }
+      utility[t] = correct[t] - kWrongGuessCost * wrong_guess[t];
     }
     // The fallback alone on every log that shows an error, as if no rule
     // knew its wording: right when its guess is the label, or when it
@@ -177,26 +197,41 @@ absl::StatusOr<FallbackTrainingResult> TrainFallbackFromCorpus(const std::string
     int top = *std::max_element(correct.begin(), correct.end());
     // The threshold: the best mean over a window of +-0.02 (a peak one
     // threshold wide is noise on this many logs), the first one on a tie.
-    std::vector<double> smooth(101, 0.0);
-    for (int t = 0; t <= 100; ++t) {
-      int n = 0;
-      for (int u = std::max(0, t - 2); u <= std::min(100, t + 2); ++u, ++n) smooth[t] += correct[u];
-      smooth[t] /= n;
-    }
-    int chosen = 0;
-    for (int t = 1; t <= 100; ++t) {
-      if (smooth[t] > smooth[chosen] + 1e-9) chosen = t;
-    }
-    char line[200];
+    auto smoothed = [](const std::vector<double>& v) {
+      std::vector<double> out(101, 0.0);
+      for (int t = 0; t <= 100; ++t) {
+        int n = 0;
+        for (int u = std::max(0, t - 2); u <= std::min(100, t + 2); ++u, ++n) out[t] += v[u];
+        out[t] /= n;
+      }
+      return out;
+    };
+    auto best_of = [](const std::vector<double>& v) {
+      int chosen = 0;
+      for (int t = 1; t <= 100; ++t) {
+        if (v[t] > v[chosen] + 1e-9) chosen = t;
+      }
+      return chosen;
+    };
+    std::vector<double> smooth = smoothed(utility);
+    const int chosen = best_of(smooth);
+    // The same choice with wrong guesses free (right answers alone), for the
+    // report: what the cost changes.
+    const int chosen_free = best_of(smoothed(std::vector<double>(correct.begin(), correct.end())));
+    char line[320];
     std::snprintf(line, sizeof(line),
-                  "alpha %.2f: best %d/%zu right; chosen threshold %.2f (window mean %.1f): "
-                  "%d right, dev %d/%d\n",
+                  "alpha %.2f: best %d/%zu right; chosen threshold %.2f (utility window mean "
+                  "%.1f): %d right, dev %d/%d, %d guesses of which %d wrong; wrong guesses "
+                  "free: threshold %.2f, %d right, %d guesses of which %d wrong\n",
                   alpha, top, docs.size(), chosen / 100.0, smooth[chosen], correct[chosen],
-                  correct_dev[chosen], n_dev);
+                  correct_dev[chosen], n_dev, guessed[chosen], wrong_guess[chosen],
+                  chosen_free / 100.0, correct[chosen_free], guessed[chosen_free],
+                  wrong_guess[chosen_free]);
     report += line;
-    report += "  threshold: right (dev right)";
+    report += "  threshold: right (dev right) guesses/wrong";
     for (int t = 0; t <= 100; t += 10) {
-      absl::StrAppend(&report, "  ", t / 100.0, ": ", correct[t], " (", correct_dev[t], ")");
+      absl::StrAppend(&report, "  ", t / 100.0, ": ", correct[t], " (", correct_dev[t], ") ",
+                      guessed[t], "/", wrong_guess[t]);
     }
     report += "\n";
     if (smooth[chosen] > best.smooth + 1e-9) {

@@ -38,12 +38,24 @@ namespace {
 // - 72.3% (107/148) with the learned fallback (deploy/diagnosis/
 //   fallback_model.tsv, trained on launch-logs + dev only, threshold by
 //   leave-one-thread-out CV on them), scored once at the end of that round.
-constexpr double kHeldOutFloorPercent = 72.0;
+// - 67.6% (100/148) in the round that added heldout-2026-12: the fallback's
+//   threshold now counts a wrong guess as costing a right answer, and
+//   leave-one-thread-out on dev found no threshold where its guesses pay, so
+//   it abstains (docs/diagnosis.md). Lowered from 72 on purpose: the 7 logs
+//   it gained came with 22 wrong guesses; the rules moved nothing here.
+constexpr double kHeldOutFloorPercent = 67.5;
 // The fresh held-out split (heldout-fresh/: threads new to the corpus in the
 // round after rules2, split from the new dev threads by sha1(URL) before any
 // scoring, scored once at the end of that round): a floor at what it measured
 // (2/5 again with the learned fallback).
 constexpr double kFreshHeldOutFloorPercent = 40.0;  // 2/5
+// The held-out split of 2026-12 (heldout-2026-12/: 21 threads new to the
+// corpus, split from 29 new dev threads by sha1(URL) before anything was
+// tuned in that round, scored once at its end): a floor at what it measured.
+constexpr double kDecemberHeldOutFloorPercent = 66.6;  // 14/21
+// Dev (tuned on): a floor so that a rule change that loses dev logs fails
+// here too, not only on the held-out splits.
+constexpr double kDevFloorPercent = 84.0;  // 221/263 (rules; the fallback abstains)
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;
@@ -232,48 +244,46 @@ SplitScore ScoreSplit(const LogClassifier& classifier, const std::string& dir, b
   return score;
 }
 
+// A held-out split, printed as counts only (its score, per-label counts and
+// label -> prediction pairs, never a file name), so that nobody tunes on it
+// by reading the test's output.
+void PrintHeldOut(const std::string& name, const SplitScore& s) {
+  std::cout << std::fixed << std::setprecision(1) << name << " top-1: " << s.correct << "/"
+            << s.total << " = " << (s.total ? 100.0 * s.correct / s.total : 0.0) << "%\n"
+            << name << " by label (ok/n):\n";
+  for (const auto& [label, on] : s.by_label) {
+    std::cout << "  " << std::left << std::setw(40) << label << on.first << "/" << on.second
+              << "\n";
+  }
+  std::cout << name << " confusion (label -> top-1 prediction: n, wrong ones only):\n";
+  for (const auto& [label, row] : s.confusion) {
+    for (const auto& [predicted, n] : row) {
+      const bool right = label == "none" ? predicted == "unknown" : predicted == label;
+      if (!right) std::cout << "  " << label << " -> " << predicted << ": " << n << "\n";
+    }
+  }
+}
+
 TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
   const std::string root = SourceDir() + "/tests/data/diagnosis-corpus";
   auto classifier = ShippedClassifier();
   ASSERT_TRUE(classifier.ok()) << classifier.status();
   std::cout << "dev split (may be tuned on):\n";
   SplitScore dev = ScoreSplit(*classifier, root + "/dev", true);
-  // Held-out: the score only; its misses are not printed, so that nobody
-  // tunes on them by reading the test's output.
+  // Held-out: the score only; its misses are not printed.
   SplitScore held = ScoreSplit(*classifier, root + "/heldout", false);
   SplitScore fresh = ScoreSplit(*classifier, root + "/heldout-fresh", false);
+  SplitScore dec = ScoreSplit(*classifier, root + "/heldout-2026-12", false);
   ASSERT_GT(dev.total, 0);
   ASSERT_GT(held.total, 0);
   ASSERT_GT(fresh.total, 0);
+  ASSERT_GT(dec.total, 0);
   auto pct = [](const SplitScore& s) { return 100.0 * s.correct / s.total; };
   std::cout << std::fixed << std::setprecision(1) << "dev top-1: " << dev.correct << "/"
-            << dev.total << " = " << pct(dev) << "%\nheld-out top-1: " << held.correct << "/"
-            << held.total << " = " << pct(held) << "%\nheld-out by label (ok/n):\n";
-  for (const auto& [label, on] : held.by_label) {
-    std::cout << "  " << std::left << std::setw(40) << label << on.first << "/" << on.second << "\n";
-  }
-  // Confusion summary of the held-out split: counts only (label -> what the
-  // classifier said), no file names, so that nobody tunes on it.
-  std::cout << "held-out confusion (label -> top-1 prediction: n, wrong ones only):\n";
-  for (const auto& [label, row] : held.confusion) {
-    for (const auto& [predicted, n] : row) {
-      const bool right = label == "none" ? predicted == "unknown" : predicted == label;
-      if (!right) std::cout << "  " << label << " -> " << predicted << ": " << n << "\n";
-    }
-  }
-  // The fresh held-out split, printed the same way (counts only).
-  std::cout << "fresh held-out top-1: " << fresh.correct << "/" << fresh.total << " = "
-            << pct(fresh) << "%\nfresh held-out by label (ok/n):\n";
-  for (const auto& [label, on] : fresh.by_label) {
-    std::cout << "  " << std::left << std::setw(40) << label << on.first << "/" << on.second << "\n";
-  }
-  std::cout << "fresh held-out confusion (label -> top-1 prediction: n, wrong ones only):\n";
-  for (const auto& [label, row] : fresh.confusion) {
-    for (const auto& [predicted, n] : row) {
-      const bool right = label == "none" ? predicted == "unknown" : predicted == label;
-      if (!right) std::cout << "  " << label << " -> " << predicted << ": " << n << "\n";
-    }
-  }
+            << dev.total << " = " << pct(dev) << "%\n";
+  PrintHeldOut("held-out", held);
+  PrintHeldOut("fresh held-out", fresh);
+  PrintHeldOut("held-out 2026-12", dec);
   std::cout << "secondary causes among the findings: dev " << dev.secondary_found << "/"
             << dev.secondary_total << " (after a right top-1: " << dev.secondary_in_order
             << "), held-out " << held.secondary_found << "/" << held.secondary_total
@@ -287,11 +297,13 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
   // but as the first finding.
   EXPECT_GE(dev.secondary_in_order, kDevSecondaryInOrderFloor);
   EXPECT_LE(dev.secondary_in_order, dev.secondary_found);
-  // A floor at the last measured figure (docs/diagnosis.md): the classifier
+  // Floors at the last measured figures (docs/diagnosis.md): the classifier
   // may only get better on logs it has never seen. The goal of issue 15
   // (95%) is not reached yet.
+  EXPECT_GE(pct(dev), kDevFloorPercent);
   EXPECT_GE(pct(held), kHeldOutFloorPercent);
   EXPECT_GE(pct(fresh), kFreshHeldOutFloorPercent);
+  EXPECT_GE(pct(dec), kDecemberHeldOutFloorPercent);
 }
 
 // Whether the line already starts with a prefix that a collector adds

@@ -47,7 +47,10 @@ TEST(FallbackModelTest, EmbeddedModelIsTheCheckedInFile) {
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_GT(model->class_count(), 10);
   EXPECT_GT(model->threshold(), 0.0);
-  EXPECT_LT(model->threshold(), 1.0);
+  // 1.0 is a valid choice: the cross-validation found no threshold at which
+  // the guesses are right more often than wrong (fallback_training.cc,
+  // kWrongGuessCost), so the model only abstains, naming its best guess.
+  EXPECT_LE(model->threshold(), 1.0);
 }
 
 FallbackModel TinyModel(double threshold) {

@@ -73,6 +73,13 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
       lines.push_back(copy);
     }
     for (const auto& rj : r.rejections) lines.push_back(absl::StrCat(rj.node(), ": ", rj.reason()));
+    // Fits no registered node: a node pool may provide one (issue 20).
+    if (bool changed = false; ProvisionFromPool(d, lines, ctx, &changed)) {
+      st->clear_rejections();
+      for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+      return changed;
+    }
+    st->clear_provisioning();
     std::string msg = absl::StrJoin(lines, "; ");
     bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE || st->message() != msg;
     st->clear_rejections();
@@ -86,6 +93,7 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   }
   st->clear_rejections();
   for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+  st->clear_provisioning();
   const ModelPreparation& prep = plan.preparation;
   // The audit's findings are an event when they change, not once per
   // attempt (the long ConfigAudit line repeated for every retry).

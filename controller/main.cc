@@ -330,7 +330,6 @@ int main(int argc, char** argv) {
     knowledge.Invalidate();
     deployments.MarkDirty();
   };
-  deps.pools = pool_ptrs;
   deps.db_path = db;
   deps.schema_version = schema.ok() ? *schema : 0;
   dcu::controller::FleetServiceImpl fleet_service(deps);

@@ -248,15 +248,6 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
   out << "Model:       " << s.model() << "\n";
   out << "Phase:       " << Phase(st.phase()) << "\n";
   out << "Message:     " << st.message() << "\n";
-  if (st.has_provisioning()) {
-    // Fits no registered node: the node pool's job for it (issue 20).
-    const auto& j = st.provisioning();
-    out << "Pool job:    pool " << j.pool() << ", slurm job " << (j.job_id().empty() ? "-" : j.job_id()) << " "
-        << (j.slurm_state().empty() ? "SUBMITTING" : j.slurm_state())
-        << (j.reason().empty() || j.reason() == "None" ? "" : absl::StrCat(" (", j.reason(), ")"))
-        << (j.slurm_nodes().empty() ? "" : absl::StrCat(" on ", j.slurm_nodes())) << ", node " << j.node()
-        << "\n";
-  }
   if (!st.endpoint().empty()) out << "Endpoint:    http://" << st.endpoint() << "/v1\n";
   out << "Requested:   TP=" << (s.tp() ? absl::StrCat(s.tp()) : "auto")
       << " max_model_len=" << s.max_model_len() << " max_num_seqs=" << s.max_num_seqs()

@@ -161,7 +161,8 @@ class DeployController : public FleetListener {
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
   // `d` fits no node (`fleet_lines`: why, per node): when a pool can
   // provide one, records the replica in the pass's demand for it, sets
-  // Pending with the pool job's state and Slurm's reason, and returns true
+  // Pending with the pool job's state and Slurm's reason in the message
+  // (dcuctl describe deployment shows it), and returns true
   // (`changed`: the status changed); false when no pool applies
   // (deploy_provision.cc, the one home of that decision).
   bool ProvisionFromPool(dcufleet::v1::Deployment& d, const std::vector<std::string>& fleet_lines,

@@ -2,6 +2,7 @@
 // decides whether a replica that fits no registered node asks a pool for
 // one, and what the pools hear after each pass.
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/core/deploy_step_context.h"
@@ -37,24 +38,17 @@ bool DeployController::ProvisionFromPool(Deployment& d, const std::vector<std::s
   if (!pool) return false;
   ctx.pool_unplaceable[pool->name()][key] = pool->DevicesFor(d.spec());
   std::string line;
-  std::optional<dcufleet::v1::PoolJobView> job = pool->JobFor(key, &line);
+  pool->JobFor(key, &line);
   auto* st = d.mutable_status();
   std::string msg = absl::StrCat("waiting for a node: ", line);
   if (!fleet_lines.empty()) absl::StrAppend(&msg, "; fits no registered node (", absl::StrJoin(fleet_lines, "; "), ")");
-  const auto& before = st->provisioning();
-  const bool job_moved = job.has_value() != st->has_provisioning() ||
-                         (job && (job->job_id() != before.job_id() || job->state() != before.state()));
-  *changed = st->phase() != dcufleet::v1::DEPLOYMENT_PENDING || st->message() != msg || job_moved ||
-             (job && job->reason() != before.reason());
+  // An event when the job (or its state) changes, not on every reason.
+  const bool job_moved = !absl::StrContains(st->message(), line.substr(0, line.find(" (")));
+  *changed = st->phase() != dcufleet::v1::DEPLOYMENT_PENDING || st->message() != msg;
   if (!*changed) return true;
   // Pending, not Unschedulable: deploy --wait waits for the job.
   st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
   st->set_message(msg);
-  if (job) {
-    *st->mutable_provisioning() = *job;
-  } else {
-    st->clear_provisioning();
-  }
   if (job_moved) AddEvent(ctx, d, "Normal", "Provisioning", line);
   return true;
 }

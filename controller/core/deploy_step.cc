@@ -79,7 +79,6 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
       for (const auto& rj : r.rejections) *st->add_rejections() = rj;
       return changed;
     }
-    st->clear_provisioning();
     std::string msg = absl::StrJoin(lines, "; ");
     bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE || st->message() != msg;
     st->clear_rejections();
@@ -93,7 +92,6 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   }
   st->clear_rejections();
   for (const auto& rj : r.rejections) *st->add_rejections() = rj;
-  st->clear_provisioning();
   const ModelPreparation& prep = plan.preparation;
   // The audit's findings are an event when they change, not once per
   // attempt (the long ConfigAudit line repeated for every retry).

@@ -23,12 +23,6 @@ void FillDeploymentEvents(EventLog* events, const std::string& name,
   }
 }
 
-dcufleet::v1::ListPoolsResponse ReadPools(const FleetServiceDeps& deps) {
-  dcufleet::v1::ListPoolsResponse resp;
-  for (const NodePool* p : deps.pools) *resp.add_pools() = p->View();
-  return resp;
-}
-
 absl::StatusOr<dcufleet::v1::ListNodesResponse> ReadNodes(const FleetServiceDeps& deps) {
   if (!deps.fleet) return absl::UnavailableError("the fleet state is not enabled");
   dcufleet::v1::ListNodesResponse resp;

@@ -11,7 +11,6 @@
 #include "absl/status/statusor.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
-#include "controller/core/node_pool.h"
 #include "controller/store/api_key_store.h"
 #include "controller/store/catalog_store.h"
 #include "controller/store/node_store.h"
@@ -30,14 +29,11 @@ struct FleetServiceDeps {
   ApiKeyStore* api_keys = nullptr;
   // Called after a successful import (drops caches).
   std::function<void()> on_catalog_changed;
-  // Node pools (issue 20); not owned.
-  std::vector<NodePool*> pools;
   std::string db_path;
   int schema_version = 0;
 };
 
 absl::StatusOr<dcufleet::v1::ListNodesResponse> ReadNodes(const FleetServiceDeps& deps);
-dcufleet::v1::ListPoolsResponse ReadPools(const FleetServiceDeps& deps);
 absl::StatusOr<dcufleet::v1::ListDeploymentsResponse> ReadDeployments(const FleetServiceDeps& deps);
 // The deployment and the events of this incarnation of it.
 absl::StatusOr<dcufleet::v1::GetDeploymentResponse> ReadDeployment(const FleetServiceDeps& deps,

@@ -48,13 +48,6 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ListNodes(grpc::CallbackServerContex
   return Done(ctx, r.status());
 }
 
-grpc::ServerUnaryReactor* FleetServiceImpl::ListPools(grpc::CallbackServerContext* ctx,
-                                                      const dcufleet::v1::ListPoolsRequest*,
-                                                      dcufleet::v1::ListPoolsResponse* resp) {
-  *resp = ReadPools(deps_);
-  return Done(ctx, absl::OkStatus());
-}
-
 grpc::ServerUnaryReactor* FleetServiceImpl::GetNode(grpc::CallbackServerContext* ctx,
                                                     const dcufleet::v1::GetNodeRequest* req,
                                                     dcufleet::v1::NodeView* resp) {

@@ -23,9 +23,6 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* ctx,
                                        const dcufleet::v1::GetVersionRequest* req,
                                        dcufleet::v1::GetVersionResponse* resp) override;
-  grpc::ServerUnaryReactor* ListPools(grpc::CallbackServerContext* ctx,
-                                      const dcufleet::v1::ListPoolsRequest* req,
-                                      dcufleet::v1::ListPoolsResponse* resp) override;
   grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* ctx,
                                       const dcufleet::v1::ListNodesRequest* req,
                                       dcufleet::v1::ListNodesResponse* resp) override;

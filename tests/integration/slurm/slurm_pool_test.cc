@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -57,7 +58,10 @@ class SlurmPoolTest : public ::testing::Test {
   // The pool a site would configure (docs/slurm.md), pointed at the test
   // cluster; the agent's flags are the simulated node's.
   std::string WritePools() {
-    auto q = [](const std::string& s) { return absl::StrCat("\"", s, "\""); };
+    // A text-format string.
+    auto q = [](const std::string& s) {
+      return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\\", "\\\\"}, {"\"", "\\\""}}), "\"");
+    };
     std::string path = h_.Join("pools.txtpb");
     std::ofstream(path) << "slurm {\n"
                         << "  name: \"hpc\"\n  partition: \"dcu\"\n  device_type: \"dcu\"\n"

@@ -145,9 +145,9 @@ std::string NodePool::CannotProvide(int devices) const {
 }
 
 bool NodePool::Live(const Job& j) {
-  return j.view.state == dcufleet::v1::POOL_JOB_SUBMITTING ||
-         j.view.state == dcufleet::v1::POOL_JOB_PENDING ||
-         j.view.state == dcufleet::v1::POOL_JOB_RUNNING;
+  return j.view.state() == dcufleet::v1::POOL_JOB_SUBMITTING ||
+         j.view.state() == dcufleet::v1::POOL_JOB_PENDING ||
+         j.view.state() == dcufleet::v1::POOL_JOB_RUNNING;
 }
 
 void NodePool::SetDemand(Demand demand) {

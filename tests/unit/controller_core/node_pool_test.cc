@@ -55,7 +55,7 @@ TEST_F(NodePoolTest, SubmitsOneJobPerReplicaThatFitsNowhere) {
   pool_->SyncOnce();
   pool_->SyncOnce();
   ASSERT_EQ(slurm_.requests().size(), 1u);
-  const BatchJobRequest& r = slurm_.requests()[0];
+  const BatchJobRequest r = slurm_.requests()[0];
   EXPECT_EQ(r.name, "dcufleet-hpc");
   EXPECT_EQ(r.comment, "qwen");
   EXPECT_EQ(r.partition, "dcu");

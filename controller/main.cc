@@ -41,6 +41,7 @@
 #include "controller/service/fleet_service.h"
 #include "controller/service/http_api.h"
 #include "controller/service/node_service.h"
+#include "controller/service/pool_service.h"
 #include "controller/service/server_security.h"
 #include "controller/store/sqlite_store.h"
 #include "controller/store/store_lock.h"
@@ -343,6 +344,8 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&node_service);
   builder.RegisterService(&fleet_service);
+  dcu::controller::PoolServiceImpl pool_service(pool_ptrs);
+  builder.RegisterService(&pool_service);
   dcu::controller::ApplyServerLimits(&builder);
   if (metrics) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;

@@ -311,6 +311,7 @@ void DeployController::ReconcileOnce() {
   std::vector<Deployment> changed;
   for (auto& d : work) {
     bool stepped = Step(d, ctx);
+    if (!pools_.empty()) UpdatePoolDemand(d, ctx);
     if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(ReplicaKey(d));
     if (stepped) {
       d.set_revision(d.revision() + 1);

@@ -171,6 +171,9 @@ class DeployController : public FleetListener {
   // and the jobs whose nodes hold instances (from all deployments).
   void CollectPoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same for a deployment this pass stepped, from its new state.
+  void UpdatePoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx);
+  static void CollectPoolDemandOf(const dcufleet::v1::Deployment& d, StepContext& ctx);
   // A deployment pinned to a node that lacks its model: asks that node to
   // copy it from the nearest clean copy (PickModelSource), once; returns the
   // line for the deployment's message ("" when not applicable); `copying`:

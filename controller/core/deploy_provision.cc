@@ -53,7 +53,18 @@ bool DeployController::ProvisionFromPool(Deployment& d, const std::vector<std::s
   return true;
 }
 
+void DeployController::UpdatePoolDemand(const Deployment& d, StepContext& ctx) {
+  // The pass stepped `d`: what it is now decides (a replica placed in this
+  // pass no longer waits, and its node's job is busy).
+  ctx.pool_demand.waiting.erase(ReplicaKey(d));
+  CollectPoolDemandOf(d, ctx);
+}
+
 void DeployController::CollectPoolDemand(const Deployment& d, StepContext& ctx) {
+  CollectPoolDemandOf(d, ctx);
+}
+
+void DeployController::CollectPoolDemandOf(const Deployment& d, StepContext& ctx) {
   // Every node that is meant to run an instance (orphans too) keeps its job.
   deploy_internal::ForEachAssignedAttempt(d, [&](const dcufleet::v1::Attempt& a) {
     const dcufleet::v1::NodeView* n = ctx.Node(a.placement().node());

@@ -1,5 +1,11 @@
 #include "controller/adapters/slurm_batch_scheduler.h"
 
+#include <unistd.h>
+
+#include <fstream>
+
+#include "controller/adapters/pools_config.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -65,6 +71,22 @@ TEST(SlurmBatchSchedulerTest, SbatchArgvCarriesThePoolsChoices) {
               ElementsAre("/usr/bin/sbatch", "--parsable", "--job-name=dcufleet-hpc", "--comment=qwen#1",
                           "--partition=dcu", "--qos=normal", "--gres=dcu:4", "--time=90",
                           "--output=/tmp/x-%j.log"));
+}
+
+TEST(PoolsConfigTest, ReadsAFileAndNamesWhereItIsWrong) {
+  std::string path = ::testing::TempDir() + "/pools-" + std::to_string(getpid()) + ".txtpb";
+  std::ofstream(path) << "slurm {\n  name: \"hpc\"\n  partition: \"dcu\"\n  max_jobs: 3\n}\n";
+  auto c = LoadPoolsConfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->slurm_size(), 1);
+  EXPECT_EQ(c->slurm(0).max_jobs(), 3);
+  std::ofstream(path, std::ios::trunc) << "slurm {\n  name: \"hpc\"\n  partitions: \"dcu\"\n}\n";
+  c = LoadPoolsConfigFile(path);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr(path + ":3:"));
+  EXPECT_THAT(c.status().message(), HasSubstr("partitions"));
+  EXPECT_EQ(LoadPoolsConfigFile(path + ".missing").status().code(), absl::StatusCode::kNotFound);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -23,6 +23,9 @@
 #include "common/data_path.h"
 #include "controller/adapters/catalog_knowledge.h"
 #include "controller/adapters/classifier_diagnoser.h"
+#include "controller/adapters/pools_config.h"
+#include "controller/adapters/slurm_batch_scheduler.h"
+#include "controller/core/node_pool.h"
 #include "modelkit/catalog_loader.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
@@ -38,6 +41,7 @@
 #include "controller/service/fleet_service.h"
 #include "controller/service/http_api.h"
 #include "controller/service/node_service.h"
+#include "controller/service/pool_service.h"
 #include "controller/service/server_security.h"
 #include "controller/store/sqlite_store.h"
 #include "controller/store/store_lock.h"
@@ -98,6 +102,10 @@ int main(int argc, char** argv) {
   app.add_option("--reconcile-interval", reconcile_interval_s,
                  "seconds between deploy reconcile passes when nothing changes")
       ->check(CLI::PositiveNumber);
+  std::string pools_file;
+  app.add_option("--pools", pools_file,
+                 "node pools file (text PoolsConfig, docs/slurm.md): Slurm partitions where the "
+                 "controller submits dcu-agent jobs when a replica fits no registered node");
   dcu::controller::ServerSecurityOptions security_options;
   dcu::controller::AddServerSecurityFlags(&app, &security_options);
   app.set_version_flag("--version", dcu::common::kVersion);
@@ -147,6 +155,16 @@ int main(int argc, char** argv) {
                 << http_listen << "' (plaintext HTTP); pass --insecure to do it anyway\n";
       return 2;
     }
+  }
+
+  dcufleet::v1::PoolsConfig pools_config;
+  if (!pools_file.empty()) {
+    auto pc = dcu::controller::LoadPoolsConfigFile(pools_file);
+    if (!pc.ok()) {
+      std::cerr << "dcu-controller: --pools: " << pc.status().message() << "\n";
+      return 2;
+    }
+    pools_config = std::move(*pc);
   }
 
   // One controller per store, held for the process's life (before the file
@@ -272,6 +290,34 @@ int main(int argc, char** argv) {
       m->OnStoreTransaction(took, ok);
     });
   }
+  // Node pools (issue 20): built before the reconciler starts (it reads
+  // them without a lock); their threads start once the port is bound.
+  dcu::common::SubprocessRunner slurm_runner;
+  std::vector<std::unique_ptr<dcu::controller::SlurmBatchScheduler>> batch_schedulers;
+  std::vector<std::unique_ptr<dcu::controller::NodePool>> pools;
+  std::vector<dcu::controller::NodePool*> pool_ptrs;
+  for (const auto& pc : pools_config.slurm()) {
+    dcu::controller::SlurmCommands cmds;
+    if (!pc.sbatch().empty()) cmds.sbatch = pc.sbatch();
+    if (!pc.squeue().empty()) cmds.squeue = pc.squeue();
+    if (!pc.scancel().empty()) cmds.scancel = pc.scancel();
+    cmds.slurm_conf = pc.slurm_conf();
+    batch_schedulers.push_back(
+        std::make_unique<dcu::controller::SlurmBatchScheduler>(cmds, &slurm_runner));
+    auto pool = dcu::controller::NodePool::Create(pc, batch_schedulers.back().get(),
+                                                  &dcu::common::RealClock::Get());
+    if (!pool.ok()) {
+      std::cerr << "dcu-controller: --pools '" << pools_file << "': " << pool.status().message() << "\n";
+      return 2;
+    }
+    (*pool)->SetOnChange([&deployments] { deployments.MarkDirty(); });
+    (*pool)->SetOnJobEnded([&fleet](const std::string& job, const std::string& why) {
+      fleet.OnAllocationEnded(job, why);
+    });
+    pool_ptrs.push_back(pool->get());
+    pools.push_back(std::move(*pool));
+  }
+  deployments.SetPools(pool_ptrs);
   deployments.Start();
 
   dcu::controller::NodeServiceImpl node_service(&fleet);
@@ -298,6 +344,8 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&node_service);
   builder.RegisterService(&fleet_service);
+  dcu::controller::PoolServiceImpl pool_service(pool_ptrs);
+  builder.RegisterService(&pool_service);
   dcu::controller::ApplyServerLimits(&builder);
   if (metrics) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
@@ -314,6 +362,14 @@ int main(int argc, char** argv) {
   DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
                bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, "), ",
                security->summary);
+  // Agents of the pools' jobs dial this controller unless the pools name
+  // another address.
+  for (auto& p : pools) {
+    p->SetDefaultControllerAddress(dcu::common::JoinHostPort(hp->host, bound_port));
+    DCU_LOG_INFO("slurm pool '", p->name(), "': partition '", p->config().partition(), "', at most ",
+                 p->config().max_jobs(), " jobs, agents dial ", p->ControllerAddress());
+    p->Start();
+  }
   std::unique_ptr<dcu::common::HttpServer> http;
   if (!http_listen.empty()) {
     http = std::make_unique<dcu::common::HttpServer>(http_options);
@@ -343,6 +399,7 @@ int main(int argc, char** argv) {
   }
   DCU_LOG_INFO("shutting down");
   if (http) http->Stop();
+  for (auto& p : pools) p->Stop();
   deployments.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;

@@ -32,6 +32,8 @@ class Client {
  public:
   explicit Client(const GlobalOptions& options);
   dcufleet::v1::FleetService::Stub& stub() { return *stub_; }
+  // The channel, for the services besides FleetService (PoolService).
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   // A fresh context with the deadline applied.
   std::unique_ptr<grpc::ClientContext> Context() const;
   // Prints the one-line error for `status` (naming the controller address

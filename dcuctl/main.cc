@@ -30,6 +30,7 @@
 #include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
+#include "dcuctl/pool_commands.h"
 #include "dcuctl/pki_commands.h"
 #include "dcuctl/query.h"
 #include "dcuctl/suggest.h"
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
   bool get_watch = false;
   get_nodes->add_option("NAME", get_name, "only this node");
   get_nodes->add_flag("-w,--watch", get_watch, "after the table, print a line per change until Ctrl-C");
+  auto* get_pools = get->add_subcommand("pools", "node pools (Slurm partitions) and their jobs")
+                       ->alias("pool");
   std::string stacks_arch;
   auto* get_stacks = get->add_subcommand("stacks", "the tested-stack matrix")->alias("stack");
   get_stacks->add_option("--arch", stacks_arch, "only stacks for this arch, with their verdicts");
@@ -302,13 +305,13 @@ int main(int argc, char** argv) {
 
   // -o is listed in these commands' own help too (it also works after any
   // other subcommand: fallthrough above).
-  for (CLI::App* sub : {get_nodes, describe_node, get_deployments, describe_deployment, deploy, reap,
+  for (CLI::App* sub : {get_nodes, get_pools, describe_node, get_deployments, describe_deployment, deploy, reap,
                         get_stacks, get_models, get_events, describe_stack, stack_import,
                         model_audit, model_plan, diagnose_log, diagnose_deployment, diagnose,
                         progress, apikey_create, apikey_list}) {
     sub->add_option("-o,--output", g.output, kOutputHelp);
   }
-  for (CLI::App* sub : {get_nodes, get_deployments, get_stacks, get_models, get_events}) {
+  for (CLI::App* sub : {get_nodes, get_pools, get_deployments, get_stacks, get_models, get_events}) {
     sub->add_flag("--no-headers", g.no_headers, "table and wide: no header line");
   }
 
@@ -426,6 +429,7 @@ int main(int argc, char** argv) {
     return RunWatchDeployments(client, get_name, std::cout, std::cerr);
   }
   if (*get_nodes) return RunGetNodes(client, get_name, std::cout, std::cerr);
+  if (*get_pools) return RunGetPools(client, std::cout, std::cerr);
   if (*get_deployments) return RunGetDeployments(client, get_name, std::cout, std::cerr);
   if (*get_events) return RunGetEvents(client, events_for, std::cout, std::cerr);
   if (*wait) return RunWait(client, wait_args, std::cout, std::cerr);

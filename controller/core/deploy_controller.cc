@@ -296,6 +296,7 @@ void DeployController::ReconcileOnce() {
       if (const Attempt* a = deploy_internal::LatestActive(d); a && d.spec().replicas() > 1) {
         ctx.JoinNode(d.spec().name(), a->placement().node());
       }
+      if (!pools_.empty()) CollectPoolDemand(d, ctx);
     }
     for (const auto& [key, d] : deployments_) {
       if (Observe(d, ctx) != Transition::kNone) {
@@ -310,6 +311,7 @@ void DeployController::ReconcileOnce() {
   std::vector<Deployment> changed;
   for (auto& d : work) {
     bool stepped = Step(d, ctx);
+    if (!pools_.empty()) UpdatePoolDemand(d, ctx);
     if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(ReplicaKey(d));
     if (stepped) {
       d.set_revision(d.revision() + 1);
@@ -318,6 +320,11 @@ void DeployController::ReconcileOnce() {
     }
   }
 
+  for (NodePool* pool : pools_) {
+    NodePool::Demand demand = ctx.pool_demand;
+    demand.unplaceable = std::move(ctx.pool_unplaceable[pool->name()]);
+    pool->SetDemand(std::move(demand));
+  }
   const absl::Time t_step = absl::Now();
   // Intent first: persist, then publish to memory, then tell the nodes.
   absl::Status s = store_->PutDeployments(changed);

@@ -21,6 +21,7 @@
 #include "controller/core/fleet_state.h"
 #include "controller/core/knowledge.h"
 #include "controller/core/launch_planner.h"
+#include "controller/core/node_pool.h"
 #include "controller/core/remediation_policy.h"
 #include "controller/store/deployment_store.h"
 #include "controller/store/node_store.h"
@@ -60,6 +61,10 @@ class DeployController : public FleetListener {
   // remediations and pass durations (deploy_metrics.h); none by default.
   // Set before Start.
   void SetMetrics(DeployMetrics* metrics) { metrics_ = metrics; }
+
+  // Node pools (node_pool.h) asked, in this order, for a node when a
+  // replica fits no registered one; none by default. Set before Start.
+  void SetPools(std::vector<NodePool*> pools) { pools_ = std::move(pools); }
 
   // Loads deployments and node generations from the store.
   absl::Status Load() ABSL_LOCKS_EXCLUDED(mu_);
@@ -154,6 +159,21 @@ class DeployController : public FleetListener {
                     const dcufleet::v1::InstanceStatus& instance, StepContext& ctx);
   void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
+  // `d` fits no node (`fleet_lines`: why, per node): when a pool can
+  // provide one, records the replica in the pass's demand for it, sets
+  // Pending with the pool job's state and Slurm's reason in the message
+  // (dcuctl describe deployment shows it), and returns true
+  // (`changed`: the status changed); false when no pool applies
+  // (deploy_provision.cc, the one home of that decision).
+  bool ProvisionFromPool(dcufleet::v1::Deployment& d, const std::vector<std::string>& fleet_lines,
+                         StepContext& ctx, bool* changed);
+  // What every pool is told after a pass: the replicas waiting for a node
+  // and the jobs whose nodes hold instances (from all deployments).
+  void CollectPoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same for a deployment this pass stepped, from its new state.
+  void UpdatePoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx);
+  static void CollectPoolDemandOf(const dcufleet::v1::Deployment& d, StepContext& ctx);
   // A deployment pinned to a node that lacks its model: asks that node to
   // copy it from the nearest clean copy (PickModelSource), once; returns the
   // line for the deployment's message ("" when not applicable); `copying`:
@@ -207,6 +227,7 @@ class DeployController : public FleetListener {
   const common::Clock* const clock_;
   const Options options_;
   DeployMetrics* metrics_ = nullptr;
+  std::vector<NodePool*> pools_;
   const LaunchPlanner planner_;
   const RemediationPolicy policy_;
 

@@ -73,6 +73,12 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
       lines.push_back(copy);
     }
     for (const auto& rj : r.rejections) lines.push_back(absl::StrCat(rj.node(), ": ", rj.reason()));
+    // Fits no registered node: a node pool may provide one (issue 20).
+    if (bool changed = false; ProvisionFromPool(d, lines, ctx, &changed)) {
+      st->clear_rejections();
+      for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+      return changed;
+    }
     std::string msg = absl::StrJoin(lines, "; ");
     bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE || st->message() != msg;
     st->clear_rejections();

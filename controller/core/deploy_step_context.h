@@ -47,6 +47,11 @@ struct DeployController::StepContext {
   // Per deployment name: how many of its replicas' active attempts each
   // node holds (the scheduler's spread preference).
   std::map<std::string, std::map<std::string, int>> replica_nodes;
+  // What the node pools are told at the end of the pass: per pool, the
+  // replicas that chose it because they fit nowhere (key -> devices), and
+  // for every pool the replicas waiting for a node and the busy jobs.
+  std::map<std::string, std::map<std::string, int>> pool_unplaceable;
+  NodePool::Demand pool_demand;
 
   const dcufleet::v1::NodeView* Node(const std::string& name) const {
     auto it = index->find(name);

@@ -325,6 +325,23 @@ void FleetState::OnGoodbye(const std::string& node, const std::string& reason, N
   if (listener_) listener_->OnFleetChanged();
 }
 
+void FleetState::OnAllocationEnded(const std::string& job_id, const std::string& reason) {
+  std::vector<Event> events;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [name, e] : nodes_) {
+      const auto& a = e.view->inventory().allocation();
+      if (a.job_id() != job_id || a.scheduler() != "slurm") continue;
+      if (e.view->state() != dcufleet::v1::NODE_LOST) {
+        SetStateLocked(e, dcufleet::v1::NODE_LOST, reason, &events);
+      }
+    }
+  }
+  if (events.empty()) return;
+  FlushEvents(events);
+  if (listener_) listener_->OnFleetChanged();
+}
+
 void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {
   std::vector<Event> events;
   {

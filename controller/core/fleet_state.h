@@ -71,6 +71,11 @@ class FleetState {
   // now rather than after lost-after. Ignored from a stale session.
   void OnGoodbye(const std::string& node, const std::string& reason, NodeSession* session)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // A node pool saw the batch job `job_id` end (node_pool.h): every node
+  // whose agent runs inside it (inventory.allocation) is Lost at once, as
+  // on a Goodbye that never came (SIGKILL, node failure).
+  void OnAllocationEnded(const std::string& job_id, const std::string& reason)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The stream of `session` ended. After this returns the core never touches
   // `session` again.
   void OnDisconnect(const std::string& node, NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);

@@ -28,6 +28,8 @@ constexpr char kViaProperty[] = "dcufleet_via";
 
 constexpr absl::string_view kFleetPrefix = "/dcufleet.v1.FleetService/";
 constexpr absl::string_view kNodePrefix = "/dcufleet.v1.NodeService/";
+// Read-only (ListPools), for the roles that may read the fleet.
+constexpr absl::string_view kPoolPrefix = "/dcufleet.v1.PoolService/";
 
 std::string View(const grpc::string_ref& s) { return std::string(s.data(), s.size()); }
 
@@ -181,6 +183,12 @@ absl::Status AuthorizeMethod(const Identity& who, absl::string_view path) {
         who.Describe(), " may not call ", method, ": ",
         who.role == Role::kNode ? "node certificates may only call NodeService"
                                 : "it changes the fleet and needs the admin role"));
+  }
+  if (absl::ConsumePrefix(&method, kPoolPrefix)) {
+    if ((who.role == Role::kAdmin || who.role == Role::kReadOnly) && absl::StartsWith(method, "List")) {
+      return absl::OkStatus();
+    }
+    return absl::PermissionDeniedError(absl::StrCat(who.Describe(), " may not call ", path));
   }
   if (absl::StartsWith(path, "/grpc.reflection.")) {
     if (who.role == Role::kAdmin || who.role == Role::kReadOnly) return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_batch_scheduler.h"
 #include "tests/testing/fake_knowledge.h"
 
 namespace dcu::controller {
@@ -1117,6 +1118,128 @@ TEST(RolloutStepTest, OneChangeAtATime) {
   step = NextRolloutStep({&a4, &b4}, target);
   EXPECT_EQ(step.add + step.remove, -2);
   EXPECT_EQ(SpecChanges(a.spec(), target), "max_model_len 4 -> 8");
+}
+
+
+// Issue 20: a replica that fits no registered node asks the Slurm pool;
+// the job's node is placed on once its agent says Hello; the job goes
+// when the deployment does; a job that ends makes its node Lost and the
+// replica is rescheduled through a new job.
+class DeployPoolTest : public DeployControllerTest {
+ protected:
+  void SetUp() override {
+    DeployControllerTest::SetUp();
+    dcufleet::v1::SlurmPoolConfig c;
+    c.set_name("hpc");
+    c.set_partition("dcu");
+    c.add_agent_argv("dcu-agent");
+    c.set_resubmit_after_ms(1000);
+    c.set_max_devices_per_job(4);
+    auto p = NodePool::Create(c, &slurm_, &clock_);
+    ASSERT_TRUE(p.ok()) << p.status();
+    pool_ = std::move(*p);
+    pool_->SetDefaultControllerAddress("ctl:7070");
+    pool_->SetOnJobEnded([this](const std::string& id, const std::string& why) {
+      fleet_->OnAllocationEnded(id, why);
+    });
+    controller_->SetPools({pool_.get()});
+  }
+  void TearDown() override { controller_->SetPools({}); }
+  // The job's agent says Hello with its allocation.
+  void JobNodeHello(const std::string& job, RecordingSession* s, int devices = 4) {
+    auto h = MakeHello("hpc-" + job, "gfx928", devices, 64 * kGiB, 63 * kGiB);
+    auto* a = h.mutable_inventory()->mutable_allocation();
+    a->set_scheduler("slurm");
+    a->set_job_id(job);
+    ASSERT_TRUE(fleet_->OnHello(h, s).ok());
+  }
+  // A reconcile pass, two polls of the queue (the first submits, the
+  // second reads what Slurm says of it), another pass.
+  void Pass() {
+    controller_->ReconcileOnceForTest();
+    pool_->SyncOnce();
+    pool_->SyncOnce();
+    controller_->ReconcileOnceForTest();
+  }
+  FakeBatchScheduler slurm_;
+  std::unique_ptr<NodePool> pool_;
+};
+
+TEST_F(DeployPoolTest, FitsNoNodeSoAJobIsSubmittedPlacedOnItsNodeAndCancelledOnDelete) {
+  RecordingSession small;
+  Connect("node-a", &small, "gfx928", /*devices=*/2);
+  slurm_.set_pending_reason("Resources");
+  ASSERT_TRUE(controller_->Deploy(Spec(4), false).ok());
+  Pass();
+  ASSERT_EQ(slurm_.requests().size(), 1u);
+  EXPECT_EQ(slurm_.requests()[0].gres_count, 4);
+  EXPECT_EQ(slurm_.requests()[0].comment, "qwen3-32b");
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_PENDING);
+  EXPECT_THAT(d.status().message(), HasSubstr("pool 'hpc': slurm job 100 PENDING (Resources)"));
+  EXPECT_THAT(d.status().message(), HasSubstr("node-a: "));
+  Pass();
+  EXPECT_EQ(slurm_.requests().size(), 1u) << "one job per replica";
+
+  slurm_.Run("100", "n1");
+  Pass();
+  EXPECT_THAT(Get("qwen3-32b").status().message(), HasSubstr("RUNNING on n1, waiting for node 'hpc-100'"));
+  RecordingSession job;
+  JobNodeHello("100", &job);
+  Pass();
+  d = Get("qwen3-32b");
+  ASSERT_EQ(d.status().attempts_size(), 1);
+  EXPECT_EQ(d.status().attempts(0).placement().node(), "hpc-100");
+  Pass();
+  EXPECT_TRUE(slurm_.cancelled().empty()) << "its node runs the replica";
+
+  ASSERT_TRUE(controller_->Delete("qwen3-32b").ok());
+  Pass();
+  EXPECT_THAT(slurm_.cancelled(), ::testing::ElementsAre("100"));
+}
+
+TEST_F(DeployPoolTest, AJobThatEndsLosesItsNodeAtOnceAndTheReplicaGetsANewJob) {
+  ASSERT_TRUE(controller_->Deploy(Spec(4), false).ok());
+  Pass();
+  slurm_.Run("100", "n1");
+  RecordingSession job;
+  JobNodeHello("100", &job);
+  Pass();
+  auto inst = job.last().instances(0);
+  Report("hpc-100", &job, inst, dcufleet::v1::INSTANCE_READY);
+  Pass();
+  ASSERT_EQ(Get("qwen3-32b").status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+
+  // scancel from outside: squeue says CANCELLED; no heartbeat timeout.
+  slurm_.End("100", "CANCELLED");
+  Pass();
+  EXPECT_EQ(fleet_->GetNode("hpc-100")->state(), dcufleet::v1::NODE_LOST);
+  EXPECT_THAT(fleet_->GetNode("hpc-100")->state_reason(), HasSubstr("slurm job '100' ended (CANCELLED)"));
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_PENDING);
+  EXPECT_EQ(slurm_.requests().size(), 1u) << "not within resubmit_after";
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  ASSERT_EQ(slurm_.requests().size(), 2u);
+  EXPECT_THAT(Get("qwen3-32b").status().message(), HasSubstr("slurm job 101 PENDING"));
+}
+
+TEST_F(DeployPoolTest, APlacementOnTheFleetCancelsThePendingJob) {
+  ASSERT_TRUE(controller_->Deploy(Spec(4), false).ok());
+  Pass();
+  ASSERT_EQ(slurm_.requests().size(), 1u);
+  RecordingSession a;
+  Connect("node-a", &a);
+  Pass();
+  EXPECT_EQ(Get("qwen3-32b").status().attempts(0).placement().node(), "node-a");
+  EXPECT_THAT(slurm_.cancelled(), ::testing::ElementsAre("100"));
+}
+
+TEST_F(DeployPoolTest, MoreDevicesThanAJobMayHaveStaysUnschedulable) {
+  ASSERT_TRUE(controller_->Deploy(Spec(8), false).ok());
+  Pass();
+  EXPECT_TRUE(slurm_.requests().empty());
+  EXPECT_EQ(Get("qwen3-32b").status().phase(), dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
 }
 
 }  // namespace

@@ -148,6 +148,18 @@ TEST(PolicyTest, EveryFleetMethodByRole) {
   EXPECT_EQ(AuthorizeMethod(admin, "").code(), absl::StatusCode::kPermissionDenied);
 }
 
+TEST(PolicyTest, PoolServiceIsReadOnlyForReaders) {
+  Identity admin{Role::kAdmin, "a", "token"};
+  Identity reader{Role::kReadOnly, "r", "token"};
+  Identity node{Role::kNode, "n1", "certificate"};
+  EXPECT_TRUE(AuthorizeMethod(admin, "/dcufleet.v1.PoolService/ListPools").ok());
+  EXPECT_TRUE(AuthorizeMethod(reader, "/dcufleet.v1.PoolService/ListPools").ok());
+  EXPECT_EQ(AuthorizeMethod(node, "/dcufleet.v1.PoolService/ListPools").code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(AuthorizeMethod(admin, "/dcufleet.v1.PoolService/CancelJob").code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
 TEST(ProcessorTest, DecidesFromTokenOrCertificate) {
   AuthProcessor p(Tokens());
   const std::string deploy = "/dcufleet.v1.FleetService/Deploy";

@@ -1,0 +1,103 @@
+# A real Slurm 22.05 cluster on loopback for benchmarks (issue 22), sourced:
+# one slurmctld and N slurmd on this host (`slurmd -N nX`, each on its own
+# port), AuthType=auth/none, everything under SLURM_BENCH_DIR, every daemon
+# stopped by pid. The configuration is the test harness's
+# (tests/testing/slurm_cluster.cc); pitfalls of this Debian build, measured:
+# Gres= on NodeName lines is dropped while parsing, so GRES is set with
+# `scontrol update` once the slurmds register, and nodes that register
+# drained are resumed; the packaged -emulator daemons do not start.
+#
+#   slurm_cluster_start DIR NODES GRES_PER_NODE [SCHEDULER_PARAMETERS]
+#   slurm_cluster_stop
+# Afterwards SLURM_CONF names the cluster's slurm.conf for every client.
+
+slurm_bench_free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+slurm_cluster_start() {
+  local dir="$1" nodes="$2" gres="$3" sched_params="${4:-}"
+  SLURM_BENCH_DIR="$dir"
+  SLURM_BENCH_PIDS=()
+  mkdir -p "$dir"/{etc,state,log,run,dev}
+  local i
+  for i in $(seq 0 $((gres - 1))); do ln -sf /dev/null "$dir/dev/dcu$i"; done
+  echo "NodeName=n[1-$nodes] Name=dcu File=$dir/dev/dcu[0-$((gres - 1))]" >"$dir/etc/gres.conf"
+  export SLURM_CONF="$dir/etc/slurm.conf"
+  {
+    echo "ClusterName=dcubench"
+    echo "SlurmctldHost=localhost(127.0.0.1)"
+    echo "SlurmctldPort=$(slurm_bench_free_port)"
+    echo "SlurmUser=root"
+    echo "SlurmdUser=root"
+    echo "AuthType=auth/none"
+    echo "CredType=cred/none"
+    echo "ProctrackType=proctrack/pgid"
+    echo "TaskPlugin=task/none"
+    echo "SelectType=select/cons_tres"
+    echo "SelectTypeParameters=CR_Core"
+    echo "GresTypes=dcu"
+    echo "MpiDefault=none"
+    echo "JobAcctGatherType=jobacct_gather/none"
+    echo "AccountingStorageType=accounting_storage/none"
+    echo "SchedulerType=sched/backfill"
+    [ -n "$sched_params" ] && echo "SchedulerParameters=$sched_params"
+    echo "ReturnToService=2"
+    echo "SlurmdParameters=config_overrides"
+    echo "SlurmctldTimeout=30"
+    echo "SlurmdTimeout=300"
+    echo "InactiveLimit=0"
+    echo "MinJobAge=2"
+    echo "KillWait=5"
+    echo "MessageTimeout=30"
+    echo "MaxJobCount=100000"
+    echo "StateSaveLocation=$dir/state"
+    echo "SlurmdSpoolDir=$dir/spool/%n"
+    echo "SlurmctldPidFile=$dir/run/slurmctld.pid"
+    echo "SlurmdPidFile=$dir/run/slurmd-%n.pid"
+    echo "SlurmctldLogFile=$dir/log/slurmctld.log"
+    echo "SlurmdLogFile=$dir/log/slurmd-%n.log"
+    echo "SlurmctldDebug=error"
+    echo "SlurmdDebug=error"
+    for i in $(seq 1 "$nodes"); do
+      echo "NodeName=n$i NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=8 RealMemory=1000 Gres=dcu:$gres Port=$(slurm_bench_free_port)"
+    done
+    echo "PartitionName=dcu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
+  } >"$SLURM_CONF"
+  slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+  SLURM_BENCH_PIDS+=($!)
+  for i in $(seq 1 "$nodes"); do
+    mkdir -p "$dir/spool/n$i"
+    slurmd -D -N "n$i" -f "$SLURM_CONF" >"$dir/log/slurmd-n$i.out" 2>&1 &
+    SLURM_BENCH_PIDS+=($!)
+  done
+  # Until every node is idle with its GRES (set once by hand: see above).
+  local updated=0 idle line
+  for _ in $(seq 1 600); do
+    idle=0
+    local missing=() drained=()
+    while IFS='|' read -r name state g; do
+      [ -z "$name" ] && continue
+      if [[ "$g" != *"dcu:$gres"* ]]; then missing+=("$name"); fi
+      if [[ "$state" == drain* ]]; then drained+=("$name"); fi
+      if [[ "$g" == *"dcu:$gres"* && "$state" == idle* ]]; then idle=$((idle + 1)); fi
+    done < <(sinfo -h -N -o '%N|%T|%G' 2>/dev/null)
+    [ "$idle" -eq "$nodes" ] && return 0
+    if [ "$updated" = 0 ] && [ $(( ${#missing[@]} + ${#drained[@]} )) -gt 0 ] &&
+       [ "$(sinfo -h -N -o '%N' 2>/dev/null | wc -l)" -ge "$nodes" ]; then
+      updated=1
+      for line in "${missing[@]}"; do scontrol update nodename="$line" gres="dcu:$gres" || true; done
+      for line in "${drained[@]}"; do scontrol update nodename="$line" state=resume || true; done
+    fi
+    sleep 0.5
+  done
+  echo "Slurm: $idle of $nodes nodes idle with dcu:$gres after 300 s; logs under $dir/log" >&2
+  return 1
+}
+
+slurm_cluster_stop() {
+  if [ -n "${SLURM_CONF:-}" ]; then scancel --quiet --user=root 2>/dev/null || true; fi
+  local p
+  for p in "${SLURM_BENCH_PIDS[@]:1}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${SLURM_BENCH_PIDS[@]:1}"; do wait "$p" 2>/dev/null || true; done
+  [ "${#SLURM_BENCH_PIDS[@]}" -gt 0 ] && { kill "${SLURM_BENCH_PIDS[0]}" 2>/dev/null || true; wait "${SLURM_BENCH_PIDS[0]}" 2>/dev/null || true; }
+  SLURM_BENCH_PIDS=()
+}

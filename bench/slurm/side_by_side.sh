@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Placements/s side by side with real Slurm 22.05 (issue 22), opt-in, never
+# part of scripts/test. Same machine, same job shape, one run:
+#   - Slurm: NODES slurmd on loopback (bench/slurm/cluster.sh), 8 GRES dcu
+#     each; one held job array of 2 x NODES tasks of `--gres=dcu:4 -n1`
+#     (exactly the fleet's capacity), released at once with
+#     `scontrol release`; the window runs from the release until squeue
+#     shows every task RUNNING (slurmctld has placed it).
+#   - dcufleet: dcu-loadgen --mode place with NODES simulated agents of 8
+#     devices and 2 x NODES deployments of TP 4 (--tp 4), its own figure
+#     (deployments persisted and at their agents per second).
+# Rounds alternate (Slurm, dcufleet, Slurm, …); each side's median of
+# ROUNDS is printed with its spread, and the ratio of the medians.
+#   bench/slurm/side_by_side.sh [--nodes 100] [--rounds 5] [--slurm-only]
+#     [--sched-params 'default_queue_depth=10000']
+# --sched-params: Slurm's SchedulerParameters (default: none, Slurm's own
+# defaults, as a site gets them; the figure says which was used).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+
+NODES=100
+ROUNDS=5
+SLURM_ONLY=0
+SCHED_PARAMS=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) NODES="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --slurm-only) SLURM_ONLY=1; shift ;;
+    --sched-params) SCHED_PARAMS="$2"; shift 2 ;;
+    *) echo "usage: $0 [--nodes N] [--rounds R] [--slurm-only] [--sched-params P]" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "run as root: slurmd runs the jobs (SlurmdUser=root)" >&2; exit 2; }
+for b in slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
+  command -v "$b" >/dev/null || { echo "'$b' missing: apt-get install slurmctld slurmd slurm-client" >&2; exit 2; }
+done
+JOBS=$((2 * NODES))
+if [ "$SLURM_ONLY" = 0 ]; then
+  [ -n "${DCU_BENCH_BIN:-}" ] || build_targets dcu-loadgen dcu-controller
+  BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
+  if ! "$BIN/dcu-loadgen" --help 2>&1 | grep -q -- "--tp"; then
+    echo "this dcu-loadgen has no --tp flag (its TP mix is fixed): the job shapes would differ" >&2
+    exit 2
+  fi
+fi
+
+WORK="$(mktemp -d /tmp/dcu-slurm-bench.XXXXXX)"
+cleanup() { slurm_cluster_stop; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+log "starting Slurm: 1 slurmctld + $NODES slurmd, 8 x dcu each${SCHED_PARAMS:+, SchedulerParameters=$SCHED_PARAMS}"
+slurm_cluster_start "$WORK/slurm" "$NODES" 8 "$SCHED_PARAMS"
+
+now() { date +%s.%N; }
+running_tasks() { squeue -h -r -t RUNNING -o '%i' 2>/dev/null | wc -l; }
+queued_tasks() { squeue -h -r -o '%i' 2>/dev/null | wc -l; }
+
+slurm_round() {  # prints placements/s
+  local id t0 t1 n
+  id="$(sbatch --parsable -H --array="1-$JOBS" --gres=dcu:4 -n1 -o /dev/null --wrap 'sleep 86400')"
+  id="${id%%;*}"
+  t0="$(now)"
+  scontrol release "$id" >/dev/null
+  for _ in $(seq 1 6000); do
+    n="$(running_tasks)"
+    [ "$n" -ge "$JOBS" ] && break
+    sleep 0.05
+  done
+  t1="$(now)"
+  [ "$n" -ge "$JOBS" ] || { echo "Slurm placed $n of $JOBS tasks in 300 s" >&2; return 1; }
+  scancel "$id"
+  for _ in $(seq 1 600); do [ "$(queued_tasks)" -eq 0 ] && break; sleep 0.2; done
+  # Every slurmstepd gone and the nodes idle again before the next round.
+  for _ in $(seq 1 600); do
+    [ "$(sinfo -h -t idle -N -o '%N' | wc -l)" -ge "$NODES" ] && break; sleep 0.2
+  done
+  python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$JOBS" "$t0" "$t1"
+}
+
+dcufleet_round() {  # prints placements/s
+  "$BIN/dcu-loadgen" --mode place --agents "$NODES" --deployments "$JOBS" --tp 4 \
+    --report-interval 5 --json "$WORK/loadgen.json" >"$WORK/loadgen.log" 2>&1 ||
+    { tail -20 "$WORK/loadgen.log" >&2; return 1; }
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('%.1f' % d['placements_per_s'])" "$WORK/loadgen.json"
+}
+
+SLURM=() FLEET=()
+for r in $(seq 1 "$ROUNDS"); do
+  SLURM+=("$(slurm_round)")
+  log "round $r: Slurm ${SLURM[-1]} placements/s"
+  if [ "$SLURM_ONLY" = 0 ]; then
+    FLEET+=("$(dcufleet_round)")
+    log "round $r: dcufleet ${FLEET[-1]} placements/s"
+  fi
+done
+
+python3 - "$NODES" "$JOBS" "${SCHED_PARAMS:-Slurm defaults}" "${SLURM[*]}" "${FLEET[*]:-}" <<'PY'
+import statistics, sys
+nodes, jobs, params, slurm, fleet = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+s = [float(x) for x in slurm.split()]
+f = [float(x) for x in fleet.split()] if fleet.strip() else []
+print(f"## {nodes} nodes x 8 devices, {jobs} placements of 4 devices per round ({params})\n")
+print("| scheduler | median placements/s | spread (min-max) | rounds |")
+print("| --- | --- | --- | --- |")
+print(f"| Slurm 22.05 | {statistics.median(s):.1f} | {min(s):.1f}-{max(s):.1f} | {' '.join(map(str, s))} |")
+if f:
+    print(f"| dcufleet | {statistics.median(f):.1f} | {min(f):.1f}-{max(f):.1f} | {' '.join(map(str, f))} |")
+    print(f"\nratio of medians: {statistics.median(f) / statistics.median(s):.1f}x")
+PY

@@ -29,7 +29,7 @@ inline absl::Status NotLeaderError(absl::string_view leader_address, absl::strin
 // The leader's address when `s` is a NotLeaderError ("" when none leads);
 // nullopt for any other status.
 inline std::optional<std::string> NotLeaderAddress(const absl::Status& s) {
-  std::optional<absl::Cord> p = s.GetPayload(kNotLeaderPayload);
+  auto p = s.GetPayload(kNotLeaderPayload);
   if (!p) return std::nullopt;
   return std::string(*p);
 }

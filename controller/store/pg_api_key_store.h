@@ -7,6 +7,7 @@
 
 namespace dcu::controller {
 
+// The twin of SqliteApiKeyStore; every write a Transaction (fenced).
 class PgApiKeyStore : public ApiKeyStore {
  public:
   explicit PgApiKeyStore(std::shared_ptr<PgDatabase> db) : db_(std::move(db)) {}

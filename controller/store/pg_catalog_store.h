@@ -9,8 +9,9 @@
 
 namespace dcu::controller {
 
-// CatalogStore over one PgDatabase (tables of migrations/0002_catalog.sql).
-// Shares the connection with PgStore when given its database().
+// CatalogStore over one PgDatabase (tables of
+// migrations/postgres/0002_catalog.sql): SqliteCatalogStore's twin. Shares
+// the connection with PgStore when given its database().
 class PgCatalogStore : public CatalogStore {
  public:
   // Connects to `url` (postgres://…) and applies the embedded migrations

@@ -7,6 +7,7 @@
 
 namespace dcu::controller {
 
+// The twin of SqliteDeploymentStore; every write a Transaction (fenced).
 class PgDeploymentStore : public DeploymentStore {
  public:
   explicit PgDeploymentStore(std::shared_ptr<PgDatabase> db) : db_(std::move(db)) {}

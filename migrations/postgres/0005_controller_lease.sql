@@ -7,8 +7,8 @@ CREATE TABLE controller_lease (
   id          INTEGER PRIMARY KEY CHECK (id = 1),
   -- Who holds it (a per-process id) and where its gRPC API listens, which
   -- followers give writers.
-  holder      TEXT NOT NULL,
-  address     TEXT NOT NULL,
+  holder      TEXT COLLATE "C" NOT NULL,
+  address     TEXT COLLATE "C" NOT NULL,
   token       BIGINT NOT NULL,
   expires_at  TIMESTAMPTZ NOT NULL
 );

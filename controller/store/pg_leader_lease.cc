@@ -26,6 +26,8 @@ constexpr char kRead[] =
 constexpr char kFence[] =
     "SELECT 1 FROM controller_lease WHERE id = 1 AND token = ? AND expires_at > clock_timestamp() "
     "FOR SHARE";
+constexpr char kCurrentLeader[] =
+    "SELECT address FROM controller_lease WHERE id = 1 AND expires_at > clock_timestamp()";
 constexpr char kRelease[] =
     "UPDATE controller_lease SET expires_at = 'epoch' WHERE id = 1 AND token = ?";
 
@@ -124,17 +126,28 @@ absl::Status PgLeaderLease::Release() {
   });
 }
 
+namespace {
+// The leader's address as the row says now (this process's memory of it
+// may be its own, from before it was deposed); "" when none leads.
+std::string CurrentLeader(PgDatabase& db) {
+  auto q = db.Prepare(kCurrentLeader);
+  if (!q.ok()) return "";
+  auto row = (*q)->Step();
+  return row.ok() && *row ? (*q)->ColumnText(0) : "";
+}
+}  // namespace
+
 std::function<absl::Status(PgDatabase&)> PgLeaderLease::WriteFence() {
   return [this](PgDatabase& db) -> absl::Status {
     const int64_t mine = token();
-    if (mine == 0) return NotLeaderError(LeaderAddress(), "this controller does not hold the lease");
+    if (mine == 0) return NotLeaderError(CurrentLeader(db), "this controller does not hold the lease");
     DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(kFence));
     q->Bind(1, mine);
     DCU_ASSIGN_OR_RETURN(bool row, q->Step());
     if (!row) {
       // Deposed (or expired) while this process was not looking.
       if (token_.load() == mine) StepDown();
-      return NotLeaderError(LeaderAddress(),
+      return NotLeaderError(CurrentLeader(db),
                             absl::StrCat("lease token ", mine, " is no longer the current one"));
     }
     return absl::OkStatus();

@@ -37,6 +37,7 @@
 #include "controller/service/http_api.h"
 #include "controller/service/node_service.h"
 #include "controller/service/server_security.h"
+#include "controller/service/standby_service.h"
 #include "controller/store/pg_leader_lease.h"
 #include "controller/store/store_lock.h"
 #include "controller/store/store_set.h"
@@ -236,6 +237,18 @@ int main(int argc, char** argv) {
     stores.postgres->SetWriteFence(lease->WriteFence());
     signal(SIGTERM, OnStopSignal);
     signal(SIGINT, OnStopSignal);
+    // While standing by, the port answers every call with the leader's
+    // address (standby_service.h), so clients with several addresses move
+    // on at once. Not with --listen HOST:0: the leader's port would differ.
+    dcu::controller::StandbyService standby_service([&lease] { return lease->LeaderAddress(); });
+    std::unique_ptr<grpc::Server> standby_server;
+    if (hp->port != 0) {
+      grpc::ServerBuilder standby_builder;
+      standby_builder.AddListeningPort(listen, security->credentials);
+      standby_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+      standby_builder.RegisterCallbackGenericService(&standby_service);
+      standby_server = standby_builder.BuildAndStart();
+    }
     std::string last_leader = "-";
     while (!g_stop) {
       absl::StatusOr<bool> leads = lease->Tick();
@@ -249,6 +262,8 @@ int main(int argc, char** argv) {
       }
       absl::SleepFor(absl::Seconds(lease_renew_s));
     }
+    if (standby_server) standby_server->Shutdown(std::chrono::system_clock::now());
+    standby_server.reset();
     if (g_stop) return 0;
     DCU_LOG_INFO("leading on '", db_shown, "' with lease token ", lease->token());
     lease->Start([](bool leading) {

@@ -94,6 +94,11 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
       << b.Log();
   EXPECT_THAT(b.Log(), ::testing::HasSubstr(a.Addr())) << "the standby names the leader";
   EXPECT_FALSE(b.Serving()) << "a standby serves while another controller leads";
+  // The standby's port answers every call with where the leader is.
+  CmdResult to_standby = b.Dcuctl({"apikey", "create", "via-standby"});
+  EXPECT_NE(to_standby.exit_code, 0);
+  EXPECT_THAT(to_standby.err, ::testing::HasSubstr(absl::StrCat("the leader is at ", a.Addr())))
+      << to_standby.err;
   CmdResult first = a.Dcuctl({"apikey", "create", "before"});
   ASSERT_EQ(first.exit_code, 0) << first.err << a.Log();
 

@@ -7,7 +7,7 @@ namespace dcu::controller {
 grpc::ServerGenericBidiReactor* StandbyService::CreateReactor(
     grpc::GenericCallbackServerContext* ctx) {
   const std::string leader = leader_();
-  ctx->AddTrailingMetadata(kLeaderMetadataKey, leader);
+  ctx->AddTrailingMetadata(common::kLeaderMetadataKey, leader);
   class Refuse : public grpc::ServerGenericBidiReactor {
    public:
     explicit Refuse(const std::string& leader) {

@@ -13,9 +13,9 @@
 #include <functional>
 #include <string>
 
-namespace dcu::controller {
+#include "common/leader.h"
 
-inline constexpr char kLeaderMetadataKey[] = "dcufleet-leader";
+namespace dcu::controller {
 
 class StandbyService : public grpc::CallbackGenericService {
  public:

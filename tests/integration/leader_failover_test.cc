@@ -99,6 +99,10 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
   EXPECT_NE(to_standby.exit_code, 0);
   EXPECT_THAT(to_standby.err, ::testing::HasSubstr(absl::StrCat("the leader is at ", a.Addr())))
       << to_standby.err;
+  // Given both, dcuctl goes to the leader the standby names.
+  CmdResult both = RunCmd({BinPath("dcuctl"), "--controller", absl::StrCat(b.Addr(), ",", a.Addr()),
+                           "--timeout", "10", "apikey", "create", "via-list"});
+  EXPECT_EQ(both.exit_code, 0) << both.err;
   CmdResult first = a.Dcuctl({"apikey", "create", "before"});
   ASSERT_EQ(first.exit_code, 0) << first.err << a.Log();
 
@@ -119,10 +123,12 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
   // happened.
   EXPECT_NE(late.exit_code, 0) << "a write to the deposed leader succeeded: " << late.out;
   EXPECT_THAT(a.Log(), ::testing::HasSubstr("lost the lease"));
-  EXPECT_THAT(ApiKeyNames(*url), ::testing::ElementsAre("after", "before"));
-  // b still leads and serves.
-  CmdResult still = b.Dcuctl({"apikey", "list"});
+  EXPECT_THAT(ApiKeyNames(*url), ::testing::ElementsAre("after", "before", "via-list"));
+  // b still leads and serves; a list naming the dead leader first finds it.
+  CmdResult still = RunCmd({BinPath("dcuctl"), "--controller", absl::StrCat(a.Addr(), ",", b.Addr()),
+                            "--timeout", "10", "apikey", "list"});
   EXPECT_EQ(still.exit_code, 0) << still.err;
+  EXPECT_THAT(still.out, ::testing::HasSubstr("via-list"));
   b.process().Signal(SIGTERM);
   EXPECT_EQ(b.process().Wait(absl::Seconds(20)), 0) << b.Log();
 }

@@ -103,6 +103,19 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
   CmdResult both = RunCmd({BinPath("dcuctl"), "--controller", absl::StrCat(b.Addr(), ",", a.Addr()),
                            "--timeout", "10", "apikey", "create", "via-list"});
   EXPECT_EQ(both.exit_code, 0) << both.err;
+  // An agent given both addresses, the standby's first, reaches the leader.
+  ChildProcess agent({BinPath("dcu-agent"), "--controller", absl::StrCat(b.Addr(), ",", a.Addr()),
+                      "--node", "node-1", "--root",
+                      SourceDir() + "/tests/fixtures/sysfs/k100ai-8x/root", "--state-dir",
+                      dir.Join("agent-state"), "--max-backoff", "0.5"},
+                     dir.Join("agent.log"));
+  auto node_ready_on = [](const Controller& c) {
+    CmdResult r = c.Dcuctl({"get", "nodes"});
+    return r.exit_code == 0 && absl::StrContains(r.out, "node-1") && absl::StrContains(r.out, "Ready") &&
+           !absl::StrContains(r.out, "NotReady");
+  };
+  EXPECT_TRUE(WaitFor([&] { return node_ready_on(a); }, absl::Seconds(30)))
+      << agent.Log() << a.Log();
   CmdResult first = a.Dcuctl({"apikey", "create", "before"});
   ASSERT_EQ(first.exit_code, 0) << first.err << a.Log();
 
@@ -114,6 +127,9 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
       << "the standby did not take over: " << b.Log();
   CmdResult on_b = b.Dcuctl({"apikey", "create", "after"});
   EXPECT_EQ(on_b.exit_code, 0) << on_b.err << b.Log();
+  // The agent, cut off from the stopped leader, finds the new one.
+  EXPECT_TRUE(WaitFor([&] { return node_ready_on(b); }, absl::Seconds(30)))
+      << agent.Log() << b.Log();
 
   a.process().Signal(SIGCONT);
   EXPECT_EQ(a.process().Wait(absl::Seconds(20)), 3) << "the woken leader must step down: " << a.Log();

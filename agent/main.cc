@@ -90,7 +90,9 @@ int main(int argc, char** argv) {
   double status_interval_s = 5, max_backoff_s = 30, memprobe_timeout_s = 20;
   double engine_scrape_interval_s = 1;
   std::string metrics_listen, transfer_listen;
-  app.add_option("--controller", controller, "controller HOST:PORT to dial");
+  app.add_option("--controller", controller,
+                 "controller HOST:PORT to dial; several, comma-separated, for controllers "
+                 "sharing one PostgreSQL database: the leader among them (docs/ha.md)");
   std::string advertise_address;
   app.add_option("--advertise-address", advertise_address,
                  "host (IP or DNS name) others reach this node's instances at; default: the "

@@ -40,8 +40,8 @@ function(dcu_forbid_links target pattern why)
   endforeach()
 endfunction()
 
-dcu_forbid_links(dcu_controller_core "gRPC::|grpc|SQLite::|sqlite|dcu_proto_grpc|dcu_store|dcu_sqlite"
-  "controller/core decides; gRPC and SQLite live in controller/service and controller/store")
+dcu_forbid_links(dcu_controller_core "gRPC::|grpc|SQLite::|sqlite|dcu_proto_grpc|dcu_store|dcu_sqlite|dcu_pg_store|LIBPQ"
+  "controller/core decides; gRPC, SQLite and libpq live in controller/service and controller/store")
 dcu_forbid_links(dcu_modelkit "gRPC::|grpc|SQLite::|sqlite|dcu_proto_grpc|dcu_controller"
   "modelkit is the shared lower wing: no gRPC, SQLite or controller code")
 dcu_forbid_links(dcu_diagnosis "gRPC::|grpc|SQLite::|sqlite|dcu_proto_grpc|dcu_controller"

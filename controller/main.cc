@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -33,9 +34,6 @@
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
-#include "controller/store/sqlite_api_key_store.h"
-#include "controller/store/sqlite_catalog_store.h"
-#include "controller/store/sqlite_deployment_store.h"
 #include "common/http_server.h"
 #include "controller/service/controller_metrics.h"
 #include "controller/service/fleet_service.h"
@@ -43,8 +41,10 @@
 #include "controller/service/node_service.h"
 #include "controller/service/pool_service.h"
 #include "controller/service/server_security.h"
-#include "controller/store/sqlite_store.h"
+#include "controller/service/standby_service.h"
+#include "controller/store/pg_leader_lease.h"
 #include "controller/store/store_lock.h"
+#include "controller/store/store_set.h"
 
 namespace {
 // Set from the signal handler; the main loop polls it (only an atomic store is
@@ -65,7 +65,23 @@ int main(int argc, char** argv) {
   bool insecure = false;
   double not_ready_after_s = 15, lost_after_s = 60, status_interval_s = 5;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free port)");
-  app.add_option("--db", db, "SQLite database file (created if missing)");
+  app.add_option("--db", db,
+                 "SQLite database file (created if missing), or postgres://USER@HOST:PORT/DB: "
+                 "a PostgreSQL database that any number of controllers share, one leading "
+                 "(docs/ha.md)");
+  double lease_s = 6, lease_renew_s = 2;
+  std::string advertise;
+  app.add_option("--lease", lease_s,
+                 "PostgreSQL only: seconds a leader's lease lasts without renewal; a standby "
+                 "takes over after it")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--lease-renew", lease_renew_s, "PostgreSQL only: seconds between renewals")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--advertise", advertise,
+                 "PostgreSQL only: HOST:PORT by which agents and dcuctl reach this controller, "
+                 "recorded with the lease for the standbys to name (default: --listen)");
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
   app.add_option("--http-listen", http_listen,
                  "HOST:PORT for HTTP: Prometheus /metrics, the dashboard /ui/ and the read-only "
@@ -167,6 +183,12 @@ int main(int argc, char** argv) {
     pools_config = std::move(*pc);
   }
 
+  const bool postgres = dcu::controller::IsPostgresUrl(db);
+  if (postgres && lease_renew_s * 2 > lease_s) {
+    std::cerr << "dcu-controller: --lease-renew " << lease_renew_s << " must be at most half of --lease "
+              << lease_s << " (a leader must get at least two renewals through per lease)\n";
+    return 2;
+  }
   // One controller per store, held for the process's life (before the file
   // is even checked, so a second controller never reads a store mid-write).
   auto holder = [&](const std::string& address) {
@@ -176,7 +198,7 @@ int main(int argc, char** argv) {
   // The database's directory is created when missing (the README's
   // /var/lib/dcufleet/controller.db on a fresh machine used to fail with
   // SQLite's "unable to open database file").
-  if (db != ":memory:") {
+  if (db != ":memory:" && !postgres) {
     std::filesystem::path parent = std::filesystem::path(db).parent_path();
     std::error_code ec;
     if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
@@ -191,22 +213,88 @@ int main(int argc, char** argv) {
                                    std::filesystem::perm_options::replace, ec);
     }
   }
-  auto store_lock = dcu::controller::StoreLock::Acquire(db, holder(listen));
-  if (!store_lock.ok()) {
-    std::cerr << "dcu-controller: " << store_lock.status().message() << "\n";
+  // SQLite: one controller per file (the lock). PostgreSQL: any number,
+  // one leading (the lease, below).
+  std::optional<dcu::controller::StoreLock> store_lock;
+  if (!postgres) {
+    auto lock = dcu::controller::StoreLock::Acquire(db, holder(listen));
+    if (!lock.ok()) {
+      std::cerr << "dcu-controller: " << lock.status().message() << "\n";
+      return 1;
+    }
+    store_lock.emplace(std::move(*lock));
+  }
+  const std::string db_shown = postgres ? dcu::controller::RedactPostgresUrl(db) : db;
+  auto opened = dcu::controller::OpenStores(db);
+  if (!opened.ok()) {
+    std::cerr << "dcu-controller: " << opened.status().message() << "\n";
     return 1;
   }
-  auto store = dcu::controller::SqliteStore::Open(db);
-  if (!store.ok()) {
-    std::cerr << "dcu-controller: " << store.status().message() << "\n";
-    return 1;
-  }
-  auto schema = (*store)->database()->SchemaVersion();
+  dcu::controller::StoreSet& stores = *opened;
+  auto schema = stores.SchemaVersion();
 
-  std::shared_ptr<dcu::controller::SqliteDatabase> database = (*store)->database();
-  dcu::controller::SqliteCatalogStore catalog_store(database);
-  dcu::controller::SqliteDeploymentStore deployment_store(database);
-  dcu::controller::SqliteApiKeyStore api_key_store(database);
+  // PostgreSQL: stand by until this controller holds the lease; every store
+  // write is fenced by it from here on (pg_leader_lease.h). Losing it ends
+  // the process at once: a deposed leader's memory of the fleet is stale,
+  // and a restart comes back as a standby.
+  std::unique_ptr<dcu::controller::PgLeaderLease> lease;
+  if (postgres) {
+    dcu::controller::PgOptions lease_conn;
+    lease_conn.lock_timeout = absl::Seconds(lease_renew_s / 2);
+    auto conn = dcu::controller::PgDatabase::Open(db, lease_conn);
+    if (!conn.ok()) {
+      std::cerr << "dcu-controller: " << conn.status().message() << "\n";
+      return 1;
+    }
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    lease = std::make_unique<dcu::controller::PgLeaderLease>(
+        std::move(*conn), absl::StrCat(host, ":", getpid(), ":", absl::ToUnixNanos(absl::Now())),
+        advertise.empty() ? listen : advertise,
+        dcu::controller::LeaseOptions{absl::Seconds(lease_s), absl::Seconds(lease_renew_s)});
+    stores.postgres->SetWriteFence(lease->WriteFence());
+    signal(SIGTERM, OnStopSignal);
+    signal(SIGINT, OnStopSignal);
+    // While standing by, the port answers every call with the leader's
+    // address (standby_service.h), so clients with several addresses move
+    // on at once. Not with --listen HOST:0: the leader's port would differ.
+    dcu::controller::StandbyService standby_service([&lease] { return lease->LeaderAddress(); });
+    std::unique_ptr<grpc::Server> standby_server;
+    if (hp->port != 0) {
+      grpc::ServerBuilder standby_builder;
+      standby_builder.AddListeningPort(listen, security->credentials);
+      standby_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+      standby_builder.RegisterCallbackGenericService(&standby_service);
+      standby_server = standby_builder.BuildAndStart();
+    }
+    std::string last_leader = "-";
+    while (!g_stop) {
+      absl::StatusOr<bool> leads = lease->Tick();
+      if (leads.ok() && *leads) break;
+      std::string now = leads.ok() ? lease->LeaderAddress() : std::string(leads.status().message());
+      if (now != last_leader) {
+        DCU_LOG_INFO("standby on '", db_shown, "': ",
+                     leads.ok() ? absl::StrCat("the leader is at '", now, "'")
+                                : absl::StrCat("cannot reach the lease: ", now));
+        last_leader = now;
+      }
+      absl::SleepFor(absl::Seconds(lease_renew_s));
+    }
+    if (standby_server) standby_server->Shutdown(std::chrono::system_clock::now());
+    standby_server.reset();
+    if (g_stop) return 0;
+    DCU_LOG_INFO("leading on '", db_shown, "' with lease token ", lease->token());
+    lease->Start([](bool leading) {
+      if (leading) return;
+      DCU_LOG_ERROR("lost the lease (another controller leads, or the database was unreachable "
+                    "for a whole lease); exiting so that nothing acts on stale state");
+      _exit(3);
+    });
+  }
+
+  dcu::controller::CatalogStore& catalog_store = *stores.catalog;
+  dcu::controller::DeploymentStore& deployment_store = *stores.deployments;
+  dcu::controller::ApiKeyStore& api_key_store = *stores.api_keys;
 
   // The shipped catalog: imported at every start (idempotent). A bad file
   // stops the start with file:line and reason rather than running half-known.
@@ -263,10 +351,10 @@ int main(int argc, char** argv) {
   opts.not_ready_after = absl::Seconds(not_ready_after_s);
   opts.lost_after = absl::Seconds(lost_after_s);
   opts.status_interval = absl::Seconds(status_interval_s);
-  dcu::controller::FleetState fleet(store->get(), store->get(), &dcu::common::RealClock::Get(),
+  dcu::controller::FleetState fleet(stores.nodes, stores.events, &dcu::common::RealClock::Get(),
                                     opts);
   if (absl::Status s = fleet.Load(); !s.ok()) {
-    std::cerr << "dcu-controller: loading nodes from '" << db << "': " << s.message() << "\n";
+    std::cerr << "dcu-controller: loading nodes from '" << db_shown << "': " << s.message() << "\n";
     return 1;
   }
 
@@ -274,10 +362,10 @@ int main(int argc, char** argv) {
   dopts.interval = absl::Seconds(reconcile_interval_s);
   dopts.instance_port_base = instance_port_base;
   dcu::controller::DeployController deployments(&fleet, &knowledge, &diagnoser, &deployment_store,
-                                                store->get(), &dcu::common::RealClock::Get(),
+                                                stores.events, &dcu::common::RealClock::Get(),
                                                 dopts);
   if (absl::Status s = deployments.Load(); !s.ok()) {
-    std::cerr << "dcu-controller: loading deployments from '" << db << "': " << s.message() << "\n";
+    std::cerr << "dcu-controller: loading deployments from '" << db_shown << "': " << s.message() << "\n";
     return 1;
   }
   fleet.SetListener(&deployments);
@@ -286,7 +374,7 @@ int main(int argc, char** argv) {
   if (!http_listen.empty()) {
     metrics = std::make_unique<dcu::controller::ControllerMetrics>();
     deployments.SetMetrics(metrics.get());
-    database->SetTransactionObserver([m = metrics.get()](absl::Duration took, bool ok) {
+    stores.SetTransactionObserver([m = metrics.get()](absl::Duration took, bool ok) {
       m->OnStoreTransaction(took, ok);
     });
   }
@@ -323,7 +411,7 @@ int main(int argc, char** argv) {
   dcu::controller::NodeServiceImpl node_service(&fleet);
   dcu::controller::FleetServiceDeps deps;
   deps.fleet = &fleet;
-  deps.events = store->get();
+  deps.events = stores.events;
   deps.deployments = &deployments;
   deps.catalog = &catalog_store;
   deps.api_keys = &api_key_store;
@@ -331,7 +419,7 @@ int main(int argc, char** argv) {
     knowledge.Invalidate();
     deployments.MarkDirty();
   };
-  deps.db_path = db;
+  deps.db_path = db_shown;
   deps.schema_version = schema.ok() ? *schema : 0;
   dcu::controller::FleetServiceImpl fleet_service(deps);
   grpc::EnableDefaultHealthCheckService(true);
@@ -358,9 +446,9 @@ int main(int argc, char** argv) {
               << "' (address in use — another dcu-controller? — or not available)\n";
     return 1;
   }
-  (void)store_lock->UpdateHolder(holder(absl::StrCat(hp->host, ":", bound_port)));
+  if (store_lock) (void)store_lock->UpdateHolder(holder(absl::StrCat(hp->host, ":", bound_port)));
   DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
-               bound_port, ", database '", db, "' (schema ", schema.ok() ? *schema : 0, "), ",
+               bound_port, ", database '", db_shown, "' (schema ", schema.ok() ? *schema : 0, "), ",
                security->summary);
   // Agents of the pools' jobs dial this controller unless the pools name
   // another address.
@@ -402,5 +490,10 @@ int main(int argc, char** argv) {
   for (auto& p : pools) p->Stop();
   deployments.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (lease) {
+    // Hand over at once rather than after a lease of waiting.
+    lease->Stop();
+    (void)lease->Release();
+  }
   return 0;
 }

@@ -2,13 +2,52 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/leader.h"
 #include "common/tls_config.h"
 #include "dcuctl/client_security.h"
 #include "dcuctl/exit_codes.h"
 
 namespace dcu::dcuctl {
 
+namespace {
+
+// --controller a:7070,b:7070 (controllers sharing one PostgreSQL database,
+// one leading; docs/ha.md): the first that answers as a server, or the
+// leader a standby names (common/leader.h). When none answers, the first,
+// so that the command's own call reports it by address.
+std::string PickController(const GlobalOptions& options, const std::vector<std::string>& list) {
+  for (const std::string& address : list) {
+    GlobalOptions one = options;
+    one.controller = address;
+    auto creds = MakeClientCredentials(one);
+    if (!creds.ok()) continue;
+    auto channel = grpc::CreateCustomChannel(address, *creds,
+                                             common::DefaultChannelArguments(common::kMaxResponseBytes));
+    auto stub = dcufleet::v1::FleetService::NewStub(channel);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(static_cast<int64_t>(std::min(3.0, options.timeout_s) * 1000)));
+    dcufleet::v1::GetVersionResponse resp;
+    grpc::Status s = stub->GetVersion(&ctx, dcufleet::v1::GetVersionRequest(), &resp);
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+        s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return address;  // a leader (even one that wants a token first)
+    }
+    const auto& trailers = ctx.GetServerTrailingMetadata();
+    auto it = trailers.find(common::kLeaderMetadataKey);
+    if (it != trailers.end() && it->second.length() > 0) {
+      return std::string(it->second.data(), it->second.length());
+    }
+  }
+  return list.front();
+}
+
+}  // namespace
+
 Client::Client(const GlobalOptions& options) : options_(options) {
+  std::vector<std::string> list = absl::StrSplit(options_.controller, ',', absl::SkipEmpty());
+  if (list.size() > 1) options_.controller = PickController(options_, list);
   auto creds = MakeClientCredentials(options_);
   if (!creds.ok()) {
     status_ = creds.status();

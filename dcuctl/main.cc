@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.add_option("--controller", controller_flag,
                  "controller HOST:PORT (else $DCUFLEET_CONTROLLER, else the context's, else "
-                 "127.0.0.1:7070)");
+                 "127.0.0.1:7070); several, comma-separated, for controllers sharing one "
+                 "PostgreSQL database: the leader among them is used (docs/ha.md)");
   app.add_option("--context", context_flag,
                  "the context to use (else $DCUFLEET_CONTEXT, else current-context)");
   app.add_option("--dcuconfig", dcuconfig_flag,

@@ -6,8 +6,10 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/input_rules.h"
+#include "common/leader.h"
 #include "common/legacy_fields.h"
 #include "common/logging.h"
 #include "common/tls_config.h"
@@ -45,6 +47,12 @@ class ControllerLink::Stream {
     ctx_->TryCancel();
   }
   grpc::Status Finish() { return rw_->Finish(); }
+  // After Finish: the leader a standby controller named ("" otherwise).
+  std::string NamedLeader() const {
+    const auto& trailers = ctx_->GetServerTrailingMetadata();
+    auto it = trailers.find(common::kLeaderMetadataKey);
+    return it == trailers.end() ? "" : std::string(it->second.data(), it->second.length());
+  }
 
  private:
   std::unique_ptr<grpc::ClientContext> ctx_;
@@ -117,6 +125,14 @@ grpc::ChannelArguments ReconnectArguments(absl::Duration initial, absl::Duration
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial_ms);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial_ms);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+  // A controller stopped (SIGSTOP, a hung host) or cut off leaves the stream
+  // silent but open: without pings the agent waited on it for as long as TCP
+  // keeps an idle connection — and never moved to the new leader (issue
+  // 21). Unanswered for 3 s, a ping ends the stream. The controller allows
+  // pings this close (ApplyServerLimits).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   return args;
 }
 
@@ -125,15 +141,30 @@ grpc::ChannelArguments ReconnectArguments(absl::Duration initial, absl::Duration
 void ControllerLink::Run() {
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.initial_backoff;
-  auto channel = grpc::CreateCustomChannel(
-      options_.controller_address,
-      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
-      ReconnectArguments(options_.initial_backoff, options_.max_backoff));
-  auto stub = dcufleet::v1::NodeService::NewStub(channel);
+  // --controller a:7070,b:7070 (controllers sharing one PostgreSQL
+  // database, one leading; docs/ha.md): one channel per address, tried in
+  // turn; a standby's answer names the leader, which is dialled next.
+  std::vector<std::string> addresses =
+      absl::StrSplit(options_.controller_address, ',', absl::SkipEmpty());
+  if (addresses.empty()) addresses.push_back(options_.controller_address);
+  std::vector<std::unique_ptr<dcufleet::v1::NodeService::Stub>> stubs;
+  auto stub_for = [&](size_t i) -> dcufleet::v1::NodeService::Stub& {
+    if (stubs.size() < addresses.size()) stubs.resize(addresses.size());
+    if (!stubs[i]) {
+      stubs[i] = dcufleet::v1::NodeService::NewStub(grpc::CreateCustomChannel(
+          addresses[i],
+          options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
+          ReconnectArguments(options_.initial_backoff, options_.max_backoff)));
+    }
+    return *stubs[i];
+  };
+  size_t current = 0;
   bool logged_down = false;
   while (!stop_) {
+    const std::string address = addresses[current];  // addresses may grow below
+    auto& stub = stub_for(current);
     auto ctx = std::make_unique<grpc::ClientContext>();
-    auto rw = stub->Connect(ctx.get());
+    auto rw = stub.Connect(ctx.get());
     auto stream = std::make_shared<Stream>(std::move(ctx), std::move(rw));
     AgentMessage hello;
     *hello.mutable_hello() = callbacks_.make_hello();
@@ -145,7 +176,7 @@ void ControllerLink::Run() {
       if (msg.welcome().status_interval_ms() > 0) {
         interval = absl::Milliseconds(msg.welcome().status_interval_ms());
       }
-      DCU_LOG_INFO("connected to controller ", options_.controller_address, " as node id '",
+      DCU_LOG_INFO("connected to controller ", address, " as node id '",
                    msg.welcome().node_id(), "'; reporting every ",
                    absl::FormatDuration(interval));
       logged_down = false;
@@ -200,19 +231,31 @@ void ControllerLink::Run() {
       stream->Cancel();
       grpc::Status st = stream->Finish();
       if (!stop_) {
-        DCU_LOG_WARN("stream to controller ", options_.controller_address, " ended: ",
+        DCU_LOG_WARN("stream to controller ", address, " ended: ",
                      st.ok() ? "closed by controller" : st.error_message());
       }
     } else {
       stream->Cancel();
       grpc::Status st = stream->Finish();
+      const std::string leader = stream->NamedLeader();
+      if (!leader.empty() && leader != address) {
+        // A standby: go to the leader it names, at once.
+        auto known = std::find(addresses.begin(), addresses.end(), leader);
+        if (known == addresses.end()) known = addresses.insert(addresses.end(), leader);
+        current = static_cast<size_t>(known - addresses.begin());
+        DCU_LOG_INFO("controller ", address, " is a standby; the leader is at ", leader);
+        continue;
+      }
       if (!logged_down && !stop_) {
-        DCU_LOG_WARN("cannot reach controller ", options_.controller_address, ": ",
-                     st.ok() ? "no Welcome" : st.error_message(), "; retrying with back-off");
+        DCU_LOG_WARN("cannot reach controller ", address, ": ",
+                     st.ok() ? "no Welcome" : st.error_message(),
+                     addresses.size() > 1 ? "; trying the next with back-off" : "; retrying with back-off");
         logged_down = true;
       }
     }
     if (stop_ || leaving_) break;
+    // The next address (with one address, the same again).
+    current = (current + 1) % addresses.size();
     // Full jitter: sleep uniformly in [backoff/2, backoff], then double.
     double f = std::uniform_real_distribution<double>(0.5, 1.0)(rng);
     absl::Duration sleep = backoff * f;

@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/net.h"
 #include "common/status_util.h"
 
@@ -21,9 +23,14 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeAgentCredentials(
   if (!o.tls.enabled()) {
     // unix: sockets are local; any other target that is not HOST:PORT
     // (dns:///..., ipv4:...) may be remote and needs TLS or --insecure.
-    bool local = controller.rfind("unix:", 0) == 0;
-    auto hp = common::ParseHostPort(controller);
-    if (hp.ok()) local = common::IsLoopbackHost(hp->host);
+    // --controller a,b,…: every address must be local for plaintext.
+    bool local = true;
+    for (absl::string_view one : absl::StrSplit(controller, ',', absl::SkipEmpty())) {
+      bool this_local = absl::StartsWith(one, "unix:");
+      auto hp = common::ParseHostPort(one);
+      if (hp.ok()) this_local = common::IsLoopbackHost(hp->host);
+      local = local && this_local;
+    }
     if (!local && !o.insecure) {
       return absl::InvalidArgumentError(absl::StrCat(
           "refusing to dial non-loopback controller '", controller,

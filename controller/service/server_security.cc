@@ -64,6 +64,11 @@ absl::StatusOr<ServerSecurity> ConfigureServerSecurity(const ServerSecurityOptio
 void ApplyServerLimits(grpc::ServerBuilder* builder) {
   builder->SetMaxReceiveMessageSize(common::kMaxRequestBytes);
   builder->SetMaxSendMessageSize(common::kMaxResponseBytes);
+  // Agents ping every 5 s (agent/link/controller_link.cc) so that a stopped
+  // or cut-off controller is noticed in seconds and, with several
+  // controllers, the new leader is found (issue 21). gRPC's default
+  // refuses pings closer than 5 min apart without data with GOAWAY.
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
 }
 
 }  // namespace dcu::controller

@@ -16,6 +16,9 @@ DCU_PRODUCT_PACKAGES=(
   # Issue 18: prometheus-cpp's core (the exposition serializer and the
   # counters/histograms behind every /metrics, common/metrics.h).
   prometheus-cpp-dev
+  # Issue 21: libpq, the client library of the PostgreSQL store (--db
+  # postgres://...).
+  libpq-dev
   procps curl ca-certificates
 )
 # What only the tests and benchmarks need, on top (scripts/test).
@@ -37,6 +40,10 @@ DCU_TEST_PACKAGES=(
   # temporary directory. The packaged services stay down: their units need
   # /etc/slurm/slurm.conf, which nothing here writes.
   slurmctld slurmd slurm-client
+  # Issue 21: a real PostgreSQL 15 server (initdb + postgres) that
+  # tests/testing/pg_server starts on loopback in a temporary directory,
+  # as nobody when the tests run as root. The packaged service is not used.
+  postgresql-15
 )
 DCU_APT_PACKAGES=("${DCU_PRODUCT_PACKAGES[@]}" "${DCU_TEST_PACKAGES[@]}")
 

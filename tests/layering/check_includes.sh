@@ -19,6 +19,6 @@ rule() {
 }
 rule "agent dcuctl" 'controller/' "agent/ and dcuctl/ share only proto/, common/ and modelkit/ with the controller"
 rule "modelkit common" 'controller/|agent/|dcuctl/' "modelkit/ and common/ are the lower wing: they include nothing above them"
-rule "controller/core modelkit" 'grpc|grpcpp/|sqlite3|[a-z_/]*\.grpc\.pb\.h' "the core and modelkit include neither gRPC nor SQLite"
-rule "controller/core" 'controller/(service|adapters)/|controller/store/sqlite' "the core depends on the store's interfaces, never on the service, the adapters or SQLite code"
+rule "controller/core modelkit" 'grpc|grpcpp/|sqlite3|libpq|[a-z_/]*\.grpc\.pb\.h' "the core and modelkit include neither gRPC nor SQLite nor libpq"
+rule "controller/core" 'controller/(service|adapters)/|controller/store/(sqlite|pg_)' "the core depends on the store's interfaces, never on the service, the adapters, SQLite or PostgreSQL code"
 exit $bad

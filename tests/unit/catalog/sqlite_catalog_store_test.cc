@@ -9,6 +9,7 @@
 #include "modelkit/verdict.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/store_backends.h"
 #include "tests/unit/catalog/test_paths.h"
 
 namespace dcu::controller {
@@ -23,39 +24,30 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// One conformance suite, run on ":memory:" and on a temporary file (STYLE.md).
-class CatalogStoreConformance : public ::testing::TestWithParam<std::string> {
+// One conformance suite, run on SQLite (":memory:" and a temporary file,
+// STYLE.md) and on PostgreSQL (a fresh database on a real server; skipped,
+// saying why, only where its binaries are not installed).
+class CatalogStoreConformance : public ::testing::TestWithParam<testing::TestBackend> {
  protected:
   void SetUp() override {
-    path_ = GetParam();
-    if (path_ == "file") {
-      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-      std::replace(name.begin(), name.end(), '/', '_');
-      path_ = (fs::temp_directory_path() /
-               ("catalog_store_test_" + std::to_string(::getpid()) + "_" + name + ".db"))
-                  .string();
-      fs::remove(path_);
+    if (GetParam() == testing::TestBackend::kPostgres) {
+      if (std::string why = testing::PostgresUnavailable(); !why.empty()) GTEST_SKIP() << why;
     }
-    auto store = SqliteCatalogStore::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
+    auto stores = testing::TestStores::Open(GetParam());
+    ASSERT_TRUE(stores.ok()) << stores.status();
+    stores_ = std::move(*stores);
+    store_ = stores_->set().catalog;
     auto catalog = LoadCatalogDir(testing::CatalogDir());
     ASSERT_TRUE(catalog.ok()) << catalog.status();
     catalog_ = *catalog;
   }
-  void TearDown() override {
-    store_.reset();
-    if (path_ != ":memory:") {
-      for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_ + suffix);
-    }
-  }
-  std::string path_;
-  std::unique_ptr<SqliteCatalogStore> store_;
+  std::unique_ptr<testing::TestStores> stores_;
+  CatalogStore* store_ = nullptr;
   dcufleet::v1::CatalogFile catalog_;
 };
 
 TEST_P(CatalogStoreConformance, SchemaIsAtLeastVersion2) {
-  auto v = store_->database()->SchemaVersion();
+  auto v = stores_->set().SchemaVersion();
   ASSERT_TRUE(v.ok());
   EXPECT_GE(*v, 2);
 }
@@ -286,8 +278,10 @@ TEST(CatalogStoreFileTest, DataSurvivesReopen) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CatalogStoreConformance,
-                         ::testing::Values(std::string(":memory:"), std::string("file")),
-                         [](const auto& info) { return info.param == ":memory:" ? "Memory" : "File"; });
+                         ::testing::Values(testing::TestBackend::kSqliteMemory,
+                                           testing::TestBackend::kSqliteFile,
+                                           testing::TestBackend::kPostgres),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace dcu::controller

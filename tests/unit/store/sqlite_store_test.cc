@@ -5,12 +5,14 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "migrations/embedded_migrations.h"
+#include "tests/testing/store_backends.h"
 #include "tests/testing/test_env.h"
 
 namespace dcu::controller {
@@ -36,31 +38,41 @@ NodeRecord MakeNode(const std::string& name, int devices) {
   return r;
 }
 
-// The same conformance checks on :memory: and on a file.
-class SqliteStoreConformance : public ::testing::TestWithParam<bool> {
+// The same conformance checks on every backend: SQLite in memory and in a
+// file, PostgreSQL (a fresh database per test on a real server; skipped,
+// saying why, only where the server binaries are not installed).
+class StoreConformance : public ::testing::TestWithParam<testing::TestBackend> {
  protected:
   void SetUp() override {
-    path_ = GetParam() ? dir_.Join("store.db") : ":memory:";
-    auto s = SqliteStore::Open(path_);
+    if (GetParam() == testing::TestBackend::kPostgres) {
+      if (std::string why = testing::PostgresUnavailable(); !why.empty()) GTEST_SKIP() << why;
+    }
+    auto s = testing::TestStores::Open(GetParam());
     ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
+    stores_ = std::move(*s);
+    nodes_ = stores_->set().nodes;
+    events_ = stores_->set().events;
+    deployments_ = stores_->set().deployments;
+    api_keys_ = stores_->set().api_keys;
   }
-  testing::TempDir dir_;
-  std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<testing::TestStores> stores_;
+  NodeStore* nodes_ = nullptr;
+  EventLog* events_ = nullptr;
+  DeploymentStore* deployments_ = nullptr;
+  ApiKeyStore* api_keys_ = nullptr;
 };
 
-TEST_P(SqliteStoreConformance, RegisterTwiceKeepsOneRowAndItsId) {
-  auto first = store_->RegisterNode(MakeNode("node-a", 8));
+TEST_P(StoreConformance, RegisterTwiceKeepsOneRowAndItsId) {
+  auto first = nodes_->RegisterNode(MakeNode("node-a", 8));
   ASSERT_TRUE(first.ok()) << first.status();
   NodeRecord again = MakeNode("node-a", 4);
   again.last_seen_ms = 5000;
   again.registered_at_ms = 5000;
-  auto second = store_->RegisterNode(again);
+  auto second = nodes_->RegisterNode(again);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(first->node_id, second->node_id);
   EXPECT_EQ(second->registered_at_ms, 1000);
-  auto all = store_->ListNodes();
+  auto all = nodes_->ListNodes();
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 1u);
   EXPECT_EQ((*all)[0].inventory.devices_size(), 4);
@@ -68,59 +80,159 @@ TEST_P(SqliteStoreConformance, RegisterTwiceKeepsOneRowAndItsId) {
   EXPECT_THAT((*all)[0].capabilities, ::testing::ElementsAre("inventory", "reap"));
 }
 
-TEST_P(SqliteStoreConformance, StateAndInventoryUpdates) {
-  ASSERT_TRUE(store_->RegisterNode(MakeNode("node-a", 2)).ok());
-  ASSERT_TRUE(store_->UpdateNodeState("node-a", "NotReady", "no report for 20s", 2000).ok());
+TEST_P(StoreConformance, StateAndInventoryUpdates) {
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-a", 2)).ok());
+  ASSERT_TRUE(nodes_->UpdateNodeState("node-a", "NotReady", "no report for 20s", 2000).ok());
   dcufleet::v1::NodeInventory inv;
   inv.add_devices()->set_product_name("K100_AI");
-  ASSERT_TRUE(store_->UpdateInventory("node-a", inv, 3000).ok());
-  auto all = store_->ListNodes();
+  ASSERT_TRUE(nodes_->UpdateInventory("node-a", inv, 3000).ok());
+  auto all = nodes_->ListNodes();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ((*all)[0].state, "NotReady");
   EXPECT_EQ((*all)[0].state_reason, "no report for 20s");
   EXPECT_EQ((*all)[0].inventory.devices(0).product_name(), "K100_AI");
   EXPECT_EQ((*all)[0].last_seen_ms, 3000);
-  absl::Status missing = store_->UpdateNodeState("nope", "Ready", "", 1);
+  absl::Status missing = nodes_->UpdateNodeState("nope", "Ready", "", 1);
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.message(), HasSubstr("'nope'"));
 }
 
-TEST_P(SqliteStoreConformance, EventsInOrderWithLimit) {
+TEST_P(StoreConformance, EventsInOrderWithLimit) {
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(store_->AppendEvent({0, i, "node", "node-a", "Normal", "R", std::to_string(i)}).ok());
+    ASSERT_TRUE(events_->AppendEvent({0, i, "node", "node-a", "Normal", "R", std::to_string(i)}).ok());
   }
-  ASSERT_TRUE(store_->AppendEvent({0, 9, "node", "node-b", "Normal", "R", "other"}).ok());
-  auto last3 = store_->ListEvents("node", "node-a", 3);
+  ASSERT_TRUE(events_->AppendEvent({0, 9, "node", "node-b", "Normal", "R", "other"}).ok());
+  auto last3 = events_->ListEvents("node", "node-a", 3);
   ASSERT_TRUE(last3.ok());
   ASSERT_EQ(last3->size(), 3u);
   EXPECT_EQ((*last3)[0].message, "2");
   EXPECT_EQ((*last3)[2].message, "4");
-  auto all = store_->ListEvents("node", "node-a", 0);
+  auto all = events_->ListEvents("node", "node-a", 0);
   EXPECT_EQ(all->size(), 5u);
 }
 
 // dcuctl get events: every kind and subject (an empty kind / subject), the
 // newest `limit`, oldest first.
-TEST_P(SqliteStoreConformance, EventsOfEverySubject) {
-  ASSERT_TRUE(store_->AppendEvent({0, 1, "node", "node-a", "Normal", "R", "n1"}).ok());
-  ASSERT_TRUE(store_->AppendEvent({0, 2, "deployment", "d1", "Normal", "Created", "d1"}).ok());
-  ASSERT_TRUE(store_->AppendEvent({0, 3, "node", "node-b", "Warning", "R", "n2"}).ok());
-  auto every = store_->ListEvents("", "", 0);
+TEST_P(StoreConformance, EventsOfEverySubject) {
+  ASSERT_TRUE(events_->AppendEvent({0, 1, "node", "node-a", "Normal", "R", "n1"}).ok());
+  ASSERT_TRUE(events_->AppendEvent({0, 2, "deployment", "d1", "Normal", "Created", "d1"}).ok());
+  ASSERT_TRUE(events_->AppendEvent({0, 3, "node", "node-b", "Warning", "R", "n2"}).ok());
+  auto every = events_->ListEvents("", "", 0);
   ASSERT_TRUE(every.ok());
   ASSERT_EQ(every->size(), 3u);
   EXPECT_EQ((*every)[0].message, "n1");
   EXPECT_EQ((*every)[1].subject_kind, "deployment");
   EXPECT_EQ((*every)[2].message, "n2");
-  auto last2 = store_->ListEvents("", "", 2);
+  auto last2 = events_->ListEvents("", "", 2);
   ASSERT_EQ(last2->size(), 2u);
   EXPECT_EQ((*last2)[0].message, "d1");
-  auto nodes = store_->ListEvents("node", "", 0);
+  auto nodes = events_->ListEvents("node", "", 0);
   ASSERT_EQ(nodes->size(), 2u);
   EXPECT_EQ((*nodes)[1].subject, "node-b");
 }
 
-INSTANTIATE_TEST_SUITE_P(MemoryAndFile, SqliteStoreConformance, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "File" : "Memory"; });
+TEST_P(StoreConformance, EventBatchAndInventoryBatch) {
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-a", 1)).ok());
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-b", 1)).ok());
+  dcufleet::v1::NodeInventory a, b;
+  a.add_devices()->set_product_name("A");
+  b.add_devices()->set_product_name("B");
+  // node-gone has no row: skipped, not an error.
+  ASSERT_TRUE(nodes_->UpdateInventories({{"node-a", &a}, {"node-b", &b}, {"node-gone", &a}}, 7000).ok());
+  auto all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].inventory.devices(0).product_name(), "A");
+  EXPECT_EQ((*all)[1].inventory.devices(0).product_name(), "B");
+  EXPECT_EQ((*all)[1].last_seen_ms, 7000);
+  // last_seen never goes back.
+  ASSERT_TRUE(nodes_->UpdateNodeState("node-a", "Ready", "", 10).ok());
+  EXPECT_EQ((*nodes_->ListNodes())[0].last_seen_ms, 7000);
+
+  std::vector<Event> batch;
+  for (int i = 0; i < 50; ++i) batch.push_back({0, i, "deployment", "d", "Normal", "R", std::to_string(i)});
+  ASSERT_TRUE(events_->AppendEvents(batch).ok());
+  auto listed = events_->ListEvents("deployment", "d", 0);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 50u);
+  EXPECT_EQ((*listed)[49].message, "49");
+  EXPECT_LT((*listed)[0].event_id, (*listed)[49].event_id);
+}
+
+dcufleet::v1::Deployment MakeDeployment(const std::string& name, int replica, int64_t revision) {
+  dcufleet::v1::Deployment d;
+  d.mutable_spec()->set_name(name);
+  d.mutable_spec()->set_model("qwen2.5-7b");
+  d.set_replica(replica);
+  d.set_revision(revision);
+  d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_READY);
+  d.mutable_status()->set_created_at_ms(1000);
+  d.mutable_status()->set_updated_at_ms(2000 + revision);
+  return d;
+}
+
+TEST_P(StoreConformance, DeploymentsReplaceListAndDelete) {
+  ASSERT_TRUE(deployments_->PutDeployment(MakeDeployment("chat", 0, 1)).ok());
+  ASSERT_TRUE(deployments_->PutDeployments({MakeDeployment("chat", 1, 1), MakeDeployment("chat", 0, 2),
+                                            MakeDeployment("batch", 0, 1)}).ok());
+  auto all = deployments_->ListDeployments();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  // In key order: "batch", "chat", "chat#1".
+  EXPECT_EQ((*all)[0].spec().name(), "batch");
+  EXPECT_EQ((*all)[1].revision(), 2);
+  EXPECT_EQ((*all)[2].replica(), 1);
+  ASSERT_TRUE(deployments_->DeleteDeployment(ReplicaKey("chat", 1)).ok());
+  EXPECT_EQ(deployments_->ListDeployments()->size(), 2u);
+
+  ASSERT_TRUE(deployments_->PutNodeGeneration("node-a", 5).ok());
+  // Generations only go up.
+  ASSERT_TRUE(deployments_->PutNodeGenerations({{"node-a", 3}, {"node-b", 9}}).ok());
+  auto gens = deployments_->ListNodeGenerations();
+  ASSERT_TRUE(gens.ok());
+  std::map<std::string, int64_t> by_node(gens->begin(), gens->end());
+  EXPECT_EQ(by_node["node-a"], 5);
+  EXPECT_EQ(by_node["node-b"], 9);
+}
+
+TEST_P(StoreConformance, ApiKeysCreateListRevoke) {
+  dcufleet::v1::ApiKey k;
+  k.set_name("team-a");
+  k.set_sha256_hex(std::string(64, 'a'));
+  k.add_models("chat");
+  k.add_models("batch");
+  k.set_created_at_ms(1234);
+  ASSERT_TRUE(api_keys_->CreateApiKey(k).ok());
+  absl::Status again = api_keys_->CreateApiKey(k);
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
+  dcufleet::v1::ApiKey all;
+  all.set_name("ops");
+  all.set_sha256_hex(std::string(64, 'b'));
+  all.set_all_models(true);
+  ASSERT_TRUE(api_keys_->CreateApiKey(all).ok());
+  auto keys = api_keys_->ListApiKeys();
+  ASSERT_TRUE(keys.ok());
+  ASSERT_EQ(keys->size(), 2u);
+  EXPECT_EQ((*keys)[0].name(), "ops");
+  EXPECT_TRUE((*keys)[0].all_models());
+  EXPECT_THAT((*keys)[1].models(), ::testing::ElementsAre("chat", "batch"));
+  EXPECT_EQ((*keys)[1].created_at_ms(), 1234);
+  ASSERT_TRUE(api_keys_->RevokeApiKey("team-a").ok());
+  EXPECT_EQ(api_keys_->RevokeApiKey("team-a").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(api_keys_->ListApiKeys()->size(), 1u);
+}
+
+TEST_P(StoreConformance, SchemaIsTheLatestEmbedded) {
+  auto v = stores_->set().SchemaVersion();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, LatestEmbeddedVersion());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance,
+                         ::testing::Values(testing::TestBackend::kSqliteMemory,
+                                           testing::TestBackend::kSqliteFile,
+                                           testing::TestBackend::kPostgres),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 TEST(SqliteMigrations, EmptyFileGetsLatestSchemaAndReopenIsStable) {
   testing::TempDir dir;

@@ -227,8 +227,10 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
       e.reports.set_full(e.reports.full() + 1);
     } else {
       *v->mutable_inventory() = old.inventory();
+      // Counted as received, also when not taken (--inventory-delta=false):
+      // the count shows what the agent sent.
+      if (status.inventory_digest() != 0) e.reports.set_delta(e.reports.delta() + 1);
       if (delta) {
-        e.reports.set_delta(e.reports.delta() + 1);
         absl::Status applied =
             status.inventory_digest() == e.inventory_digest
                 ? common::ApplyMovingFigures(status, v->mutable_inventory())

@@ -403,7 +403,8 @@ TEST_F(FleetStateTest, AControllerThatDoesNotAcceptDigestsSaysSoAndNeverAsks) {
   ASSERT_TRUE(old.OnStatus("node-a", DeltaOf(Inventory(8, 1)), &s).ok());
   EXPECT_EQ(InventoryRequests(s), 0);
   EXPECT_EQ(old.GetNode("node-a")->inventory().devices(0).schedulable_free().bytes(), 60LL << 30);
-  EXPECT_EQ(old.GetNode("node-a")->reports().delta(), 0);
+  // Received (and counted), not taken.
+  EXPECT_EQ(old.GetNode("node-a")->reports().delta(), 1);
 }
 
 }  // namespace

@@ -184,7 +184,7 @@ std::shared_ptr<dcufleet::v1::NodeView> NewArenaView(size_t first_block) {
   o.max_block_size = std::max<size_t>(o.start_block_size, 64 << 10);
   auto arena = std::make_shared<google::protobuf::Arena>(o);
   auto* view = google::protobuf::Arena::CreateMessage<dcufleet::v1::NodeView>(arena.get());
-  return std::shared_ptr<dcufleet::v1::NodeView>(std::move(arena), view);
+  return std::shared_ptr<dcufleet::v1::NodeView>(arena, view);
 }
 
 }  // namespace

@@ -136,6 +136,12 @@ int main(int argc, char** argv) {
                  "(\"100MiB\"); 0: none");
   app.add_option("--max-backoff", max_backoff_s, "cap of the reconnect back-off, seconds")
       ->check(CLI::PositiveNumber);
+  bool inventory_delta = true;
+  app.add_option("--inventory-delta", inventory_delta,
+                 "send the full inventory only when it changed or the controller asks, else its "
+                 "digest and the memory figures (issue 22); false sends it in every report, as an "
+                 "agent from before")
+      ->capture_default_str();
   std::string slurm_mode = "auto";
   app.add_option("--slurm", slurm_mode,
                  "auto: inside a Slurm job (SLURM_JOB_ID set) report only the job's devices, label the "
@@ -559,6 +565,7 @@ int main(int argc, char** argv) {
   lo.controller_address = controller;
   lo.status_interval = absl::Seconds(status_interval_s);
   lo.max_backoff = absl::Seconds(max_backoff_s);
+  lo.inventory_delta = inventory_delta;
   link = std::make_unique<dcu::agent::ControllerLink>(lo, cb);
   signal(SIGTERM, OnStopSignal);
   signal(SIGINT, OnStopSignal);

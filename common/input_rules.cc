@@ -388,6 +388,16 @@ absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
     case dcufleet::v1::AgentMessage::kStatus: {
       const auto& s = message.status();
       if (s.has_inventory()) DCU_RETURN_IF_ERROR(CheckInventory(s.inventory(), "status.inventory"));
+      // A digest-only report's moving figures (issue 22): bounded like the
+      // inventory they stand in for.
+      if (s.device_memory_size() > kMaxDevicesPerNode) {
+        return Invalid("status.device_memory", absl::StrCat("has ", s.device_memory_size(),
+                                                            " entries; a node has at most ",
+                                                            kMaxDevicesPerNode));
+      }
+      if (s.probe_log_size() > 256) {
+        return Invalid("status.probe_log", absl::StrCat("has ", s.probe_log_size(), " entries; at most 256"));
+      }
       if (s.instances_size() > kMaxInstancesPerNode) {
         return Invalid("status.instances", absl::StrCat("has ", s.instances_size(), " entries; at most ",
                                                         kMaxInstancesPerNode));

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -54,6 +55,13 @@ void OnStopSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef NDEBUG
+  // absl's deadlock detector walks a lock graph on every Mutex acquisition:
+  // 3-6% of the controller's CPU at 10,000 reports/s (BENCHMARKS.md). Off in
+  // release builds; debug builds and every test binary keep it (it found
+  // real inversions there).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
   // libprotobuf's own lines (a hostile peer's garbage) through our logger, rate-limited.
   dcu::common::RouteProtobufLogs();
   dcu::common::SetLogComponent("dcu-controller");
@@ -122,6 +130,13 @@ int main(int argc, char** argv) {
   app.add_option("--pools", pools_file,
                  "node pools file (text PoolsConfig, docs/slurm.md): Slurm partitions where the "
                  "controller submits dcu-agent jobs when a replica fits no registered node");
+  bool inventory_delta = true;
+  app.add_option("--inventory-delta", inventory_delta,
+                 "take agents' reports that carry only their inventory's digest and memory "
+                 "figures, asking for the full inventory when the digest is not the held one "
+                 "(issue 22); false: agents send it in every report, as to a controller from "
+                 "before")
+      ->capture_default_str();
   dcu::controller::ServerSecurityOptions security_options;
   dcu::controller::AddServerSecurityFlags(&app, &security_options);
   app.set_version_flag("--version", dcu::common::kVersion);
@@ -351,6 +366,7 @@ int main(int argc, char** argv) {
   opts.not_ready_after = absl::Seconds(not_ready_after_s);
   opts.lost_after = absl::Seconds(lost_after_s);
   opts.status_interval = absl::Seconds(status_interval_s);
+  opts.accept_inventory_digest = inventory_delta;
   dcu::controller::FleetState fleet(stores.nodes, stores.events, &dcu::common::RealClock::Get(),
                                     opts);
   if (absl::Status s = fleet.Load(); !s.ok()) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/input_rules.h"
+#include "common/inventory_delta.h"
 #include "common/leader.h"
 #include "common/legacy_fields.h"
 #include "common/logging.h"
@@ -168,6 +169,13 @@ void ControllerLink::Run() {
     auto stream = std::make_shared<Stream>(std::move(ctx), std::move(rw));
     AgentMessage hello;
     *hello.mutable_hello() = callbacks_.make_hello();
+    // The inventory the controller holds for this stream, by digest (0: no
+    // deltas on this stream).
+    uint64_t sent_digest = 0;
+    if (options_.inventory_delta) {
+      sent_digest = common::InventoryDigest(hello.hello().inventory());
+      hello.mutable_hello()->set_inventory_digest(sent_digest);
+    }
     bool ok = stream->Write(hello);
     ControllerMessage msg;
     if (ok) ok = stream->Read(&msg) && msg.has_welcome();
@@ -186,6 +194,11 @@ void ControllerLink::Run() {
         absl::MutexLock lock(&mu_);
         stream_ = stream;
       }
+      // A controller from before issue 22 never says it accepts deltas (it
+      // would keep the old inventory and never ask): full reports then.
+      const bool deltas = options_.inventory_delta && msg.welcome().accepts_inventory_digest();
+      // Set by an InventoryRequest: the next report carries the inventory.
+      std::atomic<bool> full_requested{false};
       // Status sender: its own thread so reads (assignments) never wait.
       std::atomic<bool> sender_stop{false};
       std::thread sender([&] {
@@ -196,6 +209,17 @@ void ControllerLink::Run() {
           mu_.Unlock();
           AgentMessage status;
           *status.mutable_status() = callbacks_.make_status();
+          if (options_.inventory_delta && status.status().has_inventory()) {
+            dcufleet::v1::NodeStatus* st = status.mutable_status();
+            const uint64_t digest = common::InventoryDigest(st->inventory());
+            st->set_inventory_digest(digest);
+            const bool asked = full_requested.exchange(false);
+            if (deltas && digest == sent_digest && !asked) {
+              common::MakeDelta(st);
+            } else {
+              sent_digest = digest;
+            }
+          }
           bool wrote = stream->Write(status);
           mu_.Lock();
           if (!wrote) break;
@@ -214,6 +238,11 @@ void ControllerLink::Run() {
             continue;
           }
           callbacks_.on_assignment(msg.assignment());
+        } else if (msg.has_inventory_request()) {
+          DCU_LOG_INFO("controller asked for the full inventory: ", msg.inventory_request().reason());
+          full_requested = true;
+          absl::MutexLock lock(&mu_);
+          wake_.SignalAll();  // the sender reports now
         } else if (msg.has_command() && callbacks_.on_command) {
           AgentMessage reply;
           *reply.mutable_command_result() = callbacks_.on_command(msg.command());

@@ -43,6 +43,12 @@ class ControllerLink {
     absl::Duration max_backoff = absl::Seconds(30);
     // TLS credentials (MakeAgentCredentials); null means plaintext.
     std::shared_ptr<grpc::ChannelCredentials> credentials;
+    // Issue 22: reports carry the inventory's digest, and leave the
+    // inventory out while it is the one last sent on the stream, when the
+    // controller's Welcome accepts that and it has not asked for it.
+    // false: every report carries the inventory and no digest (an agent
+    // from before issue 22).
+    bool inventory_delta = true;
   };
 
   ControllerLink(Options options, LinkCallbacks callbacks);

@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "bench/common/synthetic_fleet.h"
 #include "common/data_path.h"
+#include "common/inventory_delta.h"
 #include "common/proc_stat.h"
 #include "dcufleet/v1/fleet.grpc.pb.h"
 #include "dcufleet/v1/node.grpc.pb.h"
@@ -167,7 +168,7 @@ class Run;
 // (counted as coalesced: the controller did not keep up).
 class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMessage> {
  public:
-  SimAgent(Run* run, int index, const FleetOptions& fo);
+  SimAgent(Run* run, int index, const FleetOptions& fo, bool full_reports);
 
   void Connect(dcufleet::v1::NodeService::Stub* stub);
   // The ticker: a periodic report is due.
@@ -203,6 +204,10 @@ class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMe
   ControllerMessage in_;
   AgentMessage hello_;
   AgentMessage status_;
+  // The digest-only report (issue 22), used once the Welcome accepts it.
+  AgentMessage delta_;
+  const bool full_reports_;
+  std::atomic<bool> deltas_{false};
   AgentMessage event_;
   int64_t t_start_us_ = 0;
   std::atomic<bool> welcomed_{false};
@@ -219,6 +224,8 @@ class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMe
   std::deque<AgentMessage> events_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, InstanceStatus> instances_ ABSL_GUARDED_BY(mu_);
   int own_phase_ ABSL_GUARDED_BY(mu_) = 0;
+  // The controller asked for the full inventory (InventoryRequest).
+  bool full_next_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // A probe of ingest latency: report `tag` of `agent` was handed to gRPC at
@@ -255,6 +262,7 @@ class Run {
     if (ok && status) reports_written_.fetch_add(1);
   }
   void CountCoalesced() { coalesced_.fetch_add(1); }
+  void CountInventoryRequest() { inventory_requests_.fetch_add(1); }
   void CountEvent() { events_sent_.fetch_add(1); }
   bool stopping() const { return stopping_.load(); }
   // A report is being written: take it as the next probe when one is wanted.
@@ -321,6 +329,7 @@ class Run {
   std::atomic<int64_t> rpc_errors_{0};
   std::atomic<int64_t> reports_written_{0};
   std::atomic<int64_t> coalesced_{0};
+  std::atomic<int64_t> inventory_requests_{0};
   std::atomic<int64_t> events_sent_{0};
   std::atomic<int64_t> probe_timeouts_{0};
   Samples connect_;
@@ -346,14 +355,27 @@ class Run {
   int64_t instances_seen_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo)
-    : run_(run), index_(index), name_(NodeName(index)), arch_(ArchForNode(index).arch) {
+SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo, bool full_reports)
+    : run_(run),
+      index_(index),
+      name_(NodeName(index)),
+      arch_(ArchForNode(index).arch),
+      full_reports_(full_reports) {
   auto* h = hello_.mutable_hello();
   h->set_node_name(name_);
   h->set_agent_version("0.1.0-loadgen");
   h->add_capabilities("inventory");
   *h->mutable_inventory() = MakeInventory(index, fo, WallMs());
   *status_.mutable_status()->mutable_inventory() = h->inventory();
+  if (!full_reports_) {
+    // As dcu-agent does (agent/link): the digest in Hello and in every
+    // report; the inventory itself only when asked (it never changes here).
+    const uint64_t digest = common::InventoryDigest(h->inventory());
+    h->set_inventory_digest(digest);
+    status_.mutable_status()->set_inventory_digest(digest);
+    *delta_.mutable_status() = status_.status();
+    common::MakeDelta(delta_.mutable_status());
+  }
 }
 
 void SimAgent::Connect(dcufleet::v1::NodeService::Stub* stub) {
@@ -439,17 +461,24 @@ void SimAgent::Pump() {
       msg = &event_;
     } else if (status_due_) {
       status_due_ = false;
-      auto* s = status_.mutable_status();
+      const bool delta = deltas_.load() && !full_next_;
+      full_next_ = false;
+      AgentMessage* m = delta ? &delta_ : &status_;
+      auto* s = m->mutable_status();
       int64_t now = WallMs();
       tag = std::max(last_tag_ + 1, now);
       last_tag_ = tag;
       // The report's identity: the controller shows it back as
       // inventory.collected_at_ms, so a poller can tell when it is visible.
-      s->mutable_inventory()->set_collected_at_ms(tag);
+      if (delta) {
+        s->set_collected_at_ms(tag);
+      } else {
+        s->mutable_inventory()->set_collected_at_ms(tag);
+      }
       s->set_sent_at_ms(tag);
       s->clear_instances();
       for (const auto& [id, st] : instances_) *s->add_instances() = st;
-      msg = &status_;
+      msg = m;
       is_status = true;
       writing_tag_ = tag;
     } else {
@@ -500,8 +529,15 @@ void SimAgent::OnReadDone(bool ok) {
   int64_t now = NowUs();
   switch (in_.body_case()) {
     case ControllerMessage::kWelcome:
+      deltas_.store(!full_reports_ && in_.welcome().accepts_inventory_digest());
       if (!welcomed_.exchange(true)) run_->OnWelcome(now - t_start_us_);
       break;
+    case ControllerMessage::kInventoryRequest: {
+      absl::MutexLock lock(&mu_);
+      full_next_ = true;
+      run_->CountInventoryRequest();
+      break;
+    }
     case ControllerMessage::kAssignment:
       HandleAssignment(in_.assignment());
       break;
@@ -636,7 +672,7 @@ bool Run::ConnectAgents() {
     channels_.push_back(grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), ca));
     node_stubs_.push_back(dcufleet::v1::NodeService::NewStub(channels_.back()));
   }
-  for (int i = 0; i < args_.agents; ++i) agents_.push_back(std::make_unique<SimAgent>(this, i, fo));
+  for (int i = 0; i < args_.agents; ++i) agents_.push_back(std::make_unique<SimAgent>(this, i, fo, args_.full_reports));
   int64_t t0 = NowUs();
   for (int i = 0; i < args_.agents; ++i) {
     // Pace the dialing at --connect-rate.
@@ -882,32 +918,69 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
   std::atomic<int> in_flight{0};
   std::atomic<int> done{0};
   std::atomic<int> failed{0};
-  struct Call {
-    grpc::ClientContext ctx;
-    dcufleet::v1::DeployRequest req;
-    dcufleet::v1::DeployResponse resp;
-  };
-  for (int i = 0; i < m; ++i) {
-    while (in_flight.load() >= args_.deploy_window) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    auto* call = new Call;
-    call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    auto* s = call->req.mutable_spec();
+  auto fill_spec = [&](int i, dcufleet::v1::DeploymentSpec* s) {
     s->set_name(absl::StrFormat("lg-%06d", i));
     s->set_model("qwen3-8b");
-    // Mixed TP: half choose automatically, the rest ask for 1, 2, 4 or 8.
+    // Mixed TP: half choose automatically, the rest ask for 1, 2, 4 or 8
+    // (--tp N: all ask for N, as a batch scheduler's jobs of one shape do).
     static const int kTps[] = {0, 1, 0, 2, 0, 4, 0, 8, 0, 2};
-    s->set_tp(kTps[i % 10]);
-    in_flight.fetch_add(1);
-    fleet_->async()->Deploy(&call->ctx, &call->req, &call->resp, [&, call](grpc::Status st) {
-      if (!st.ok()) {
-        failed.fetch_add(1);
-        absl::MutexLock lock(&mu_);
-        if (first_errors_.size() < 5) first_errors_.push_back(absl::StrCat("Deploy: ", st.error_message()));
+    s->set_tp(args_.tp >= 0 ? args_.tp : kTps[i % 10]);
+  };
+  auto refused = [&](const std::string& what) {
+    failed.fetch_add(1);
+    absl::MutexLock lock(&mu_);
+    if (first_errors_.size() < 5) first_errors_.push_back(what);
+  };
+  if (args_.deploy_batch > 0) {
+    // Bulk submission (issue 22): DeployMany RPCs of --deploy-batch each, up
+    // to --deploy-window deployments in flight.
+    struct ManyCall {
+      grpc::ClientContext ctx;
+      dcufleet::v1::DeployManyRequest req;
+      dcufleet::v1::DeployManyResponse resp;
+    };
+    for (int i = 0; i < m;) {
+      const int k = std::min(args_.deploy_batch, m - i);
+      while (in_flight.load() > 0 && in_flight.load() + k > std::max(args_.deploy_window, k)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
-      delete call;
-      done.fetch_add(1);
-      in_flight.fetch_sub(1);
-    });
+      auto* call = new ManyCall;
+      call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+      for (int x = 0; x < k; ++x) fill_spec(i + x, call->req.add_requests()->mutable_spec());
+      in_flight.fetch_add(k);
+      fleet_->async()->DeployMany(&call->ctx, &call->req, &call->resp, [&, call, k](grpc::Status st) {
+        if (!st.ok()) {
+          for (int x = 0; x < k; ++x) refused(absl::StrCat("DeployMany: ", st.error_message()));
+        } else {
+          for (const auto& r : call->resp.results()) {
+            if (r.code() != 0) refused(absl::StrCat("DeployMany result: ", r.message()));
+          }
+        }
+        delete call;
+        done.fetch_add(k);
+        in_flight.fetch_sub(k);
+      });
+      i += k;
+    }
+  } else {
+    struct Call {
+      grpc::ClientContext ctx;
+      dcufleet::v1::DeployRequest req;
+      dcufleet::v1::DeployResponse resp;
+    };
+    for (int i = 0; i < m; ++i) {
+      while (in_flight.load() >= args_.deploy_window) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      auto* call = new Call;
+      call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+      fill_spec(i, call->req.mutable_spec());
+      in_flight.fetch_add(1);
+      fleet_->async()->Deploy(&call->ctx, &call->req, &call->resp, [&, call](grpc::Status st) {
+        if (!st.ok()) refused(absl::StrCat("Deploy: ", st.error_message()));
+        delete call;
+        done.fetch_add(1);
+        in_flight.fetch_sub(1);
+      });
+    }
   }
   testing::WaitFor([&] { return done.load() >= m; }, absl::Seconds(args_.timeout_s));
   int64_t t_submitted = NowUs();
@@ -925,8 +998,11 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
   ProcSample c1 = ReadProc(controller_pid_);
   double submit_s = static_cast<double>(t_submitted - t0) / 1e6;
   double place_s = static_cast<double>(t_placed - t0) / 1e6;
-  out_ << absl::StrFormat("submitted %d deployments in %.2f s (%.0f Deploy RPCs/s, %d refused)\n", m,
-                          submit_s, m / submit_s, failed.load());
+  out_ << absl::StrFormat("submitted %d deployments in %.2f s (%.0f/s, %s, TP %s, %d refused)\n", m,
+                          submit_s, m / submit_s,
+                          args_.deploy_batch > 0 ? absl::StrCat("DeployMany of ", args_.deploy_batch)
+                                                 : std::string("one Deploy RPC each"),
+                          args_.tp >= 0 ? absl::StrCat(args_.tp) : std::string("mixed"), failed.load());
   out_ << absl::StrFormat(
       "placed %d/%d (each persisted, then its Assignment received by the agent) %.2f s after the "
       "first Deploy: %.0f placements/s%s\n",
@@ -935,6 +1011,8 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
   out_ << absl::StrFormat("controller during placement: %.2f cores, RSS %.1f MiB\n", cores, c1.rss_kib / 1024.0);
   (*j)["deployments"] = m;
   (*j)["deploy_refused"] = failed.load();
+  (*j)["deploy_batch"] = args_.deploy_batch;
+  (*j)["tp"] = args_.tp;
   (*j)["submit_s"] = submit_s;
   (*j)["placed"] = placed();
   (*j)["place_s"] = place_s;
@@ -1137,6 +1215,12 @@ int Run::Execute() {
   j["write_errors"] = write_errors_.load();
   j["rpc_errors"] = rpc_errors_.load();
   j["coalesced_reports"] = coalesced_.load();
+  j["full_reports"] = args_.full_reports;
+  j["inventory_requests"] = inventory_requests_.load();
+  out_ << absl::StrFormat("reports: %s; %d InventoryRequests from the controller\n",
+                          args_.full_reports ? "full inventory in every report (--full-reports)"
+                                             : "digest-only unless asked",
+                          inventory_requests_.load());
   if (last.ok) j["controller_hwm_mib"] = last.hwm_kib / 1024.0;
   out_ << absl::StrFormat("errors: %d stream, %d write, %d RPC; %d reports coalesced (came due while the last was still being written)\n",
                           stream_errors_.load(), write_errors_.load(), rpc_errors_.load(), coalesced_.load());

@@ -26,6 +26,13 @@ namespace dcu::bench {
 //   --keep-log FILE                 keep the started controller's log
 //   --hostile N                     ingest: a second window with N hostile agents
 //                                   (forged-event floods, 65,536-device Hellos)
+//   --full-reports                  every NodeStatus carries the full inventory and no
+//                                   digest (an agent from before issue 22); default:
+//                                   digest-only reports when the controller accepts them
+//   --tp N                          every deployment asks for TP N (default: a mix,
+//                                   half automatic, the rest 1, 2, 4 or 8)
+//   --deploy-batch K                place/failover: deployments per DeployMany RPC
+//                                   (default 64); 0: one Deploy RPC each
 struct LoadgenArgs {
   std::string mode = "ingest";
   int agents = 1000;
@@ -53,6 +60,10 @@ struct LoadgenArgs {
   double timeout_s = 120;
   // Hostile agents in a second ingest window (0: none).
   int hostile = 0;
+  bool full_reports = false;
+  // -1: the mixed TP stream; else every deployment's spec.tp.
+  int tp = -1;
+  int deploy_batch = 64;
 };
 
 // Runs the load, prints a report to `out` (progress and problems to `err`).

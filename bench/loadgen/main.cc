@@ -35,6 +35,14 @@ int main(int argc, char** argv) {
   app.add_option("--hostile", a.hostile,
                  "ingest: measure a second window with N hostile agents beside the fleet")
       ->capture_default_str();
+  app.add_flag("--full-reports", a.full_reports,
+               "every report carries the full inventory and no digest (an agent from before issue 22)");
+  app.add_option("--tp", a.tp, "every deployment asks for this TP (default: the mixed stream)")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--deploy-batch", a.deploy_batch,
+                 "deployments per DeployMany RPC (place, failover); 0: one Deploy RPC each")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
   app.add_option("--timeout", a.timeout_s, "seconds allowed for each wait")->capture_default_str();
   try {
     app.parse(argc, argv);

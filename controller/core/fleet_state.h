@@ -43,7 +43,14 @@ class FleetState {
     absl::Duration inventory_persist_interval = absl::Seconds(30);
     // Told to agents in Welcome.
     absl::Duration status_interval = absl::Seconds(5);
+    // Issue 22: take reports that carry only the inventory's digest (and
+    // its moving figures), and say so in Welcome. false behaves as a
+    // controller from before: agents send full inventories.
+    bool accept_inventory_digest = true;
   };
+  // An InventoryRequest is sent to a node at most this often while its
+  // reports name a digest the controller does not hold.
+  static constexpr absl::Duration kInventoryRequestEvery = absl::Seconds(1);
 
   FleetState(NodeStore* store, EventLog* events, const common::Clock* clock, Options options);
 
@@ -57,6 +64,10 @@ class FleetState {
                                                 NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
   // Records a periodic report. FAILED_PRECONDITION when `session` is not the
   // node's current session (a stale stream).
+  // A report with the inventory replaces the node's inventory; one with only
+  // its digest (issue 22) applies the moving figures to the inventory held,
+  // when the digest is the one that came with it; otherwise the node is
+  // sent an InventoryRequest (liveness and instances are taken either way).
   // The report is taken by value: its inventory and instances are moved into
   // the node's view, not copied (a report is ~10 KB and comes every interval
   // from every node). Listeners hear of it only when something the reconciler
@@ -140,6 +151,13 @@ class FleetState {
     // Disconnected for flooding: Hello is refused until then.
     absl::Time flood_until;
     dcufleet::v1::NodeDrops drops;
+    // Digest of the inventory held (the one its agent sent with it); 0:
+    // none known, a digest-only report gets an InventoryRequest.
+    uint64_t inventory_digest = 0;
+    absl::Time inventory_requested;
+    dcufleet::v1::NodeReports reports;
+    // Bytes the last arena-held view took: the next one's first block.
+    size_t view_arena_bytes = 0;
     // Drops since the last log line about them (logged at most every 10 s).
     int64_t unlogged_drops = 0;
     absl::Time drops_logged;

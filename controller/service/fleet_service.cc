@@ -6,6 +6,8 @@
 #include "controller/service/serving_watch.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 #include <malloc.h>
 
@@ -154,6 +156,55 @@ grpc::ServerUnaryReactor* FleetServiceImpl::Deploy(grpc::CallbackServerContext* 
                                    if (r.ok()) *resp = std::move(*r);
                                    reactor->Finish(ToGrpcStatus(r.status()));
                                  });
+  return reactor;
+}
+
+// The most deployments one DeployMany takes: a bulk submission, not a way
+// to hold the writer for seconds.
+constexpr int kMaxDeployManyRequests = 10000;
+
+grpc::ServerUnaryReactor* FleetServiceImpl::DeployMany(grpc::CallbackServerContext* ctx,
+                                                       const dcufleet::v1::DeployManyRequest* req,
+                                                       dcufleet::v1::DeployManyResponse* resp) {
+  if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
+  if (req->requests_size() > kMaxDeployManyRequests) {
+    return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
+                         "requests: ", req->requests_size(), " deployments; at most ",
+                         kMaxDeployManyRequests, " per DeployMany")));
+  }
+  for (int i = 0; i < req->requests_size(); ++i) {
+    if (req->requests(i).dry_run()) {
+      return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
+                           "requests[", i, "].dry_run: DeployMany does not plan dry runs (use Deploy)")));
+    }
+  }
+  const int n = req->requests_size();
+  if (n == 0) return Done(ctx, absl::OkStatus());
+  for (int i = 0; i < n; ++i) resp->add_results();
+  // One RPC, n deployments queued to the group-committing writer together
+  // (they commit in one or a few transactions); answered when the last is
+  // durable or refused. Each result is written by its own callback only.
+  auto* reactor = ctx->DefaultReactor();
+  auto left = std::make_shared<std::atomic<int>>(n);
+  for (int i = 0; i < n; ++i) {
+    const dcufleet::v1::DeployRequest& one = req->requests(i);
+    dcufleet::v1::DeployManyResult* result = resp->mutable_results(i);
+    absl::Status valid = common::ValidateDeploymentSpec(one.spec());
+    auto done = [reactor, result, left](absl::StatusOr<dcufleet::v1::DeployResponse> r) {
+      result->set_code(static_cast<int32_t>(r.status().code()));
+      if (r.ok()) {
+        *result->mutable_response() = std::move(*r);
+      } else {
+        result->set_message(std::string(r.status().message()));
+      }
+      if (left->fetch_sub(1) == 1) reactor->Finish(grpc::Status::OK);
+    };
+    if (!valid.ok()) {
+      done(absl::InvalidArgumentError(absl::StrCat("requests[", i, "]: ", valid.message())));
+      continue;
+    }
+    deps_.deployments->DeployAsync(one.spec(), /*dry_run=*/false, std::move(done));
+  }
   return reactor;
 }
 

@@ -35,6 +35,9 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* Deploy(grpc::CallbackServerContext* ctx,
                                    const dcufleet::v1::DeployRequest* req,
                                    dcufleet::v1::DeployResponse* resp) override;
+  grpc::ServerUnaryReactor* DeployMany(grpc::CallbackServerContext* ctx,
+                                       const dcufleet::v1::DeployManyRequest* req,
+                                       dcufleet::v1::DeployManyResponse* resp) override;
   grpc::ServerUnaryReactor* ListDeployments(grpc::CallbackServerContext* ctx,
                                             const dcufleet::v1::ListDeploymentsRequest* req,
                                             dcufleet::v1::ListDeploymentsResponse* resp) override;

@@ -45,14 +45,14 @@ CmdResult RunCmd(std::vector<std::string> argv, std::map<std::string, std::strin
 
 class FleetLinkTest : public ::testing::Test {
  protected:
-  std::unique_ptr<ChildProcess> StartController(int port) {
+  std::unique_ptr<ChildProcess> StartController(int port, std::vector<std::string> extra = {}) {
     std::filesystem::remove(dir_.Join("port"));
-    auto c = std::make_unique<ChildProcess>(
-        std::vector<std::string>{BinPath("dcu-controller"), "--listen",
-                                 absl::StrCat("127.0.0.1:", port), "--db", dir_.Join("ctl.db"),
-                                 "--port-file", dir_.Join("port"), "--not-ready-after", "1.5",
-                                 "--lost-after", "30", "--status-interval", "0.3"},
-        dir_.Join("controller.log"));
+    std::vector<std::string> argv{BinPath("dcu-controller"), "--listen",
+                                  absl::StrCat("127.0.0.1:", port), "--db", dir_.Join("ctl.db"),
+                                  "--port-file", dir_.Join("port"), "--not-ready-after", "1.5",
+                                  "--lost-after", "30", "--status-interval", "0.3"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto c = std::make_unique<ChildProcess>(argv, dir_.Join("controller.log"));
     EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(dir_.Join("port")); },
                         absl::Seconds(10)))
         << c->Log();
@@ -61,10 +61,60 @@ class FleetLinkTest : public ::testing::Test {
     return c;
   }
   std::unique_ptr<ChildProcess> StartAgent(const std::string& node, const std::string& fixture) {
-    return std::make_unique<ChildProcess>(
-        std::vector<std::string>{BinPath("dcu-agent"), "--controller", Addr(), "--node", node,
-                                 "--root", Fixture(fixture), "--max-backoff", "0.5"},
-        dir_.Join(node + ".log"));
+    return StartAgentAt(node, Fixture(fixture));
+  }
+  std::unique_ptr<ChildProcess> StartAgentAt(const std::string& node, const std::string& root,
+                                             std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{BinPath("dcu-agent"), "--controller", Addr(), "--node", node,
+                                  "--root", root, "--max-backoff", "0.5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<ChildProcess>(argv, dir_.Join(node + ".log"));
+  }
+  // A copy of a fixture tree the test may change (devices go away, memory moves).
+  std::string CopyFixture(const std::string& fixture) {
+    std::string root = dir_.Join(fixture + "-root");
+    std::filesystem::copy(Fixture(fixture), root, std::filesystem::copy_options::recursive);
+    return root;
+  }
+  // Takes device `card` (DRM cardN, KFD topology node N) out of the tree.
+  static void RemoveDevice(const std::string& root, int card) {
+    std::filesystem::remove_all(absl::StrCat(root, "/sys/class/kfd/kfd/topology/nodes/", card));
+    std::filesystem::remove_all(absl::StrCat(root, "/sys/class/drm/card", card));
+  }
+  static void SetVramUsed(const std::string& root, int card, int64_t bytes) {
+    std::ofstream(absl::StrCat(root, "/sys/class/drm/card", card, "/device/mem_info_vram_used"))
+        << bytes << "\n";
+  }
+  // The node's reports counters (issue 22), 0 when absent.
+  int64_t Reports(const std::string& node, const std::string& kind) {
+    auto nodes = NodesByName();
+    if (!nodes.count(node) || !nodes[node].contains("reports")) return 0;
+    const auto& r = nodes[node]["reports"];
+    if (!r.contains(kind)) return 0;
+    // proto3 JSON writes int64 as a string.
+    int64_t v = 0;
+    if (r[kind].is_string()) {
+      if (!absl::SimpleAtoi(r[kind].get<std::string>(), &v)) return -1;
+      return v;
+    }
+    return r[kind].get<int64_t>();
+  }
+  int Devices(const std::string& node) {
+    auto nodes = NodesByName();
+    if (!nodes.count(node)) return -1;
+    return static_cast<int>(nodes[node]["inventory"]["devices"].size());
+  }
+  // devices[i].host_used.bytes as the controller shows it ("" when absent).
+  std::string HostUsed(const std::string& node, int i) {
+    auto nodes = NodesByName();
+    if (!nodes.count(node)) return "";
+    const auto& d = nodes[node]["inventory"]["devices"];
+    if (static_cast<int>(d.size()) <= i || !d[i].contains("host_used") ||
+        !d[i]["host_used"].contains("bytes")) {
+      return "";
+    }
+    const auto& b = d[i]["host_used"]["bytes"];
+    return b.is_string() ? b.get<std::string>() : b.dump();
   }
   std::string Addr() const { return absl::StrCat("127.0.0.1:", port_); }
   nlohmann::json GetNodes() {
@@ -143,6 +193,93 @@ TEST_F(FleetLinkTest, TwoAgentsRegisterSurviveKillsAndControllerRestart) {
       RunCmd({BinPath("dcuctl"), "--controller", Addr(), "describe", "node", "node-none"});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_THAT(missing.err, HasSubstr("'node-none' not found"));
+}
+
+// Issue 22: the agent sends its inventory only when it changed; the
+// periodic report is its digest and the memory figures. A change (a device
+// leaving the tree) reaches the controller, memory moves reach it without a
+// full inventory, and after a controller restart (the agent reconnects) the
+// controller holds the full, current inventory again.
+TEST_F(FleetLinkTest, InventoryTravelsWhenItChangedAndAfterAControllerRestart) {
+  const std::string root = CopyFixture("k100ai-8x");
+  auto controller = StartController(0);
+  auto agent = StartAgentAt("node-k100", root);
+  ASSERT_TRUE(WaitFor([&] { return NodeState("node-k100", "NODE_READY") &&
+                                   Reports("node-k100", "delta") >= 3; },
+                      absl::Seconds(15)))
+      << controller->Log() << agent->Log();
+  EXPECT_EQ(Devices("node-k100"), 8);
+  // Unchanged: no full inventory beyond the Hello's while deltas flow.
+  const int64_t full0 = Reports("node-k100", "full");
+  const int64_t delta0 = Reports("node-k100", "delta");
+  EXPECT_GE(full0, 1);
+  ASSERT_TRUE(WaitFor([&] { return Reports("node-k100", "delta") >= delta0 + 4; }, absl::Seconds(10)));
+  EXPECT_EQ(Reports("node-k100", "full"), full0);
+  EXPECT_EQ(Reports("node-k100", "inventory_requests"), 0);
+
+  // Memory moves: it reaches the controller.
+  SetVramUsed(root, 1, 3LL << 30);
+  ASSERT_TRUE(WaitFor([&] { return HostUsed("node-k100", 0) == std::to_string(3LL << 30); },
+                      absl::Seconds(10)))
+      << HostUsed("node-k100", 0);
+  // (Not asserted: no full inventory. On this tree the move also changes
+  // a memory finding, which is part of the digest, so one may come.)
+  const int64_t full1 = Reports("node-k100", "full");
+
+  // A device leaves: the next report carries the inventory.
+  RemoveDevice(root, 8);
+  ASSERT_TRUE(WaitFor([&] { return Devices("node-k100") == 7; }, absl::Seconds(10)))
+      << agent->Log();
+  EXPECT_GT(Reports("node-k100", "full"), full1);
+
+  // The controller restarts; meanwhile another device leaves. The agent
+  // reconnects with its full inventory; deltas follow against it.
+  int port = port_;
+  controller->Signal(SIGKILL);
+  controller->Wait(absl::Seconds(5));
+  RemoveDevice(root, 7);
+  controller = StartController(port);
+  ASSERT_EQ(port_, port);
+  ASSERT_TRUE(WaitFor([&] { return NodeState("node-k100", "NODE_READY") &&
+                                   Reports("node-k100", "delta") >= 2; },
+                      absl::Seconds(15)))
+      << controller->Log() << agent->Log();
+  EXPECT_EQ(Devices("node-k100"), 6);
+  EXPECT_GE(Reports("node-k100", "full"), 1);
+  SetVramUsed(root, 1, 5LL << 30);
+  EXPECT_TRUE(WaitFor([&] { return HostUsed("node-k100", 0) == std::to_string(5LL << 30); },
+                      absl::Seconds(10)));
+}
+
+// An agent from before issue 22 (--inventory-delta=false: no digest, the
+// inventory in every report) against this controller, and this agent
+// against a controller that does not take digests (--inventory-delta=false,
+// as one from before: its Welcome does not say it accepts them).
+TEST_F(FleetLinkTest, OlderAgentsAndOlderControllersGetFullInventories) {
+  for (const bool old_agent : {true, false}) {
+    SCOPED_TRACE(old_agent ? "older agent" : "older controller");
+    testing::TempDir sub;
+    const std::string root = sub.Join("root");
+    std::filesystem::copy(Fixture("k100ai-8x"), root, std::filesystem::copy_options::recursive);
+    auto controller = old_agent ? StartController(0) : StartController(0, {"--inventory-delta=false"});
+    auto agent = old_agent ? StartAgentAt("node-k100", root, {"--inventory-delta=false"})
+                           : StartAgentAt("node-k100", root);
+    ASSERT_TRUE(WaitFor([&] { return NodeState("node-k100", "NODE_READY") &&
+                                     Reports("node-k100", "full") >= 4; },
+                        absl::Seconds(15)))
+        << controller->Log() << agent->Log();
+    EXPECT_EQ(Reports("node-k100", "delta"), 0);
+    SetVramUsed(root, 1, 7LL << 30);
+    RemoveDevice(root, 8);
+    EXPECT_TRUE(WaitFor([&] { return Devices("node-k100") == 7 &&
+                                     HostUsed("node-k100", 0) == std::to_string(7LL << 30); },
+                        absl::Seconds(10)));
+    EXPECT_EQ(Reports("node-k100", "delta"), 0);
+    agent->Signal(SIGKILL);
+    agent->Wait(absl::Seconds(5));
+    controller->Signal(SIGKILL);
+    controller->Wait(absl::Seconds(5));
+  }
 }
 
 TEST(BadInput, CorruptDatabaseIsOneClearLine) {

@@ -1,5 +1,6 @@
 #include "controller/core/fleet_state.h"
 
+#include "common/inventory_delta.h"
 #include "controller/store/sqlite_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -241,6 +242,169 @@ TEST_F(FleetStateTest, AModestOverrunIsOnlyDropped) {
   // About 50/s were taken in the last ten seconds.
   EXPECT_NEAR(accepted - accepted_before, 500, 20);
   EXPECT_EQ(fleet_->GetNode("node-a")->state(), dcufleet::v1::NODE_READY);
+}
+
+
+// --- issue 22: reports that carry only the inventory's digest ---
+
+dcufleet::v1::NodeInventory Inventory(int devices, int64_t free_gib) {
+  dcufleet::v1::NodeInventory inv;
+  inv.set_hostname("host-a");
+  for (int i = 0; i < devices; ++i) {
+    auto* d = inv.add_devices();
+    d->set_index(i);
+    d->set_arch("gfx928");
+    d->mutable_total()->set_bytes(64LL << 30);
+    d->mutable_device_free()->set_bytes(free_gib << 30);
+    d->mutable_schedulable_free()->set_bytes(free_gib << 30);
+  }
+  return inv;
+}
+
+dcufleet::v1::Hello HelloWith(const dcufleet::v1::NodeInventory& inv, bool digest) {
+  dcufleet::v1::Hello h;
+  h.set_node_name("node-a");
+  h.set_agent_version("0.2.0");
+  *h.mutable_inventory() = inv;
+  if (digest) h.set_inventory_digest(common::InventoryDigest(inv));
+  return h;
+}
+
+dcufleet::v1::NodeStatus DeltaOf(const dcufleet::v1::NodeInventory& inv) {
+  dcufleet::v1::NodeStatus st;
+  *st.mutable_inventory() = inv;
+  st.set_inventory_digest(common::InventoryDigest(inv));
+  common::MakeDelta(&st);
+  return st;
+}
+
+int InventoryRequests(const RecordingSession& s) {
+  int n = 0;
+  for (const auto& m : s.sent) n += m.has_inventory_request();
+  return n;
+}
+
+TEST_F(FleetStateTest, ADeltaMovesTheHeldInventorysFiguresOnly) {
+  RecordingSession s;
+  const auto inv = Inventory(8, 60);
+  auto w = fleet_->OnHello(HelloWith(inv, true), &s);
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(w->accepts_inventory_digest());
+
+  auto now = inv;
+  now.mutable_devices(3)->mutable_device_free()->set_bytes(5LL << 30);
+  now.mutable_devices(3)->mutable_schedulable_free()->set_bytes(5LL << 30);
+  now.set_collected_at_ms(777);
+  dcufleet::v1::NodeStatus delta = DeltaOf(now);
+  ASSERT_FALSE(delta.has_inventory());
+  ASSERT_TRUE(fleet_->OnStatus("node-a", delta, &s).ok());
+
+  auto view = fleet_->GetNode("node-a");
+  ASSERT_EQ(view->inventory().devices_size(), 8);
+  EXPECT_EQ(view->inventory().devices(3).schedulable_free().bytes(), 5LL << 30);
+  EXPECT_EQ(view->inventory().devices(2).schedulable_free().bytes(), 60LL << 30);
+  EXPECT_EQ(view->inventory().devices(3).arch(), "gfx928");
+  EXPECT_EQ(view->inventory().hostname(), "host-a");
+  EXPECT_EQ(view->inventory().collected_at_ms(), 777);
+  EXPECT_EQ(view->inventory().SerializeAsString(), now.SerializeAsString());
+  EXPECT_EQ(view->reports().full(), 1);
+  EXPECT_EQ(view->reports().delta(), 1);
+  EXPECT_EQ(InventoryRequests(s), 0);
+  // A reader's snapshot is not changed under it by the next delta.
+  auto held = fleet_->Snapshot();
+  now.mutable_devices(3)->mutable_schedulable_free()->set_bytes(1LL << 30);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
+  EXPECT_EQ(held[0]->inventory().devices(3).schedulable_free().bytes(), 5LL << 30);
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices(3).schedulable_free().bytes(), 1LL << 30);
+}
+
+TEST_F(FleetStateTest, AnUnknownDigestAsksForTheFullInventoryAtMostOnceASecond) {
+  RecordingSession s;
+  const auto inv = Inventory(8, 60);
+  ASSERT_TRUE(fleet_->OnHello(HelloWith(inv, true), &s).ok());
+  // A device went away; the delta names the new digest the controller has
+  // never seen.
+  auto fewer = Inventory(7, 50);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(fewer), &s).ok());
+  EXPECT_EQ(InventoryRequests(s), 1);
+  ASSERT_TRUE(s.sent.back().has_inventory_request());
+  EXPECT_THAT(s.sent.back().inventory_request().reason(), ::testing::HasSubstr("digest"));
+  // Nothing of the unmatched delta is applied; liveness is.
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices_size(), 8);
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices(0).schedulable_free().bytes(), 60LL << 30);
+  clock_.Advance(absl::Milliseconds(300));
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(fewer), &s).ok());
+  EXPECT_EQ(InventoryRequests(s), 1);
+  EXPECT_EQ(fleet_->GetNode("node-a")->last_seen_ms(), common::ToUnixMillis(clock_.Now()));
+  clock_.Advance(FleetState::kInventoryRequestEvery);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(fewer), &s).ok());
+  EXPECT_EQ(InventoryRequests(s), 2);
+
+  // The full report answers it; deltas against it apply again.
+  dcufleet::v1::NodeStatus full;
+  *full.mutable_inventory() = fewer;
+  full.set_inventory_digest(common::InventoryDigest(fewer));
+  ASSERT_TRUE(fleet_->OnStatus("node-a", full, &s).ok());
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices_size(), 7);
+  auto moved = fewer;
+  moved.mutable_devices(6)->mutable_schedulable_free()->set_bytes(2LL << 30);
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(moved), &s).ok());
+  EXPECT_EQ(InventoryRequests(s), 2);
+  auto view = fleet_->GetNode("node-a");
+  EXPECT_EQ(view->inventory().devices(6).schedulable_free().bytes(), 2LL << 30);
+  EXPECT_EQ(view->reports().full(), 2);
+  EXPECT_EQ(view->reports().delta(), 4);
+  EXPECT_EQ(view->reports().inventory_requests(), 2);
+}
+
+TEST_F(FleetStateTest, ADeltaNamingADeviceNotHeldAsksForTheInventory) {
+  RecordingSession s;
+  const auto inv = Inventory(2, 60);
+  ASSERT_TRUE(fleet_->OnHello(HelloWith(inv, true), &s).ok());
+  dcufleet::v1::NodeStatus delta = DeltaOf(inv);
+  delta.mutable_device_memory(1)->set_index(5);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", delta, &s).ok());
+  ASSERT_EQ(InventoryRequests(s), 1);
+  EXPECT_THAT(s.sent.back().inventory_request().reason(),
+              ::testing::HasSubstr("status.device_memory[1].index: device 5"));
+}
+
+// An agent from before issue 22: no digest, the inventory in every report.
+TEST_F(FleetStateTest, AnOlderAgentsFullReportsStillWork) {
+  RecordingSession s;
+  ASSERT_TRUE(fleet_->OnHello(HelloWith(Inventory(8, 60), false), &s).ok());
+  dcufleet::v1::NodeStatus full;
+  *full.mutable_inventory() = Inventory(4, 10);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", full, &s).ok());
+  auto view = fleet_->GetNode("node-a");
+  EXPECT_EQ(view->inventory().devices_size(), 4);
+  EXPECT_EQ(view->inventory().devices(0).schedulable_free().bytes(), 10LL << 30);
+  EXPECT_EQ(view->reports().full(), 2);
+  EXPECT_EQ(view->reports().delta(), 0);
+  // A report without inventory or digest (as ever) keeps the inventory.
+  ASSERT_TRUE(fleet_->OnStatus("node-a", dcufleet::v1::NodeStatus(), &s).ok());
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices_size(), 4);
+  EXPECT_EQ(InventoryRequests(s), 0);
+}
+
+// --inventory-delta=false: the controller behaves as one from before issue
+// 22: Welcome does not accept digests, and a digest is neither kept nor
+// acted on.
+TEST_F(FleetStateTest, AControllerThatDoesNotAcceptDigestsSaysSoAndNeverAsks) {
+  FleetState::Options o = opts_;
+  o.accept_inventory_digest = false;
+  FleetState old(store_.get(), store_.get(), &clock_, o);
+  RecordingSession s;
+  const auto inv = Inventory(8, 60);
+  auto w = old.OnHello(HelloWith(inv, true), &s);
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(w->accepts_inventory_digest());
+  ASSERT_TRUE(old.OnStatus("node-a", DeltaOf(Inventory(8, 1)), &s).ok());
+  EXPECT_EQ(InventoryRequests(s), 0);
+  EXPECT_EQ(old.GetNode("node-a")->inventory().devices(0).schedulable_free().bytes(), 60LL << 30);
+  // Received (and counted), not taken.
+  EXPECT_EQ(old.GetNode("node-a")->reports().delta(), 1);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "common/logging.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
+#include "controller/core/model_sources.h"
 #include "controller/core/replica_set.h"
 
 namespace dcu::controller {
@@ -196,6 +197,14 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
   };
   in.model_damage_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelDamageOnNode(model_name, n);
+  };
+  in.model_copy_to_node = [this, c, model_name](const NodeView& n) {
+    std::vector<const NodeView*> views;
+    views.reserve(c->views.size());
+    for (const auto& v : c->views) views.push_back(v.get());
+    return PlanCopyBeforeLaunch(model_name, n, views, [this, &model_name](const NodeView& v) {
+      return knowledge_->ModelPathOnNode(model_name, v);
+    });
   };
   in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
     return knowledge_->RuntimeOnNode(p, n);

@@ -154,11 +154,12 @@ class DeployController : public FleetListener {
                     const dcufleet::v1::InstanceStatus& instance, StepContext& ctx);
   void HandleFailure(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   bool TryLaunch(dcufleet::v1::Deployment& d, StepContext& ctx);
-  // A deployment pinned to a node that lacks its model: asks that node to
-  // copy it from the nearest clean copy (PickModelSource), once; returns the
-  // line for the deployment's message ("" when not applicable); `copying`:
-  // a copy runs (the deployment waits, Pending) rather than failed.
-  std::string FetchModelForPinnedNode(const dcufleet::v1::Deployment& d, StepContext& ctx, bool* copying);
+  // The scheduler's copy-first placement (pinned or not, issue 19): asks the
+  // chosen node to copy the model from `r.copy`, once, and keeps the
+  // deployment Pending with the copy's progress as the node reports it; the
+  // launch follows on the pass after the node reports the directory.
+  // Returns true when the deployment changed.
+  bool AwaitModelCopy(dcufleet::v1::Deployment& d, StepContext& ctx, const ScheduleResult& r);
   // The deployment a dry run of `spec` answers with (nothing is stored).
   dcufleet::v1::Deployment DryRun(const dcufleet::v1::DeploymentSpec& spec)
       ABSL_LOCKS_EXCLUDED(mu_);

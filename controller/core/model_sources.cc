@@ -111,4 +111,39 @@ absl::StatusOr<ModelCopyPlan> PickModelSource(const std::string& model, const st
   return plan;
 }
 
+const dcufleet::v1::ModelTransfer* FindTransfer(const dcufleet::v1::NodeView& node, const std::string& model_dir) {
+  for (const auto& t : node.inventory().transfers()) {
+    if (t.model_dir() == model_dir) return &t;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
+    const std::string& model, const dcufleet::v1::NodeView& target,
+    const std::vector<const dcufleet::v1::NodeView*>& views,
+    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node) {
+  std::vector<dcufleet::v1::NodeView> nodes = {target};
+  std::vector<dcufleet::v1::NodeModelDirectory> dirs;
+  for (const auto* v : views) {
+    if (v->name() == target.name()) continue;
+    std::string path = path_on_node(*v);
+    if (path.empty()) continue;
+    nodes.push_back(*v);
+    dcufleet::v1::NodeModelDirectory nd;
+    nd.set_node(v->name());
+    nd.mutable_directory()->set_path(path);
+    nd.set_model(model);
+    dirs.push_back(std::move(nd));
+  }
+  auto plan = PickModelSource(model, target.name(), "", nodes, dirs);
+  if (!plan.ok()) return plan.status();
+  const dcufleet::v1::ModelTransfer* t = FindTransfer(target, plan->model_dir);
+  if (t && t->state() == dcufleet::v1::MODEL_TRANSFER_FAILED) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the copy of ", plan->model_dir, " from node '", t->source_node(), "' failed: ", t->message(),
+                     " (dcuctl model copy ", model, " --to ", target.name(), " retries)"));
+  }
+  return plan;
+}
+
 }  // namespace dcu::controller

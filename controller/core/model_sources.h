@@ -6,6 +6,7 @@
 // its ModelTransferService port) and the catalog's matching of directories
 // to models.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,21 @@ absl::StatusOr<ModelCopyPlan> PickModelSource(const std::string& model, const st
                                               const std::string& from,
                                               const std::vector<dcufleet::v1::NodeView>& nodes,
                                               const std::vector<dcufleet::v1::NodeModelDirectory>& dirs);
+
+// The copy a launch of `model` on `target` needs first (the scheduler's
+// copy-first placement, issue 19): the nearest usable copy by
+// PickModelSource over `views`, where `path_on_node` (the catalog's
+// ModelPathOnNode: damaged copies never qualify) says where each node holds
+// it. A copy of it the target reports FAILED is an error naming the source
+// and the failure (FAILED_PRECONDITION; a corrupt source is not fetched
+// again and again: `dcuctl model copy` retries), so the scheduler passes
+// the node over; one it reports RUNNING is the plan (the launch waits).
+absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
+    const std::string& model, const dcufleet::v1::NodeView& target,
+    const std::vector<const dcufleet::v1::NodeView*>& views,
+    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node);
+
+// The target's report of its copy of `model_dir` (null when none).
+const dcufleet::v1::ModelTransfer* FindTransfer(const dcufleet::v1::NodeView& node, const std::string& model_dir);
 
 }  // namespace dcu::controller

@@ -12,8 +12,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/hash.h"
+#include "common/http_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fleet_harness.h"
@@ -70,6 +74,19 @@ class ModelCopyE2ETest : public ::testing::Test {
     char name[64];
     snprintf(name, sizeof(name), "model-%05d-of-%05d.safetensors", i, kShards);
     return name;
+  }
+  // Every device of node `n` with only 1 GiB free (device view): busy, so no
+  // deployment fits there.
+  void MakeDevicesBusy(const std::string& n) {
+    const std::string file = h_.Join(absl::StrCat("sim-", n, "/k100/hip-devices"));
+    std::string out;
+    for (absl::string_view dev : absl::StrSplit(absl::StripAsciiWhitespace(testing::ReadFileOrEmpty(file)), ';')) {
+      std::vector<std::string> f = absl::StrSplit(dev, ',');  // bus,free,total,arch
+      ASSERT_EQ(f.size(), 4u) << dev;
+      f[1] = std::to_string(1ll << 30);
+      absl::StrAppend(&out, out.empty() ? "" : ";", absl::StrJoin(f, ","));
+    }
+    std::ofstream(file) << out << "\n";
   }
   void StartAgent(const std::string& n, std::vector<std::string> extra = {}) {
     const std::string sim = h_.Join("sim-" + n);
@@ -128,8 +145,10 @@ TEST_F(ModelCopyE2ETest, NodeBFetchesFromNodeAVerifiedThenAPinnedDeployServes) {
   ASSERT_EQ(models.exit_code, 0) << models.err;
   EXPECT_THAT(models.out, HasSubstr("node-a"));
   EXPECT_THAT(models.out, ::testing::Not(HasSubstr("node-b")));
+  // A dry run pinned to node-b says it would copy first.
   auto pinned = h_.Dcuctl({"deploy", "qwen3-32b", "--node", "node-b", "--dry-run"});
-  EXPECT_NE(pinned.exit_code, 0);
+  EXPECT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_THAT(pinned.out, HasSubstr("would copy the model first: node 'node-b' lacks qwen3-32b"));
 
   auto r = h_.Dcuctl({"model", "copy", "qwen3-32b", "--to", "node-b", "--wait", "--timeout", "60"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
@@ -187,6 +206,62 @@ TEST_F(ModelCopyE2ETest, DeployPinnedToANodeWithoutTheModelCopiesItFirstThenServ
   EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
   EXPECT_THAT(dep.dump(), HasSubstr("ModelCopyStarted")) << dep.dump();
   EXPECT_EQ(Transfer().value("state", ""), "MODEL_TRANSFER_DONE") << Transfer().dump();
+}
+
+TEST_F(ModelCopyE2ETest, UnpinnedDeployCopiesToTheNodeThatFitsWhenTheNodeWithTheModelCannot) {
+  // node-a has the model but its devices are busy; node-b fits but lacks
+  // it. The scheduler places the deployment on node-b copy-first: node-b
+  // fetches from node-a, then launches and serves.
+  MakeDevicesBusy("a");
+  StartAgent("a", {"--transfer-max-rate", "16MiB"});
+  StartAgent("b");
+  auto dry = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("would copy the model first: no node that has qwen3-32b can take it; node "
+                                 "'node-b' can once it copies Qwen3-32B from node 'node-a'"));
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  std::string copying;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        nlohmann::json dep = h_.Deployment("qwen3-32b");
+        if (!dep.contains("deployment")) return false;
+        copying = dep["deployment"]["status"].value("message", "");
+        return absl::StrContains(copying, "node-b: copying Qwen3-32B from node-a: ") &&
+               absl::StrContains(copying, "%)") && absl::StrContains(copying, "no node that has qwen3-32b can take it");
+      },
+      absl::Seconds(30)))
+      << copying << h_.Deployment("qwen3-32b").dump();
+  EXPECT_EQ(Phase("qwen3-32b"), "DEPLOYMENT_PENDING");
+  // Why not node-a: named with its devices.
+  nlohmann::json pending = h_.Deployment("qwen3-32b");
+  std::string node_a_reason;
+  for (const auto& rj : pending["deployment"]["status"].value("rejections", nlohmann::json::array())) {
+    if (rj.value("node", "") == "node-a") node_a_reason = rj.value("reason", "");
+  }
+  EXPECT_THAT(node_a_reason, HasSubstr("devices have")) << pending.dump();
+  ASSERT_TRUE(testing::WaitFor([&] { return Phase("qwen3-32b") == "DEPLOYMENT_READY"; }, absl::Seconds(120)))
+      << h_.Deployment("qwen3-32b").dump() << h_.Logs();
+  ExpectSameFiles();
+  nlohmann::json dep = h_.Deployment("qwen3-32b");
+  EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
+  EXPECT_THAT(dep.dump(), HasSubstr("ModelCopyStarted"));
+  EXPECT_EQ(Transfer().value("state", ""), "MODEL_TRANSFER_DONE") << Transfer().dump();
+  // It serves from node-b.
+  const std::string endpoint = dep["deployment"]["status"].value("endpoint", "");
+  EXPECT_FALSE(endpoint.empty());
+  const size_t colon = endpoint.rfind(':');
+  ASSERT_NE(colon, std::string::npos) << endpoint;
+  common::SocketHttpClient http;
+  common::HttpRequest req;
+  req.method = "GET";
+  req.host = "127.0.0.1";
+  req.port = std::stoi(endpoint.substr(colon + 1));
+  req.path = "/v1/models";
+  auto served = http.Send(req);
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_EQ(served->status, 200);
+  EXPECT_THAT(served->body, HasSubstr("qwen3-32b"));
 }
 
 TEST_F(ModelCopyE2ETest, SourceKilledHalfWayThenTheCopyResumes) {

@@ -198,13 +198,14 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
   in.model_damage_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelDamageOnNode(model_name, n);
   };
-  in.model_copy_to_node = [this, c, model_name](const NodeView& n) {
+  const ModelMirror mirror{options_.model_mirror, in.model.hf_repo};
+  in.model_copy_to_node = [this, c, model_name, mirror](const NodeView& n) {
     std::vector<const NodeView*> views;
     views.reserve(c->views.size());
     for (const auto& v : c->views) views.push_back(v.get());
-    return PlanCopyBeforeLaunch(model_name, n, views, [this, &model_name](const NodeView& v) {
-      return knowledge_->ModelPathOnNode(model_name, v);
-    });
+    return PlanCopyBeforeLaunch(
+        model_name, n, views,
+        [this, &model_name](const NodeView& v) { return knowledge_->ModelPathOnNode(model_name, v); }, mirror);
   };
   in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
     return knowledge_->RuntimeOnNode(p, n);

@@ -49,6 +49,10 @@ class DeployController : public FleetListener {
     // How often every node's model directories and environments are shown
     // to the knowledge (reconnected nodes are shown at once).
     absl::Duration observe_all_interval = absl::Seconds(10);
+    // An HTTP mirror laid out like the Hugging Face hub ("http://mirror:8080"):
+    // a node that lacks a model no node can give it copies it from there
+    // (the catalog's hf_repo). "": none.
+    std::string model_mirror;
   };
 
   DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,

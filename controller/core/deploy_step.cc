@@ -611,14 +611,16 @@ bool DeployController::AwaitModelCopy(Deployment& d, StepContext& ctx, const Sch
     cmd->mutable_fetch_model()->set_model_dir(r.copy.model_dir);
     cmd->mutable_fetch_model()->set_source_node(r.copy.source_node);
     cmd->mutable_fetch_model()->set_source_address(r.copy.source_address);
+    cmd->mutable_fetch_model()->set_source_url(r.copy.mirror_url);
+    cmd->mutable_fetch_model()->set_source_repo(r.copy.repo);
     if (!fleet_->SendToNode(target, cm)) {
       msg = absl::StrCat(target, ": cannot ask it to copy ", r.copy.model_dir, " (not connected); retrying");
     } else {
       AddEvent(ctx, d, "Normal", "ModelCopyStarted",
-               absl::StrCat(r.reason, ": node '", target, "' copies ", r.copy.model_dir, " from node '",
-                            r.copy.source_node, "' before the launch"));
-      msg = absl::StrCat(target, ": copying ", r.copy.model_dir, " from node '", r.copy.source_node,
-                         "' before the launch (", r.reason, ")");
+               absl::StrCat(r.reason, ": node '", target, "' copies ", r.copy.model_dir, " from ",
+                            r.copy.From(), " before the launch"));
+      msg = absl::StrCat(target, ": copying ", r.copy.model_dir, " from ", r.copy.From(), " before the launch (",
+                         r.reason, ")");
     }
   }
   // Waiting for the copy is not "nothing fits": Pending, so that deploy

@@ -716,7 +716,7 @@ ScheduleResult Scheduler::Run() {
     out.reason = absl::StrCat(pinned ? absl::StrCat("node '", best->view->name(), "' lacks ", in_.spec.model())
                                      : absl::StrCat("no node that has ", in_.spec.model(), " can take it"),
                               "; node '", best->view->name(), "' can once it copies ", out.copy.model_dir,
-                              " from node '", out.copy.source_node, "' (", out.copy.source_path, ")");
+                              " from ", out.copy.From());
   }
   auto* p = &out.placement;
   p->set_node(best->view->name());

@@ -23,6 +23,9 @@ struct ModelFacts {
   int num_key_value_heads = 0;
   // TP sizes the model's heads allow, ascending.
   std::vector<int> valid_tp;
+  // The catalog's Hugging Face repository ("Qwen/Qwen3-32B"): where an HTTP
+  // mirror has it.
+  std::string hf_repo;
 };
 
 // Result of checking one device size against the memory plan for a TP.

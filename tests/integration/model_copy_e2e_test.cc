@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fleet_harness.h"
+#include "tests/testing/range_http_server.h"
 
 namespace dcu {
 namespace {
@@ -42,7 +43,8 @@ constexpr int64_t kModelBytes = 48ll << 20;  // real safetensors headers, sparse
 
 class ModelCopyE2ETest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Prepare({}); }
+  void Prepare(const std::vector<std::string>& controller_extra) {
     build_ = fs::path(testing::BinDir()).parent_path().string();
     fs::create_directories(h_.Join("catalog"));
     for (const char* sub : {"stacks", "models"}) {
@@ -65,8 +67,10 @@ class ModelCopyE2ETest : public ::testing::Test {
                       "/tests/data/model-configs/qwen3-32b-seed000-qwen2-no-head-dim/config.json' ", kShards, " ",
                       kModelBytes)});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    ASSERT_TRUE(h_.StartController({"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
-                                    "--reconcile-interval", "0.2", "--not-ready-after", "5"}));
+    std::vector<std::string> args = {"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
+                                     "--reconcile-interval", "0.2", "--not-ready-after", "5"};
+    args.insert(args.end(), controller_extra.begin(), controller_extra.end());
+    ASSERT_TRUE(h_.StartController(args));
   }
   std::string ModelA() const { return h_.Join("sim-a/k100/models/Qwen3-32B"); }
   std::string ModelB() const { return h_.Join("sim-b/k100/models/Qwen3-32B"); }
@@ -347,6 +351,46 @@ TEST_F(ModelCopyE2ETest, ShardCorruptedAtTheSourceIsRefusedWithTheReason) {
   auto models = h_.Dcuctl({"get", "models"});
   // (config! is the seed's relabelled config.json, which the overlay fixes.)
   EXPECT_THAT(models.out, HasSubstr("node-a(config!)(damaged)"));
+}
+
+// The model on no node, only on an HTTP mirror laid out like the Hugging
+// Face hub (a real server on loopback, with Range): an unpinned deploy
+// places on a node that fits, which fetches every shard from the mirror
+// (verified), then launches and serves.
+class ModelMirrorE2ETest : public ModelCopyE2ETest {
+ protected:
+  void SetUp() override {
+    mirror_ = std::make_unique<testing::RangeHttpServer>(h_.Join("mirror/Qwen/Qwen3-32B"));
+    Prepare({"--model-mirror", mirror_->url()});
+    if (HasFatalFailure()) return;
+    fs::create_directories(h_.Join("mirror/Qwen"));
+    fs::rename(ModelA(), h_.Join("mirror/Qwen/Qwen3-32B"));
+  }
+  std::unique_ptr<testing::RangeHttpServer> mirror_;
+};
+
+TEST_F(ModelMirrorE2ETest, UnpinnedDeployFetchesFromTheMirrorWhenNoNodeHasTheModel) {
+  StartAgent("a");
+  StartAgent("b");
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  ASSERT_TRUE(testing::WaitFor([&] { return Phase("qwen3-32b") == "DEPLOYMENT_READY"; }, absl::Seconds(120)))
+      << h_.Deployment("qwen3-32b").dump() << h_.Logs();
+  nlohmann::json dep = h_.Deployment("qwen3-32b");
+  // node-a comes first by name: it fetched the copy.
+  const std::string copy = h_.Join("sim-a/k100/models/Qwen3-32B");
+  EXPECT_THAT(dep.dump(), HasSubstr(copy));
+  EXPECT_THAT(dep.dump(), HasSubstr(absl::StrCat("from mirror ", mirror_->url(), "/Qwen/Qwen3-32B")));
+  for (const auto& e : fs::directory_iterator(h_.Join("mirror/Qwen/Qwen3-32B"))) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(common::Sha256Hex(testing::ReadFileOrEmpty(copy + "/" + name)),
+              common::Sha256Hex(testing::ReadFileOrEmpty(e.path().string())))
+        << name;
+  }
+  int gets = 0;
+  for (const auto& r : mirror_->Requests()) gets += absl::StartsWith(r, "GET model-");
+  EXPECT_EQ(gets, kShards);  // every shard fetched once, from the mirror
+  EXPECT_FALSE(fs::exists(h_.Join("sim-b/k100/models/Qwen3-32B")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <limits>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -40,7 +41,10 @@ class Exchange {
  public:
   Exchange(const HttpMirrorUrl& url, absl::Duration timeout)
       : url_(url), timeout_(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout))), stream_(ioc_) {
-    parser_.body_limit(boost::none);  // shards are many GiB; the fetcher counts
+    // Shards are many GiB; the fetcher counts. (Not boost::none: Boost
+    // 1.74's parser compares a length against the optional, and any length
+    // is greater than none.)
+    parser_.body_limit(std::numeric_limits<uint64_t>::max());
   }
 
   // Connects, sends the request and reads the response header.

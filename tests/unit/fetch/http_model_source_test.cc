@@ -156,7 +156,11 @@ TEST_F(HttpModelSourceTest, ATruncatedShardOnTheMirrorIsRefusedByItsHeader) {
 }
 
 TEST_F(HttpModelSourceTest, MissingRepositoryAndBadUrlsAreClearErrors) {
-  auto missing = HttpModelSource::Create(server_.url(), "Qwen/Nope");
+  // (The test server serves its directory under any repository name: an
+  // empty one has no such model.)
+  fs::create_directories(tmp_.Join("empty"));
+  testing::RangeHttpServer empty(tmp_.Join("empty"));
+  auto missing = HttpModelSource::Create(empty.url(), "Qwen/Nope");
   ASSERT_TRUE(missing.ok());
   auto l = (*missing)->List("Nope");
   EXPECT_EQ(l.status().code(), absl::StatusCode::kNotFound) << l.status();

@@ -163,7 +163,7 @@ struct World {
   std::map<std::string, std::set<int>> busy_ports;
   std::map<std::string, std::vector<Plan>> plans;
   std::map<std::string, std::vector<Plan>> excluded;
-  ModelFacts model{"qwen3-32b", 30 * kGiB, 64, 8, {1, 2, 4, 8}};
+  ModelFacts model{"qwen3-32b", 30 * kGiB, 64, 8, {1, 2, 4, 8}, ""};
   double util = 0.9;
   int64_t overhead = 2 * kGiB;
   dcufleet::v1::DeploymentSpec spec;
@@ -805,7 +805,7 @@ TEST(SchedulePropertyTest, FastPathExplainerAndCursorAgreeOnRandomFleets) {
 void CopyFromNodeA(World& w, ScheduleInput& in, std::map<std::string, std::string> refuse = {}) {
   in.model_copy_to_node = [refuse](const NodeView& n) -> absl::StatusOr<ModelCopyPlan> {
     if (auto it = refuse.find(n.name()); it != refuse.end()) return absl::FailedPreconditionError(it->second);
-    return ModelCopyPlan{"Qwen3-32B", "node-a", "10.0.0.1:7000", "/data/models/Qwen3-32B"};
+    return ModelCopyPlan{"Qwen3-32B", "node-a", "10.0.0.1:7000", "/data/models/Qwen3-32B", "", ""};
   };
   (void)w;
 }
@@ -852,7 +852,7 @@ TEST(ScheduleCopyFirstTest, ANodeWithTheModelAlwaysWins) {
   int asked = 0;
   in.model_copy_to_node = [&asked](const NodeView&) -> absl::StatusOr<ModelCopyPlan> {
     ++asked;
-    return ModelCopyPlan{"Qwen3-32B", "node-b", "10.0.0.2:7000", "/data/models/Qwen3-32B"};
+    return ModelCopyPlan{"Qwen3-32B", "node-b", "10.0.0.2:7000", "/data/models/Qwen3-32B", "", ""};
   };
   ScheduleResult r = Schedule(in);
   ASSERT_TRUE(r.placed);

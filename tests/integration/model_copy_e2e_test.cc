@@ -83,8 +83,9 @@ class ModelCopyE2ETest : public ::testing::Test {
   // deployment fits there.
   void MakeDevicesBusy(const std::string& n) {
     const std::string file = h_.Join(absl::StrCat("sim-", n, "/k100/hip-devices"));
+    const std::string text = testing::ReadFileOrEmpty(file);
     std::string out;
-    for (absl::string_view dev : absl::StrSplit(absl::StripAsciiWhitespace(testing::ReadFileOrEmpty(file)), ';')) {
+    for (absl::string_view dev : absl::StrSplit(absl::StripAsciiWhitespace(text), ';')) {
       std::vector<std::string> f = absl::StrSplit(dev, ',');  // bus,free,total,arch
       ASSERT_EQ(f.size(), 4u) << dev;
       f[1] = std::to_string(1ll << 30);
@@ -217,6 +218,7 @@ TEST_F(ModelCopyE2ETest, UnpinnedDeployCopiesToTheNodeThatFitsWhenTheNodeWithThe
   // it. The scheduler places the deployment on node-b copy-first: node-b
   // fetches from node-a, then launches and serves.
   MakeDevicesBusy("a");
+  ASSERT_FALSE(HasFatalFailure());
   StartAgent("a", {"--transfer-max-rate", "16MiB"});
   StartAgent("b");
   auto dry = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--dry-run"});

@@ -621,7 +621,14 @@ ScheduleResult Scheduler::Run() {
   std::sort(copyable.begin(), copyable.end(), [](const Copyable& a, const Copyable& b) {
     return std::tie(a.rank, a.order) < std::tie(b.rank, b.order);
   });
+  // NOT_FOUND says no source has the model for any node: the rest are
+  // not asked (a fleet without the model would cost a question per node).
+  bool no_source = false;
   for (const Copyable& k : copyable) {
+    if (no_source) {
+      reject(*k.node, Fit::kNoModel, "");
+      continue;
+    }
     if (with_model || copy_to) {
       reject(*k.node, Fit::kNoModel,
              with_model ? "" : absl::StrCat(NoModelText(*k.node), "; node '", copy_to->node->view->name(),
@@ -630,6 +637,7 @@ ScheduleResult Scheduler::Run() {
     }
     auto plan = in_.model_copy_to_node(*k.node->view);
     if (!plan.ok()) {
+      no_source = absl::IsNotFound(plan.status());
       reject(*k.node, Fit::kNoModel,
              absl::StrCat(NoModelText(*k.node), "; cannot copy it here: ", plan.status().message()));
       continue;

@@ -107,7 +107,8 @@ struct ScheduleInput {
   // to make (PlanCopyBeforeLaunch), or why it cannot be copied there. Unset:
   // only nodes that have the model are placed on. Asked only when no node
   // with the model fits, for the nodes that pass every other check, best
-  // first, until one can be copied to.
+  // first, until one can be copied to; NOT_FOUND means no source has it for
+  // any node, and the rest are not asked.
   std::function<absl::StatusOr<ModelCopyPlan>(const dcufleet::v1::NodeView&)> model_copy_to_node;
   // Stacks this deployment already proved broken (failover moves past them).
   std::set<std::string> excluded_stacks;

@@ -889,6 +889,25 @@ TEST(ScheduleCopyFirstTest, NodesThatCannotBeCopiedToArePassedOverWithTheReason)
   EXPECT_THAT(Reasons(u)["node-d"], HasSubstr("cannot copy it here: no"));
 }
 
+TEST(ScheduleCopyFirstTest, NoSourceForAnyNodeIsAskedOnce) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  for (const char* n : {"node-a", "node-b", "node-c"}) w.AddNode(n, "gfx928").mutable_inventory()->clear_models();
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  int asked = 0;
+  in.model_copy_to_node = [&asked](const NodeView&) -> absl::StatusOr<ModelCopyPlan> {
+    ++asked;
+    return absl::NotFoundError("no node has a usable copy of qwen3-32b");
+  };
+  ScheduleResult r = Schedule(in);
+  EXPECT_FALSE(r.placed);
+  EXPECT_EQ(asked, 1);
+  auto why = Reasons(r);
+  EXPECT_THAT(why["node-a"], HasSubstr("cannot copy it here: no node has a usable copy of qwen3-32b"));
+  EXPECT_THAT(why["node-c"], HasSubstr("not found under the node's model roots"));
+}
+
 TEST(ScheduleCopyFirstTest, TheBestPlanRankIsCopiedToFirst) {
   World w;
   w.AddPlan("gfx906", "vllm-906", 5);

@@ -119,6 +119,14 @@ int main(int argc, char** argv) {
   app.add_option("--diagnosis-rules", rules_file,
                  "diagnosis rules file (default: $DCU_DIAGNOSIS_RULES, "
                  "/etc/dcufleet/diagnosis/rules.txtpb, the source tree's)");
+  std::string model_mirror;
+  app.add_option("--model-mirror", model_mirror,
+                 "http://HOST[:PORT][/PREFIX] of a mirror laid out like the Hugging Face hub "
+                 "(PREFIX/REPO/resolve/main/FILE): a node that lacks a model no node can give it "
+                 "fetches it from there (the catalog's hf_repo)")
+      ->check([](const std::string& v) -> std::string {
+        return v.rfind("http://", 0) == 0 ? "" : "must start with http:// (https mirrors are not supported yet)";
+      });
   int instance_port_base = 8000;
   app.add_option("--instance-port-base", instance_port_base,
                  "first port given to instances on each node (the next free one is used)")
@@ -377,6 +385,8 @@ int main(int argc, char** argv) {
   dcu::controller::DeployController::Options dopts;
   dopts.interval = absl::Seconds(reconcile_interval_s);
   dopts.instance_port_base = instance_port_base;
+  while (!model_mirror.empty() && model_mirror.back() == '/') model_mirror.pop_back();
+  dopts.model_mirror = model_mirror;
   dcu::controller::DeployController deployments(&fleet, &knowledge, &diagnoser, &deployment_store,
                                                 stores.events, &dcu::common::RealClock::Get(),
                                                 dopts);

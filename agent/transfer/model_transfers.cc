@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/fetch/http_model_source.h"
 #include "agent/transfer/transfer_service.h"
 #include "common/logging.h"
 #include "common/net.h"
@@ -26,9 +27,21 @@ absl::Status ModelTransfers::Start(const dcufleet::v1::FetchModelCommand& comman
     return absl::FailedPreconditionError("this agent has no --model-root to copy a model into");
   }
   if (absl::Status s = CheckModelDirName(command.model_dir(), "model_dir"); !s.ok()) return s;
-  if (!common::ParseHostPort(command.source_address()).ok()) {
+  // The source is made here, so a bad command is refused at once rather
+  // than failing on the copy's thread.
+  std::shared_ptr<ModelSource> source;
+  if (!command.source_url().empty()) {
+    // An HTTP mirror laid out like a Hugging Face repository.
+    auto http = HttpModelSource::Create(command.source_url(), command.source_repo());
+    if (!http.ok()) return http.status();
+    source = *std::move(http);
+  } else if (!common::ParseHostPort(command.source_address()).ok()) {
     return absl::InvalidArgumentError(absl::StrCat("source_address '", command.source_address(),
                                                    "' is not HOST:PORT"));
+  }
+  if (!source) {
+    source = std::make_shared<PeerModelSource>(command.source_address(), credentials_(command.source_address()),
+                                               command.source_node(), tls_);
   }
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::path(model_root_) / command.model_dir(), ec)) {
@@ -39,25 +52,28 @@ absl::Status ModelTransfers::Start(const dcufleet::v1::FetchModelCommand& comman
   if (stopping_) return absl::UnavailableError("the agent is stopping");
   auto it = transfers_.find(command.model_dir());
   if (it != transfers_.end() && it->second.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
-    return absl::AbortedError(absl::StrCat("a copy of '", command.model_dir(), "' from node '",
-                                           it->second.source_node(), "' is already running"));
+    return absl::AbortedError(absl::StrCat("a copy of '", command.model_dir(), "' from ",
+                                           it->second.source_node().empty()
+                                               ? it->second.source_address()
+                                               : absl::StrCat("node '", it->second.source_node(), "'"),
+                                           " is already running"));
   }
   dcufleet::v1::ModelTransfer t;
   t.set_model_dir(command.model_dir());
   t.set_source_node(command.source_node());
-  t.set_source_address(command.source_address());
+  t.set_source_address(command.source_url().empty()
+                           ? command.source_address()
+                           : absl::StrCat(command.source_url(), "/", command.source_repo()));
   t.set_state(dcufleet::v1::MODEL_TRANSFER_RUNNING);
   t.set_eta_ms(-1);
   t.set_started_at_ms(absl::ToUnixMillis(absl::Now()));
   transfers_[command.model_dir()] = t;
-  threads_.emplace_back([this, command] { Run(command); });
+  threads_.emplace_back([this, command, source] { Run(command, *source); });
   return absl::OkStatus();
 }
 
-void ModelTransfers::Run(dcufleet::v1::FetchModelCommand command) {
+void ModelTransfers::Run(dcufleet::v1::FetchModelCommand command, ModelSource& source) {
   const std::string dir = command.model_dir();
-  PeerModelSource source(command.source_address(), credentials_(command.source_address()), command.source_node(),
-                         tls_);
   FetchOptions o;
   o.progress = [&](const FetchProgress& p) {
     absl::MutexLock lock(&mu_);

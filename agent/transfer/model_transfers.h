@@ -2,7 +2,7 @@
 
 // The agent's running and finished model copies (issue 19): a
 // FetchModelCommand from the controller starts one on its own thread
-// (ModelFetcher over a PeerModelSource); Snapshot() is what NodeInventory.
+// (ModelFetcher over a PeerModelSource, or an HttpModelSource for a mirror); Snapshot() is what NodeInventory.
 // transfers reports with every status. One transfer per model directory at
 // a time (ModelFetcher's lock refuses a second, and so does Start).
 
@@ -47,7 +47,7 @@ class ModelTransfers {
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run(dcufleet::v1::FetchModelCommand command) ABSL_LOCKS_EXCLUDED(mu_);
+  void Run(dcufleet::v1::FetchModelCommand command, ModelSource& source) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string model_root_;
   const CredentialsFn credentials_;

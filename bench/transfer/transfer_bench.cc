@@ -13,9 +13,11 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "agent/fetch/http_model_source.h"
 #include "agent/fetch/model_fetch.h"
 #include "agent/transfer/transfer_service.h"
 #include "common/hash.h"
+#include "tests/testing/range_http_server.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -96,6 +98,39 @@ void Run(benchmark::State& state, bool manifest) {
   server->Shutdown();
   fs::remove_all(base);
 }
+
+// The same model from an HTTP mirror laid out like the Hugging Face hub
+// (tests/testing RangeHttpServer on 127.0.0.1, 1 MiB writes) through
+// HttpModelSource (Boost.Beast, 1 MiB reads) + ModelFetcher.
+void RunHttp(benchmark::State& state, bool manifest) {
+  const std::string base = (fs::temp_directory_path() / absl::StrCat("transfer-bench-http-", getpid())).string();
+  WriteModel(base + "/mirror/Bench", manifest);
+  fs::create_directories(base + "/b");
+  dcu::testing::RangeHttpServer mirror(base + "/mirror/Bench");
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(base + "/b/Bench");
+    state.ResumeTiming();
+    auto source = dcu::agent::HttpModelSource::Create(mirror.url(), "org/Bench");
+    dcu::agent::ModelFetcher fetcher(base + "/b");
+    dcu::agent::FetchOptions o;
+    o.reserve_bytes = 0;
+    auto r = fetcher.Fetch(**source, "Bench", o);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      break;
+    }
+    bytes += r->bytes_copied;
+  }
+  state.SetBytesProcessed(bytes);
+  fs::remove_all(base);
+}
+
+void BM_FetchFromHttpMirror(benchmark::State& state) { RunHttp(state, /*manifest=*/false); }
+void BM_FetchFromHttpMirrorWithSha256(benchmark::State& state) { RunHttp(state, /*manifest=*/true); }
+BENCHMARK(BM_FetchFromHttpMirror)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FetchFromHttpMirrorWithSha256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_FetchFromPeer(benchmark::State& state) { Run(state, /*manifest=*/false); }
 void BM_FetchFromPeerWithSha256(benchmark::State& state) { Run(state, /*manifest=*/true); }

@@ -161,6 +161,7 @@ absl::StatusOr<ModelFacts> CatalogKnowledge::Model(const std::string& model) {
   f.num_attention_heads = shape.num_attention_heads;
   f.num_key_value_heads = shape.num_kv_heads;
   f.valid_tp = shape.ValidTp(64);
+  f.hf_repo = entry->hf_repo();
   return f;
 }
 

@@ -620,6 +620,13 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
   *a->mutable_placement() = r.placement;
   for (const auto& f : plan.preparation.findings) *st->add_findings() = f;
   a->set_config_remediation(plan.preparation.remediation);
+  if (plan.outcome == LaunchPlan::Outcome::kCopyFirst) {
+    st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+    st->set_message(absl::StrCat("dry run: would copy the model first: ", r.reason, "; then launch ",
+                                 r.plan.stack_id(), " on node '", r.placement.node(), "' devices [",
+                                 absl::StrJoin(r.placement.device_indices(), ","), "] TP=", r.placement.tp()));
+    return d;
+  }
   if (plan.outcome != LaunchPlan::Outcome::kPlanned) {
     st->set_phase(dcufleet::v1::DEPLOYMENT_FAILED);
     st->set_message(absl::StrCat("dry run: ", plan.error));

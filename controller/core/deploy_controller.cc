@@ -6,6 +6,8 @@
 // deploy_step.cc.
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <tuple>
 
 #include "absl/strings/numbers.h"
@@ -21,6 +23,7 @@
 #include "common/logging.h"
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
+#include "controller/core/model_sources.h"
 #include "controller/core/replica_set.h"
 
 namespace dcu::controller {
@@ -196,6 +199,22 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
   };
   in.model_damage_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelDamageOnNode(model_name, n);
+  };
+  const ModelMirror mirror{options_.model_mirror, in.model.hf_repo};
+  // The nodes holding a usable copy, found once per call and only when the
+  // scheduler asks (no node with the model fits): each candidate then costs
+  // a look at those few nodes, not a walk over the fleet.
+  auto holders = std::make_shared<std::optional<std::vector<const NodeView*>>>();
+  in.model_copy_to_node = [this, c, model_name, mirror, holders](const NodeView& n) {
+    if (!holders->has_value()) {
+      holders->emplace();
+      for (const auto& v : c->views) {
+        if (!knowledge_->ModelPathOnNode(model_name, *v).empty()) (*holders)->push_back(v.get());
+      }
+    }
+    return PlanCopyBeforeLaunch(
+        model_name, n, **holders,
+        [this, &model_name](const NodeView& v) { return knowledge_->ModelPathOnNode(model_name, v); }, mirror);
   };
   in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
     return knowledge_->RuntimeOnNode(p, n);

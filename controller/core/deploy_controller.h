@@ -50,6 +50,10 @@ class DeployController : public FleetListener {
     // How often every node's model directories and environments are shown
     // to the knowledge (reconnected nodes are shown at once).
     absl::Duration observe_all_interval = absl::Seconds(10);
+    // An HTTP mirror laid out like the Hugging Face hub ("http://mirror:8080"):
+    // a node that lacks a model no node can give it copies it from there
+    // (the catalog's hf_repo). "": none.
+    std::string model_mirror;
   };
 
   DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,
@@ -174,11 +178,12 @@ class DeployController : public FleetListener {
   // The same for a deployment this pass stepped, from its new state.
   void UpdatePoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx);
   static void CollectPoolDemandOf(const dcufleet::v1::Deployment& d, StepContext& ctx);
-  // A deployment pinned to a node that lacks its model: asks that node to
-  // copy it from the nearest clean copy (PickModelSource), once; returns the
-  // line for the deployment's message ("" when not applicable); `copying`:
-  // a copy runs (the deployment waits, Pending) rather than failed.
-  std::string FetchModelForPinnedNode(const dcufleet::v1::Deployment& d, StepContext& ctx, bool* copying);
+  // The scheduler's copy-first placement (pinned or not, issue 19): asks the
+  // chosen node to copy the model from `r.copy`, once, and keeps the
+  // deployment Pending with the copy's progress as the node reports it; the
+  // launch follows on the pass after the node reports the directory.
+  // Returns true when the deployment changed.
+  bool AwaitModelCopy(dcufleet::v1::Deployment& d, StepContext& ctx, const ScheduleResult& r);
   // The deployment a dry run of `spec` answers with (nothing is stored).
   dcufleet::v1::Deployment DryRun(const dcufleet::v1::DeploymentSpec& spec)
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -54,24 +54,9 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   st->clear_excluded_plans();
   for (const auto& p : r.plans) *st->add_plans() = p;
   for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
+  if (plan.outcome == LaunchPlan::Outcome::kCopyFirst) return AwaitModelCopy(d, ctx, r);
   if (!r.placed) {
     std::vector<std::string> lines;
-    // Pinned to a node that lacks the model: have it copied there first
-    // (issue 19); the launch follows once the node reports the copy.
-    bool copying = false;
-    if (std::string copy = FetchModelForPinnedNode(d, ctx, &copying); !copy.empty()) {
-      if (copying) {
-        // Waiting for the copy is not "nothing fits": Pending, so that
-        // deploy --wait waits (Observe retries the launch every pass).
-        bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_PENDING || st->message() != copy;
-        st->clear_rejections();
-        for (const auto& rj : r.rejections) *st->add_rejections() = rj;
-        st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
-        st->set_message(copy);
-        return changed;
-      }
-      lines.push_back(copy);
-    }
     for (const auto& rj : r.rejections) lines.push_back(absl::StrCat(rj.node(), ": ", rj.reason()));
     // Fits no registered node: a node pool may provide one (issue 20).
     if (bool changed = false; ProvisionFromPool(d, lines, ctx, &changed)) {
@@ -607,60 +592,51 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
   return true;
 }
 
-std::string DeployController::FetchModelForPinnedNode(const Deployment& d, StepContext& ctx, bool* copying) {
-  *copying = false;
-  const std::string& target = d.spec().node();
-  const std::string& model = d.spec().model();
-  if (target.empty()) return "";
+bool DeployController::AwaitModelCopy(Deployment& d, StepContext& ctx, const ScheduleResult& r) {
+  auto* st = d.mutable_status();
+  const std::string& target = r.placement.node();
   const NodeView* to = ctx.Node(target);
-  if (!to || to->state() != dcufleet::v1::NODE_READY) return "";
-  if (!knowledge_->ModelPathOnNode(model, *to).empty()) return "";
-  // The views of the nodes that hold a usable copy (and the target's),
-  // matched to the model by the catalog.
-  std::vector<NodeView> nodes = {*to};
-  std::vector<dcufleet::v1::NodeModelDirectory> dirs;
-  for (const auto& v : ctx.views) {
-    if (v->name() == target) continue;
-    std::string path = knowledge_->ModelPathOnNode(model, *v);
-    if (path.empty()) continue;
-    nodes.push_back(*v);
-    dcufleet::v1::NodeModelDirectory nd;
-    nd.set_node(v->name());
-    nd.mutable_directory()->set_path(path);
-    nd.set_model(model);
-    dirs.push_back(std::move(nd));
-  }
-  auto plan = PickModelSource(model, target, "", nodes, dirs);
-  if (!plan.ok()) return "";  // nothing to copy from: the rejections say why
-  // One request per copy: a running copy is waited for, a failed one is
-  // reported (a corrupt source is not fetched again and again; dcuctl model
-  // copy retries).
-  for (const auto& t : to->inventory().transfers()) {
-    if (t.model_dir() != plan->model_dir) continue;
-    if (t.state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
-      *copying = true;
-      // Bytes, rate and ETA as the node last reported them, so that deploy
-      // --watch and describe show the copy moving.
-      return absl::StrCat(target, ": ", common::DescribeModelTransfer(t), " before the launch");
-    }
-    if (t.state() == dcufleet::v1::MODEL_TRANSFER_FAILED) {
-      return absl::StrCat(target, ": the copy of ", plan->model_dir, " from node '", t.source_node(),
-                          "' failed: ", t.message(), " (dcuctl model copy ", model, " --to ", target, " retries)");
+  std::string msg;
+  // One request per copy: a running copy is waited for; a failed one the
+  // scheduler passes over (PlanCopyBeforeLaunch), so it is not asked again.
+  const dcufleet::v1::ModelTransfer* t = to ? FindTransfer(*to, r.copy.model_dir) : nullptr;
+  // A copy that just finished: the node's next report lists the directory
+  // (the agent rescans at once); asking again would only be refused.
+  constexpr int64_t kDoneReportGraceMs = 30000;
+  if (t && t->state() == dcufleet::v1::MODEL_TRANSFER_RUNNING) {
+    // Bytes, rate and ETA as the node last reported them, so that deploy
+    // --watch and describe show the copy moving.
+    msg = absl::StrCat(target, ": ", common::DescribeModelTransfer(*t), " before the launch (", r.reason, ")");
+  } else if (t && t->state() == dcufleet::v1::MODEL_TRANSFER_DONE &&
+             ctx.now_ms - t->finished_at_ms() < kDoneReportGraceMs) {
+    msg = absl::StrCat(target, ": copied ", r.copy.model_dir, "; launching once the node reports it");
+  } else {
+    dcufleet::v1::ControllerMessage cm;
+    auto* cmd = cm.mutable_command();
+    cmd->set_command_id(absl::StrCat("fetch-", r.copy.model_dir, "-", ctx.now_ms));
+    cmd->mutable_fetch_model()->set_model_dir(r.copy.model_dir);
+    cmd->mutable_fetch_model()->set_source_node(r.copy.source_node);
+    cmd->mutable_fetch_model()->set_source_address(r.copy.source_address);
+    cmd->mutable_fetch_model()->set_source_url(r.copy.mirror_url);
+    cmd->mutable_fetch_model()->set_source_repo(r.copy.repo);
+    if (!fleet_->SendToNode(target, cm)) {
+      msg = absl::StrCat(target, ": cannot ask it to copy ", r.copy.model_dir, " (not connected); retrying");
+    } else {
+      AddEvent(ctx, d, "Normal", "ModelCopyStarted",
+               absl::StrCat(r.reason, ": node '", target, "' copies ", r.copy.model_dir, " from ",
+                            r.copy.From(), " before the launch"));
+      msg = absl::StrCat(target, ": copying ", r.copy.model_dir, " from ", r.copy.From(), " before the launch (",
+                         r.reason, ")");
     }
   }
-  dcufleet::v1::ControllerMessage msg;
-  auto* cmd = msg.mutable_command();
-  cmd->set_command_id(absl::StrCat("fetch-", plan->model_dir, "-", ctx.now_ms));
-  cmd->mutable_fetch_model()->set_model_dir(plan->model_dir);
-  cmd->mutable_fetch_model()->set_source_node(plan->source_node);
-  cmd->mutable_fetch_model()->set_source_address(plan->source_address);
-  if (!fleet_->SendToNode(target, msg)) return "";
-  *copying = true;
-  AddEvent(ctx, d, "Normal", "ModelCopyStarted",
-           absl::StrCat("node '", target, "' lacks ", model, ": copying ", plan->model_dir, " from node '",
-                        plan->source_node, "' (", plan->source_path, ")"));
-  return absl::StrCat(target, ": copying ", plan->model_dir, " from node '", plan->source_node,
-                      "' before the launch (dcuctl get node ", target, " -o yaml shows the progress)");
+  // Waiting for the copy is not "nothing fits": Pending, so that deploy
+  // --wait waits (Observe retries the launch every pass).
+  bool changed = st->phase() != dcufleet::v1::DEPLOYMENT_PENDING || st->message() != msg;
+  st->clear_rejections();
+  for (const auto& rj : r.rejections) *st->add_rejections() = rj;
+  st->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+  st->set_message(msg);
+  return changed;
 }
 
 }  // namespace dcu::controller

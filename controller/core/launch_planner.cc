@@ -36,6 +36,11 @@ LaunchPlan LaunchPlanner::Plan(const Deployment& d, const ScheduleInput& in,
     out.outcome = LaunchPlan::Outcome::kUnschedulable;
     return out;
   }
+  if (r.kind == PlacementKind::kCopyFirst) {
+    // Nothing to prepare or render until the node has the directory.
+    out.outcome = LaunchPlan::Outcome::kCopyFirst;
+    return out;
+  }
   const dcufleet::v1::NodeView* node = node_of(r.placement.node());
   if (!node) {
     // The scheduler places only on nodes of the same snapshot.

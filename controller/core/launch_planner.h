@@ -32,6 +32,8 @@ struct LaunchPlan {
   enum class Outcome {
     kPlanned,        // `instance` is the launch
     kUnschedulable,  // nothing fits: schedule.rejections say why per node
+    kCopyFirst,      // the chosen node copies the model first (schedule.copy);
+                     // the launch is planned once it reports the copy
     kModelUnusable,  // the config audit found a blocking problem: `error`
     kRenderFailed,   // the stack's template could not be rendered: `error`
   };

@@ -111,4 +111,64 @@ absl::StatusOr<ModelCopyPlan> PickModelSource(const std::string& model, const st
   return plan;
 }
 
+const dcufleet::v1::ModelTransfer* FindTransfer(const dcufleet::v1::NodeView& node, const std::string& model_dir) {
+  for (const auto& t : node.inventory().transfers()) {
+    if (t.model_dir() == model_dir) return &t;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
+    const std::string& model, const dcufleet::v1::NodeView& target,
+    const std::vector<const dcufleet::v1::NodeView*>& views,
+    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node, const ModelMirror& mirror) {
+  std::vector<dcufleet::v1::NodeView> nodes = {target};
+  std::vector<dcufleet::v1::NodeModelDirectory> dirs;
+  for (const auto* v : views) {
+    if (v->name() == target.name()) continue;
+    std::string path = path_on_node(*v);
+    if (path.empty()) continue;
+    nodes.push_back(*v);
+    dcufleet::v1::NodeModelDirectory nd;
+    nd.set_node(v->name());
+    nd.mutable_directory()->set_path(path);
+    nd.set_model(model);
+    dirs.push_back(std::move(nd));
+  }
+  auto plan = PickModelSource(model, target.name(), "", nodes, dirs);
+  if (absl::IsNotFound(plan.status())) plan = PlanMirrorCopy(model, mirror, plan.status());
+  if (!plan.ok()) return plan.status();
+  const dcufleet::v1::ModelTransfer* t = FindTransfer(target, plan->model_dir);
+  if (t && t->state() == dcufleet::v1::MODEL_TRANSFER_FAILED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the copy of ", plan->model_dir, " from ",
+        t->source_node().empty() ? t->source_address() : absl::StrCat("node '", t->source_node(), "'"),
+        " failed: ", t->message(), " (dcuctl model copy ", model, " --to ", target.name(), " retries)"));
+  }
+  return plan;
+}
+
+std::string ModelCopyPlan::From() const {
+  if (!mirror_url.empty()) return absl::StrCat("mirror ", mirror_url, "/", repo);
+  return absl::StrCat("node '", source_node, "' (", source_path, ")");
+}
+
+absl::StatusOr<ModelCopyPlan> PlanMirrorCopy(const std::string& model, const ModelMirror& mirror,
+                                             const absl::Status& why_no_node) {
+  if (mirror.url.empty() || mirror.repo.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        why_no_node.message(), mirror.url.empty() ? "; no mirror is configured (dcu-controller --model-mirror)"
+                                                  : absl::StrCat("; the catalog names no hf_repo for ", model)));
+  }
+  ModelCopyPlan plan;
+  plan.model_dir = Basename(mirror.repo);
+  plan.mirror_url = mirror.url;
+  plan.repo = mirror.repo;
+  plan.source_path = absl::StrCat(mirror.url, "/", mirror.repo);
+  if (plan.model_dir.empty() || plan.model_dir[0] == '.') {
+    return absl::InvalidArgumentError(absl::StrCat("repository '", mirror.repo, "' of ", model, " names no directory"));
+  }
+  return plan;
+}
+
 }  // namespace dcu::controller

@@ -6,6 +6,7 @@
 // its ModelTransferService port) and the catalog's matching of directories
 // to models.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,20 @@ struct ModelCopyPlan {
   std::string source_node;
   std::string source_address;  // HOST:PORT of its ModelTransferService
   std::string source_path;     // the directory on the source node
+  // Or an HTTP mirror laid out like a Hugging Face repository (source_node
+  // and source_address empty): its URL and the repository.
+  std::string mirror_url;
+  std::string repo;
+  // For messages: "node 'node-a' (/models/Qwen3-32B)" or "mirror
+  // http://mirror:8080/Qwen/Qwen3-32B".
+  std::string From() const;
+};
+
+// A fleet's HTTP mirror of the hub (dcu-controller --model-mirror) and the
+// catalog's repository for the model ("Qwen/Qwen3-32B"); either empty: none.
+struct ModelMirror {
+  std::string url;
+  std::string repo;
 };
 
 // The copy of `model` (a catalog name, matched through `dirs`, or a
@@ -37,5 +52,29 @@ absl::StatusOr<ModelCopyPlan> PickModelSource(const std::string& model, const st
                                               const std::string& from,
                                               const std::vector<dcufleet::v1::NodeView>& nodes,
                                               const std::vector<dcufleet::v1::NodeModelDirectory>& dirs);
+
+// The copy a launch of `model` on `target` needs first (the scheduler's
+// copy-first placement, issue 19): the nearest usable copy by
+// PickModelSource over `views`, where `path_on_node` (the catalog's
+// ModelPathOnNode: damaged copies never qualify) says where each node holds
+// it. A copy of it the target reports FAILED is an error naming the source
+// and the failure (FAILED_PRECONDITION; a corrupt source is not fetched
+// again and again: `dcuctl model copy` retries), so the scheduler passes
+// the node over; one it reports RUNNING is the plan (the launch waits).
+// When no node has a usable copy and `mirror` is set, the copy comes from
+// the mirror (a node's copy is nearer, so it is preferred).
+absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
+    const std::string& model, const dcufleet::v1::NodeView& target,
+    const std::vector<const dcufleet::v1::NodeView*>& views,
+    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node, const ModelMirror& mirror = {});
+
+// The plan for copying `model` from `mirror` to a node, or NOT_FOUND when
+// no mirror or repository is known (`why_no_node`: why no node could serve
+// it, kept in the message).
+absl::StatusOr<ModelCopyPlan> PlanMirrorCopy(const std::string& model, const ModelMirror& mirror,
+                                             const absl::Status& why_no_node);
+
+// The target's report of its copy of `model_dir` (null when none).
+const dcufleet::v1::ModelTransfer* FindTransfer(const dcufleet::v1::NodeView& node, const std::string& model_dir);
 
 }  // namespace dcu::controller

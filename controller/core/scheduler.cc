@@ -397,13 +397,14 @@ Fit Scheduler::Check(const ScheduleNode& n, Candidate* c) {
   const std::set<int>* avoided = AvoidedOn(n);
   if (Fit f = CheckDevices(n, avoided, &c->choice, nullptr); f != Fit::kFits) return f;
   if (Fit f = CheckInstalled(n, ap, &c->installed); f != Fit::kFits) return f;
-  if (Fit f = CheckModel(n, &c->model_path); f != Fit::kFits) return f;
+  // The devices before the model: a node that passes every check but the
+  // model's is a complete copy-first candidate.
   c->devices.clear();
   for (const Dev& d : n.devices) {
     if (static_cast<int>(c->devices.size()) == c->choice.tp) break;
     if (Usable(n, d, c->choice.memory->required_free_bytes, avoided)) c->devices.push_back(d.index);
   }
-  return Fit::kFits;
+  return CheckModel(n, &c->model_path);
 }
 
 std::string Scheduler::Explain(const ScheduleNode& n) {
@@ -561,6 +562,14 @@ ScheduleResult Scheduler::Run() {
     std::string reason;
   };
   std::vector<Rejected> rejected;
+  // Nodes that pass every check but the model's, with their candidate.
+  struct Copyable {
+    const ScheduleNode* node;
+    Candidate c;
+    Rank rank;
+    size_t order;
+  };
+  std::vector<Copyable> copyable;
   auto reject = [&](const ScheduleNode& n, Fit f, std::string reason) {
     if (rejected.size() < in_.max_rejections) {
       rejected.push_back({&n, f, std::move(reason)});
@@ -582,6 +591,12 @@ ScheduleResult Scheduler::Run() {
       continue;
     }
     Fit f = Check(n, &c);
+    if (f == Fit::kNoModel && in_.model_copy_to_node) {
+      // Only the model is missing: a copy-first placement if no node that
+      // has the model fits (decided after the walk).
+      copyable.push_back({&n, c, Rank{c.installed.plan->rank(), ReplicasOn(n), c.choice.tp}, i});
+      continue;
+    }
     if (f != Fit::kFits) {
       reject(n, f, "");
       continue;
@@ -598,6 +613,43 @@ ScheduleResult Scheduler::Run() {
     }
   }
   if (!first_usable_known && !pinned) out.first_usable = nodes.size();
+  // No node with the model fits: the best node that can get a copy takes
+  // it, copy first (issue 19). Nodes with the model always win, so a copy
+  // is made only when it is the only way to place the deployment.
+  const bool with_model = best != nullptr;
+  const Copyable* copy_to = nullptr;
+  std::sort(copyable.begin(), copyable.end(), [](const Copyable& a, const Copyable& b) {
+    return std::tie(a.rank, a.order) < std::tie(b.rank, b.order);
+  });
+  // NOT_FOUND says no source has the model for any node: the rest are
+  // not asked (a fleet without the model would cost a question per node).
+  bool no_source = false;
+  for (const Copyable& k : copyable) {
+    if (no_source) {
+      reject(*k.node, Fit::kNoModel, "");
+      continue;
+    }
+    if (with_model || copy_to) {
+      reject(*k.node, Fit::kNoModel,
+             with_model ? "" : absl::StrCat(NoModelText(*k.node), "; node '", copy_to->node->view->name(),
+                                            "' ranks higher for a copy"));
+      continue;
+    }
+    auto plan = in_.model_copy_to_node(*k.node->view);
+    if (!plan.ok()) {
+      no_source = absl::IsNotFound(plan.status());
+      reject(*k.node, Fit::kNoModel,
+             absl::StrCat(NoModelText(*k.node), "; cannot copy it here: ", plan.status().message()));
+      continue;
+    }
+    copy_to = &k;
+    out.copy = *std::move(plan);
+  }
+  if (copy_to) {
+    best = copy_to->node;
+    best_c = copy_to->c;
+    best_rank = copy_to->rank;
+  }
   // Nothing fits: the nodes the cursor skipped (no usable device for any
   // deployment's budget, e.g. NotReady) are named too, as far as the
   // rejection budget goes — "no free usable device" says less than
@@ -614,7 +666,9 @@ ScheduleResult Scheduler::Run() {
     rejected.insert(rejected.begin(), prefix.begin(), prefix.end());
     any_node = any_node || begin > 0;
   }
-  size_t named = best ? std::min(in_.max_rejections_placed, in_.max_rejections) : in_.max_rejections;
+  // A copy-first placement names the nodes with the model that could not
+  // take it: that is why a copy is made.
+  size_t named = with_model ? std::min(in_.max_rejections_placed, in_.max_rejections) : in_.max_rejections;
   for (size_t k = 0; k < rejected.size(); ++k) {
     if (k >= named) {
       ++unnamed[rejected[k].fit];
@@ -664,6 +718,14 @@ ScheduleResult Scheduler::Run() {
   out.plans = ap.plans;
   out.excluded_plans = ap.excluded;
   out.model_path = best_c.model_path;
+  if (copy_to) {
+    out.kind = PlacementKind::kCopyFirst;
+    out.model_path.clear();
+    out.reason = absl::StrCat(pinned ? absl::StrCat("node '", best->view->name(), "' lacks ", in_.spec.model())
+                                     : absl::StrCat("no node that has ", in_.spec.model(), " can take it"),
+                              "; node '", best->view->name(), "' can once it copies ", out.copy.model_dir,
+                              " from ", out.copy.From());
+  }
   auto* p = &out.placement;
   p->set_node(best->view->name());
   p->set_arch(plan.arch().empty() ? best->arch : plan.arch());

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "controller/core/model_sources.h"
 #include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
 
@@ -21,6 +23,9 @@ struct ModelFacts {
   int num_key_value_heads = 0;
   // TP sizes the model's heads allow, ascending.
   std::vector<int> valid_tp;
+  // The catalog's Hugging Face repository ("Qwen/Qwen3-32B"): where an HTTP
+  // mirror has it.
+  std::string hf_repo;
 };
 
 // Result of checking one device size against the memory plan for a TP.
@@ -98,6 +103,13 @@ struct ScheduleInput {
   // Why the model's directory on a node cannot be used, when it is there but
   // failed verification ("" or unset: not there). Asked only to explain.
   std::function<std::string(const dcufleet::v1::NodeView&)> model_damage_on_node;
+  // How a node that lacks the model would get it before a launch: the copy
+  // to make (PlanCopyBeforeLaunch), or why it cannot be copied there. Unset:
+  // only nodes that have the model are placed on. Asked only when no node
+  // with the model fits, for the nodes that pass every other check, best
+  // first, until one can be copied to; NOT_FOUND means no source has it for
+  // any node, and the rest are not asked.
+  std::function<absl::StatusOr<ModelCopyPlan>(const dcufleet::v1::NodeView&)> model_copy_to_node;
   // Stacks this deployment already proved broken (failover moves past them).
   std::set<std::string> excluded_stacks;
   // This deployment's own extra exclusions (after failures on them): devices
@@ -115,8 +127,20 @@ struct ScheduleInput {
   size_t max_rejections_placed = 5;
 };
 
+// What a placement asks of its node (issue 19): launch from the model
+// directory it has, or first copy the model there (`ScheduleResult::copy`)
+// and launch once the node reports the copy.
+enum class PlacementKind : uint8_t { kLaunch, kCopyFirst };
+
 struct ScheduleResult {
   bool placed = false;
+  PlacementKind kind = PlacementKind::kLaunch;
+  // kCopyFirst: the copy the node makes first; `reason` says why this node
+  // ("no node with the model fits; node-b copies Qwen3-32B from node-a
+  // first"), and `rejections` name the nodes with the model that could not
+  // take it. `model_path` is empty.
+  ModelCopyPlan copy;
+  std::string reason;
   dcufleet::v1::Plan plan;
   dcufleet::v1::Placement placement;
   std::string model_path;
@@ -139,7 +163,10 @@ struct ScheduleResult {
 // Picks the node, devices, TP, plan and port for one instance of the
 // deployment, or explains per node why none fits. The choice: the best plan
 // rank, then the node running fewest of the deployment's replicas, then the
-// smallest TP, then the first node in name order. The walk
+// smallest TP, then the first node in name order. A node that has the model
+// always wins over one that lacks it; only when none fits is a node that
+// passes every check but the model's chosen, by the same order, with a
+// copy-first placement (the first whose `model_copy_to_node` gives a copy). The walk
 // stops at the first node that reaches the best (rank, TP) any node of the
 // fleet could reach, so a placement usually looks at a handful of nodes.
 //

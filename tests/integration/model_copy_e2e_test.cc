@@ -12,11 +12,16 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/hash.h"
+#include "common/http_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fleet_harness.h"
+#include "tests/testing/range_http_server.h"
 
 namespace dcu {
 namespace {
@@ -38,7 +43,8 @@ constexpr int64_t kModelBytes = 48ll << 20;  // real safetensors headers, sparse
 
 class ModelCopyE2ETest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Prepare({}); }
+  void Prepare(const std::vector<std::string>& controller_extra) {
     build_ = fs::path(testing::BinDir()).parent_path().string();
     fs::create_directories(h_.Join("catalog"));
     for (const char* sub : {"stacks", "models"}) {
@@ -61,8 +67,10 @@ class ModelCopyE2ETest : public ::testing::Test {
                       "/tests/data/model-configs/qwen3-32b-seed000-qwen2-no-head-dim/config.json' ", kShards, " ",
                       kModelBytes)});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    ASSERT_TRUE(h_.StartController({"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
-                                    "--reconcile-interval", "0.2", "--not-ready-after", "5"}));
+    std::vector<std::string> args = {"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
+                                     "--reconcile-interval", "0.2", "--not-ready-after", "5"};
+    args.insert(args.end(), controller_extra.begin(), controller_extra.end());
+    ASSERT_TRUE(h_.StartController(args));
   }
   std::string ModelA() const { return h_.Join("sim-a/k100/models/Qwen3-32B"); }
   std::string ModelB() const { return h_.Join("sim-b/k100/models/Qwen3-32B"); }
@@ -70,6 +78,20 @@ class ModelCopyE2ETest : public ::testing::Test {
     char name[64];
     snprintf(name, sizeof(name), "model-%05d-of-%05d.safetensors", i, kShards);
     return name;
+  }
+  // Every device of node `n` with only 1 GiB free (device view): busy, so no
+  // deployment fits there.
+  void MakeDevicesBusy(const std::string& n) {
+    const std::string file = h_.Join(absl::StrCat("sim-", n, "/k100/hip-devices"));
+    const std::string text = testing::ReadFileOrEmpty(file);
+    std::string out;
+    for (absl::string_view dev : absl::StrSplit(absl::StripAsciiWhitespace(text), ';')) {
+      std::vector<std::string> f = absl::StrSplit(dev, ',');  // bus,free,total,arch
+      ASSERT_EQ(f.size(), 4u) << dev;
+      f[1] = std::to_string(1ll << 30);
+      absl::StrAppend(&out, out.empty() ? "" : ";", absl::StrJoin(f, ","));
+    }
+    std::ofstream(file) << out << "\n";
   }
   void StartAgent(const std::string& n, std::vector<std::string> extra = {}) {
     const std::string sim = h_.Join("sim-" + n);
@@ -128,8 +150,10 @@ TEST_F(ModelCopyE2ETest, NodeBFetchesFromNodeAVerifiedThenAPinnedDeployServes) {
   ASSERT_EQ(models.exit_code, 0) << models.err;
   EXPECT_THAT(models.out, HasSubstr("node-a"));
   EXPECT_THAT(models.out, ::testing::Not(HasSubstr("node-b")));
+  // A dry run pinned to node-b says it would copy first.
   auto pinned = h_.Dcuctl({"deploy", "qwen3-32b", "--node", "node-b", "--dry-run"});
-  EXPECT_NE(pinned.exit_code, 0);
+  EXPECT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_THAT(pinned.out, HasSubstr("would copy the model first: node 'node-b' lacks qwen3-32b"));
 
   auto r = h_.Dcuctl({"model", "copy", "qwen3-32b", "--to", "node-b", "--wait", "--timeout", "60"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
@@ -187,6 +211,63 @@ TEST_F(ModelCopyE2ETest, DeployPinnedToANodeWithoutTheModelCopiesItFirstThenServ
   EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
   EXPECT_THAT(dep.dump(), HasSubstr("ModelCopyStarted")) << dep.dump();
   EXPECT_EQ(Transfer().value("state", ""), "MODEL_TRANSFER_DONE") << Transfer().dump();
+}
+
+TEST_F(ModelCopyE2ETest, UnpinnedDeployCopiesToTheNodeThatFitsWhenTheNodeWithTheModelCannot) {
+  // node-a has the model but its devices are busy; node-b fits but lacks
+  // it. The scheduler places the deployment on node-b copy-first: node-b
+  // fetches from node-a, then launches and serves.
+  MakeDevicesBusy("a");
+  ASSERT_FALSE(HasFatalFailure());
+  StartAgent("a", {"--transfer-max-rate", "16MiB"});
+  StartAgent("b");
+  auto dry = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("would copy the model first: no node that has qwen3-32b can take it; node "
+                                 "'node-b' can once it copies Qwen3-32B from node 'node-a'"));
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  std::string copying;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        nlohmann::json dep = h_.Deployment("qwen3-32b");
+        if (!dep.contains("deployment")) return false;
+        copying = dep["deployment"]["status"].value("message", "");
+        return absl::StrContains(copying, "node-b: copying Qwen3-32B from node-a: ") &&
+               absl::StrContains(copying, "%)") && absl::StrContains(copying, "no node that has qwen3-32b can take it");
+      },
+      absl::Seconds(30)))
+      << copying << h_.Deployment("qwen3-32b").dump();
+  EXPECT_EQ(Phase("qwen3-32b"), "DEPLOYMENT_PENDING");
+  // Why not node-a: named with its devices.
+  nlohmann::json pending = h_.Deployment("qwen3-32b");
+  std::string node_a_reason;
+  for (const auto& rj : pending["deployment"]["status"].value("rejections", nlohmann::json::array())) {
+    if (rj.value("node", "") == "node-a") node_a_reason = rj.value("reason", "");
+  }
+  EXPECT_THAT(node_a_reason, HasSubstr("devices have")) << pending.dump();
+  ASSERT_TRUE(testing::WaitFor([&] { return Phase("qwen3-32b") == "DEPLOYMENT_READY"; }, absl::Seconds(120)))
+      << h_.Deployment("qwen3-32b").dump() << h_.Logs();
+  ExpectSameFiles();
+  nlohmann::json dep = h_.Deployment("qwen3-32b");
+  EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
+  EXPECT_THAT(dep.dump(), HasSubstr("ModelCopyStarted"));
+  EXPECT_EQ(Transfer().value("state", ""), "MODEL_TRANSFER_DONE") << Transfer().dump();
+  // It serves from node-b.
+  const std::string endpoint = dep["deployment"]["status"].value("endpoint", "");
+  EXPECT_FALSE(endpoint.empty());
+  const size_t colon = endpoint.rfind(':');
+  ASSERT_NE(colon, std::string::npos) << endpoint;
+  common::SocketHttpClient http;
+  common::HttpRequest req;
+  req.method = "GET";
+  req.host = "127.0.0.1";
+  req.port = std::stoi(endpoint.substr(colon + 1));
+  req.path = "/v1/models";
+  auto served = http.Send(req);
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_EQ(served->status, 200);
+  EXPECT_THAT(served->body, HasSubstr("qwen3-32b"));
 }
 
 TEST_F(ModelCopyE2ETest, SourceKilledHalfWayThenTheCopyResumes) {
@@ -272,6 +353,46 @@ TEST_F(ModelCopyE2ETest, ShardCorruptedAtTheSourceIsRefusedWithTheReason) {
   auto models = h_.Dcuctl({"get", "models"});
   // (config! is the seed's relabelled config.json, which the overlay fixes.)
   EXPECT_THAT(models.out, HasSubstr("node-a(config!)(damaged)"));
+}
+
+// The model on no node, only on an HTTP mirror laid out like the Hugging
+// Face hub (a real server on loopback, with Range): an unpinned deploy
+// places on a node that fits, which fetches every shard from the mirror
+// (verified), then launches and serves.
+class ModelMirrorE2ETest : public ModelCopyE2ETest {
+ protected:
+  void SetUp() override {
+    mirror_ = std::make_unique<testing::RangeHttpServer>(h_.Join("mirror/Qwen/Qwen3-32B"));
+    Prepare({"--model-mirror", mirror_->url()});
+    if (HasFatalFailure()) return;
+    fs::create_directories(h_.Join("mirror/Qwen"));
+    fs::rename(ModelA(), h_.Join("mirror/Qwen/Qwen3-32B"));
+  }
+  std::unique_ptr<testing::RangeHttpServer> mirror_;
+};
+
+TEST_F(ModelMirrorE2ETest, UnpinnedDeployFetchesFromTheMirrorWhenNoNodeHasTheModel) {
+  StartAgent("a");
+  StartAgent("b");
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  ASSERT_TRUE(testing::WaitFor([&] { return Phase("qwen3-32b") == "DEPLOYMENT_READY"; }, absl::Seconds(120)))
+      << h_.Deployment("qwen3-32b").dump() << h_.Logs();
+  nlohmann::json dep = h_.Deployment("qwen3-32b");
+  // node-a comes first by name: it fetched the copy.
+  const std::string copy = h_.Join("sim-a/k100/models/Qwen3-32B");
+  EXPECT_THAT(dep.dump(), HasSubstr(copy));
+  EXPECT_THAT(dep.dump(), HasSubstr(absl::StrCat("from mirror ", mirror_->url(), "/Qwen/Qwen3-32B")));
+  for (const auto& e : fs::directory_iterator(h_.Join("mirror/Qwen/Qwen3-32B"))) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(common::Sha256Hex(testing::ReadFileOrEmpty(copy + "/" + name)),
+              common::Sha256Hex(testing::ReadFileOrEmpty(e.path().string())))
+        << name;
+  }
+  int gets = 0;
+  for (const auto& r : mirror_->Requests()) gets += absl::StartsWith(r, "GET model-");
+  EXPECT_EQ(gets, kShards);  // every shard fetched once, from the mirror
+  EXPECT_FALSE(fs::exists(h_.Join("sim-b/k100/models/Qwen3-32B")));
 }
 
 }  // namespace

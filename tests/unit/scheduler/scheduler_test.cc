@@ -163,7 +163,7 @@ struct World {
   std::map<std::string, std::set<int>> busy_ports;
   std::map<std::string, std::vector<Plan>> plans;
   std::map<std::string, std::vector<Plan>> excluded;
-  ModelFacts model{"qwen3-32b", 30 * kGiB, 64, 8, {1, 2, 4, 8}};
+  ModelFacts model{"qwen3-32b", 30 * kGiB, 64, 8, {1, 2, 4, 8}, ""};
   double util = 0.9;
   int64_t overhead = 2 * kGiB;
   dcufleet::v1::DeploymentSpec spec;
@@ -795,6 +795,151 @@ TEST(SchedulePropertyTest, FastPathExplainerAndCursorAgreeOnRandomFleets) {
   // The generator makes both outcomes common.
   EXPECT_GT(placements, 300);
   EXPECT_GT(unschedulable, 100);
+}
+
+// ---------------------------------------------------------------------------
+// Copy-first placements (issue 19): a node that lacks the model is chosen
+// only when no node with the model fits, and only when a copy can be made.
+
+// Copies come from node-a's directory unless `refuse` names the node.
+void CopyFromNodeA(World& w, ScheduleInput& in, std::map<std::string, std::string> refuse = {}) {
+  in.model_copy_to_node = [refuse](const NodeView& n) -> absl::StatusOr<ModelCopyPlan> {
+    if (auto it = refuse.find(n.name()); it != refuse.end()) return absl::FailedPreconditionError(it->second);
+    return ModelCopyPlan{"Qwen3-32B", "node-a", "10.0.0.1:7000", "/data/models/Qwen3-32B", "", ""};
+  };
+  (void)w;
+}
+
+TEST(ScheduleCopyFirstTest, NodeWithoutTheModelCopiesFirstWhenNoNodeWithItFits) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  w.AddNode("node-a", "gfx928");
+  w.AddNode("node-b", "gfx928").mutable_inventory()->clear_models();
+  w.busy_devices["node-a"] = {0, 1, 2, 3, 4, 5, 6, 7};
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  // Without a way to copy, nothing fits.
+  ScheduleResult none = Schedule(in);
+  EXPECT_FALSE(none.placed);
+  EXPECT_THAT(Reasons(none)["node-b"], HasSubstr("not found under the node's model roots"));
+
+  CopyFromNodeA(w, in);
+  ScheduleResult r = Schedule(in);
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.kind, PlacementKind::kCopyFirst);
+  EXPECT_EQ(r.placement.node(), "node-b");
+  EXPECT_EQ(r.placement.tp(), 1);
+  EXPECT_THAT(Devices(r), ElementsAre(0));
+  EXPECT_TRUE(r.model_path.empty());
+  EXPECT_EQ(r.copy.source_node, "node-a");
+  EXPECT_EQ(r.reason,
+            "no node that has qwen3-32b can take it; node 'node-b' can once it copies Qwen3-32B from node "
+            "'node-a' (/data/models/Qwen3-32B)");
+  // The node with the model is named with why it could not take it.
+  EXPECT_THAT(Reasons(r)["node-a"], HasSubstr("device 0 runs another instance"));
+}
+
+TEST(ScheduleCopyFirstTest, ANodeWithTheModelAlwaysWins) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  w.AddPlan("gfx906", "vllm-906", 5);
+  // node-a lacks the model but has the better plan and comes first by name:
+  // it still loses to node-b, which has the model.
+  w.AddNode("node-a", "gfx928").mutable_inventory()->clear_models();
+  w.AddNode("node-b", "gfx906");
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  int asked = 0;
+  in.model_copy_to_node = [&asked](const NodeView&) -> absl::StatusOr<ModelCopyPlan> {
+    ++asked;
+    return ModelCopyPlan{"Qwen3-32B", "node-b", "10.0.0.2:7000", "/data/models/Qwen3-32B", "", ""};
+  };
+  ScheduleResult r = Schedule(in);
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.kind, PlacementKind::kLaunch);
+  EXPECT_EQ(r.placement.node(), "node-b");
+  EXPECT_EQ(r.model_path, "/data/models/qwen3-32b");
+  EXPECT_EQ(asked, 0);  // no copy is planned while a node with the model fits
+}
+
+TEST(ScheduleCopyFirstTest, NodesThatCannotBeCopiedToArePassedOverWithTheReason) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  w.AddNode("node-a", "gfx928", 8, 64 * kGiB, 1 * kGiB);  // has it, too little free
+  w.AddNode("node-b", "gfx928").mutable_inventory()->clear_models();
+  w.AddNode("node-c", "gfx928").mutable_inventory()->clear_models();
+  w.AddNode("node-d", "gfx928").mutable_inventory()->clear_models();
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  CopyFromNodeA(w, in, {{"node-b", "the copy of Qwen3-32B from node 'node-a' failed: sha256 mismatch"}});
+  ScheduleResult r = Schedule(in);
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.kind, PlacementKind::kCopyFirst);
+  EXPECT_EQ(r.placement.node(), "node-c");
+  auto why = Reasons(r);
+  EXPECT_THAT(why["node-a"], HasSubstr("has 1.00 GiB free"));
+  EXPECT_THAT(why["node-b"], HasSubstr("cannot copy it here: the copy of Qwen3-32B from node 'node-a' failed: "
+                                       "sha256 mismatch"));
+  EXPECT_THAT(why["node-d"], HasSubstr("node 'node-c' ranks higher for a copy"));
+
+  // No node can be copied to: unschedulable, each reason named.
+  CopyFromNodeA(w, in, {{"node-b", "no"}, {"node-c", "no"}, {"node-d", "no"}});
+  ScheduleResult u = Schedule(in);
+  EXPECT_FALSE(u.placed);
+  EXPECT_THAT(Reasons(u)["node-d"], HasSubstr("cannot copy it here: no"));
+}
+
+TEST(ScheduleCopyFirstTest, NoSourceForAnyNodeIsAskedOnce) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  for (const char* n : {"node-a", "node-b", "node-c"}) w.AddNode(n, "gfx928").mutable_inventory()->clear_models();
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  int asked = 0;
+  in.model_copy_to_node = [&asked](const NodeView&) -> absl::StatusOr<ModelCopyPlan> {
+    ++asked;
+    return absl::NotFoundError("no node has a usable copy of qwen3-32b");
+  };
+  ScheduleResult r = Schedule(in);
+  EXPECT_FALSE(r.placed);
+  EXPECT_EQ(asked, 1);
+  auto why = Reasons(r);
+  EXPECT_THAT(why["node-a"], HasSubstr("cannot copy it here: no node has a usable copy of qwen3-32b"));
+  EXPECT_THAT(why["node-c"], HasSubstr("not found under the node's model roots"));
+}
+
+TEST(ScheduleCopyFirstTest, TheBestPlanRankIsCopiedToFirst) {
+  World w;
+  w.AddPlan("gfx906", "vllm-906", 5);
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  w.AddNode("node-a", "gfx928");
+  w.busy_devices["node-a"] = {0, 1, 2, 3, 4, 5, 6, 7};
+  w.AddNode("node-b", "gfx906").mutable_inventory()->clear_models();
+  w.AddNode("node-c", "gfx928").mutable_inventory()->clear_models();
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  CopyFromNodeA(w, in);
+  ScheduleResult r = Schedule(in);
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.kind, PlacementKind::kCopyFirst);
+  EXPECT_EQ(r.placement.node(), "node-c");
+  EXPECT_EQ(r.plan.stack_id(), "vllm-bare");
+}
+
+TEST(ScheduleCopyFirstTest, APinnedNodeWithoutTheModelCopiesFirst) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  w.AddNode("node-a", "gfx928");
+  w.AddNode("node-b", "gfx928").mutable_inventory()->clear_models();
+  w.spec.set_node("node-b");
+  w.Prepare();
+  ScheduleInput in = w.Input();
+  CopyFromNodeA(w, in);
+  ScheduleResult r = Schedule(in);
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.kind, PlacementKind::kCopyFirst);
+  EXPECT_EQ(r.placement.node(), "node-b");
+  EXPECT_THAT(r.reason, HasSubstr("node 'node-b' lacks qwen3-32b; node 'node-b' can once it copies"));
 }
 
 }  // namespace

@@ -111,6 +111,11 @@ class PgDatabase {
   absl::Status WithConnection(const std::function<absl::Status(PgDatabase&)>& fn);
   // BEGIN, the write fence (when set), `fn`, COMMIT; ROLLBACK on error.
   absl::Status Transaction(const std::function<absl::Status(PgDatabase&)>& fn);
+  // A write of one statement (the Sql*Store templates): a Transaction too,
+  // so that the write fence (the leader's lease) guards every write.
+  absl::Status Write(const std::function<absl::Status(PgDatabase&)>& fn) { return Transaction(fn); }
+  // The migrations' dialect (migrations/embedded_migrations.h).
+  static constexpr migrations::Dialect kDialect = migrations::Dialect::kPostgres;
 
   // Only valid inside WithConnection/Transaction.
   absl::StatusOr<std::unique_ptr<PgStatement>> Prepare(absl::string_view sql);

@@ -1,50 +1,11 @@
 #pragma once
 
-#include <memory>
-#include <string>
-
-#include "absl/status/statusor.h"
-#include "controller/store/catalog_store.h"
+#include "controller/store/sql_catalog_store.h"
 #include "controller/store/sqlite_db.h"
 
 namespace dcu::controller {
 
-// CatalogStore over one SqliteDatabase (tables of migrations/0002_catalog.sql).
-// Shares the connection with SqliteStore when given its database().
-class SqliteCatalogStore : public CatalogStore {
- public:
-  // Opens `path` (":memory:" for tests) and applies the embedded migrations.
-  static absl::StatusOr<std::unique_ptr<SqliteCatalogStore>> Open(const std::string& path);
-  explicit SqliteCatalogStore(std::shared_ptr<SqliteDatabase> db) : db_(std::move(db)) {}
-
-  absl::StatusOr<dcufleet::v1::ImportCatalogResponse> ImportCatalog(
-      const dcufleet::v1::CatalogFile& file, int64_t now_ms) override;
-  absl::StatusOr<UpsertOutcome> UpsertStack(const dcufleet::v1::Stack& stack,
-                                            int64_t now_ms) override;
-  absl::StatusOr<std::vector<dcufleet::v1::Stack>> ListStacks() override;
-  absl::StatusOr<dcufleet::v1::Stack> GetStack(const std::string& id) override;
-  absl::StatusOr<bool> RecordEvidence(const dcufleet::v1::Evidence& evidence) override;
-  absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidence(
-      const EvidenceFilter& filter) override;
-  absl::StatusOr<UpsertOutcome> UpsertModel(const dcufleet::v1::ModelEntry& model,
-                                            int64_t now_ms) override;
-  absl::StatusOr<std::vector<dcufleet::v1::ModelEntry>> ListModels() override;
-  absl::StatusOr<dcufleet::v1::ModelEntry> GetModel(const std::string& name) override;
-  absl::Status ReplaceNodeModelDirectories(
-      const std::string& node, const std::vector<dcufleet::v1::NodeModelDirectory>& dirs,
-      int64_t now_ms) override;
-  absl::StatusOr<std::vector<dcufleet::v1::NodeModelDirectory>> ListNodeModelDirectories(
-      const std::string& node) override;
-  absl::StatusOr<std::vector<dcufleet::v1::NodeEnvironment>> RecordNodeEnvironments(
-      const std::string& node, const std::vector<dcufleet::v1::RuntimeEnvironment>& envs,
-      int64_t now_ms) override;
-  absl::StatusOr<std::vector<dcufleet::v1::NodeEnvironment>> ListNodeEnvironments(
-      const std::string& stack_id) override;
-
-  const std::shared_ptr<SqliteDatabase>& database() const { return db_; }
-
- private:
-  std::shared_ptr<SqliteDatabase> db_;
-};
+using SqliteCatalogStore = SqlCatalogStore<SqliteDatabase>;
+extern template class SqlCatalogStore<SqliteDatabase>;
 
 }  // namespace dcu::controller

@@ -74,6 +74,11 @@ class SqliteDatabase {
   absl::Status WithConnection(const std::function<absl::Status(SqliteDatabase&)>& fn);
   // Runs `fn` in BEGIN IMMEDIATE ... COMMIT, rolling back on error.
   absl::Status Transaction(const std::function<absl::Status(SqliteDatabase&)>& fn);
+  // A write of one statement (the Sql*Store templates): SQLite makes a lone
+  // statement its own transaction, so no BEGIN/COMMIT around it.
+  absl::Status Write(const std::function<absl::Status(SqliteDatabase&)>& fn) { return WithConnection(fn); }
+  // The migrations' dialect (migrations/embedded_migrations.h).
+  static constexpr migrations::Dialect kDialect = migrations::Dialect::kSqlite;
 
   // Only valid inside WithConnection/Transaction.
   absl::StatusOr<std::unique_ptr<SqliteStatement>> Prepare(absl::string_view sql);

@@ -1,41 +1,11 @@
 #pragma once
 
-#include <memory>
-#include <string>
-
-#include "absl/status/statusor.h"
-#include "controller/store/node_store.h"
+#include "controller/store/sql_store.h"
 #include "controller/store/sqlite_db.h"
 
 namespace dcu::controller {
 
-// NodeStore and EventLog over one SqliteDatabase.
-class SqliteStore : public NodeStore, public EventLog {
- public:
-  // Opens `path` (":memory:" for tests) and applies the embedded migrations.
-  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
-  explicit SqliteStore(std::shared_ptr<SqliteDatabase> db) : db_(std::move(db)) {}
-
-  absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) override;
-  absl::Status UpdateNodeState(const std::string& name, const std::string& state,
-                               const std::string& reason, int64_t last_seen_ms) override;
-  absl::Status UpdateInventory(const std::string& name,
-                               const dcufleet::v1::NodeInventory& inventory,
-                               int64_t last_seen_ms) override;
-  absl::Status UpdateInventories(
-      const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
-      int64_t last_seen_ms) override;
-  absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
-
-  absl::Status AppendEvent(const Event& event) override;
-  absl::Status AppendEvents(const std::vector<Event>& events) override;
-  absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
-                                                const std::string& subject, int limit) override;
-
-  const std::shared_ptr<SqliteDatabase>& database() const { return db_; }
-
- private:
-  std::shared_ptr<SqliteDatabase> db_;
-};
+using SqliteStore = SqlStore<SqliteDatabase>;
+extern template class SqlStore<SqliteDatabase>;
 
 }  // namespace dcu::controller

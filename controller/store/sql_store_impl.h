@@ -1,0 +1,225 @@
+// Definitions of SqlStore<Db> (sql_store.h), included only by the files that
+// instantiate it for one database: sqlite_store.cc and pg_store.cc.
+#pragma once
+
+#include <limits>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/legacy_fields.h"
+#include "common/ids.h"
+#include "common/status_util.h"
+#include "controller/store/sql_store.h"
+#include "migrations/embedded_migrations.h"
+
+namespace dcu::controller {
+namespace {
+
+// The SQL here reads the same in both dialects: CASE rather than MAX(a, b)
+// (SQLite) or GREATEST(a, b) (PostgreSQL), and a LIMIT that means "all" as
+// a number (SQLite takes -1, PostgreSQL NULL or ALL; both the largest int64).
+constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+
+template <typename Statement>
+NodeRecord ReadNodeRow(const Statement& st) {
+  NodeRecord r;
+  r.node_id = st.ColumnText(0);
+  r.name = st.ColumnText(1);
+  r.agent_version = st.ColumnText(2);
+  std::string caps = st.ColumnText(3);
+  if (!caps.empty()) r.capabilities = absl::StrSplit(caps, ',');
+  r.inventory.ParseFromString(st.ColumnBlob(4));
+  common::UpgradeLegacyFields(&r.inventory);  // finding severities stored as strings
+  r.state = st.ColumnText(5);
+  r.state_reason = st.ColumnText(6);
+  r.registered_at_ms = st.ColumnInt(7);
+  r.last_seen_ms = st.ColumnInt(8);
+  return r;
+}
+
+constexpr char kNodeColumns[] =
+    "node_id, name, agent_version, capabilities, inventory, state, state_reason, "
+    "registered_at_ms, last_seen_ms";
+
+}  // namespace
+
+template <typename Db>
+absl::StatusOr<std::unique_ptr<SqlStore<Db>>> SqlStore<Db>::Open(const std::string& path) {
+  DCU_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path));
+  DCU_RETURN_IF_ERROR(db->Migrate(migrations::EmbeddedMigrations(Db::kDialect)));
+  return std::make_unique<SqlStore<Db>>(std::shared_ptr<Db>(std::move(db)));
+}
+
+template <typename Db>
+absl::StatusOr<NodeRecord> SqlStore<Db>::RegisterNode(const NodeRecord& node) {
+  NodeRecord out;
+  absl::Status s = db_->Transaction([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto find, db.Prepare(absl::StrCat("SELECT ", kNodeColumns,
+                                                            " FROM nodes WHERE name = ?")));
+    find->Bind(1, node.name);
+    DCU_ASSIGN_OR_RETURN(bool exists, find->Step());
+    std::string inventory = node.inventory.SerializeAsString();
+    std::string caps = absl::StrJoin(node.capabilities, ",");
+    if (exists) {
+      out = ReadNodeRow(*find);
+      DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+          "UPDATE nodes SET agent_version = ?, capabilities = ?, inventory = ?, state = ?, "
+          "state_reason = ?, last_seen_ms = ?, updated_at_ms = ? WHERE name = ?"));
+      upd->Bind(1, node.agent_version).Bind(2, caps).BindBlob(3, inventory).Bind(4, node.state)
+          .Bind(5, node.state_reason).Bind(6, node.last_seen_ms).Bind(7, node.last_seen_ms)
+          .Bind(8, node.name);
+      DCU_RETURN_IF_ERROR(upd->Run());
+    } else {
+      out.node_id = common::NewId("node");
+      out.registered_at_ms = node.registered_at_ms;
+      DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
+          "INSERT INTO nodes(node_id, name, agent_version, capabilities, inventory, state, "
+          "state_reason, registered_at_ms, last_seen_ms, updated_at_ms) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+      ins->Bind(1, out.node_id).Bind(2, node.name).Bind(3, node.agent_version).Bind(4, caps)
+          .BindBlob(5, inventory).Bind(6, node.state).Bind(7, node.state_reason)
+          .Bind(8, node.registered_at_ms).Bind(9, node.last_seen_ms).Bind(10, node.last_seen_ms);
+      DCU_RETURN_IF_ERROR(ins->Run());
+    }
+    return absl::OkStatus();
+  });
+  DCU_RETURN_IF_ERROR(s);
+  std::string node_id = out.node_id;
+  int64_t registered = out.registered_at_ms;
+  out = node;
+  out.node_id = node_id;
+  out.registered_at_ms = registered;
+  return out;
+}
+
+template <typename Db>
+absl::Status SqlStore<Db>::UpdateNodeState(const std::string& name, const std::string& state,
+                                          const std::string& reason, int64_t last_seen_ms) {
+  return db_->Write([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET state = ?1, state_reason = ?2, "
+        "last_seen_ms = CASE WHEN last_seen_ms > ?3 THEN last_seen_ms ELSE ?3 END, "
+        "updated_at_ms = ?4 WHERE name = ?5 RETURNING node_id"));
+    upd->Bind(1, state).Bind(2, reason).Bind(3, last_seen_ms).Bind(4, last_seen_ms).Bind(5, name);
+    DCU_ASSIGN_OR_RETURN(bool row, upd->Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("node '", name, "' not found"));
+    return upd->Run();
+  });
+}
+
+template <typename Db>
+absl::Status SqlStore<Db>::UpdateInventory(const std::string& name,
+                                          const dcufleet::v1::NodeInventory& inventory,
+                                          int64_t last_seen_ms) {
+  return db_->Write([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET inventory = ?1, "
+        "last_seen_ms = CASE WHEN last_seen_ms > ?2 THEN last_seen_ms ELSE ?2 END, "
+        "updated_at_ms = ?3 WHERE name = ?4 RETURNING node_id"));
+    upd->BindBlob(1, inventory.SerializeAsString()).Bind(2, last_seen_ms).Bind(3, last_seen_ms)
+        .Bind(4, name);
+    DCU_ASSIGN_OR_RETURN(bool row, upd->Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("node '", name, "' not found"));
+    return upd->Run();
+  });
+}
+
+template <typename Db>
+absl::Status SqlStore<Db>::UpdateInventories(
+    const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
+    int64_t last_seen_ms) {
+  if (inventories.empty()) return absl::OkStatus();
+  return db_->Transaction([&](Db& db) -> absl::Status {
+    // A node removed meanwhile is skipped (no row to update), not an error.
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET inventory = ?1, "
+        "last_seen_ms = CASE WHEN last_seen_ms > ?2 THEN last_seen_ms ELSE ?2 END, "
+        "updated_at_ms = ?3 WHERE name = ?4"));
+    for (const auto& [name, inv] : inventories) {
+      upd->BindBlob(1, inv->SerializeAsString()).Bind(2, last_seen_ms).Bind(3, last_seen_ms)
+          .Bind(4, name);
+      DCU_RETURN_IF_ERROR(upd->Run());
+      DCU_RETURN_IF_ERROR(upd->Reset());
+    }
+    return absl::OkStatus();
+  });
+}
+
+template <typename Db>
+absl::StatusOr<std::vector<NodeRecord>> SqlStore<Db>::ListNodes() {
+  std::vector<NodeRecord> out;
+  DCU_RETURN_IF_ERROR(db_->WithConnection([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(absl::StrCat("SELECT ", kNodeColumns,
+                                                         " FROM nodes ORDER BY name")));
+    while (true) {
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      out.push_back(ReadNodeRow(*q));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+namespace {
+constexpr char kInsertEvent[] =
+    "INSERT INTO events(at_ms, subject_kind, subject, type, reason, message) "
+    "VALUES (?, ?, ?, ?, ?, ?)";
+}  // namespace
+
+template <typename Db>
+absl::Status SqlStore<Db>::AppendEvent(const Event& e) {
+  return db_->Write([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(kInsertEvent));
+    ins->Bind(1, e.at_ms).Bind(2, e.subject_kind).Bind(3, e.subject).Bind(4, e.type)
+        .Bind(5, e.reason).Bind(6, e.message);
+    return ins->Run();
+  });
+}
+
+template <typename Db>
+absl::Status SqlStore<Db>::AppendEvents(const std::vector<Event>& events) {
+  if (events.empty()) return absl::OkStatus();
+  return db_->Transaction([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(kInsertEvent));
+    for (const auto& e : events) {
+      ins->Bind(1, e.at_ms).Bind(2, e.subject_kind).Bind(3, e.subject).Bind(4, e.type)
+          .Bind(5, e.reason).Bind(6, e.message);
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_RETURN_IF_ERROR(ins->Reset());
+    }
+    return absl::OkStatus();
+  });
+}
+
+template <typename Db>
+absl::StatusOr<std::vector<Event>> SqlStore<Db>::ListEvents(const std::string& subject_kind,
+                                                           const std::string& subject,
+                                                           int limit) {
+  std::vector<Event> out;
+  DCU_RETURN_IF_ERROR(db_->WithConnection([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(
+        "SELECT event_id, at_ms, subject_kind, subject, type, reason, message FROM ("
+        " SELECT * FROM events WHERE (?1 = '' OR subject_kind = ?1) AND (?2 = '' OR subject = ?2)"
+        " ORDER BY event_id DESC"
+        " LIMIT ?3) AS newest ORDER BY event_id"));
+    q->Bind(1, subject_kind).Bind(2, subject).Bind(3, limit <= 0 ? kNoLimit : static_cast<int64_t>(limit));
+    while (true) {
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      Event e;
+      e.event_id = q->ColumnInt(0);
+      e.at_ms = q->ColumnInt(1);
+      e.subject_kind = q->ColumnText(2);
+      e.subject = q->ColumnText(3);
+      e.type = q->ColumnText(4);
+      e.reason = q->ColumnText(5);
+      e.message = q->ColumnText(6);
+      out.push_back(std::move(e));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace dcu::controller

@@ -3,6 +3,9 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/leader.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/net.h"
@@ -52,15 +55,37 @@ absl::StatusOr<ServingSet> ServingSetOf(const dcufleet::v1::ServingSnapshot& sna
   return set;
 }
 
+namespace {
+
+// "a:7070,b:7070" -> its addresses.
+std::vector<std::string> ControllerAddresses(const std::string& list) {
+  std::vector<std::string> out;
+  for (absl::string_view a : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    out.emplace_back(absl::StripAsciiWhitespace(a));
+  }
+  return out;
+}
+
+}  // namespace
+
 ControllerReplicaSource::ControllerReplicaSource(
     ControllerSourceOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
-    : options_(std::move(options)) {
+    : options_(std::move(options)), credentials_(std::move(credentials)) {
+  for (const auto& a : ControllerAddresses(options_.address)) IndexOf(a);
+}
+
+size_t ControllerReplicaSource::IndexOf(const std::string& address) {
+  for (size_t i = 0; i < addresses_.size(); ++i) {
+    if (addresses_[i] == address) return i;
+  }
   grpc::ChannelArguments args = common::DefaultChannelArguments(64 << 20);
   // Reconnect promptly after the controller comes back: the back-off is ours.
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  auto channel = grpc::CreateCustomChannel(options_.address, credentials, args);
-  stub_ = dcufleet::v1::FleetService::NewStub(channel);
+  addresses_.push_back(address);
+  stubs_.push_back(
+      dcufleet::v1::FleetService::NewStub(grpc::CreateCustomChannel(address, credentials_, args)));
+  return addresses_.size() - 1;
 }
 
 absl::Status ControllerReplicaSource::Start(UpdateFn on_update) {
@@ -78,7 +103,8 @@ void ControllerReplicaSource::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* why) {
+bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* why,
+                                        std::string* leader) {
   grpc::ClientContext ctx;
   {
     absl::MutexLock lock(&mu_);
@@ -87,7 +113,8 @@ bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* 
   }
   dcufleet::v1::WatchServingRequest req;
   req.set_resend_after_ms(static_cast<int32_t>(absl::ToInt64Milliseconds(options_.resend_after)));
-  auto reader = stub_->WatchServing(&ctx, req);
+  const std::string& address = addresses_[current_];
+  auto reader = stubs_[current_]->WatchServing(&ctx, req);
   bool delivered = false;
   dcufleet::v1::ServingSnapshot snapshot;
   // A watchdog: a stream silent for three resend periods is dead (a
@@ -114,9 +141,14 @@ bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* 
       continue;
     }
     if (!delivered && in_outage_) {
-      DCU_LOG_INFO("controller '", options_.address, "' is back after ",
+      DCU_LOG_INFO("controller '", address, "' is back after ",
                    absl::FormatDuration(absl::Trunc(absl::Now() - outage_since_,
                                                     absl::Milliseconds(100))));
+    }
+    if (!delivered && delivering_from_ != address) {
+      // Which controller the replicas come from: the leader, with several.
+      DCU_LOG_INFO("receiving replicas from controller '", address, "'");
+      delivering_from_ = address;
     }
     in_outage_ = false;
     delivered = true;
@@ -134,24 +166,45 @@ bool ControllerReplicaSource::WatchOnce(const UpdateFn& on_update, std::string* 
     active_ = nullptr;
   }
   *why = s.ok() ? "the stream ended" : s.error_message();
+  // A standby answers every call UNAVAILABLE, naming the leader.
+  leader->clear();
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  if (auto it = trailers.find(common::kLeaderMetadataKey); it != trailers.end()) {
+    leader->assign(it->second.data(), it->second.size());
+  }
   return delivered;
 }
 
 void ControllerReplicaSource::Run(UpdateFn on_update) {
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.min_backoff;
+  int redirects = 0;
   while (!stop_.load()) {
-    std::string why;
-    bool delivered = WatchOnce(on_update, &why);
+    std::string why, leader;
+    const std::string address = addresses_[current_];
+    bool delivered = WatchOnce(on_update, &why, &leader);
     if (stop_.load()) break;
-    if (delivered) backoff = options_.min_backoff;
-    if (!in_outage_) {
+    if (delivered) {
+      backoff = options_.min_backoff;
+      redirects = 0;
+    }
+    if (!in_outage_ && (delivered || leader.empty())) {
       // Once per outage, not per retry.
       in_outage_ = true;
       outage_since_ = absl::Now();
-      DCU_LOG_WARN("lost the controller '", options_.address, "' (", why,
+      DCU_LOG_WARN("lost the controller '", address, "' (", why,
                    "); serving the last known replicas and retrying");
     }
+    // A standby named the leader: go there now. Bounded, so two standbys
+    // naming each other (a leader that just went) fall back to the back-off.
+    if (!leader.empty() && leader != address && redirects < 3) {
+      ++redirects;
+      current_ = IndexOf(leader);
+      DCU_LOG_INFO("controller '", address, "' stands by; the leader is '", leader, "'");
+      continue;
+    }
+    redirects = 0;
+    current_ = (current_ + 1) % addresses_.size();
     // Full jitter: gateways that lost the same controller do not return in step.
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     absl::Duration sleep = backoff * jitter(rng);
@@ -164,6 +217,9 @@ void ControllerReplicaSource::Run(UpdateFn on_update) {
 
 absl::StatusOr<std::unique_ptr<ReplicaSource>> MakeControllerReplicaSource(
     const ControllerSourceOptions& o) {
+  if (ControllerAddresses(o.address).empty()) {
+    return absl::InvalidArgumentError("--controller names no address");
+  }
   common::ClientTlsFiles files{o.tls_ca, o.tls_cert, o.tls_key};
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (!files.enabled()) {
@@ -171,17 +227,20 @@ absl::StatusOr<std::unique_ptr<ReplicaSource>> MakeControllerReplicaSource(
       return absl::InvalidArgumentError(
           "--token-file needs TLS (--tls-ca): a bearer token must not travel in plaintext");
     }
-    auto hp = common::ParseHostPort(o.address);
-    bool local = o.address.rfind("unix:", 0) == 0 || (hp.ok() && common::IsLoopbackHost(hp->host));
-    if (!hp.ok() && o.address.rfind("unix:", 0) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--controller '", o.address,
-                                                     "' is not HOST:PORT (", hp.status().message(),
-                                                     ")"));
-    }
-    if (!local && !o.insecure) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "refusing to talk to controller '", o.address,
-          "' in plaintext; pass --tls-ca (and --tls-cert/--tls-key or --token-file) or --insecure"));
+    for (const std::string& address : ControllerAddresses(o.address)) {
+      auto hp = common::ParseHostPort(address);
+      bool local = address.rfind("unix:", 0) == 0 || (hp.ok() && common::IsLoopbackHost(hp->host));
+      if (!hp.ok() && address.rfind("unix:", 0) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("--controller '", address,
+                                                       "' is not HOST:PORT (",
+                                                       hp.status().message(), ")"));
+      }
+      if (!local && !o.insecure) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "refusing to talk to controller '", address,
+            "' in plaintext; pass --tls-ca (and --tls-cert/--tls-key or --token-file) or "
+            "--insecure"));
+      }
     }
     creds = grpc::InsecureChannelCredentials();
   } else {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -17,7 +18,10 @@
 namespace dcu::gateway {
 
 struct ControllerSourceOptions {
-  std::string address;  // HOST:PORT or a gRPC target
+  // HOST:PORT or a gRPC target; several, comma-separated, for controllers
+  // sharing one PostgreSQL database (issue 21): the source follows the
+  // leader a standby names, else tries the next.
+  std::string address;
   // As dcuctl: TLS with the controller's CA, and a client certificate or a
   // bearer token file; plaintext only to a loopback controller or with
   // `insecure`.
@@ -35,7 +39,10 @@ absl::StatusOr<ServingSet> ServingSetOf(const dcufleet::v1::ServingSnapshot& sna
 // Learns replicas from FleetService.WatchServing. While the controller is
 // away it delivers nothing (the gateway serves the last set it had), retries
 // with jittered exponential back-off, and logs once when the outage starts
-// and once when it ends.
+// and once when it ends. Given several controllers it watches one at a
+// time: a standby's answer names the leader (common/leader.h), which is
+// dialled at once, without back-off; any other failure moves to the next
+// address.
 class ControllerReplicaSource : public ReplicaSource {
  public:
   ControllerReplicaSource(ControllerSourceOptions options,
@@ -46,11 +53,19 @@ class ControllerReplicaSource : public ReplicaSource {
 
  private:
   void Run(UpdateFn on_update);
-  // One stream until it ends; true when it delivered at least one snapshot.
-  bool WatchOnce(const UpdateFn& on_update, std::string* why);
+  // One stream to addresses_[current_] until it ends; true when it
+  // delivered at least one snapshot. `leader`: the address a standby named.
+  bool WatchOnce(const UpdateFn& on_update, std::string* why, std::string* leader);
+  // The index of `address` in addresses_, dialling it first when new.
+  size_t IndexOf(const std::string& address);
 
   const ControllerSourceOptions options_;
-  std::unique_ptr<dcufleet::v1::FleetService::Stub> stub_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  // Only the source's thread touches these after construction.
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<dcufleet::v1::FleetService::Stub>> stubs_;
+  size_t current_ = 0;
+  std::string delivering_from_;
   std::atomic<bool> stop_{false};
   absl::Mutex mu_;
   grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;

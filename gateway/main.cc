@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
                  "HOST:PORT to serve Prometheus /metrics on, apart from the API (docs/metrics.md); "
                  "off when empty");
   app.add_option("--controller", controller.address,
-                 "dcu-controller HOST:PORT to learn replicas from (WatchServing)");
+                 "dcu-controller HOST:PORT to learn replicas from (WatchServing); several, "
+                 "comma-separated, for controllers sharing one PostgreSQL database: the gateway "
+                 "follows the leader (docs/ha.md)");
   app.add_option("--tls-ca", controller.tls_ca, "PEM CA that signed the controller's certificate");
   app.add_option("--tls-cert", controller.tls_cert, "PEM client certificate");
   app.add_option("--tls-key", controller.tls_key, "PEM private key of --tls-cert (mode 0600)");

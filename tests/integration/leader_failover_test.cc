@@ -116,6 +116,16 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
   };
   EXPECT_TRUE(WaitFor([&] { return node_ready_on(a); }, absl::Seconds(30)))
       << agent.Log() << a.Log();
+  // So does a gateway: it learns replicas from the leader only.
+  ChildProcess gateway({BinPath("dcu-gateway"), "--controller", absl::StrCat(b.Addr(), ",", a.Addr()),
+                        "--listen", absl::StrCat("127.0.0.1:", FreePort())},
+                       dir.Join("gateway.log"));
+  const std::string from_a = absl::StrCat("receiving replicas from controller '", a.Addr(), "'");
+  const std::string from_b = absl::StrCat("receiving replicas from controller '", b.Addr(), "'");
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(gateway.Log(), from_a); }, absl::Seconds(20)))
+      << gateway.Log();
+  EXPECT_THAT(gateway.Log(), ::testing::HasSubstr(absl::StrCat("the leader is '", a.Addr(), "'")));
+  EXPECT_THAT(gateway.Log(), ::testing::Not(::testing::HasSubstr(from_b)));
   CmdResult first = a.Dcuctl({"apikey", "create", "before"});
   ASSERT_EQ(first.exit_code, 0) << first.err << a.Log();
 
@@ -130,6 +140,9 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
   // The agent, cut off from the stopped leader, finds the new one.
   EXPECT_TRUE(WaitFor([&] { return node_ready_on(b); }, absl::Seconds(30)))
       << agent.Log() << b.Log();
+  // The gateway's stream to the stopped leader goes silent; it moves on.
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(gateway.Log(), from_b); }, absl::Seconds(30)))
+      << gateway.Log();
 
   a.process().Signal(SIGCONT);
   EXPECT_EQ(a.process().Wait(absl::Seconds(20)), 3) << "the woken leader must step down: " << a.Log();

@@ -90,7 +90,7 @@ const std::string& Qwen3_8BConfigJson() {
 
 dcufleet::v1::NodeInventory MakeInventory(int node_index, const FleetOptions& options,
                                           int64_t now_ms) {
-  const ArchProfile& p = ArchForNode(node_index);
+  const ArchProfile& p = options.uniform ? kK100Ai : ArchForNode(node_index);
   dcufleet::v1::NodeInventory inv;
   inv.set_hostname(NodeName(node_index));
   inv.set_kernel_release("5.10.134-16.3.an8.x86_64");
@@ -128,7 +128,7 @@ dcufleet::v1::NodeInventory MakeInventory(int node_index, const FleetOptions& op
     int64_t reserved = 300 * kMiB + static_cast<int64_t>(Mix(h) % 200) * kMiB;
     int64_t used_by_others = 0;
     int64_t unreclaimed = 0;
-    double u = Unit(h);
+    double u = options.uniform ? 1.0 : Unit(h);
     if (u < options.unreclaimed_share) {
       // Memory held with no live holder (a killed worker's stranded VRAM).
       unreclaimed = (8 + static_cast<int64_t>(Mix(h + 1) % 40)) * kGiB;

@@ -39,6 +39,10 @@ struct FleetOptions {
   // Runtime environments every node reports: (kind, location).
   std::vector<std::pair<std::string, std::string>> environments;
   uint64_t seed = 1;
+  // Every node a K100_AI (gfx928, 64 GiB) with nothing held on any device:
+  // the one job shape a side by side with Slurm needs (issue 22), where the
+  // mix above would leave some jobs unplaceable by design.
+  bool uniform = false;
 };
 
 // "node-00042".

@@ -660,6 +660,7 @@ void Run::StopController() {
 
 bool Run::ConnectAgents() {
   FleetOptions fo;
+  fo.uniform = args_.uniform_fleet;
   fo.environments = {{"bare", "/opt/conda/envs/vllm-0.11.0"}, {"bare", "/opt/conda/envs/vllm-0.9.2"}};
   int per = std::max(1, args_.agents_per_connection);
   int nchan = (args_.agents + per - 1) / per;

@@ -63,6 +63,8 @@ struct LoadgenArgs {
   bool full_reports = false;
   // -1: the mixed TP stream; else every deployment's spec.tp.
   int tp = -1;
+  // Identical nodes, nothing held (FleetOptions::uniform).
+  bool uniform_fleet = false;
   int deploy_batch = 64;
 };
 

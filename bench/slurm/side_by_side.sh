@@ -80,7 +80,7 @@ slurm_round() {  # prints placements/s
 }
 
 dcufleet_round() {  # prints placements/s
-  "$BIN/dcu-loadgen" --mode place --agents "$NODES" --deployments "$JOBS" --tp 4 \
+  "$BIN/dcu-loadgen" --mode place --agents "$NODES" --deployments "$JOBS" --tp 4 --uniform-fleet \
     --report-interval 5 --json "$WORK/loadgen.json" >"$WORK/loadgen.log" 2>&1 ||
     { tail -20 "$WORK/loadgen.log" >&2; return 1; }
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('%.1f' % d['placements_per_s'])" "$WORK/loadgen.json"

@@ -1,5 +1,5 @@
 #!/bin/bash
-cd /work/wt/scale
+cd "$(dirname "$0")/../.."  # the checkout
 B=/tmp/scale-before; N=build/bin; R=/tmp/scale-bench
 run() { name=$1; shift; echo "=== $name: $*" ; timeout 170 "$@" --json $R/$name.json > $R/$name.out 2>&1; echo "rc=$?"; grep -E 'ingest|p99|controller|placed|submitted|reports:|errors|result' $R/$name.out | head -20; }
 run i2k-before $B/dcu-loadgen --controller-bin $B/dcu-controller --agents 2000 --duration 10 --warmup 3

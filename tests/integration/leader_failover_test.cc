@@ -22,20 +22,6 @@
 namespace dcu::testing {
 namespace {
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    socklen_t len = sizeof(addr);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::vector<std::string> ApiKeyNames(const std::string& url) {
   std::vector<std::string> names;
@@ -59,7 +45,7 @@ std::vector<std::string> ApiKeyNames(const std::string& url) {
 class Controller {
  public:
   Controller(const TempDir& dir, const std::string& name, const std::string& url)
-      : port_(FreePort()), port_file_(dir.Join(name + ".port")), log_(dir.Join(name + ".log")) {
+      : port_(FreeLoopbackPort()), port_file_(dir.Join(name + ".port")), log_(dir.Join(name + ".log")) {
     process_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{BinPath("dcu-controller"), "--listen", Addr(), "--db", url,
                                  "--port-file", port_file_, "--lease", "2", "--lease-renew", "0.5"},
@@ -118,7 +104,7 @@ TEST(LeaderFailover, StoppedLeaderIsReplacedAndWritesNothingWhenItWakes) {
       << agent.Log() << a.Log();
   // So does a gateway: it learns replicas from the leader only.
   ChildProcess gateway({BinPath("dcu-gateway"), "--controller", absl::StrCat(b.Addr(), ",", a.Addr()),
-                        "--listen", absl::StrCat("127.0.0.1:", FreePort())},
+                        "--listen", absl::StrCat("127.0.0.1:", FreeLoopbackPort())},
                        dir.Join("gateway.log"));
   const std::string from_a = absl::StrCat("receiving replicas from controller '", a.Addr(), "'");
   const std::string from_b = absl::StrCat("receiving replicas from controller '", b.Addr(), "'");

@@ -19,20 +19,6 @@ namespace {
 // The bootstrap superuser initdb creates; trust auth on loopback only.
 constexpr char kUser[] = "dcu";
 
-int FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    socklen_t len = sizeof(addr);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string Tail(const std::string& s, size_t n = 3000) {
   return s.size() <= n ? s : s.substr(s.size() - n);

@@ -33,23 +33,6 @@ std::string FindProgram(const std::string& name) {
   return "";
 }
 
-// A TCP port free on loopback now (bound to port 0, then released).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  int port = 0;
-  socklen_t len = sizeof(a);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string Tail(const std::string& text, size_t n = 3000) {
   return text.size() <= n ? text : text.substr(text.size() - n);
@@ -98,8 +81,8 @@ absl::Status SlurmCluster::WriteConfig() {
   for (const char* sub : {"etc", "state", "log", "run", "dev"}) fs::create_directories(Join(sub), ec);
   for (const auto& n : node_names()) fs::create_directories(Join("spool/" + n), ec);
   if (ec) return absl::InternalError(absl::StrCat("creating the cluster's directories: ", ec.message()));
-  ctld_port_ = FreePort();
-  for (int i = 0; i < options_.nodes; ++i) node_ports_.push_back(FreePort());
+  ctld_port_ = FreeLoopbackPort();
+  for (int i = 0; i < options_.nodes; ++i) node_ports_.push_back(FreeLoopbackPort());
   if (ctld_port_ == 0) return absl::UnavailableError("no free loopback port for slurmctld");
 
   // gres.conf File= must name character or block devices ("is not a valid

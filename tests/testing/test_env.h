@@ -15,6 +15,9 @@ namespace dcu::testing {
 
 // Source root and binary dir, from the environment dcu_test() sets.
 std::string SourceDir();
+// A TCP port free on loopback now (bound to port 0, then released; 0 when
+// none could be had): for servers a test starts on a port it names.
+int FreeLoopbackPort();
 std::string BinDir();
 std::string BinPath(const std::string& name);
 

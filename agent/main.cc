@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "agent/discovery/node_discovery.h"
 #include "agent/inventory/inventory.h"
+#include "agent/drain/job_drain.h"
 #include "agent/inventory/slurm_allocation.h"
 #include "agent/reap/reap_node.h"
 #include "agent/link/controller_link.h"
@@ -145,9 +147,26 @@ int main(int argc, char** argv) {
   std::string slurm_mode = "auto";
   app.add_option("--slurm", slurm_mode,
                  "auto: inside a Slurm job (SLURM_JOB_ID set) report only the job's devices, label the "
-                 "node with the job, and on SIGTERM say Goodbye and stop every instance (docs/slurm.md); "
+                 "node with the job, drain before its time limit (--drain-before), and on SIGTERM say Goodbye and stop every instance (docs/slurm.md); "
                  "off: ignore Slurm")
       ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
+  // Issue 20: inside a job, drain before it ends (agent/drain/job_drain.h).
+  double drain_before_s = 600, drain_stop_margin_s = 30, term_grace_s = 0;
+  app.add_option("--drain-before", drain_before_s,
+                 "inside a Slurm job: seconds before its time limit to drain (the controller moves "
+                 "this node's replicas elsewhere, each only once its replacement is Ready); at most "
+                 "half the job's time left at start")
+      ->check(CLI::Range(0.0, 7.0 * 24 * 3600))
+      ->capture_default_str();
+  app.add_option("--drain-stop-margin", drain_stop_margin_s,
+                 "inside a Slurm job: seconds before its time limit to stop whatever still runs")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--term-grace", term_grace_s,
+                 "inside a Slurm job: seconds after SIGTERM to keep draining before stopping "
+                 "instances (0: at once; Slurm sends SIGKILL KillWait seconds after SIGTERM)")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
 
   dcu::agent::AgentSecurityOptions security_options;
@@ -430,6 +449,13 @@ int main(int argc, char** argv) {
     metrics->OnReport(s, probes, absl::Now() - started);
   };
 
+  // The drain as reported (set by the main loop below, read by the link's threads).
+  absl::Mutex drain_mu;
+  std::optional<dcufleet::v1::NodeDrain> reported_drain;
+  auto current_drain = [&]() -> std::optional<dcufleet::v1::NodeDrain> {
+    absl::MutexLock lock(&drain_mu);
+    return reported_drain;
+  };
   dcu::agent::LinkCallbacks cb;
   cb.make_hello = [&] {
     absl::Time started = absl::Now();
@@ -445,6 +471,7 @@ int main(int argc, char** argv) {
     *h.mutable_inventory() = make_inventory(/*force_discovery=*/true);
     for (const auto& st : manager.Snapshot()) *h.add_instances() = st;
     h.set_applied_generation(std::max<int64_t>(0, manager.generation()));
+    if (auto d = current_drain()) *h.mutable_drain() = *d;
     if (metrics) {
       dcufleet::v1::NodeStatus as_status;
       *as_status.mutable_inventory() = h.inventory();
@@ -462,6 +489,7 @@ int main(int argc, char** argv) {
     for (auto& st : instances) *s.add_instances() = std::move(st);
     s.set_applied_generation(std::max<int64_t>(0, manager.generation()));
     s.set_sent_at_ms(absl::ToUnixMillis(absl::Now()));
+    if (auto d = current_drain()) *s.mutable_drain() = *d;
     record_report(s, started);
     return s;
   };
@@ -573,22 +601,48 @@ int main(int argc, char** argv) {
                "' state '", state_dir, "' runtimes ", absl::StrJoin(enabled_kinds, "+"),
                " dialing ", controller);
   link->Start();
-  while (!g_stop) absl::SleepFor(absl::Milliseconds(100));
-  if (io.allocation) {
-    // The job ends (scancel, its time limit, preemption: Slurm sends SIGTERM,
+  if (!io.allocation) {
+    while (!g_stop) absl::SleepFor(absl::Milliseconds(100));
+  } else {
+    // Inside a job (issue 20): drain before it ends, then leave. The job
+    // ends by its time limit, scancel or preemption (Slurm sends SIGTERM,
     // then SIGKILL after KillWait). Instances run in their own sessions, so
     // under proctrack/pgid they would outlive the job on devices it no
-    // longer holds: tell the controller first (the node is Lost at once and
-    // its replicas rescheduled), then stop every instance.
-    const std::string reason =
-        absl::StrCat("slurm job '", io.allocation->job_id(), "' ends (SIGTERM); instances stopped");
-    if (!link->Leave(reason, absl::Seconds(3))) {
+    // longer holds: the agent says Goodbye first (the node is Lost at once
+    // and whatever was not moved is rescheduled), then stops every instance.
+    dcu::agent::JobDrainOptions drain_options;
+    drain_options.drain_before = absl::Seconds(drain_before_s);
+    drain_options.stop_margin = absl::Seconds(drain_stop_margin_s);
+    drain_options.term_grace = absl::Seconds(term_grace_s);
+    dcu::agent::JobDrain job_drain(*io.allocation, drain_options, absl::Now());
+    for (;;) {
+      auto verdict = job_drain.Check(absl::Now(), g_stop, manager.HoldsNothing());
+      if (verdict == dcu::agent::JobDrain::Verdict::kServe) {
+        absl::SleepFor(absl::Milliseconds(100));
+        continue;
+      }
+      bool changed = false;
+      {
+        absl::MutexLock lock(&drain_mu);
+        const auto& d = *job_drain.drain();
+        changed = !reported_drain || reported_drain->deadline_ms() != d.deadline_ms();
+        reported_drain = d;
+      }
+      if (changed) {
+        DCU_LOG_INFO("draining: ", job_drain.drain()->reason(), "; instances still here stop at ",
+                     absl::FormatTime(absl::FromUnixMillis(job_drain.drain()->deadline_ms())));
+        link->ReportNow();
+      }
+      if (verdict == dcu::agent::JobDrain::Verdict::kLeave) break;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    if (!link->Leave(job_drain.leave_reason(), absl::Seconds(3))) {
       DCU_LOG_WARN("could not say goodbye to the controller; the node goes Lost after heartbeats time out");
     }
     if (absl::Status s = manager.StopAllAndWait(absl::Seconds(20)); !s.ok()) {
       DCU_LOG_WARN("stopping instances as the slurm job ends: ", s.message());
     }
-    DCU_LOG_INFO("slurm job '", io.allocation->job_id(), "' ends: goodbye said, instances stopped");
+    DCU_LOG_INFO("leaving: ", job_drain.leave_reason(), "; goodbye said, instances stopped");
   }
   // Instances keep running: a restarted agent re-adopts them.
   link->Stop();

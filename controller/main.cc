@@ -129,6 +129,12 @@ int main(int argc, char** argv) {
         return v.rfind("http://", 0) == 0 ? "" : "must start with http:// (https mirrors are not supported yet)";
       });
   int instance_port_base = 8000;
+  double serving_drain_s = 10;
+  app.add_option("--serving-drain", serving_drain_s,
+                 "seconds a replica leaving a draining node is out of the gateway's rotation "
+                 "before it stops, so that its requests in flight finish (docs/slurm.md)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   app.add_option("--instance-port-base", instance_port_base,
                  "first port given to instances on each node (the next free one is used)")
       ->check(CLI::Range(1024, 65000));
@@ -411,6 +417,7 @@ int main(int argc, char** argv) {
   dcu::controller::DeployController::Options dopts;
   dopts.interval = absl::Seconds(reconcile_interval_s);
   dopts.instance_port_base = instance_port_base;
+  dopts.serving_drain = absl::Seconds(serving_drain_s);
   while (!model_mirror.empty() && model_mirror.back() == '/') model_mirror.pop_back();
   dopts.model_mirror = model_mirror;
   dcu::controller::DeployController deployments(&fleet, &knowledge, &diagnoser, &deployment_store,

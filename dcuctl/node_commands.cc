@@ -67,7 +67,11 @@ std::string JobText(const dcufleet::v1::NodeInventory& inv) {
 }  // namespace
 
 std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
-  std::vector<std::string> row = {n.name(), std::string(common::NodeStateName(n.state())),
+  // kubectl shows a cordoned node as "Ready,SchedulingDisabled"; a draining
+  // one here reads "Ready,Draining".
+  std::string status(common::NodeStateName(n.state()));
+  if (n.has_drain() && n.state() != dcufleet::v1::NODE_LOST) absl::StrAppend(&status, ",Draining");
+  std::vector<std::string> row = {n.name(), status,
                                   DeviceSummary(n.inventory()), Arches(n.inventory()),
                                   Ago(n.last_seen_ms()), n.agent_version()};
   if (wide) {
@@ -142,6 +146,13 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
   out << "Status:         " << std::string(common::NodeStateName(n.state()));
   if (!n.state_reason().empty()) out << " (" << n.state_reason() << ")";
   out << "\n";
+  if (n.has_drain()) {
+    out << "Draining:       " << n.drain().reason() << "; since " << Ago(n.drain().since_ms())
+        << ", what still runs stops "
+        << absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(n.drain().deadline_ms()),
+                            absl::UTCTimeZone())
+        << "\n";
+  }
   out << "Agent:          " << n.agent_version() << "\n";
   out << "Last seen:      " << Ago(n.last_seen_ms()) << "\n";
   out << "Registered:     " << Ago(n.registered_at_ms()) << "\n";

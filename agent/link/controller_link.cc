@@ -82,6 +82,11 @@ void ControllerLink::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void ControllerLink::ReportNow() {
+  absl::MutexLock lock(&mu_);
+  wake_.SignalAll();
+}
+
 bool ControllerLink::Leave(const std::string& reason, absl::Duration timeout) {
   leaving_ = true;
   std::shared_ptr<Stream> s;

@@ -60,6 +60,9 @@ class ControllerLink {
   // NodeStatus carries the same state).
   void SendInstanceEvent(const dcufleet::v1::InstanceEvent& event);
   bool connected() const { return connected_; }
+  // Sends a NodeStatus now rather than at the next interval (the drain
+  // began: the controller should know at once).
+  void ReportNow();
   // Leaving for good (the batch job ends, issue 20): sends Goodbye with
   // `reason` as the stream's last message and waits up to `timeout` for the
   // controller to end the stream; the link does not reconnect afterwards.

@@ -191,6 +191,11 @@ std::vector<InstanceStatus> InstanceManager::Snapshot() const {
   return out;
 }
 
+bool InstanceManager::HoldsNothing() const {
+  absl::MutexLock lock(&mu_);
+  return supervisors_.empty() && pending_.empty();
+}
+
 int64_t InstanceManager::generation() const {
   absl::MutexLock lock(&mu_);
   return generation_;

@@ -56,6 +56,9 @@ class InstanceManager {
 
   int64_t generation() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // No instance is supervised or waiting to start (a drained node, issue 20).
+  bool HoldsNothing() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Ends supervision, leaving every instance running (agent shutdown).
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -466,6 +466,7 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
 }
 
 void DeployController::AdvanceRollouts(std::vector<Event>* events) {
+  const size_t first_event = events->size();
   const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
   std::vector<Deployment> docs;
   std::vector<std::string> names;
@@ -497,28 +498,12 @@ void DeployController::AdvanceRollouts(std::vector<Event>* events) {
       if (step.remove >= 0) {
         for (const Deployment* r : replicas) {
           if (r->replica() != step.remove) continue;
-          Deployment d = *r;
-          d.mutable_status()->set_deleted(true);
-          d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
-          d.mutable_status()->set_message("replaced by the rollout to the new spec");
-          d.set_revision(d.revision() + 1);
-          d.mutable_status()->set_updated_at_ms(now_ms);
-          docs.push_back(std::move(d));
+          docs.push_back(RemovedReplica(*r, "replaced by the rollout to the new spec", now_ms));
         }
       }
       if (step.add >= 0) {
-        Deployment d;
-        *d.mutable_spec() = live->target_spec();
-        d.mutable_spec()->set_replicas(live->spec().replicas());
-        *d.mutable_target_spec() = live->target_spec();
-        d.set_uid(live->uid());
-        d.set_replica(step.add);
-        d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
-        d.mutable_status()->set_message("waiting to be scheduled (rollout)");
-        d.mutable_status()->set_created_at_ms(now_ms);
-        d.mutable_status()->set_updated_at_ms(now_ms);
-        d.set_revision(1);
-        docs.push_back(std::move(d));
+        docs.push_back(AddedReplica(*live, live->target_spec(), step.add,
+                                    "waiting to be scheduled (rollout)", now_ms));
       }
       if (!step.why.empty()) {
         names.push_back(name);
@@ -527,11 +512,103 @@ void DeployController::AdvanceRollouts(std::vector<Event>* events) {
       ++it;
     }
   }
+  CommitReplicaSteps(std::move(docs), names, "the rollout", events, first_event);
+}
+
+Deployment DeployController::RemovedReplica(const Deployment& r, const std::string& why,
+                                            int64_t now_ms) {
+  Deployment d = r;
+  d.mutable_status()->set_deleted(true);
+  d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+  d.mutable_status()->set_message(why);
+  d.set_revision(d.revision() + 1);
+  d.mutable_status()->set_updated_at_ms(now_ms);
+  return d;
+}
+
+Deployment DeployController::AddedReplica(const Deployment& like, const DeploymentSpec& spec,
+                                          int index, const std::string& why, int64_t now_ms) {
+  Deployment d;
+  *d.mutable_spec() = spec;
+  d.mutable_spec()->set_replicas(like.spec().replicas());
+  if (like.has_target_spec()) *d.mutable_target_spec() = like.target_spec();
+  d.set_uid(like.uid());
+  d.set_replica(index);
+  d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+  d.mutable_status()->set_message(why);
+  d.mutable_status()->set_created_at_ms(now_ms);
+  d.mutable_status()->set_updated_at_ms(now_ms);
+  d.set_revision(1);
+  return d;
+}
+
+void DeployController::AdvanceEvacuations(std::vector<Event>* events) {
+  const size_t first_event = events->size();
+  const std::vector<std::string> listed = fleet_->DrainingNodes();
+  const std::set<std::string> draining(listed.begin(), listed.end());
+  const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
+  std::vector<Deployment> docs;
+  std::vector<std::string> names;
+  {
+    absl::MutexLock lock(&mu_);
+    if (draining.empty() && evacuating_.empty()) return;
+    if (!draining.empty()) {
+      for (const auto& [key, d] : deployments_) {
+        const Attempt* a = deploy_internal::LatestActive(d);
+        if (a && draining.count(a->placement().node())) evacuating_.insert(d.spec().name());
+      }
+    }
+    for (auto it = evacuating_.begin(); it != evacuating_.end();) {
+      const std::string& name = *it;
+      // A rollout replaces replicas already (and places none on a draining
+      // node); one change at a time.
+      if (rolling_.count(name)) {
+        ++it;
+        continue;
+      }
+      std::vector<const Deployment*> replicas = ReplicasOf(name);
+      EvacuationStep step = NextEvacuationStep(replicas, draining, now_ms, options_.serving_drain);
+      if (step.done) {
+        it = evacuating_.erase(it);
+        continue;
+      }
+      for (const Deployment* r : replicas) {
+        if (r->replica() == step.remove) docs.push_back(RemovedReplica(*r, step.why, now_ms));
+        if (r->replica() == step.unserve) {
+          Deployment d = *r;
+          d.mutable_status()->set_unserved_at_ms(now_ms);
+          d.mutable_status()->set_message(step.why);
+          d.set_revision(d.revision() + 1);
+          d.mutable_status()->set_updated_at_ms(now_ms);
+          docs.push_back(std::move(d));
+        }
+      }
+      if (step.add >= 0) {
+        const Deployment* like = replicas.front();
+        docs.push_back(AddedReplica(*like, like->spec(), step.add,
+                                    "waiting to be scheduled (replacing a replica on a draining node)",
+                                    now_ms));
+      }
+      if (!step.why.empty()) {
+        names.push_back(name);
+        events->push_back(Event{0, now_ms, "deployment", name, "Normal", "ReplicaMoved", step.why});
+      }
+      ++it;
+    }
+  }
+  CommitReplicaSteps(std::move(docs), names, "moving replicas off draining nodes", events,
+                     first_event);
+}
+
+void DeployController::CommitReplicaSteps(std::vector<Deployment> docs,
+                                          const std::vector<std::string>& names,
+                                          const std::string& what, std::vector<Event>* events,
+                                          size_t first_event) {
   if (docs.empty()) return;
   if (absl::Status s = store_->PutDeployments(docs); !s.ok()) {
-    DCU_LOG_ERROR("persisting the rollout of ", docs.size(), " replicas: ", s.message(),
+    DCU_LOG_ERROR("persisting ", what, " (", docs.size(), " replicas): ", s.message(),
                   "; will retry");
-    events->clear();
+    events->resize(first_event);
     absl::MutexLock lock(&mu_);
     dirty_ = true;
     return;

@@ -283,6 +283,7 @@ void DeployController::ReconcileOnce() {
   // Rollouts move first, on the phases the last pass left: the replicas
   // they add are placed, and the ones they remove stopped, in this pass.
   AdvanceRollouts(&ctx.events);
+  AdvanceEvacuations(&ctx.events);
   BuildContext(ctx);
   const absl::Time t_context = absl::Now();
   {

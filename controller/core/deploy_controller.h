@@ -47,6 +47,9 @@ class DeployController : public FleetListener {
     uint64_t jitter_seed = 0;
     // Instance ports are the first free ones from here, per node.
     int instance_port_base = 8000;
+    // Issue 20: how long a replica leaving a draining node is out of the
+    // gateway's rotation before it stops (its requests in flight finish).
+    absl::Duration serving_drain = absl::Seconds(10);
     // How often every node's model directories and environments are shown
     // to the knowledge (reconnected nodes are shown at once).
     absl::Duration observe_all_interval = absl::Seconds(10);
@@ -204,6 +207,23 @@ class DeployController : public FleetListener {
   // One rollout step for every deployment in rolling_ (after a pass, so it
   // sees this pass's phases); events for the steps taken go to `events`.
   void AdvanceRollouts(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_);
+  // One step (replica_set.h NextEvacuationStep) for every deployment with
+  // a replica on a draining node (issue 20), or that had one and is not
+  // settled yet (evacuating_).
+  void AdvanceEvacuations(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_);
+  // Persists the replica documents a rollout or evacuation step made, then
+  // takes them in; on a store error nothing is taken and `events` cut
+  // back to its first `first_event` (the next pass tries again).
+  void CommitReplicaSteps(std::vector<dcufleet::v1::Deployment> docs,
+                          const std::vector<std::string>& names, const std::string& what,
+                          std::vector<Event>* events, size_t first_event)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A replica document marked for removal, and a new one like `like`.
+  static dcufleet::v1::Deployment RemovedReplica(const dcufleet::v1::Deployment& r,
+                                                 const std::string& why, int64_t now_ms);
+  static dcufleet::v1::Deployment AddedReplica(const dcufleet::v1::Deployment& like,
+                                               const dcufleet::v1::DeploymentSpec& spec, int index,
+                                               const std::string& why, int64_t now_ms);
   // Every replica document of `name`, in key order (replica 0 first).
   std::vector<const dcufleet::v1::Deployment*> ReplicasOf(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -289,6 +309,9 @@ class DeployController : public FleetListener {
   // Deployments with a replica on an older spec, or one the rollout is
   // still removing (rebuilt by Load from the documents' target_spec).
   std::set<std::string> rolling_ ABSL_GUARDED_BY(mu_);
+  // Deployments a drain moves replicas of (issue 20); rebuilt from the
+  // fleet's draining nodes on every pass, so a restart loses nothing.
+  std::set<std::string> evacuating_ ABSL_GUARDED_BY(mu_);
   // Deployments being created (queued for the writer).
   std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
   // A leaf: DeployAsync, Stop and the writer take it alone; CommitCreates

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/enum_names.h"
 #include "common/ids.h"
@@ -120,6 +121,8 @@ absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::He
     v->set_connected_since_ms(now_ms);
     v->set_state(dcufleet::v1::NODE_READY);
     v->set_state_reason("agent connected");
+    TakeDrainLocked(hello.node_name(), hello.has_drain() ? &hello.drain() : nullptr, v.get(),
+                    &events);
     e.view = std::move(v);
     e.last_seen = now;
     e.inventory_persisted = now;
@@ -220,6 +223,10 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
     v->set_state_reason(old.state_reason());
     v->set_connected_since_ms(old.connected_since_ms());
     v->set_address(old.address());
+    if (old.has_drain()) *v->mutable_drain() = old.drain();
+    if (TakeDrainLocked(node, status.has_drain() ? &status.drain() : nullptr, v.get(), &events)) {
+      changed = true;
+    }
     if (full) {
       v->mutable_inventory()->Swap(status.mutable_inventory());
       e.inventory_dirty = true;
@@ -253,7 +260,7 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
       }
     }
     v->mutable_instances()->Swap(status.mutable_instances());
-    changed = InstancesDiffer(old.instances(), v->instances());
+    if (InstancesDiffer(old.instances(), v->instances())) changed = true;
     e.last_seen = now;
     v->set_last_seen_ms(common::ToUnixMillis(now));
     if (!full) {
@@ -416,9 +423,48 @@ void FleetState::OnDisconnect(const std::string& node, NodeSession* session) {
   if (listener_) listener_->OnFleetChanged();
 }
 
+bool FleetState::TakeDrainLocked(const std::string& node, const dcufleet::v1::NodeDrain* reported,
+                                 dcufleet::v1::NodeView* view, std::vector<Event>* events) {
+  const int64_t now_ms = common::ToUnixMillis(clock_->Now());
+  if (reported == nullptr) {
+    // A new job on the same node name (a fresh view from its Hello), or an
+    // agent that stopped draining.
+    const bool had = draining_.erase(node) > 0 || view->has_drain();
+    if (!had) return false;
+    view->clear_drain();
+    events->push_back(Event{0, now_ms, "node", node, "Normal", "DrainEnded",
+                            "the agent no longer drains: the node takes replicas again"});
+    return true;
+  }
+  dcufleet::v1::NodeDrain drain = *reported;
+  if (drain.reason().size() > kMaxDrainReason) {
+    drain.set_reason(absl::StrCat(drain.reason().substr(0, kMaxDrainReason), "…"));
+  }
+  const bool began = !view->has_drain();
+  if (!began && view->drain().reason() == drain.reason() &&
+      view->drain().deadline_ms() == drain.deadline_ms()) {
+    return false;
+  }
+  *view->mutable_drain() = std::move(drain);
+  if (view->state() != dcufleet::v1::NODE_LOST) draining_.insert(node);
+  const int64_t left_s = std::max<int64_t>(0, (view->drain().deadline_ms() - now_ms) / 1000);
+  events->push_back(Event{0, now_ms, "node", node, "Warning", began ? "Draining" : "DrainChanged",
+                          absl::StrCat(view->drain().reason(), "; its replicas are moved, and it "
+                                       "stops what still runs in ", left_s, " s")});
+  return true;
+}
+
+std::vector<std::string> FleetState::DrainingNodes() const {
+  absl::MutexLock lock(&mu_);
+  return {draining_.begin(), draining_.end()};
+}
+
 void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string& reason,
                                 std::vector<Event>* events) {
   NodeState old = e.view->state();
+  // A Lost node has left: its replicas are rescheduled as any Lost node's,
+  // not moved.
+  if (state == dcufleet::v1::NODE_LOST) draining_.erase(e.view->name());
   dcufleet::v1::NodeView* view = MutableView(e);
   view->set_state(state);
   view->set_state_reason(reason);
@@ -437,6 +483,8 @@ void FleetState::FlushEvents(const std::vector<Event>& events) {
       absl::Status s = store_->UpdateNodeState(ev.subject, ev.reason, ev.message, ev.at_ms);
       if (!s.ok()) DCU_LOG_WARN("persisting state of node '", ev.subject, "': ", s.message());
       DCU_LOG_INFO("node '", ev.subject, "' ", ev.message);
+    } else if (ev.subject_kind == "node" && absl::StartsWith(ev.reason, "Drain")) {
+      DCU_LOG_INFO("node '", ev.subject, "' ", ev.reason, ": ", ev.message);
     }
     if (events_) {
       absl::Status s = events_->AppendEvent(ev);

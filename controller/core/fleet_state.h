@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,13 @@ class FleetState {
       ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<dcufleet::v1::NodeView> GetNode(const std::string& name) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Issue 20: the nodes that drain (their agents' reports carry NodeDrain)
+  // and are not Lost, in name order. Few or none: a reconcile pass asks
+  // every time.
+  std::vector<std::string> DrainingNodes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The longest drain reason kept from a report (a node is not trusted to
+  // say much; docs/security.md).
+  static constexpr size_t kMaxDrainReason = 256;
 
   // Sends `message` to the node's current session. False when not connected.
   bool SendToNode(const std::string& node, const dcufleet::v1::ControllerMessage& message)
@@ -173,6 +181,11 @@ class FleetState {
   absl::Status OnInstanceEventLocked(const std::string& node,
                                      const dcufleet::v1::InstanceEvent& event,
                                      NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes the drain a Hello or report carries (nullptr: none) into `view`,
+  // with an event when it begins or ends. True when that changed.
+  bool TakeDrainLocked(const std::string& node, const dcufleet::v1::NodeDrain* reported,
+                       dcufleet::v1::NodeView* view, std::vector<Event>* events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetStateLocked(NodeEntry& entry, dcufleet::v1::NodeState state, const std::string& reason,
                       std::vector<Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlushEvents(const std::vector<Event>& events) ABSL_LOCKS_EXCLUDED(mu_);
@@ -185,6 +198,7 @@ class FleetState {
   FleetListener* listener_ = nullptr;
   mutable absl::Mutex mu_;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> draining_ ABSL_GUARDED_BY(mu_);
   // Command id -> result, filled by OnCommandResult.
   std::map<std::string, std::optional<dcufleet::v1::CommandResult>> pending_commands_
       ABSL_GUARDED_BY(mu_);

@@ -39,6 +39,7 @@ ReplicaView ViewOfReplica(const Deployment& d) {
   v.set_restarts(Restarts(d));
   v.set_created_at_ms(st.created_at_ms());
   v.set_updated(OnTargetSpec(d));
+  v.set_unserved(st.unserved_at_ms() != 0);
   if (!st.attempts().empty()) {
     const auto& a = st.attempts(st.attempts_size() - 1);
     v.set_node(a.placement().node());
@@ -54,12 +55,23 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   std::vector<const Deployment*> sorted = replicas;
   std::sort(sorted.begin(), sorted.end(),
             [](const Deployment* a, const Deployment* b) { return a->replica() < b->replica(); });
+  // A replica being removed (scale-down, rollout, leaving a draining node)
+  // speaks for the deployment only when every replica is: shown, its
+  // `deleted` made the whole model vanish from the serving view (the
+  // gateway answered 404 while the replacement served).
   const Deployment* shown = sorted.front();
+  for (const Deployment* r : sorted) {
+    if (!r->status().deleted()) {
+      shown = r;
+      break;
+    }
+  }
   int ready = 0;
   for (const Deployment* r : sorted) {
     if (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
       ++ready;
-    } else if (shown->status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
+    } else if (shown->status().phase() == dcufleet::v1::DEPLOYMENT_READY &&
+               !r->status().deleted()) {
       shown = r;
     }
   }
@@ -295,6 +307,84 @@ RolloutStep NextRolloutStep(const std::vector<const Deployment*>& replicas,
     step.add = add.front();
     step.why = absl::StrCat("replica ", step.add, " added on the new spec (", old_live.size(),
                             " on the old spec to replace)");
+  }
+  return step;
+}
+
+EvacuationStep NextEvacuationStep(const std::vector<const Deployment*>& replicas,
+                                  const std::set<std::string>& draining, int64_t now_ms,
+                                  absl::Duration serving_drain) {
+  EvacuationStep step;
+  // The node a replica runs on: its last attempt, while that has not ended
+  // (one that ended waits to be placed again, on no node).
+  auto node_of = [](const Deployment& d) -> std::string {
+    const auto& at = d.status().attempts();
+    if (at.empty() || at[at.size() - 1].ended_at_ms() != 0) return "";
+    return at[at.size() - 1].placement().node();
+  };
+  auto ready = [](const Deployment& d) {
+    return d.status().phase() == dcufleet::v1::DEPLOYMENT_READY;
+  };
+  std::vector<const Deployment*> evacuees, staying;
+  for (const Deployment* r : replicas) {
+    if (Leaving(*r)) return step;  // one change at a time
+    (draining.count(node_of(*r)) ? evacuees : staying).push_back(r);
+  }
+  if (replicas.empty()) {
+    step.done = true;
+    return step;
+  }
+  const int desired = std::max(1, replicas.front()->spec().replicas());
+  const int live = static_cast<int>(replicas.size());
+  if (evacuees.empty()) {
+    if (live > desired) {
+      std::vector<int> r = ReplicasToRemove(replicas, desired);
+      if (!r.empty()) {
+        step.remove = r.front();
+        step.why = absl::StrCat("replica ", step.remove, " removed: nothing is left on a draining "
+                                "node, and ", live, " replicas live for ", desired);
+        return step;
+      }
+    }
+    step.done = true;
+    return step;
+  }
+  std::sort(evacuees.begin(), evacuees.end(),
+            [](const Deployment* a, const Deployment* b) { return a->replica() < b->replica(); });
+  for (const Deployment* e : evacuees) {
+    if (!ready(*e)) {
+      step.remove = e->replica();
+      step.why = absl::StrCat("replica ", step.remove, " on draining node '", node_of(*e),
+                              "' is not Ready: removed, a replacement is placed elsewhere");
+      return step;
+    }
+  }
+  const Deployment* first = evacuees.front();
+  if (live <= desired) {
+    std::vector<int> add = ReplicasToAdd(replicas, live + 1);
+    if (!add.empty()) {
+      step.add = add.front();
+      step.why = absl::StrCat("replica ", step.add, " added to replace replica ", first->replica(),
+                              " on draining node '", node_of(*first), "'");
+    }
+    return step;
+  }
+  const int ready_staying = static_cast<int>(
+      std::count_if(staying.begin(), staying.end(), [&](const Deployment* r) { return ready(*r); }));
+  // Removing one replica on a draining node leaves the others there, which
+  // still serve: it may go once the Ready replicas elsewhere make up for it.
+  if (ready_staying >= desired - static_cast<int>(evacuees.size()) + 1) {
+    const int64_t unserved = first->status().unserved_at_ms();
+    if (unserved == 0) {
+      step.unserve = first->replica();
+      step.why = absl::StrCat("replica ", step.unserve, " on draining node '", node_of(*first),
+                              "' out of rotation (its replacement is Ready); it stops in ",
+                              absl::FormatDuration(serving_drain));
+    } else if (now_ms - unserved >= absl::ToInt64Milliseconds(serving_drain)) {
+      step.remove = first->replica();
+      step.why = absl::StrCat("replica ", step.remove, " removed from draining node '",
+                              node_of(*first), "': its replacement is Ready");
+    }
   }
   return step;
 }

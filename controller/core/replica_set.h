@@ -8,10 +8,12 @@
 // replicas a scale-down removes.
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "controller/store/deployment_store.h"
 #include "dcufleet/v1/deploy.pb.h"
 
@@ -81,5 +83,35 @@ struct RolloutStep {
 };
 RolloutStep NextRolloutStep(const std::vector<const dcufleet::v1::Deployment*>& replicas,
                             const dcufleet::v1::DeploymentSpec& target);
+
+// Draining nodes (issue 20: a batch job nears its end). Make before break:
+// a replica on a draining node keeps serving until a replacement placed
+// elsewhere (the scheduler skips draining nodes) is Ready; then it goes.
+// One change at a time per deployment:
+// - a replica is still being removed: wait;
+// - a replica on a draining node that is not Ready serves nobody: it goes
+//   now (its replacement comes next);
+// - no replacement yet (N live): one is added;
+// - a replacement is live (N+1): once the replicas off draining nodes that
+//   are Ready are enough to lose one of those on them, it is taken out of
+//   the gateway's rotation (unserved: requests in flight finish, new ones go
+//   elsewhere) and removed `serving_drain` later; until then (the
+//   replacement starts, or finds no room) the old one serves, and the
+//   agent's deadline ends it (its node then goes Lost, as any);
+// - nothing is on a draining node any more, but more than N live (a
+//   replacement and the replica it was meant for, rescheduled after its
+//   node left): the worst goes (ReplicasToRemove);
+// - otherwise done.
+struct EvacuationStep {
+  int unserve = -1;  // replica index to take out of rotation, or -1
+  int remove = -1;   // replica index to remove, or -1
+  int add = -1;      // replica index to add (same spec), or -1
+  std::string why;   // the event's message
+  bool done = false; // nothing of this deployment is on a draining node
+};
+// `draining`: the names of the nodes that drain.
+EvacuationStep NextEvacuationStep(const std::vector<const dcufleet::v1::Deployment*>& replicas,
+                                  const std::set<std::string>& draining, int64_t now_ms,
+                                  absl::Duration serving_drain);
 
 }  // namespace dcu::controller

@@ -81,6 +81,8 @@ struct ArchPlans {
 enum class Fit : uint8_t {
   kFits,
   kNotReady,
+  // Ready, but its agent drains it (issue 20): nothing new goes there.
+  kDraining,
   kNoDevices,
   kNoArch,
   kNoStack,
@@ -95,6 +97,7 @@ enum class Fit : uint8_t {
 const char* SummaryName(Fit f) {
   switch (f) {
     case Fit::kNotReady: return "not Ready";
+    case Fit::kDraining: return "draining";
     case Fit::kNoDevices: return "no accelerators";
     case Fit::kNoArch: return "arch unknown";
     case Fit::kNoStack: return "no working stack for the arch";
@@ -233,7 +236,8 @@ class Scheduler {
     return {ap.min_rank, replicas, tp};
   }
   bool CanReachBelow(const ScheduleNode& n, Rank rank) {
-    return n.ready && !n.arch.empty() && Reach(n.arch, n.device_total, ReplicasOn(n)) < rank;
+    return n.ready && !n.draining && !n.arch.empty() &&
+           Reach(n.arch, n.device_total, ReplicasOn(n)) < rank;
   }
 
   // --- Words.
@@ -333,6 +337,7 @@ const TotalFit& Scheduler::FitsFor(int64_t total) {
 
 Fit Scheduler::CheckNode(const ScheduleNode& n) const {
   if (!n.ready) return Fit::kNotReady;
+  if (n.draining) return Fit::kDraining;
   if (n.view->inventory().devices().empty()) return Fit::kNoDevices;
   if (n.arch.empty()) return Fit::kNoArch;
   return Fit::kFits;
@@ -438,6 +443,8 @@ std::string Scheduler::NodeText(const ScheduleNode& n, Fit f) const {
     case Fit::kNotReady:
       return absl::StrCat("node is ", node.state() == dcufleet::v1::NODE_LOST ? "Lost" : "NotReady",
                           node.state_reason().empty() ? "" : absl::StrCat(" (", node.state_reason(), ")"));
+    case Fit::kDraining:
+      return absl::StrCat("node is draining (", node.drain().reason(), ")");
     case Fit::kNoDevices: return "no accelerators reported";
     case Fit::kNoArch: return "arch of its devices is unknown (see dcuctl describe node)";
     default: return SummaryName(f);
@@ -744,6 +751,7 @@ ScheduleNode MakeScheduleNode(const NodeView& view, int64_t tolerance) {
   ScheduleNode n;
   n.view = &view;
   n.ready = view.state() == dcufleet::v1::NODE_READY;
+  n.draining = view.has_drain();
   n.arch = NodeArch(view);
   const auto& devices = view.inventory().devices();
   for (int slot = 0; slot < devices.size(); ++slot) {

@@ -57,6 +57,8 @@ struct ScheduleNode {
   };
   const dcufleet::v1::NodeView* view = nullptr;
   bool ready = false;
+  // Its agent drains it (NodeView.drain, issue 20): no new placements.
+  bool draining = false;
   // Arch of the node's first device with one; "" when unknown.
   std::string arch;
   // Total bytes of the first device of `arch`.

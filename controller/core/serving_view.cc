@@ -81,14 +81,16 @@ dcufleet::v1::ServingSnapshot ServingSnapshotOf(
     };
     if (!d.replicas().empty()) {
       for (const auto& r : d.replicas()) {
-        add(r.index(), r.endpoint(), r.phase() == dcufleet::v1::DEPLOYMENT_READY, r.node(),
-            r.instance_id());
+        // An unserved replica (leaving a draining node) gets no new requests.
+        add(r.index(), r.endpoint(), r.phase() == dcufleet::v1::DEPLOYMENT_READY && !r.unserved(),
+            r.node(), r.instance_id());
       }
       continue;
     }
     // A document read without its replica views (one replica).
     const auto& attempts = d.status().attempts();
-    add(0, d.status().endpoint(), d.status().phase() == dcufleet::v1::DEPLOYMENT_READY,
+    add(0, d.status().endpoint(),
+        d.status().phase() == dcufleet::v1::DEPLOYMENT_READY && d.status().unserved_at_ms() == 0,
         attempts.empty() ? "" : attempts[attempts.size() - 1].placement().node(),
         attempts.empty() ? "" : attempts[attempts.size() - 1].instance_id());
   }

@@ -171,6 +171,93 @@ TEST_F(GatewayControllerTest, ServesFromTheControllerAndKeepsServingWhileItIsDow
   EXPECT_EQ(Chat("qwen3-32b"), 200);
 }
 
+// Issue 20: an agent inside a Slurm job near its time limit drains. The
+// controller starts a replacement on another node, takes the old replica
+// out of the gateway's rotation once the replacement is Ready, then stops
+// it; the agent leaves once it runs nothing. Requests through the gateway
+// keep being answered all along. (The job is described to the agent by the
+// variables Slurm sets, with the end time newer Slurm exports; the real
+// slurmctld runs in tests/integration/slurm.)
+TEST_F(GatewayControllerTest, ADrainingSlurmNodeHandsItsReplicaOverWithoutAFailedRequest) {
+  auto sim = RunCmd({"/bin/bash", SourceDir() + "/scripts/lib/simfleet.sh", h_.Join("sim-b"), build_,
+                     "seed000"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  std::filesystem::remove_all(h_.Join("sim-b/k100/envs/vllm-0.11.0-dtk2604"));
+  std::ofstream(h_.Join("sim-b/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
+                std::ios::trunc)
+      << R"({"load_seconds": 0.2, "shards": 2})";
+  ASSERT_TRUE(h_.StartController({"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
+                                  "--reconcile-interval", "0.2", "--not-ready-after", "5",
+                                  "--serving-drain", "1"}));
+  // Inside job 41 until 50 s from now: it drains 25 s before (at most half
+  // its time), so it serves first.
+  const int64_t end_s = absl::ToUnixSeconds(absl::Now()) + 50;
+  ChildProcess* job_agent = h_.StartAgent(
+      kNode,
+      {"--root", h_.Join("sim/k100/root"), "--model-root", h_.Join("sim/k100/models"), "--env-root",
+       h_.Join("sim/k100/envs"), "--hip_library", build_ + "/testlibs/hip_good/libamdhip64.so",
+       "--container-cli", "none", "--drain-before", "25", "--drain-stop-margin", "2"},
+      {{"FAKE_HIP_DEVICES", ReadFileOrEmpty(h_.Join("sim/k100/hip-devices"))},
+       {"SLURM_JOB_ID", "41"},
+       {"SLURM_JOB_PARTITION", "dcu"},
+       {"SLURMD_NODENAME", "n1"},
+       {"ROCR_VISIBLE_DEVICES", "0,1,2,3"},
+       {"SLURM_JOB_END_TIME", absl::StrCat(end_s)}});
+  ASSERT_TRUE(h_.WaitNodeState(kNode, "NODE_READY", 30)) << h_.Logs();
+  auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "60"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
+  ASSERT_EQ(h_.Deployment("qwen3-32b")["deployment"]["replicas"][0]["node"], kNode);
+  // The other node, outside any job.
+  h_.StartAgent("node-b",
+                {"--root", h_.Join("sim-b/k100/root"), "--model-root", h_.Join("sim-b/k100/models"),
+                 "--env-root", h_.Join("sim-b/k100/envs"), "--hip_library",
+                 build_ + "/testlibs/hip_good/libamdhip64.so", "--container-cli", "none"},
+                {{"FAKE_HIP_DEVICES", ReadFileOrEmpty(h_.Join("sim-b/k100/hip-devices"))}});
+  ASSERT_TRUE(h_.WaitNodeState("node-b", "NODE_READY", 30)) << h_.Logs();
+  ASSERT_TRUE(g_.StartGateway({"--controller", h_.Addr()}, /*use_file=*/false)) << g_.Logs();
+  ASSERT_TRUE(WaitFor([&] { return GatewayServes("qwen3-32b"); }, absl::Seconds(20)))
+      << g_.Logs() << h_.Logs();
+
+  int answered = 0, failed = 0;
+  bool shown_draining = false;
+  const absl::Time give_up = absl::Now() + absl::Seconds(90);
+  absl::Time next_look;
+  std::string failures;
+  while (job_agent->Running() && absl::Now() < give_up) {
+    const int status = Chat("qwen3-32b");
+    (status == 200 ? answered : failed)++;
+    if (status != 200) {
+      absl::StrAppend(&failures, absl::FormatTime("%H:%M:%E3S", absl::Now(), absl::UTCTimeZone()),
+                      " HTTP ", status, "\n");
+    }
+    if (absl::Now() >= next_look) {
+      next_look = absl::Now() + absl::Seconds(1);
+      auto nodes = h_.Dcuctl({"get", "nodes"});
+      shown_draining |= absl::StrContains(nodes.out, "Ready,Draining");
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_FALSE(job_agent->Running()) << "the drained agent leaves\n" << h_.Logs();
+  EXPECT_EQ(job_agent->Wait(absl::Seconds(5)), 0);
+  EXPECT_THAT(job_agent->Log(), HasSubstr("draining: slurm job '41' ends at "));
+  EXPECT_THAT(job_agent->Log(), HasSubstr("drained, nothing runs here any more"));
+  EXPECT_TRUE(shown_draining) << "dcuctl get nodes shows the drain";
+  EXPECT_EQ(failed, 0) << answered << " answered; failed:\n" << failures << g_.Logs() << h_.Logs();
+  EXPECT_GT(answered, 20);
+  // The replica serves from the other node, and kept serving.
+  nlohmann::json d = h_.Deployment("qwen3-32b");
+  ASSERT_EQ(d["deployment"]["replicas"].size(), 1u) << d.dump(1);
+  EXPECT_EQ(d["deployment"]["replicas"][0]["node"], "node-b");
+  EXPECT_EQ(Chat("qwen3-32b"), 200);
+  EXPECT_TRUE(h_.WaitNodeState(kNode, "NODE_LOST", 10));
+  auto node = h_.Json({"get", "node", kNode});
+  EXPECT_THAT(node.dump(), HasSubstr("drained"));
+  // Every step is an event a person can read.
+  auto events = h_.Dcuctl({"describe", "deployment", "qwen3-32b"});
+  EXPECT_THAT(events.out, HasSubstr("ReplicaMoved"));
+  EXPECT_THAT(events.out, HasSubstr("out of rotation"));
+}
+
 // dcuctl apikey: keys kept by the controller as hashes, enforced by every
 // gateway within a second of being created or revoked.
 TEST_F(GatewayControllerTest, ApiKeysMadeWithDcuctlAreEnforcedByTheGatewayAndRevoked) {

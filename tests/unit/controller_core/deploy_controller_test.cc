@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "controller/core/replica_set.h"
+#include "controller/core/serving_view.h"
 #include "controller/store/sqlite_deployment_store.h"
 #include "controller/store/sqlite_store.h"
 #include "modelkit/verdict.h"
@@ -69,6 +70,7 @@ class DeployControllerTest : public ::testing::Test {
     DeployController::Options o;
     o.interval = absl::ZeroDuration();
     o.jitter_seed = 42;
+    o.serving_drain = absl::Seconds(2);
     if (controller_) fleet_->SetListener(nullptr);
     controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
                                                      deploy_store_.get(), store_.get(), &clock_, o);
@@ -896,6 +898,32 @@ TEST_F(ReplicaTest, EndpointsCarryTheAdvertisedAddress) {
   EXPECT_EQ(d.replicas(0).endpoint(), d.status().endpoint());
 }
 
+// A replica being removed does not speak for the deployment: its `deleted`
+// once took the whole model out of the serving view, and the gateway
+// answered 404 while the other replica served (found by the drain test).
+TEST_F(ReplicaTest, AReplicaBeingRemovedLeavesTheModelServedByTheOthers) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  controller_->ReconcileOnceForTest();
+  // One replica is leaving (its instance not stopped yet).
+  auto d = Get("qwen3-32b");
+  int leaving = 0;
+  for (const auto& r : d.replicas()) leaving += r.phase() == dcufleet::v1::DEPLOYMENT_DELETING;
+  ASSERT_EQ(leaving, 1) << d.DebugString();
+  EXPECT_FALSE(d.status().deleted());
+  auto view = ServingSnapshotOf({d}, {});
+  ASSERT_EQ(view.models_size(), 1) << "the model stays served";
+  int ready = 0;
+  for (const auto& r : view.models(0).replicas()) ready += r.ready();
+  EXPECT_EQ(ready, 1);
+}
+
 TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
   Connect("node-a", &a_);
   Connect("node-b", &b_);
@@ -1059,6 +1087,171 @@ TEST_F(RolloutTest, GoesOnAfterAControllerRestart) {
   Round();
   EXPECT_TRUE(AllRun(4096));
   EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+}
+
+// Issue 20: a node whose batch job nears its end drains; its replicas move
+// make-before-break.
+class DrainTest : public RolloutTest {
+ protected:
+  // The agent of `node` reports that it drains, with what it runs.
+  void Drain(const std::string& node) {
+    dcufleet::v1::NodeStatus st;
+    st.mutable_drain()->set_reason("slurm job '12' ends at 2026-12-02 21:40:00 UTC (time limit)");
+    st.mutable_drain()->set_deadline_ms(absl::ToUnixMillis(clock_.Now() + absl::Minutes(9)));
+    for (const auto& [id, spec] : running_[node]) {
+      auto* i = st.add_instances();
+      i->set_instance_id(id);
+      i->set_phase(dcufleet::v1::INSTANCE_READY);
+      i->set_port(spec.port());
+    }
+    ASSERT_TRUE(fleet_->OnStatus(node, st, nodes_[node]).ok());
+  }
+  // Live replicas and the node each runs on.
+  std::map<int, std::string> Placed() {
+    std::map<int, std::string> out;
+    const auto d = Get("qwen3-32b");  // held: a range-for over a temporary's member dangles
+    for (const auto& r : d.replicas()) {
+      if (r.phase() != dcufleet::v1::DEPLOYMENT_DELETING) out[r.index()] = r.node();
+    }
+    return out;
+  }
+};
+
+TEST_F(DrainTest, AReplicaLeavesADrainingNodeOnlyOnceItsReplacementIsReady) {
+  Add("node-a", &a_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  Round();
+  ASSERT_EQ(Get("qwen3-32b").ready_replicas(), 1);
+  Add("node-b", &b_);
+  Drain("node-a");
+  EXPECT_EQ(fleet_->DrainingNodes(), std::vector<std::string>{"node-a"});
+  int max_live = 0;
+  bool unserved_seen = false;
+  for (int i = 0; i < 8; ++i) {
+    Round();
+    clock_.Advance(absl::Seconds(1));
+    auto d = Get("qwen3-32b");
+    EXPECT_GE(d.ready_replicas(), 1) << "round " << i << ": never a gap";
+    // The gateway is never left without a replica in rotation.
+    auto view = ServingSnapshotOf({d}, {});
+    ASSERT_EQ(view.models_size(), 1);
+    int in_rotation = 0;
+    for (const auto& r : view.models(0).replicas()) in_rotation += r.ready();
+    EXPECT_GE(in_rotation, 1) << "round " << i;
+    for (const auto& r : d.replicas()) {
+      if (r.unserved()) {
+        unserved_seen = true;
+        EXPECT_EQ(r.node(), "node-a");
+        EXPECT_EQ(in_rotation, 1) << "the unserved one gets no new requests";
+      }
+    }
+    max_live = std::max(max_live, Live());
+  }
+  EXPECT_TRUE(unserved_seen) << "out of rotation before it stops";
+  auto placed = Placed();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed.begin()->second, "node-b");
+  EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 1);
+  EXPECT_TRUE(running_["node-a"].empty()) << "the drained node runs nothing";
+  EXPECT_TRUE(Ids(a_).empty());
+  EXPECT_EQ(max_live, 2) << "one replacement at a time";
+  auto reasons = EventReasons("qwen3-32b");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "ReplicaMoved"), 3)
+      << "a replacement added, the old one out of rotation, then removed";
+  // Nothing new goes to a draining node, and the reason says why.
+  auto other = ReplicaSpec(1);
+  other.set_name("second");
+  other.set_node("node-a");
+  ASSERT_TRUE(controller_->Deploy(other, false).ok());
+  Round();
+  EXPECT_THAT(Get("second").status().message(), HasSubstr("node is draining (slurm job '12'"));
+}
+
+TEST_F(DrainTest, WithoutRoomElsewhereTheReplicaServesUntilTheNodeLeaves) {
+  Add("node-a", &a_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  Round();
+  Drain("node-a");
+  for (int i = 0; i < 5; ++i) {
+    Round();
+    EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 1) << "round " << i << ": the old one serves";
+  }
+  EXPECT_EQ(Live(), 2) << "a replacement waits for room";
+  EXPECT_EQ(running_["node-a"].size(), 1u);
+  // The job's end: the agent says Goodbye; a new node comes.
+  fleet_->OnGoodbye("node-a", "drain deadline reached", &a_);
+  nodes_.erase("node-a");
+  running_.erase("node-a");
+  EXPECT_TRUE(fleet_->DrainingNodes().empty()) << "a Lost node has left, it does not drain";
+  Add("node-b", &b_);
+  for (int i = 0; i < 8; ++i) Round();
+  auto placed = Placed();
+  ASSERT_EQ(placed.size(), 1u) << "the replacement and the rescheduled replica: one stays";
+  EXPECT_EQ(placed.begin()->second, "node-b");
+  EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 1);
+  EXPECT_EQ(running_["node-b"].size(), 1u);
+}
+
+TEST(EvacuationStepTest, OneChangeAtATime) {
+  auto doc = [](int index, const std::string& node, dcufleet::v1::DeploymentPhase phase) {
+    dcufleet::v1::Deployment d;
+    d.mutable_spec()->set_name("m");
+    d.mutable_spec()->set_replicas(2);
+    d.set_replica(index);
+    d.mutable_status()->set_phase(phase);
+    if (!node.empty()) d.mutable_status()->add_attempts()->mutable_placement()->set_node(node);
+    return d;
+  };
+  using dcufleet::v1::DEPLOYMENT_READY;
+  const std::set<std::string> draining = {"x"};
+  constexpr int64_t kNow = 1'000'000;
+  const absl::Duration kDrain = absl::Seconds(10);
+  auto a = doc(0, "x", DEPLOYMENT_READY), b = doc(1, "y", DEPLOYMENT_READY);
+  auto step = NextEvacuationStep({&a, &b}, draining, kNow, kDrain);
+  EXPECT_EQ(step.add, 2) << step.why;
+  EXPECT_THAT(step.why, HasSubstr("replace replica 0 on draining node 'x'"));
+  // The replacement starting: wait.
+  auto c = doc(2, "", dcufleet::v1::DEPLOYMENT_PENDING);
+  step = NextEvacuationStep({&a, &b, &c}, draining, kNow, kDrain);
+  EXPECT_EQ(step.add + step.remove, -2);
+  EXPECT_FALSE(step.done);
+  // Ready: the old one leaves the rotation, and goes once the drain is over.
+  c = doc(2, "z", DEPLOYMENT_READY);
+  step = NextEvacuationStep({&a, &b, &c}, draining, kNow, kDrain);
+  EXPECT_EQ(step.unserve, 0);
+  EXPECT_EQ(step.remove, -1);
+  a.mutable_status()->set_unserved_at_ms(kNow);
+  step = NextEvacuationStep({&a, &b, &c}, draining, kNow + 9'999, kDrain);
+  EXPECT_EQ(step.unserve + step.remove, -2) << "its requests in flight still finish";
+  step = NextEvacuationStep({&a, &b, &c}, draining, kNow + 10'000, kDrain);
+  EXPECT_EQ(step.remove, 0);
+  // While it is removed: nothing.
+  a.mutable_status()->set_deleted(true);
+  step = NextEvacuationStep({&a, &b, &c}, draining, kNow, kDrain);
+  EXPECT_EQ(step.add + step.remove, -2);
+  EXPECT_FALSE(step.done);
+  // Gone: done.
+  step = NextEvacuationStep({&b, &c}, draining, kNow, kDrain);
+  EXPECT_TRUE(step.done);
+  // Not Ready on a draining node serves nobody: it goes first.
+  auto d = doc(0, "x", dcufleet::v1::DEPLOYMENT_BACKOFF);
+  step = NextEvacuationStep({&d, &b}, draining, kNow, kDrain);
+  EXPECT_EQ(step.remove, 0);
+  // An attempt that ended is on no node.
+  auto e = doc(0, "x", DEPLOYMENT_READY);
+  e.mutable_status()->mutable_attempts(0)->set_ended_at_ms(5);
+  EXPECT_TRUE(NextEvacuationStep({&e, &b}, draining, kNow, kDrain).done);
+  // Both on draining nodes: one replacement Ready is enough to lose one.
+  auto f = doc(0, "x", DEPLOYMENT_READY), g = doc(1, "x", DEPLOYMENT_READY);
+  auto h = doc(2, "z", DEPLOYMENT_READY);
+  step = NextEvacuationStep({&f, &g, &h}, draining, kNow, kDrain);
+  EXPECT_EQ(step.unserve, 0);
+  // Nothing left on a draining node but one too many live: the worst goes.
+  auto i = doc(0, "y", DEPLOYMENT_READY), j = doc(1, "z", DEPLOYMENT_READY);
+  auto k = doc(2, "", dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+  step = NextEvacuationStep({&i, &j, &k}, draining, kNow, kDrain);
+  EXPECT_EQ(step.remove, 2);
+  EXPECT_THAT(step.why, HasSubstr("nothing is left on a draining node"));
 }
 
 TEST(RolloutStepTest, OneChangeAtATime) {

@@ -134,6 +134,50 @@ TEST_F(FleetStateTest, GoodbyeMakesTheNodeLostAtOnce) {
   EXPECT_EQ(StateOf("node-a"), dcufleet::v1::NODE_READY);
 }
 
+// Issue 20: a node drains while its reports say so; the drain survives
+// reports that carry only the digest, ends with a new job's Hello, and a
+// Lost node does not drain.
+TEST_F(FleetStateTest, ADrainIsTakenFromReportsAndEndsWithTheNode) {
+  RecordingSession s;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &s).ok());
+  EXPECT_TRUE(fleet_->DrainingNodes().empty());
+  dcufleet::v1::NodeStatus st;
+  // A hostile reason is cut, not kept whole.
+  st.mutable_drain()->set_reason(std::string(5000, 'x'));
+  st.mutable_drain()->set_deadline_ms(absl::ToUnixMillis(clock_.Now() + absl::Minutes(5)));
+  ASSERT_TRUE(fleet_->OnStatus("node-a", st, &s).ok());
+  EXPECT_EQ(fleet_->DrainingNodes(), std::vector<std::string>{"node-a"});
+  auto v = fleet_->GetNode("node-a");
+  ASSERT_TRUE(v->has_drain());
+  EXPECT_LE(v->drain().reason().size(), FleetState::kMaxDrainReason + 3);
+  EXPECT_EQ(v->state(), dcufleet::v1::NODE_READY) << "a draining node still serves";
+  // The same drain again: no second event.
+  ASSERT_TRUE(fleet_->OnStatus("node-a", st, &s).ok());
+  auto events = store_->ListEvents("node", "node-a", 0);
+  ASSERT_TRUE(events.ok());
+  int draining = 0;
+  for (const auto& e : *events) draining += e.reason == "Draining";
+  EXPECT_EQ(draining, 1);
+  // The job's agent leaves: Lost, not draining.
+  fleet_->OnGoodbye("node-a", "drained", &s);
+  EXPECT_TRUE(fleet_->DrainingNodes().empty());
+  // A new job's agent on the same name takes replicas again.
+  RecordingSession next;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &next).ok());
+  EXPECT_FALSE(fleet_->GetNode("node-a")->has_drain());
+  EXPECT_TRUE(fleet_->DrainingNodes().empty());
+  // A Hello that says it drains (an agent restarted mid-drain) drains at once.
+  RecordingSession again;
+  auto hello = MakeHello("node-a", 1);
+  *hello.mutable_drain() = st.drain();
+  ASSERT_TRUE(fleet_->OnHello(hello, &again).ok());
+  EXPECT_EQ(fleet_->DrainingNodes(), std::vector<std::string>{"node-a"});
+  // A report without the drain ends it.
+  ASSERT_TRUE(fleet_->OnStatus("node-a", dcufleet::v1::NodeStatus(), &again).ok());
+  EXPECT_TRUE(fleet_->DrainingNodes().empty());
+  EXPECT_FALSE(fleet_->GetNode("node-a")->has_drain());
+}
+
 TEST_F(FleetStateTest, ReloadAfterRestartKeepsNodesNotReadyWithSameIds) {
   RecordingSession s;
   auto w = fleet_->OnHello(MakeHello("node-a", 8), &s);

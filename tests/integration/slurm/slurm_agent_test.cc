@@ -128,7 +128,7 @@ TEST_F(SlurmAgentTest, DcuJobReportsOnlyItsDevicesAndTheJobThenSaysGoodbyeOnScan
   ASSERT_TRUE(h_.WaitNodeState("k100-n1", "NODE_LOST", 10)) << Why(*job);
   EXPECT_LT(absl::Now() - cancelled, absl::Seconds(10));
   EXPECT_THAT(Node("k100-n1").value("state_reason", ""),
-              HasSubstr(absl::StrCat("agent left: slurm job '", *job, "' ends")));
+              HasSubstr(absl::StrCat("agent left: slurm job '", *job, "' was told to end (SIGTERM)")));
   ASSERT_TRUE(cluster_->WaitJobEnded(*job, absl::Seconds(20))) << Why(*job);
   EXPECT_THAT(JobLog(*job), HasSubstr("goodbye said, instances stopped")) << Why(*job);
 }

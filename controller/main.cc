@@ -105,6 +105,12 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--status-interval", status_interval_s, "seconds between agent reports")
       ->check(CLI::PositiveNumber);
+  double forget_job_nodes_after_s = 600;
+  app.add_option("--forget-job-nodes-after", forget_job_nodes_after_s,
+                 "seconds a node inside a batch job (a Slurm pool's, say) stays listed as Lost "
+                 "before it is forgotten (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   double requalify_after_s = 6 * 3600;
   app.add_option("--requalify-after", requalify_after_s,
                  "seconds after its last failure before a stack broken by evidence is tried "
@@ -407,6 +413,7 @@ int main(int argc, char** argv) {
   opts.lost_after = absl::Seconds(lost_after_s);
   opts.status_interval = absl::Seconds(status_interval_s);
   opts.accept_inventory_digest = inventory_delta;
+  opts.forget_job_nodes_after = absl::Seconds(forget_job_nodes_after_s);
   dcu::controller::FleetState fleet(stores.nodes, stores.events, &dcu::common::RealClock::Get(),
                                     opts);
   if (absl::Status s = fleet.Load(); !s.ok()) {

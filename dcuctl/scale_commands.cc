@@ -23,9 +23,18 @@ enum class Rollout { kDone, kUnschedulable, kFailed, kWaiting };
 
 bool Rolling(const Deployment& d) { return !d.rollout_message().empty(); }
 
+// Replicas removed (a scale-down, a rollout's old ones) whose instances are
+// still stopping: as kubectl's "old replicas are pending termination", the
+// rollout is not done until they are gone.
+int PendingTermination(const Deployment& d) {
+  int n = 0;
+  for (const auto& r : d.replicas()) n += r.phase() == dcufleet::v1::DEPLOYMENT_DELETING;
+  return n;
+}
+
 Rollout StateOf(const Deployment& d) {
   if (!Rolling(d) && d.ready_replicas() >= Desired(d) &&
-      d.status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
+      d.status().phase() == dcufleet::v1::DEPLOYMENT_READY && PendingTermination(d) == 0) {
     return Rollout::kDone;
   }
   for (const auto& r : d.replicas()) {
@@ -57,6 +66,10 @@ std::string Progress(const Deployment& d) {
                         d.updated_replicas(), " out of ", Desired(d),
                         " new replicas have been updated, ", d.ready_replicas(), " Ready", held,
                         "...");
+  }
+  if (const int old = PendingTermination(d); old > 0 && d.ready_replicas() >= Desired(d)) {
+    return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ", old,
+                        old == 1 ? " old replica is" : " old replicas are", " pending termination...");
   }
   return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ",
                       d.ready_replicas(), " of ", Desired(d), " replicas are Ready...");

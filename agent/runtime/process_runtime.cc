@@ -599,6 +599,10 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Inspect(absl::string_view instan
       absl::SleepFor(absl::Milliseconds(5));
       es = LoadExit(dir);
     }
+    // The monitor may have written the status and exited between the read
+    // above and the check that it is alive: read once more (seen as
+    // "exit status unknown" for a crash whose code was on disk).
+    if (!es.known) es = LoadExit(dir);
     ri.exit_known = es.known;
     ri.exit_code = es.exit_code;
     ri.term_signal = es.term_signal;

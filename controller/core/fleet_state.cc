@@ -55,6 +55,7 @@ absl::Status FleetState::Load() {
                                                            : "controller restarted; waiting "
                                                              "for the agent to reconnect");
     e.view = std::move(v);
+    if (stored == dcufleet::v1::NODE_LOST) e.lost_at = now;
     // Grace counts from the restart, not from before it: agents need time to
     // notice and reconnect.
     e.last_seen = now;
@@ -465,6 +466,7 @@ void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string
   // A Lost node has left: its replicas are rescheduled as any Lost node's,
   // not moved.
   if (state == dcufleet::v1::NODE_LOST) draining_.erase(e.view->name());
+  if (state == dcufleet::v1::NODE_LOST && old != dcufleet::v1::NODE_LOST) e.lost_at = clock_->Now();
   dcufleet::v1::NodeView* view = MutableView(e);
   view->set_state(state);
   view->set_state_reason(reason);
@@ -483,7 +485,8 @@ void FleetState::FlushEvents(const std::vector<Event>& events) {
       absl::Status s = store_->UpdateNodeState(ev.subject, ev.reason, ev.message, ev.at_ms);
       if (!s.ok()) DCU_LOG_WARN("persisting state of node '", ev.subject, "': ", s.message());
       DCU_LOG_INFO("node '", ev.subject, "' ", ev.message);
-    } else if (ev.subject_kind == "node" && absl::StartsWith(ev.reason, "Drain")) {
+    } else if (ev.subject_kind == "node" &&
+               (absl::StartsWith(ev.reason, "Drain") || ev.reason == "Forgotten")) {
       DCU_LOG_INFO("node '", ev.subject, "' ", ev.reason, ": ", ev.message);
     }
     if (events_) {
@@ -497,6 +500,7 @@ void FleetState::Tick() {
   absl::Time now = clock_->Now();
   std::vector<Event> events;
   std::vector<std::pair<std::string, std::shared_ptr<const dcufleet::v1::NodeView>>> to_persist;
+  std::vector<std::string> forget;
   {
     absl::MutexLock lock(&mu_);
     // Ticks come about once a second: spread a full round of inventory
@@ -525,7 +529,29 @@ void FleetState::Tick() {
         e.inventory_dirty = false;
         e.inventory_persisted = now;
       }
+      const auto& job = e.view->inventory().allocation();
+      if (options_.forget_job_nodes_after > absl::ZeroDuration() && !job.job_id().empty() &&
+          e.view->state() == dcufleet::v1::NODE_LOST && e.session == nullptr &&
+          now - e.lost_at >= options_.forget_job_nodes_after) {
+        forget.push_back(name);
+        events.push_back(Event{
+            0, common::ToUnixMillis(now), "node", name, "Normal", "Forgotten",
+            absl::StrCat("forgotten: Lost for ", common::HumanDuration(absl::ToInt64Milliseconds(now - e.lost_at)),
+                         " inside ", job.scheduler().empty() ? "batch" : job.scheduler(), " job '",
+                         job.job_id(), "' (", e.view->state_reason(), ")")});
+      }
     }
+    for (const std::string& name : forget) {
+      nodes_.erase(name);
+      draining_.erase(name);
+    }
+  }
+  // The row goes after the view: an agent that said Hello in between has
+  // registered again (a fresh row) and loses nothing but this one row's
+  // history, which its Hello rewrites.
+  for (const std::string& name : forget) {
+    absl::Status s = store_->DeleteNode(name);
+    if (!s.ok() && !absl::IsNotFound(s)) DCU_LOG_WARN("forgetting node '", name, "': ", s.message());
   }
   FlushEvents(events);
   if (!events.empty() && listener_) listener_->OnFleetChanged();

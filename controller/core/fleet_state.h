@@ -48,6 +48,12 @@ class FleetState {
     // its moving figures), and say so in Welcome. false behaves as a
     // controller from before: agents send full inventories.
     bool accept_inventory_digest = true;
+    // Issue 20: a node inside a batch job (its inventory names the job) is
+    // forgotten this long after it went Lost: its row, view and draining
+    // mark are removed, so that every ended job does not leave a Lost node
+    // behind for good. A job's node name is not used again; an agent that
+    // does come back registers anew. Zero or less: never.
+    absl::Duration forget_job_nodes_after = absl::Minutes(10);
   };
   // An InventoryRequest is sent to a node at most this often while its
   // reports name a digest the controller does not hold.
@@ -169,6 +175,8 @@ class FleetState {
     // Drops since the last log line about them (logged at most every 10 s).
     int64_t unlogged_drops = 0;
     absl::Time drops_logged;
+    // When it went Lost (for a node loaded Lost: the controller's start).
+    absl::Time lost_at = absl::InfinitePast();
   };
   // Which NodeDrops counter a drop counts in.
   enum class Drop { kRateLimited, kUnknownInstance, kRefused };

@@ -67,12 +67,27 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
     }
   }
   int ready = 0;
+  for (const Deployment* r : sorted) ready += r->status().phase() == dcufleet::v1::DEPLOYMENT_READY;
+  // A replica that is not Ready speaks for the deployment while fewer than
+  // wanted serve. With enough serving, one more still coming (a
+  // replacement for a replica on a draining node that has nowhere to go,
+  // a rollout's surge) is extra work, not the deployment's state: it stays
+  // Ready and the message names the extra replica.
+  const Deployment* extra = nullptr;
   for (const Deployment* r : sorted) {
-    if (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY) {
-      ++ready;
-    } else if (shown->status().phase() == dcufleet::v1::DEPLOYMENT_READY &&
-               !r->status().deleted()) {
-      shown = r;
+    if (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY || r->status().deleted()) continue;
+    if (ready < std::max(1, r->spec().replicas())) {
+      if (shown->status().phase() == dcufleet::v1::DEPLOYMENT_READY) shown = r;
+    } else if (!extra) {
+      extra = r;
+    }
+  }
+  if (extra && shown->status().phase() != dcufleet::v1::DEPLOYMENT_READY) {
+    for (const Deployment* r : sorted) {
+      if (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY && !r->status().deleted()) {
+        shown = r;
+        break;
+      }
     }
   }
   Deployment out = *shown;
@@ -123,6 +138,9 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
       st->set_message(absl::StrCat(ready, " of ", desired, " replicas Ready"));
     } else if (st->phase() != dcufleet::v1::DEPLOYMENT_READY) {
       st->set_message(absl::StrCat("replica ", shown->replica(), ": ", st->message()));
+    } else if (extra) {
+      st->set_message(absl::StrCat(ready, " of ", desired, " replicas Ready; replica ",
+                                   extra->replica(), ": ", extra->status().message()));
     }
   }
   return out;

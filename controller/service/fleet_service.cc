@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <set>
 
 #include <malloc.h>
 
@@ -471,7 +472,16 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ListModels(grpc::CallbackServerConte
   for (auto& m : *models) *resp->add_models() = std::move(m);
   auto dirs = deps_.catalog->ListNodeModelDirectories("");
   if (dirs.ok()) {
-    for (auto& d : *dirs) *resp->add_directories() = std::move(d);
+    // A forgotten node's directories (its job ended long ago) are no copy
+    // anyone can use; they stay in the catalog until a node of that name
+    // reports again.
+    std::set<std::string> known;
+    if (deps_.fleet) {
+      for (const auto& n : deps_.fleet->Snapshot()) known.insert(n->name());
+    }
+    for (auto& d : *dirs) {
+      if (!deps_.fleet || known.count(d.node())) *resp->add_directories() = std::move(d);
+    }
   }
   return Done(ctx, absl::OkStatus());
 }

@@ -48,6 +48,9 @@ class NodeStore {
     return absl::OkStatus();
   }
   virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+  // Removes the node's row: the node is forgotten (a Slurm job's node, long
+  // after its job ended). NOT_FOUND when no node has that name.
+  virtual absl::Status DeleteNode(const std::string& name) = 0;
 };
 
 struct Event {

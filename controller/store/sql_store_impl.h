@@ -146,6 +146,17 @@ absl::Status SqlStore<Db>::UpdateInventories(
 }
 
 template <typename Db>
+absl::Status SqlStore<Db>::DeleteNode(const std::string& name) {
+  return db_->Write([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto del, db.Prepare("DELETE FROM nodes WHERE name = ?1 RETURNING node_id"));
+    del->Bind(1, name);
+    DCU_ASSIGN_OR_RETURN(bool row, del->Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("node '", name, "' not found"));
+    return del->Run();
+  });
+}
+
+template <typename Db>
 absl::StatusOr<std::vector<NodeRecord>> SqlStore<Db>::ListNodes() {
   std::vector<NodeRecord> out;
   DCU_RETURN_IF_ERROR(db_->WithConnection([&](Db& db) -> absl::Status {

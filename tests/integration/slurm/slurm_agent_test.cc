@@ -3,7 +3,8 @@
 // batch job that runs dcu-agent on seed 000's simulated K100_AI node
 // (scripts/lib/simfleet.sh: fixture root, the test libamdhip64). The job's
 // allocation alone decides which of the node's 8 devices the controller
-// sees; scancel makes the agent say goodbye and stop its instances.
+// sees; scancel makes the agent say goodbye and stop its instances, and a
+// job near its time limit drains and leaves before Slurm ends it.
 #include <signal.h>
 
 #include <filesystem>
@@ -51,17 +52,21 @@ class SlurmAgentTest : public ::testing::Test {
 
   // The job script a site would write (docs/slurm.md): dcu-agent in the
   // foreground, named after the Slurm node, state under the job's own dir.
-  std::string WriteJobScript() {
+  std::string WriteJobScript(const std::vector<std::string>& extra = {}) {
     std::string path = h_.Join("agent-job.sh");
     auto q = [](const std::string& s) { return absl::StrCat("'", s, "'"); };
-    std::ofstream(path) << "#!/bin/bash\n"
-                        << "exec " << q(BinPath("dcu-agent")) << " --controller " << q(h_.Addr())
-                        << " --node \"k100-$SLURMD_NODENAME\""
-                        << " --state-dir " << q(h_.Join("state")) << "/\"job-$SLURM_JOB_ID\""
-                        << " --root " << q(h_.Join("sim/k100/root")) << " --model-root "
-                        << q(h_.Join("sim/k100/models")) << " --env-root " << q(h_.Join("sim/k100/envs"))
-                        << " --hip_library " << q(build_ + "/testlibs/hip_good/libamdhip64.so")
-                        << " --container-cli none --max-backoff 0.5\n";
+    std::ofstream script(path);
+    script << "#!/bin/bash\n"
+           << "exec " << q(BinPath("dcu-agent")) << " --controller " << q(h_.Addr())
+           << " --node \"k100-$SLURMD_NODENAME\""
+           << " --state-dir " << q(h_.Join("state")) << "/\"job-$SLURM_JOB_ID\""
+           << " --root " << q(h_.Join("sim/k100/root")) << " --model-root "
+           << q(h_.Join("sim/k100/models")) << " --env-root " << q(h_.Join("sim/k100/envs"))
+           << " --hip_library " << q(build_ + "/testlibs/hip_good/libamdhip64.so")
+           << " --container-cli none --max-backoff 0.5";
+    for (const std::string& arg : extra) script << " " << q(arg);
+    script << "\n";
+    script.close();
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
     return path;
   }
@@ -184,6 +189,50 @@ TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) 
       << h_.Deployment("qwen3-32b").dump(2);
   ASSERT_TRUE(cluster_->WaitJobEnded(*job, absl::Seconds(20))) << Why(*job);
   EXPECT_THAT(JobLog(*job), HasSubstr("goodbye said, instances stopped")) << Why(*job);
+}
+
+// The time limit as Slurm set it (a one-minute job): the agent drains
+// --drain-before ahead of it while its replica, with nowhere else to go,
+// keeps serving; it stops the replica --drain-stop-margin before the end
+// and leaves, so Slurm never has to kill the job.
+TEST_F(SlurmAgentTest, AJobNearItsTimeLimitDrainsThenLeavesBeforeSlurmEndsIt) {
+  std::ofstream(h_.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"), std::ios::trunc)
+      << R"({"load_seconds": 0.3, "shards": 4})";
+  // Devices 0 and 1 go to another job (seed 000's device 0 holds a dead
+  // instance's 59 GiB).
+  auto other = cluster_->Submit({"-w", "n1", "--gres=dcu:2", "-t", "5", "-o", "/dev/null", "--wrap", "sleep 300"});
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE(cluster_->WaitJobState(*other, "RUNNING", absl::Seconds(20))) << cluster_->Logs();
+  auto job = cluster_->Submit({"-w", "n1", "--gres=dcu:2", "-t", "1", "-J", "dcu-agent", "-o",
+                               h_.Join("agent-job-%j.log"),
+                               WriteJobScript({"--drain-before", "25", "--drain-stop-margin", "12"})},
+                              {{"FAKE_HIP_DEVICES", ReadFileOrEmpty(h_.Join("sim/k100/hip-devices"))}});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(h_.WaitNodeState("k100-n1", "NODE_READY", 40)) << Why(*job);
+  auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "30"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Why(*job);
+
+  // 25 s before the end Slurm gave the job, the node drains and says why.
+  nlohmann::json n;
+  ASSERT_TRUE(WaitFor([&] {
+    n = Node("k100-n1");
+    return n.contains("drain");
+  }, absl::Seconds(60))) << Why(*job);
+  EXPECT_THAT(n["drain"].value("reason", ""),
+              ::testing::ContainsRegex(absl::StrCat("slurm job '", *job,
+                                                    "' ends at 20[0-9-]+ [0-9:]+ UTC \\(time limit\\)")));
+  CmdResult nodes = h_.Dcuctl({"get", "nodes"});
+  EXPECT_THAT(nodes.out, ::testing::ContainsRegex("k100-n1 +Ready,Draining")) << nodes.out;
+  // No other node: the replica serves on while the node drains.
+  EXPECT_EQ(h_.Deployment("qwen3-32b")["deployment"]["status"].value("phase", ""), "DEPLOYMENT_READY");
+
+  // 12 s before the end: the replica stops and the agent leaves.
+  ASSERT_TRUE(h_.WaitNodeState("k100-n1", "NODE_LOST", 30)) << Why(*job);
+  EXPECT_THAT(Node("k100-n1").value("state_reason", ""),
+              HasSubstr("(time limit): drain deadline reached, instances stopped"));
+  ASSERT_TRUE(cluster_->WaitJobEnded(*job, absl::Seconds(40))) << Why(*job);
+  EXPECT_THAT(JobLog(*job), HasSubstr("goodbye said, instances stopped")) << Why(*job);
+  EXPECT_THAT(JobLog(*job), ::testing::Not(HasSubstr("DUE TO TIME LIMIT"))) << Why(*job);
 }
 
 }  // namespace

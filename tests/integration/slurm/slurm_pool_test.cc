@@ -6,8 +6,11 @@
 // (scripts/lib/simfleet.sh), the replica is placed there, and the job is
 // cancelled (scancel) when the deployment goes. A job cancelled from
 // outside makes its node Lost within seconds and the replica comes back
-// through a new job. Other jobs occupy the cluster so that the pool's job
-// waits, with Slurm's reason in `dcuctl describe deployment`.
+// through a new job, and the first job's node is forgotten a while after
+// (--forget-job-nodes-after). Other jobs occupy the cluster so that the pool's job
+// waits, with Slurm's reason in `dcuctl describe deployment`. A dcu-gateway
+// that learns replicas from the controller serves the model from the job's
+// node, and from the second job's node after the first was cancelled.
 #include <filesystem>
 #include <fstream>
 
@@ -19,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/gateway/gateway_fixture.h"
 #include "tests/testing/fleet_harness.h"
 #include "tests/testing/slurm_cluster.h"
 
@@ -51,7 +55,8 @@ class SlurmPoolTest : public ::testing::Test {
     cluster_ = std::move(*c);
     ASSERT_TRUE(h_.StartController({"--catalog", h_.Join("catalog"), "--status-interval", "0.3",
                                     "--reconcile-interval", "0.2", "--not-ready-after", "5",
-                                    "--lost-after", "60", "--pools", WritePools()}))
+                                    "--lost-after", "60", "--forget-job-nodes-after", "5",
+                                    "--pools", WritePools()}))
         << h_.Logs();
   }
 
@@ -129,7 +134,23 @@ class SlurmPoolTest : public ::testing::Test {
                         "\n", cluster_->Logs());
   }
 
+  bool GatewayServes(const std::string& model) {
+    auto models = g_.Get(g_.gateway_port(), "/v1/models");
+    return models.ok() && absl::StrContains(models->body, "\"id\":\"" + model + "\"");
+  }
+  // A chat completion through the gateway: the HTTP status and the body.
+  std::pair<int, std::string> Chat(const std::string& model) {
+    auto resp = g_.Post(g_.gateway_port(), "/v1/chat/completions",
+                        nlohmann::json({{"model", model},
+                                        {"messages", {{{"role", "user"}, {"content", "1+1="}}}},
+                                        {"max_tokens", 3}})
+                            .dump());
+    if (!resp.ok()) return {-1, std::string(resp.status().message())};
+    return {resp->status, resp->body};
+  }
+
   FleetHarness h_;
+  GatewayFixture g_;
   std::string build_;
   std::unique_ptr<SlurmCluster> cluster_;
 };
@@ -175,6 +196,14 @@ TEST_F(SlurmPoolTest, ProvisionsAJobForAReplicaThatFitsNoNodeAndCancelsItWithThe
   ASSERT_FALSE(attempts.empty());
   EXPECT_EQ(attempts.back()["placement"]["node"], node);
 
+  // Through the gateway: one endpoint, wherever Slurm put the replica.
+  ASSERT_TRUE(g_.StartGateway({"--controller", h_.Addr()}, /*use_file=*/false)) << g_.Logs();
+  ASSERT_TRUE(WaitFor([&] { return GatewayServes("qwen3-32b"); }, absl::Seconds(20)))
+      << g_.Logs() << Why();
+  auto [status, body] = Chat("qwen3-32b");
+  EXPECT_EQ(status, 200) << body << g_.Logs();
+  EXPECT_THAT(body, HasSubstr("chat.completion")) << body;
+
   CmdResult pools = h_.Dcuctl({"get", "pools"});
   EXPECT_THAT(pools.out, ::testing::ContainsRegex(absl::StrCat(first, " +RUNNING +None +n1 +", node, " +qwen3-32b +2 ")))
       << pools.out << pools.err;
@@ -197,6 +226,20 @@ TEST_F(SlurmPoolTest, ProvisionsAJobForAReplicaThatFitsNoNodeAndCancelsItWithThe
   ASSERT_TRUE(WaitFor([&] { return Phase() == "DEPLOYMENT_READY"; }, absl::Seconds(60))) << Why();
   dep = h_.Deployment("qwen3-32b");
   EXPECT_EQ(dep["deployment"]["status"]["attempts"].back()["placement"]["node"], "hpc-" + second);
+  // The first job's node, Lost since its job ended, is forgotten 5 s later
+  // (--forget-job-nodes-after), with an event that says why.
+  EXPECT_TRUE(WaitFor([&] { return Node(node).empty(); }, absl::Seconds(15))) << Node(node).dump(2);
+  CmdResult forgotten = h_.Dcuctl({"get", "events", "--for", "node/" + node});
+  EXPECT_THAT(forgotten.out, ::testing::ContainsRegex(absl::StrCat(
+                                 "Normal +Forgotten +node/", node,
+                                 " +forgotten: Lost for [0-9.]+s inside slurm job '", first, "'")))
+      << forgotten.out;
+  // The same endpoint answers from the second job's node.
+  std::pair<int, std::string> again;
+  EXPECT_TRUE(WaitFor([&] {
+    again = Chat("qwen3-32b");
+    return again.first == 200;
+  }, absl::Seconds(20))) << again.first << " " << again.second << g_.Logs();
 
   // Deleted: the job that ran it is cancelled.
   CmdResult del = h_.Dcuctl({"delete", "deployment", "qwen3-32b", "--wait"});

@@ -456,7 +456,8 @@ TEST_F(DeployControllerTest, AStalledStartUpIsDiagnosedWithItsPhaseAndSparesTheS
   EXPECT_EQ(knowledge_.outcomes.back().failure_class, "startup_stalled");
   EXPECT_EQ(modelkit::DefaultScopeOfFailureClass("startup_stalled"), dcufleet::v1::SCOPE_NODE_STATE);
   bool event_names_phase = false;
-  for (const auto& e : *store_->ListEvents("deployment", "qwen3-32b", 0)) {
+  auto events = store_->ListEvents("deployment", "qwen3-32b", 0);
+  for (const auto& e : *events) {
     if (e.reason == "Failed" && absl::StrContains(e.message, "startup_stalled — stuck 5m at starting")) {
       event_names_phase = true;
     }
@@ -984,7 +985,10 @@ class RolloutTest : public ReplicaTest {
   }
   int Live() {
     int n = 0;
-    for (const auto& d : *deploy_store_->ListDeployments()) n += d.status().deleted() ? 0 : 1;
+    // Held by name: `*ListDeployments()` in the range would dangle (the
+    // StatusOr temporary dies before the loop runs).
+    auto all = deploy_store_->ListDeployments();
+    for (const auto& d : *all) n += d.status().deleted() ? 0 : 1;
     return n;
   }
   std::map<std::string, RecordingSession*> nodes_;
@@ -1177,6 +1181,11 @@ TEST_F(DrainTest, WithoutRoomElsewhereTheReplicaServesUntilTheNodeLeaves) {
     EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 1) << "round " << i << ": the old one serves";
   }
   EXPECT_EQ(Live(), 2) << "a replacement waits for room";
+  // It serves as asked: Ready, the replacement waiting named in the message
+  // (it once read Unschedulable, the waiting replacement's phase).
+  auto shown = Get("qwen3-32b");
+  EXPECT_EQ(shown.status().phase(), dcufleet::v1::DEPLOYMENT_READY) << shown.DebugString();
+  EXPECT_THAT(shown.status().message(), HasSubstr("1 of 1 replicas Ready; replica 1: "));
   EXPECT_EQ(running_["node-a"].size(), 1u);
   // The job's end: the agent says Goodbye; a new node comes.
   fleet_->OnGoodbye("node-a", "drain deadline reached", &a_);

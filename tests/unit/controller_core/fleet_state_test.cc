@@ -178,6 +178,59 @@ TEST_F(FleetStateTest, ADrainIsTakenFromReportsAndEndsWithTheNode) {
   EXPECT_FALSE(fleet_->GetNode("node-a")->has_drain());
 }
 
+// Issue 20: every ended job would leave its Lost node behind for good; a
+// node inside a job is forgotten forget_job_nodes_after after it went Lost
+// (row, view, an event saying so), a node outside any job never is, and a
+// controller restarted meanwhile counts from its start.
+TEST_F(FleetStateTest, AJobsNodeIsForgottenAWhileAfterItWentLost) {
+  opts_.forget_job_nodes_after = absl::Minutes(10);
+  fleet_ = std::make_unique<FleetState>(store_.get(), store_.get(), &clock_, opts_);
+  RecordingSession job_session, plain_session;
+  auto job_hello = MakeHello("hpc-12", 2);
+  job_hello.mutable_inventory()->mutable_allocation()->set_scheduler("slurm");
+  job_hello.mutable_inventory()->mutable_allocation()->set_job_id("12");
+  ASSERT_TRUE(fleet_->OnHello(job_hello, &job_session).ok());
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-b", 1), &plain_session).ok());
+  fleet_->OnAllocationEnded("12", "slurm job '12' ended (CANCELLED)");
+  fleet_->OnDisconnect("hpc-12", &job_session);
+  fleet_->OnDisconnect("node-b", &plain_session);
+  clock_.Advance(absl::Seconds(61));
+  fleet_->Tick();
+  EXPECT_EQ(StateOf("hpc-12"), dcufleet::v1::NODE_LOST);
+  EXPECT_EQ(StateOf("node-b"), dcufleet::v1::NODE_LOST);
+
+  // Not yet ten minutes after it went Lost: kept, and a restart starts its
+  // count again.
+  clock_.Advance(absl::Minutes(8));
+  fleet_->Tick();
+  ASSERT_TRUE(fleet_->GetNode("hpc-12").has_value());
+  fleet_ = std::make_unique<FleetState>(store_.get(), store_.get(), &clock_, opts_);
+  ASSERT_TRUE(fleet_->Load().ok());
+  clock_.Advance(absl::Minutes(9));
+  fleet_->Tick();
+  ASSERT_TRUE(fleet_->GetNode("hpc-12").has_value()) << "counted from the restart";
+  clock_.Advance(absl::Minutes(1));
+  fleet_->Tick();
+  EXPECT_FALSE(fleet_->GetNode("hpc-12").has_value());
+  ASSERT_TRUE(fleet_->GetNode("node-b").has_value()) << "not a job's node: kept until it comes back";
+  auto rows = store_->ListNodes();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].name, "node-b");
+  auto events = store_->ListEvents("node", "hpc-12", 0);
+  ASSERT_TRUE(events.ok());
+  ASSERT_FALSE(events->empty());
+  EXPECT_EQ(events->back().reason, "Forgotten");
+  EXPECT_THAT(events->back().message, ::testing::HasSubstr("inside slurm job '12'"));
+  EXPECT_THAT(events->back().message, ::testing::HasSubstr("ended (CANCELLED)"));
+
+  // Its agent (or a new job's under that name) registers anew.
+  RecordingSession back;
+  ASSERT_TRUE(fleet_->OnHello(job_hello, &back).ok());
+  EXPECT_EQ(StateOf("hpc-12"), dcufleet::v1::NODE_READY);
+  EXPECT_EQ(store_->ListNodes()->size(), 2u);
+}
+
 TEST_F(FleetStateTest, ReloadAfterRestartKeepsNodesNotReadyWithSameIds) {
   RecordingSession s;
   auto w = fleet_->OnHello(MakeHello("node-a", 8), &s);

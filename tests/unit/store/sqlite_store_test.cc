@@ -97,6 +97,25 @@ TEST_P(StoreConformance, StateAndInventoryUpdates) {
   EXPECT_THAT(missing.message(), HasSubstr("'nope'"));
 }
 
+TEST_P(StoreConformance, DeletedNodeIsGoneAndMayRegisterAgainAsNew) {
+  auto a = nodes_->RegisterNode(MakeNode("hpc-12", 2));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-b", 4)).ok());
+  ASSERT_TRUE(nodes_->DeleteNode("hpc-12").ok());
+  auto all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].name, "node-b");
+  absl::Status again = nodes_->DeleteNode("hpc-12");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound) << again;
+  EXPECT_THAT(again.message(), HasSubstr("'hpc-12'"));
+  EXPECT_EQ(nodes_->UpdateNodeState("hpc-12", "Lost", "", 1).code(), absl::StatusCode::kNotFound);
+  // Registered again, it is a new row.
+  auto back = nodes_->RegisterNode(MakeNode("hpc-12", 2));
+  ASSERT_TRUE(back.ok());
+  EXPECT_NE(back->node_id, a->node_id);
+}
+
 TEST_P(StoreConformance, EventsInOrderWithLimit) {
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(events_->AppendEvent({0, i, "node", "node-a", "Normal", "R", std::to_string(i)}).ok());

@@ -23,51 +23,14 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--kills N] [--lease S] [--renew S]" >&2; exit 2 ;;
   esac
 done
-PGBIN=/usr/lib/postgresql/15/bin
-[ -x "$PGBIN/postgres" ] || { echo "PostgreSQL 15 missing: apt-get install postgresql-15" >&2; exit 2; }
 [ -n "${DCU_BENCH_BIN:-}" ] || build_targets dcu-controller dcuctl
 BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
-
-WORK="$(mktemp -d /tmp/dcu-ha-bench.XXXXXX)"
-chmod 755 "$WORK"
-PIDS=()
-PG_PID=""
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [ -n "$PG_PID" ] && { kill -INT "$PG_PID" 2>/dev/null || true; wait "$PG_PID" 2>/dev/null || true; }
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
-
-as_pg=()
-if [ "$(id -u)" = 0 ]; then as_pg=(setpriv --reuid=nobody --regid=nogroup --clear-groups); fi
-mkdir -p "$WORK/pg"
-[ "$(id -u)" = 0 ] && chown nobody:nogroup "$WORK/pg"
-"${as_pg[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U dcufleet --auth=trust --encoding=UTF8 --locale=C \
-  --no-sync >"$WORK/initdb.log" 2>&1
-PG_PORT="$(free_port)"
-"${as_pg[@]}" "$PGBIN/postgres" -D "$WORK/pg/data" -p "$PG_PORT" -k "$WORK/pg/data" \
-  -c listen_addresses=127.0.0.1 -c max_connections=50 >"$WORK/postgres.log" 2>&1 &
-PG_PID=$!
-URL="postgres://dcufleet@127.0.0.1:$PG_PORT/postgres"
-for _ in $(seq 1 100); do
-  "$PGBIN/pg_isready" -h 127.0.0.1 -p "$PG_PORT" -q && break
-  sleep 0.1
-done
-
-PORTS=("$(free_port)" "$(free_port)" "$(free_port)")
-CTL_PID=("" "" "")
-ADDRS="127.0.0.1:${PORTS[0]},127.0.0.1:${PORTS[1]},127.0.0.1:${PORTS[2]}"
-start_ctl() {  # INDEX
-  "$BIN/dcu-controller" --listen "127.0.0.1:${PORTS[$1]}" --db "$URL" --lease "$LEASE" \
-    --lease-renew "$RENEW" >>"$WORK/ctl-$1.log" 2>&1 &
-  CTL_PID[$1]=$!
-  PIDS+=($!)
-}
-leads() { grep -c "leading on" "$WORK/ctl-$1.log" 2>/dev/null || true; }
-for i in 0 1 2; do start_ctl "$i"; sleep 0.3; done
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+pg_start
+URL="$PG_URL"
+CTL_ARGS=(--lease "$LEASE" --lease-renew "$RENEW")
+for i in 0 1 2; do ctl_start "$i"; sleep 0.3; done
+ADDRS="$CTL_ADDRS"
 
 # The writer: one key per 0.2 s, through the whole list; acknowledged names
 # go to acked.txt.
@@ -84,41 +47,22 @@ for i in 0 1 2; do start_ctl "$i"; sleep 0.3; done
 WRITER=$!
 PIDS+=($WRITER)
 
-leader() {
-  for i in 0 1 2; do
-    if "$BIN/dcuctl" --controller "127.0.0.1:${PORTS[$i]}" --timeout 2 get nodes >/dev/null 2>&1; then
-      echo "$i"; return 0
-    fi
-  done
-  return 1
-}
-for _ in $(seq 1 300); do leader >/dev/null && break; sleep 0.1; done
+for _ in $(seq 1 300); do ctl_leader >/dev/null && break; sleep 0.1; done
 
 TIMES=()
 for k in $(seq 1 "$KILLS"); do
-  L="$(leader)" || { echo "no leader before kill $k" >&2; exit 1; }
-  declare -A before
-  for i in 0 1 2; do before[$i]="$(leads "$i")"; done
+  L="$(ctl_leader)" || { echo "no leader before kill $k" >&2; exit 1; }
+  before=()
+  for i in 0 1 2; do before+=("$(ctl_leads "$i")"); done
   t0="$(now)"
   kill -9 "${CTL_PID[$L]}"
   wait "${CTL_PID[$L]}" 2>/dev/null || true
-  new=""
-  for _ in $(seq 1 1200); do
-    for i in 0 1 2; do
-      [ "$i" = "$L" ] && continue
-      if [ "$(leads "$i")" -gt "${before[$i]}" ] &&
-         "$BIN/dcuctl" --controller "127.0.0.1:${PORTS[$i]}" --timeout 2 get nodes >/dev/null 2>&1; then
-        new="$i"; break
-      fi
-    done
-    [ -n "$new" ] && break
-    sleep 0.05
-  done
+  new="$(ctl_wait_takeover "$L" "${before[@]}")" || new=""
   t1="$(now)"
   [ -n "$new" ] || { echo "no takeover within 60 s after kill $k" >&2; exit 1; }
   TIMES+=("$(python3 -c "print('%.2f' % (float('$t1') - float('$t0')))")")
   log "kill $k: controller $L killed, controller $new leads after ${TIMES[-1]} s"
-  start_ctl "$L"
+  ctl_start "$L"
   sleep 1
 done
 touch "$WORK/stop-writer"

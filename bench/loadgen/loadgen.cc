@@ -627,7 +627,7 @@ bool Run::StartController() {
   std::vector<std::string> argv = {bin,
                                    "--listen", "127.0.0.1:0",
                                    "--port-file", port_file,
-                                   "--db", tmp_->Join("dcufleet.db"),
+                                   "--db", args_.db.empty() ? tmp_->Join("dcufleet.db") : args_.db,
                                    "--catalog", catalog,
                                    "--diagnosis-rules", rules,
                                    "--status-interval", absl::StrCat(args_.report_interval_s)};

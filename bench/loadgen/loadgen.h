@@ -52,6 +52,9 @@ struct LoadgenArgs {
   // no HTTP listener, nothing counted (metrics off).
   std::string controller_http;
   std::string catalog;
+  // The started controller's --db: empty is a SQLite file in its temp dir;
+  // a postgres:// URL puts the same run on PostgreSQL (issue 21).
+  std::string db;
   std::string diagnosis_rules;
   std::string json_path;
   // Copy of the started controller's log (--keep-log FILE).

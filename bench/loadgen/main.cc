@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
                  "HOST:PORT: start the controller with --http-listen there (metrics on)");
   app.add_option("--controller-bin", a.controller_bin, "dcu-controller to start (default: next to this binary)");
   app.add_option("--catalog", a.catalog, "catalog dir for the started controller (default bench/loadgen/catalog)");
+  app.add_option("--db", a.db,
+                 "the started controller's store: a SQLite file or postgres:// URL (default: a temp SQLite file)");
   app.add_option("--diagnosis-rules", a.diagnosis_rules, "rules file for the started controller");
   app.add_option("--json", a.json_path, "also write the figures as JSON to this file");
   app.add_option("--keep-log", a.keep_log, "copy the started controller's log to this file");

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SQLite beside PostgreSQL (issue 21), opt-in, never part of scripts/test:
+# the same dcu-loadgen runs against a controller on a SQLite file and on a
+# real PostgreSQL 15 (started here, as nobody under root), alternating,
+# ROUNDS rounds, one machine, one session. Figures: persisted placements/s
+# (--mode place: every Deploy and every placement is committed before it is
+# answered or sent) and ingest p50/p99 (--mode ingest: NodeStatus at 1 Hz
+# per agent, probed by GetNode).
+#   bench/ha/stores.sh [--rounds 3] [--agents 1000] [--deployments 4000] [--ingest-agents 2000]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
+HA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROUNDS=3
+AGENTS=1000
+DEPLOYMENTS=4000
+INGEST_AGENTS=2000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --agents) AGENTS="$2"; shift 2 ;;
+    --deployments) DEPLOYMENTS="$2"; shift 2 ;;
+    --ingest-agents) INGEST_AGENTS="$2"; shift 2 ;;
+    *) echo "usage: $0 [--rounds N] [--agents N] [--deployments N] [--ingest-agents N]" >&2; exit 2 ;;
+  esac
+done
+[ -n "${DCU_BENCH_BIN:-}" ] || build_targets dcu-controller dcu-loadgen
+BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
+source "$HA_DIR/lib.sh"
+pg_start
+PGBIN=/usr/lib/postgresql/15/bin
+
+# fresh_pg NAME: an empty database per run, so no run inherits another's rows.
+fresh_pg() {
+  "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U dcufleet -d postgres -q -c "CREATE DATABASE $1" >/dev/null
+  echo "postgres://dcufleet@127.0.0.1:$PG_PORT/$1"
+}
+
+run() {  # BACKEND MODE ROUND
+  local db out="$WORK/$1-$2-$3.json"
+  if [ "$1" = sqlite ]; then db="$WORK/$1-$2-$3.db"; else db="$(fresh_pg "r_$2_$3")"; fi
+  if [ "$2" = place ]; then
+    "$BIN/dcu-loadgen" --mode place --agents "$AGENTS" --deployments "$DEPLOYMENTS" \
+      --report-interval 5 --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
+  else
+    "$BIN/dcu-loadgen" --mode ingest --agents "$INGEST_AGENTS" --duration 20 --warmup 5 \
+      --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
+  fi || { echo "loadgen $1 $2 round $3 failed:" >&2; tail -20 "$WORK/$1-$2-$3.txt" >&2; exit 1; }
+  log "$1 $2 round $3 done"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  for mode in place ingest; do
+    run sqlite "$mode" "$r"
+    run postgres "$mode" "$r"
+  done
+done
+python3 - "$WORK" "$ROUNDS" "$AGENTS" "$DEPLOYMENTS" "$INGEST_AGENTS" <<'PY'
+import json, statistics, sys
+work, rounds, agents, deployments, ingest_agents = sys.argv[1:6]
+rounds = int(rounds)
+def load(b, m, r):
+    return json.load(open(f"{work}/{b}-{m}-{r}.json"))
+print(f"## SQLite beside PostgreSQL: {rounds} alternating rounds; place: {agents} agents, "
+      f"{deployments} deployments; ingest: {ingest_agents} agents at 1 Hz\n")
+print("| store | placements/s, median (each round) | ready s, median | ingest p50 ms | ingest p99 ms, median (each round) | errors |")
+print("| --- | --- | --- | --- | --- | --- |")
+for b in ("sqlite", "postgres"):
+    rates, ready, p50, p99, errors = [], [], [], [], 0
+    for r in range(1, rounds + 1):
+        p, i = load(b, "place", r), load(b, "ingest", r)
+        rates.append(p["placements_per_s"]); ready.append(p["ready_s"])
+        p50.append(i["ingest_latency"]["p50_ms"]); p99.append(i["ingest_latency"]["p99_ms"])
+        for d in (p, i):
+            errors += sum(d.get(k, 0) for k in ("rpc_errors", "stream_errors", "write_errors",
+                                                "controller_errors", "database_is_locked", "deploy_refused"))
+    each = lambda v, f: " ".join(f % x for x in v)
+    print(f"| {b} | {statistics.median(rates):.0f} ({each(rates, '%.0f')}) | {statistics.median(ready):.1f} | "
+          f"{statistics.median(p50):.2f} | {statistics.median(p99):.2f} ({each(p99, '%.1f')}) | {errors} |")
+PY

@@ -134,7 +134,7 @@ for d in json.load(sys.stdin).get("deployments", []):
     if st.get("phase") == "DEPLOYMENT_READY" and not st.get("deleted"):
         print(d["spec"]["name"])' || true
 }
-# ready_with NAME OLD_PID: NAME is Ready on a server other than OLD_PID.
+# ready_with_new_engine NAME OLD_PID: NAME is Ready on a server other than OLD_PID.
 ready_with_new_engine() {
   ready_names | grep -qx "$1" || return 1
   local pid
@@ -222,9 +222,7 @@ settled=0
 for _ in $(seq 1 120); do
   want="$(awk '{ if ($2 == "deployed") l[$3] = 1; else delete l[$3] } END { for (n in l) print n }' "$WORK/ops.txt" | sort)"
   ready="$(ready_names | sort)"
-  running="$(procs list "$WORK" | awk '$2 == 1 { print $3 }' | python3 -c '
-import sys; sys.path.insert(0, sys.argv[1]); import instances
-print("\n".join(sorted({instances.deployment_of(l.strip())[0] for l in sys.stdin if l.strip()})))' "$HA_DIR")"
+  running="$(procs serving "$WORK")"
   if [ "$want" = "$ready" ] && [ "$want" = "$running" ]; then settled=1; break; fi
   sleep 0.5
 done

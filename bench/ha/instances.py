@@ -13,6 +13,7 @@ bench's temp dir) count, so nothing else on the machine is touched.
   instances.py list UNDER                  "<pid> <sid leader?> <instance id>"
   instances.py kill UNDER                  SIGKILL every marked process
   instances.py engine UNDER DEPLOYMENT     pid of DEPLOYMENT's server, if one
+  instances.py serving UNDER               the deployments with a server, sorted
 """
 import os
 import re
@@ -81,6 +82,9 @@ def main():
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    elif cmd == "serving":
+        for name in sorted({deployment_of(i)[0] for _, leader, i in marked(under) if leader}):
+            print(name)
     elif cmd == "engine":
         want = sys.argv[3]
         for pid, leader, iid in marked(under):

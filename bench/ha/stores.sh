@@ -27,7 +27,6 @@ done
 BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
 source "$HA_DIR/lib.sh"
 pg_start
-PGBIN=/usr/lib/postgresql/15/bin
 
 # fresh_pg NAME: an empty database per run, so no run inherits another's rows.
 fresh_pg() {

@@ -27,7 +27,6 @@ done
 BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pg_start
-URL="$PG_URL"
 CTL_ARGS=(--lease "$LEASE" --lease-renew "$RENEW")
 for i in 0 1 2; do ctl_start "$i"; sleep 0.3; done
 ADDRS="$CTL_ADDRS"

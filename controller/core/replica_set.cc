@@ -68,26 +68,26 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   }
   int ready = 0;
   for (const Deployment* r : sorted) ready += r->status().phase() == dcufleet::v1::DEPLOYMENT_READY;
+  auto first_live = [&](bool is_ready) -> const Deployment* {
+    for (const Deployment* r : sorted) {
+      if (!r->status().deleted() && (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY) == is_ready) {
+        return r;
+      }
+    }
+    return nullptr;
+  };
   // A replica that is not Ready speaks for the deployment while fewer than
   // wanted serve. With enough serving, one more still coming (a
   // replacement for a replica on a draining node that has nowhere to go,
-  // a rollout's surge) is extra work, not the deployment's state: it stays
-  // Ready and the message names the extra replica.
+  // a rollout's surge) is extra work, not the deployment's state: a Ready
+  // one speaks and the message names the extra replica.
   const Deployment* extra = nullptr;
-  for (const Deployment* r : sorted) {
-    if (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY || r->status().deleted()) continue;
-    if (ready < std::max(1, r->spec().replicas())) {
-      if (shown->status().phase() == dcufleet::v1::DEPLOYMENT_READY) shown = r;
-    } else if (!extra) {
-      extra = r;
-    }
-  }
-  if (extra && shown->status().phase() != dcufleet::v1::DEPLOYMENT_READY) {
-    for (const Deployment* r : sorted) {
-      if (r->status().phase() == dcufleet::v1::DEPLOYMENT_READY && !r->status().deleted()) {
-        shown = r;
-        break;
-      }
+  if (const Deployment* waiting = first_live(false)) {
+    if (ready < std::max(1, shown->spec().replicas())) {
+      shown = waiting;
+    } else {
+      extra = waiting;
+      if (const Deployment* serving = first_live(true)) shown = serving;
     }
   }
   Deployment out = *shown;

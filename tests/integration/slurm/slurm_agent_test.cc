@@ -89,6 +89,14 @@ class SlurmAgentTest : public ::testing::Test {
     for (const auto& d : node["inventory"]["devices"]) out.push_back(d.value("index", 0));
     return out;
   }
+  // Another job holds devices 0 and 1 of `node` (seed 000's device 0 holds
+  // a dead instance's 59 GiB: a TP 2 replica fits only on the next two).
+  void TakeFirstTwoDevices(const std::string& node, const std::string& gres) {
+    auto other = cluster_->Submit(
+        {"-w", node, "--gres=" + gres + ":2", "-t", "5", "-o", "/dev/null", "--wrap", "sleep 300"});
+    ASSERT_TRUE(other.ok()) << other.status();
+    ASSERT_TRUE(cluster_->WaitJobState(*other, "RUNNING", absl::Seconds(20))) << cluster_->Logs();
+  }
   std::string JobLog(const std::string& id) { return ReadFileOrEmpty(h_.Join("agent-job-" + id + ".log")); }
   std::string Why(const std::string& id) { return absl::StrCat(JobLog(id), "\n", h_.Logs(), "\n", cluster_->Logs()); }
 
@@ -147,9 +155,7 @@ TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) 
       << R"({"load_seconds": 0.3, "shards": 4})";
   // Devices 0 and 1 go to another job (seed 000's device 0 holds a dead
   // instance's 59 GiB anyway).
-  auto other = cluster_->Submit({"-w", "n2", "--gres=gpu:2", "-t", "5", "-o", "/dev/null", "--wrap", "sleep 300"});
-  ASSERT_TRUE(other.ok()) << other.status();
-  ASSERT_TRUE(cluster_->WaitJobState(*other, "RUNNING", absl::Seconds(20))) << cluster_->Logs();
+  ASSERT_NO_FATAL_FAILURE(TakeFirstTwoDevices("n2", "gpu"));
   auto job = SubmitAgent("n2", "gpu:2");
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_TRUE(h_.WaitNodeState("k100-n2", "NODE_READY", 40)) << Why(*job);
@@ -198,11 +204,7 @@ TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) 
 TEST_F(SlurmAgentTest, AJobNearItsTimeLimitDrainsThenLeavesBeforeSlurmEndsIt) {
   std::ofstream(h_.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"), std::ios::trunc)
       << R"({"load_seconds": 0.3, "shards": 4})";
-  // Devices 0 and 1 go to another job (seed 000's device 0 holds a dead
-  // instance's 59 GiB).
-  auto other = cluster_->Submit({"-w", "n1", "--gres=dcu:2", "-t", "5", "-o", "/dev/null", "--wrap", "sleep 300"});
-  ASSERT_TRUE(other.ok()) << other.status();
-  ASSERT_TRUE(cluster_->WaitJobState(*other, "RUNNING", absl::Seconds(20))) << cluster_->Logs();
+  ASSERT_NO_FATAL_FAILURE(TakeFirstTwoDevices("n1", "dcu"));
   auto job = cluster_->Submit({"-w", "n1", "--gres=dcu:2", "-t", "1", "-J", "dcu-agent", "-o",
                                h_.Join("agent-job-%j.log"),
                                WriteJobScript({"--drain-before", "25", "--drain-stop-margin", "12"})},

@@ -6,19 +6,19 @@
 # (--mode place: every Deploy and every placement is committed before it is
 # answered or sent) and ingest p50/p99 (--mode ingest: NodeStatus at 1 Hz
 # per agent, probed by GetNode).
-#   bench/ha/stores.sh [--rounds 3] [--agents 1000] [--deployments 4000] [--ingest-agents 2000]
+#   bench/ha/stores.sh [--rounds 3] [--agents 1000] [--deployments 2000] [--ingest-agents 2000]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 HA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROUNDS=3
 AGENTS=1000
-DEPLOYMENTS=4000
+DEPLOYMENTS=2000
 INGEST_AGENTS=2000
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;
     --agents) AGENTS="$2"; shift 2 ;;
-    --deployments) DEPLOYMENTS="$2"; shift 2 ;;
+    --deployments) DEPLOYMENTS="$2"; shift 2 ;;  # at most 2 x --agents
     --ingest-agents) INGEST_AGENTS="$2"; shift 2 ;;
     *) echo "usage: $0 [--rounds N] [--agents N] [--deployments N] [--ingest-agents N]" >&2; exit 2 ;;
   esac
@@ -38,8 +38,10 @@ run() {  # BACKEND MODE ROUND
   local db out="$WORK/$1-$2-$3.json"
   if [ "$1" = sqlite ]; then db="$WORK/$1-$2-$3.db"; else db="$(fresh_pg "r_$2_$3")"; fi
   if [ "$2" = place ]; then
-    "$BIN/dcu-loadgen" --mode place --agents "$AGENTS" --deployments "$DEPLOYMENTS" \
-      --report-interval 5 --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
+    # Every node a K100_AI with all devices free and TP 4: two replicas
+    # per node, so AGENTS nodes hold 2 x AGENTS deployments exactly.
+    "$BIN/dcu-loadgen" --mode place --agents "$AGENTS" --deployments "$DEPLOYMENTS" --uniform-fleet \
+      --tp 4 --report-interval 5 --timeout 60 --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
   else
     "$BIN/dcu-loadgen" --mode ingest --agents "$INGEST_AGENTS" --duration 20 --warmup 5 \
       --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
@@ -58,8 +60,8 @@ work, rounds, agents, deployments, ingest_agents = sys.argv[1:6]
 rounds = int(rounds)
 def load(b, m, r):
     return json.load(open(f"{work}/{b}-{m}-{r}.json"))
-print(f"## SQLite beside PostgreSQL: {rounds} alternating rounds; place: {agents} agents, "
-      f"{deployments} deployments; ingest: {ingest_agents} agents at 1 Hz\n")
+print(f"## SQLite beside PostgreSQL: {rounds} alternating rounds; place: {agents} K100_AI agents, "
+      f"{deployments} TP 4 deployments; ingest: {ingest_agents} agents at 1 Hz\n")
 print("| store | placements/s, median (each round) | ready s, median | ingest p50 ms | ingest p99 ms, median (each round) | errors |")
 print("| --- | --- | --- | --- | --- | --- |")
 for b in ("sqlite", "postgres"):

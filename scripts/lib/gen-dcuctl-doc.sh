@@ -160,7 +160,9 @@ NAME --replicas N [--wait]` changes the count (a scale-down removes the
 worst placed first: not Ready, then the node with most replicas, then the
 highest index); deploying the same spec again with another `--replicas` is
 the same scale. `dcuctl rollout status deployment/NAME` waits until every
-replica is Ready (exit 0), printing kubectl's progress line; exit 5 when a
+replica is Ready and every removed one has stopped (exit 0; `N old
+replicas are pending termination...` meanwhile, as kubectl says it),
+printing kubectl's progress line; exit 5 when a
 replica cannot be scheduled, 6 when one failed for good, 1 on timeout.
 `get deployments` shows READY as Ready/desired replicas and RESTARTS summed
 over them; `-o wide` lists every replica's endpoint; `describe` has a

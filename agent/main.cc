@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", state_dir, "where instance state, logs and config overlays live");
   app.add_option("--model-root", model_roots, "directory whose subdirectories are models (repeatable)");
   app.add_option("--env-root", env_roots, "conda env, or directory of envs (repeatable)");
+  std::vector<std::string> shared_model_roots;
+  app.add_option("--shared-model-root", shared_model_roots,
+                 "a shared file system's directory of models that the controller may have this node copy "
+                 "from into its --model-root (repeatable; dcu-controller --model-shared-dir names it)");
   app.add_option("--container-cli", container_cli, "docker|podman|none|auto")
       ->check(CLI::IsMember({"docker", "podman", "none", "auto"}));
   app.add_option("--runtimes", runtimes_list,
@@ -225,6 +229,9 @@ int main(int argc, char** argv) {
   // Roots are compared with the controller's absolute model paths: a
   // relative one made every assignment fail confinement. Resolved once here
   // (symlinks too, as the confinement check resolves the model path).
+  // Named, not resolved: the controller's --model-shared-dir names the same
+  // path, and the copy confines symlinks inside each model directory.
+  for (auto& r : shared_model_roots) r = std::filesystem::absolute(r, ec).lexically_normal().string();
   for (auto* roots : {&model_roots, &env_roots}) {
     for (auto& r : *roots) {
       std::filesystem::path resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(r), ec);
@@ -365,7 +372,7 @@ int main(int argc, char** argv) {
         auto c = dcu::common::MakeChannelCredentials(security_options.tls);
         return c.ok() ? *c : grpc::InsecureChannelCredentials();
       },
-      peer_tls, [&rescan_models] { rescan_models = true; });
+      peer_tls, [&rescan_models] { rescan_models = true; }, shared_model_roots);
   std::unique_ptr<dcu::agent::ModelTransferServiceImpl> transfer_service;
   std::unique_ptr<grpc::Server> transfer_server;
   int transfer_port = 0;
@@ -573,8 +580,11 @@ int main(int argc, char** argv) {
     } else if (c.has_fetch_model()) {
       absl::Status s = transfers.Start(c.fetch_model());
       r.set_ok(s.ok());
-      r.set_message(s.ok() ? absl::StrCat("node '", node, "' is copying '", c.fetch_model().model_dir(),
-                                          "' from node '", c.fetch_model().source_node(), "'")
+      const auto& f = c.fetch_model();
+      r.set_message(s.ok() ? absl::StrCat("node '", node, "' is copying '", f.model_dir(), "' from ",
+                                          !f.source_dir().empty()  ? f.source_dir()
+                                          : !f.source_url().empty() ? absl::StrCat(f.source_url(), "/", f.source_repo())
+                                                                    : absl::StrCat("node '", f.source_node(), "'"))
                            : std::string(s.message()));
     } else {
       r.set_ok(false);

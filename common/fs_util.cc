@@ -25,6 +25,35 @@ std::string JoinRoot(absl::string_view root, absl::string_view path) {
   return out;
 }
 
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view data) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return ErrnoToStatus(errno, "cannot create", tmp);
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return ErrnoToStatus(err, "cannot write", tmp);
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoToStatus(err, "cannot flush", tmp);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoToStatus(err, "cannot rename into place", path);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ErrnoToStatus(int err, absl::string_view what, absl::string_view path) {
   std::string msg = absl::StrCat(what, " '", path, "': ", strerror(err));
   switch (err) {

@@ -23,6 +23,11 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_by
 // names are numbers, else lexically. Same error codes as ReadSmallFile.
 absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path);
 
+// Writes `data` to `path` through a temporary file in the same directory,
+// fsynced and renamed into place: a crash leaves the old file or the new
+// one, never half of either. Errors name the path.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view data);
+
 // Maps an errno from a file operation on `path` to a status naming it.
 absl::Status ErrnoToStatus(int err, absl::string_view what, absl::string_view path);
 

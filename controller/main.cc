@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -126,6 +127,14 @@ int main(int argc, char** argv) {
   app.add_option("--diagnosis-rules", rules_file,
                  "diagnosis rules file (default: $DCU_DIAGNOSIS_RULES, "
                  "/etc/dcufleet/diagnosis/rules.txtpb, the source tree's)");
+  std::string model_shared_dir;
+  app.add_option("--model-shared-dir", model_shared_dir,
+                 "absolute path of a shared file system's directory of models that every node mounts "
+                 "(DIR/<last part of hf_repo>): a node that lacks a model no node can give it copies it "
+                 "from there, before any mirror; each agent must list it in --shared-model-root")
+      ->check([](const std::string& v) -> std::string {
+        return !v.empty() && v[0] == '/' ? "" : "must be an absolute path";
+      });
   std::string model_mirror;
   app.add_option("--model-mirror", model_mirror,
                  "http://HOST[:PORT][/PREFIX] of a mirror laid out like the Hugging Face hub "
@@ -286,7 +295,13 @@ int main(int argc, char** argv) {
     store_lock.emplace(std::move(*lock));
   }
   const std::string db_shown = postgres ? dcu::controller::RedactPostgresUrl(db) : db;
-  auto opened = dcu::controller::OpenStores(db);
+  dcu::controller::PgOptions store_conn;
+  // DCU_PG_PIPELINE=0: one round trip per statement, as before pipelining
+  // (bench/ha/stores.sh compares the two in one run).
+  if (const char* p = std::getenv("DCU_PG_PIPELINE"); p != nullptr && std::string(p) == "0") {
+    store_conn.pipeline = false;
+  }
+  auto opened = dcu::controller::OpenStores(db, store_conn);
   if (!opened.ok()) {
     std::cerr << "dcu-controller: " << opened.status().message() << "\n";
     return 1;
@@ -427,6 +442,8 @@ int main(int argc, char** argv) {
   dopts.serving_drain = absl::Seconds(serving_drain_s);
   while (!model_mirror.empty() && model_mirror.back() == '/') model_mirror.pop_back();
   dopts.model_mirror = model_mirror;
+  while (model_shared_dir.size() > 1 && model_shared_dir.back() == '/') model_shared_dir.pop_back();
+  dopts.model_shared_dir = model_shared_dir;
   dcu::controller::DeployController deployments(&fleet, &knowledge, &diagnoser, &deployment_store,
                                                 stores.events, &dcu::common::RealClock::Get(),
                                                 dopts);
@@ -487,6 +504,7 @@ int main(int argc, char** argv) {
   };
   deps.db_path = db_shown;
   deps.schema_version = schema.ok() ? *schema : 0;
+  deps.model_origins = {dopts.model_shared_dir, dopts.model_mirror, ""};
   dcu::controller::FleetServiceImpl fleet_service(deps);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -21,6 +21,7 @@ int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, s
   req.set_model(args.model);
   req.set_to_node(args.to);
   req.set_from_node(args.from);
+  req.set_from_dir(args.from_dir);
   // The target's report may still show an earlier copy of the same
   // directory (failed, say): --wait follows only a copy started after it.
   auto last_started = [&](const std::string& dir) -> int64_t {
@@ -41,8 +42,10 @@ int RunModelCopy(Client& client, const ModelCopyArgs& args, std::ostream& out, s
   if (!s.ok()) return client.Fail(s, what, err);
   const bool structured = IsStructured(client.options().output);
   if (!structured) {
-    out << "node '" << args.to << "' is copying " << resp.model_dir() << " from node '" << resp.source_node()
-        << "' (" << resp.source_address() << ")\n"
+    out << "node '" << args.to << "' is copying " << resp.model_dir() << " from "
+        << (resp.source_node().empty() ? resp.source_address()
+                                       : absl::StrCat("node '", resp.source_node(), "' (", resp.source_address(), ")"))
+        << "\n"
         << std::flush;
   }
   if (!args.wait) {

@@ -21,6 +21,7 @@ struct ModelCopyArgs {
   std::string model;
   std::string to;
   std::string from;
+  std::string from_dir;  // a shared file system's directory on the target
   bool wait = false;
   double timeout_s = 3600;
 };

@@ -126,7 +126,12 @@ int main(int argc, char** argv) {
       "copy", "copy a model directory to a node from the nearest verified copy on another node");
   model_copy->add_option("MODEL", copy_args.model, "catalog name (qwen3-32b) or directory name")->required();
   model_copy->add_option("--to", copy_args.to, "the node that gets the copy")->required();
-  model_copy->add_option("--from", copy_args.from, "copy from this node (default: the controller picks)");
+  auto* copy_from = model_copy->add_option("--from", copy_args.from, "copy from this node (default: the controller picks)");
+  model_copy
+      ->add_option("--from-dir", copy_args.from_dir,
+                   "copy from this shared file system's directory on the target (DIR/<model directory>; the "
+                   "target's agent must list it in --shared-model-root)")
+      ->excludes(copy_from);
   model_copy->add_flag("--wait", copy_args.wait, "follow the copy until it is verified and in place");
   model_copy->add_option("--timeout", copy_args.timeout_s, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);
@@ -143,6 +148,8 @@ int main(int argc, char** argv) {
                         "also check every shard's sha256 against a manifest (reads every byte)");
   model_audit->add_option("--manifest", audit_args.manifest,
                           "sha256 manifest (sha256sum lines or JSON); default: sha256sums in PATH");
+  model_audit->add_flag("--record-manifest", audit_args.record_manifest,
+                        "check content; with no manifest, write sha256sums when every header check passes");
   model_audit->add_flag("--apply-overlay", audit_args.apply_overlay,
                         "create the overlay directory (never touches the model's files)");
   ModelPlanArgs plan_args;

@@ -136,8 +136,11 @@ void RenderAuditReport(const AuditReport& r, std::ostream& out) {
                                  w.shape_skip_reason().empty() ? "" : absl::StrCat("; ", w.shape_skip_reason())));
     }
     if (w.content_verified()) {
-      row("CONTENT", absl::StrCat("sha256 of ", common::HumanBytes(w.content_bytes()), " against ",
-                                  w.content_manifest()));
+      row("CONTENT", w.manifest_recorded()
+                         ? absl::StrCat("sha256 of ", common::HumanBytes(w.content_bytes()), " recorded in ",
+                                        w.content_manifest(), " (there was no manifest)")
+                         : absl::StrCat("sha256 of ", common::HumanBytes(w.content_bytes()), " against ",
+                                        w.content_manifest()));
     }
   }
   out << "\n";
@@ -242,11 +245,14 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
   }
   if (args.stacks.empty()) options.stacks.assign(catalog->stack().begin(), catalog->stack().end());
 
-  options.verify_content = args.verify_content;
+  // Recording a manifest reads every byte, as a content check does.
+  const bool content = args.verify_content || args.record_manifest;
+  options.verify_content = content;
   options.manifest_path = args.manifest;
+  options.record_manifest = args.record_manifest;
   const auto started = std::chrono::steady_clock::now();
   auto last_draw = started - std::chrono::seconds(1);
-  if (args.verify_content && args.progress_bar) {
+  if (content && args.progress_bar) {
     // Redrawn at most 10 times a second: a 4 MiB chunk is ~2 ms of hashing.
     options.content_progress = [&](const modelkit::ContentProgress& p) {
       auto now = std::chrono::steady_clock::now();
@@ -271,8 +277,8 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
     report = modelkit::AuditModelDirectory(args.path, options);
     if (options.content_progress) err << "\n";
     config_text = ReadAll((fs::path(args.path) / "config.json").string(), &have_text);
-  } else if (args.verify_content) {
-    err << "error: --verify-content needs a model directory, not a config.json\n";
+  } else if (content) {
+    err << "error: --verify-content and --record-manifest need a model directory, not a config.json\n";
     return 2;
   } else {
     config_text = ReadAll(args.path, &have_text);

@@ -41,6 +41,7 @@ struct ModelAuditArgs {
   // sha256 of every shard against a manifest (sha256sums in the directory,
   // or --manifest); reads every byte.
   bool verify_content = false;
+  bool record_manifest = false;
   std::string manifest;
   // Draw a progress bar on `err` while hashing (main: stderr is a TTY).
   bool progress_bar = false;

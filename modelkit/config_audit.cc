@@ -858,6 +858,7 @@ void VerifyWeightsInto(const std::string& path, const ModelConfig* config, absl:
   wo.catalog = FindCatalogModel(options, r->catalog_match());
   wo.verify_content = options.verify_content;
   wo.manifest_path = options.manifest_path;
+  wo.record_manifest = options.record_manifest;
   wo.progress = options.content_progress;
   *r->mutable_weights() = options.weights_cache ? options.weights_cache->Verify(path, wo, config_text)
                                                 : VerifyWeights(path, wo);

@@ -113,6 +113,9 @@ struct AuditOptions {
   WeightsAuditCache* weights_cache = nullptr;
   bool verify_content = false;
   std::string manifest_path;
+  // WeightsAuditOptions::record_manifest: no manifest yet and all clean ->
+  // record one (dcuctl model audit --record-manifest).
+  bool record_manifest = false;
   std::function<void(const ContentProgress&)> content_progress;
 };
 

@@ -530,6 +530,51 @@ absl::StatusOr<std::string> HashFile(const std::string& path, const WeightsAudit
   return hex;
 }
 
+int64_t TotalSize(const std::string& dir, const std::vector<std::string>& shards) {
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& s : shards) {
+    auto size = fs::file_size(fs::path(dir) / s, ec);
+    if (!ec) total += static_cast<int64_t>(size);
+  }
+  return total;
+}
+
+// No manifest yet: one is recorded only for a directory whose headers,
+// index and shapes are all clean: a manifest of a damaged directory would
+// bless the damage for every later check and copy.
+void RecordManifest(const std::string& dir, const std::vector<std::string>& shards, const WeightsAuditOptions& o,
+                    WeightsVerification* v) {
+  const std::string path = (fs::path(dir) / ManifestNames().front()).string();
+  if (v->problems_total() > 0) {
+    AddProblem(v, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH, ManifestNames().front(),
+        absl::StrCat("no manifest recorded: the directory has ", v->problems_total(),
+                     " problem(s) above; fix them (or copy the model again) first"));
+    return;
+  }
+  ContentProgress progress;
+  progress.total = TotalSize(dir, shards);
+  std::map<std::string, std::string> sums;
+  for (const auto& s : shards) {
+    progress.file = s;
+    auto hex = HashFile((fs::path(dir) / s).string(), o, &progress);
+    if (!hex.ok()) {
+      AddProblem(v, dcufleet::v1::WEIGHTS_SHARD_UNREADABLE, s, absl::StrCat(Printable(s), ": ", hex.status().message()));
+      return;
+    }
+    v->set_content_bytes(v->content_bytes() + progress.file_done);
+    sums[s] = *hex;
+  }
+  if (absl::Status w = WriteSha256Manifest(path, sums); !w.ok()) {
+    AddProblem(v, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH, ManifestNames().front(),
+        absl::StrCat("cannot record manifest ", Printable(path), ": ", w.message()));
+    return;
+  }
+  v->set_content_manifest(Printable(path));
+  v->set_manifest_recorded(true);
+  v->set_content_verified(true);
+}
+
 void CheckContent(const std::string& dir, const std::vector<std::string>& shards,
                   const WeightsAuditOptions& o, WeightsVerification* v) {
   std::string path = o.manifest_path;
@@ -542,10 +587,14 @@ void CheckContent(const std::string& dir, const std::vector<std::string>& shards
       }
     }
   }
+  if (path.empty() && o.record_manifest) {
+    RecordManifest(dir, shards, o, v);
+    return;
+  }
   if (path.empty()) {
     AddProblem(v, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH, "sha256sums",
         absl::StrCat("--verify-content: no manifest in the directory (", absl::StrJoin(ManifestNames(), ", "),
-                     ") and none given"));
+                     ") and none given; --record-manifest writes one when every header check passes"));
     return;
   }
   const std::string manifest_name = fs::path(path).filename().string();
@@ -564,11 +613,7 @@ void CheckContent(const std::string& dir, const std::vector<std::string>& shards
     return;
   }
   ContentProgress progress;
-  std::error_code ec;
-  for (const auto& s : shards) {
-    auto size = fs::file_size(fs::path(dir) / s, ec);
-    if (!ec) progress.total += static_cast<int64_t>(size);
-  }
+  progress.total = TotalSize(dir, shards);
   for (const auto& s : shards) {
     auto it = manifest->find(s);
     if (it == manifest->end()) {
@@ -667,6 +712,17 @@ absl::StatusOr<std::map<std::string, std::string>> ParseSha256Manifest(absl::str
     out[name] = hex;
   }
   return out;
+}
+
+absl::Status WriteSha256Manifest(const std::string& path, const std::map<std::string, std::string>& sha256) {
+  std::string text;
+  for (const auto& [name, hex] : sha256) {
+    if (name.empty() || name.find('\n') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("file name '", Printable(name), "' cannot go in a manifest"));
+    }
+    absl::StrAppend(&text, hex, "  ", name, "\n");
+  }
+  return common::WriteFileAtomically(path, text);
 }
 
 WeightsVerification VerifyWeights(const std::string& dir, const WeightsAuditOptions& options) {

@@ -46,6 +46,12 @@ struct WeightsAuditOptions {
   // The manifest; "" looks in the directory for sha256sums, SHA256SUMS,
   // sha256sums.txt or sha256sums.json (ManifestNames()).
   std::string manifest_path;
+  // With verify_content and no manifest found: when every header check
+  // passed, hash every shard and write the result to `sha256sums` in the
+  // directory (tmp + rename), so the next content check and every copy made
+  // from here compare against it ("a manifest recorded when a directory
+  // first verified clean"). Without it, no manifest is a problem.
+  bool record_manifest = false;
   // Called after each chunk while hashing (may be empty).
   std::function<void(const ContentProgress&)> progress;
   size_t chunk_bytes = 4 << 20;
@@ -53,6 +59,11 @@ struct WeightsAuditOptions {
 
 // File names looked for as the manifest, in order.
 const std::vector<std::string>& ManifestNames();
+
+// Writes `sha256` (file name -> hex) as coreutils sha256sum lines to
+// `path` through a temporary file renamed into place (never a half-written
+// manifest). Names are sorted.
+absl::Status WriteSha256Manifest(const std::string& path, const std::map<std::string, std::string>& sha256);
 
 // Reads a manifest: coreutils `sha256sum` lines ("HEX  NAME" or "HEX *NAME")
 // or a JSON object {"NAME": "HEX"} (or {"files": {...}}). INVALID_ARGUMENT

@@ -203,7 +203,12 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
   };
 
   std::map<std::string, std::string> expected_sha;
+  // The manifest this copy records, when the source has none.
+  const bool record = options.record_manifest &&
+                      std::none_of(files.begin(), files.end(), [](const SourceFile& f) { return IsManifestName(f.name); });
+  std::map<std::string, std::string> recorded_sha;
   for (const auto& f : files) {
+    const bool record_this = record && absl::EndsWith(f.name, ".safetensors");
     const std::string done_path = dir + "/" + f.name;
     const std::string part_path = done_path + ".part";
     progress.file = f.name;
@@ -213,6 +218,12 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
       progress.bytes_done = bytes_before;
       ++progress.files_done;
       if (expected_sha.count(f.name)) ++result.files_hashed;
+      if (record_this) {
+        common::Sha256Stream sha;
+        absl::Status s = HashPrefix(done_path, f.size, &sha);
+        if (!s.ok()) return common::Annotate(s, what);
+        recorded_sha[f.name] = sha.FinalHex();
+      }
     } else {
       fs::create_directories(fs::path(done_path).parent_path(), ec);
       int fd = ::open(part_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -228,8 +239,9 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
       }
       ::lseek(fd, have, SEEK_SET);
       auto sha_it = expected_sha.find(f.name);
+      const bool hash = sha_it != expected_sha.end() || record_this;
       common::Sha256Stream sha;
-      if (sha_it != expected_sha.end() && have > 0) {
+      if (hash && have > 0) {
         absl::Status s = HashPrefix(part_path, have, &sha);
         if (!s.ok()) {
           ::close(fd);
@@ -244,7 +256,7 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
                                                   " bytes its listing says"));
         }
         DCU_RETURN_IF_ERROR(WriteAll(fd, chunk, part_path));
-        if (sha_it != expected_sha.end()) sha.Update(chunk);
+        if (hash) sha.Update(chunk);
         at += static_cast<int64_t>(chunk.size());
         result.bytes_copied += static_cast<int64_t>(chunk.size());
         progress.bytes_done = bytes_before + at;
@@ -281,8 +293,9 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
               header->ExpectedFileBytes(), file_bytes)));
         }
       }
+      const std::string got = hash ? sha.FinalHex() : "";
+      if (record_this) recorded_sha[f.name] = got;
       if (sha_it != expected_sha.end()) {
-        const std::string got = sha.FinalHex();
         if (got != sha_it->second) {
           return discard(absl::DataLossError(absl::StrCat("file '", f.name, "' from ", from, " has sha256 ", got,
                                                           ", the manifest says ", sha_it->second)));
@@ -324,6 +337,15 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
   if (result.weights.verdict() == dcufleet::v1::WEIGHTS_DAMAGED) {
     return discard(absl::DataLossError(absl::StrCat("the copy fails verification: ",
                                                     modelkit::WeightsSummary(result.weights))));
+  }
+  if (record && !recorded_sha.empty()) {
+    // Every shard passed its header and length checks and the directory
+    // verified clean: what arrived is on record from now on.
+    absl::Status w =
+        modelkit::WriteSha256Manifest(dir + "/" + modelkit::ManifestNames().front(), recorded_sha);
+    // A verified copy is not thrown away for want of its manifest.
+    result.manifest_recorded = w.ok();
+    if (!w.ok()) result.manifest_error = std::string(w.message());
   }
   SyncDir(dir);
   if (::rename(dir.c_str(), final_dir.c_str()) != 0) {

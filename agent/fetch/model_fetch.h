@@ -56,6 +56,12 @@ struct FetchOptions {
   // Stops the copy (CANCELLED, the .part files kept) when it returns true;
   // asked after each chunk. May be empty.
   std::function<bool()> cancelled;
+  // When the source lists no manifest: hash every shard as it arrives and,
+  // once the copy verifies clean, write `sha256sums` into it, so the next
+  // content check here and every copy made from this node compare against
+  // what arrived (issue 19: "a manifest recorded when a directory first
+  // verified clean"). Costs hashing on the copy's thread.
+  bool record_manifest = true;
 };
 
 struct FetchResult {
@@ -65,6 +71,8 @@ struct FetchResult {
   int64_t bytes_resumed = 0;  // kept from an earlier, interrupted run
   int files = 0;
   int files_hashed = 0;  // checked against the manifest's sha256
+  bool manifest_recorded = false;  // sha256sums written (FetchOptions::record_manifest)
+  std::string manifest_error;      // why it could not be written, when it could not
   absl::Duration took;
   dcufleet::v1::WeightsVerification weights;
 };

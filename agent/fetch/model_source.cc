@@ -101,9 +101,25 @@ absl::Status DirectoryModelSource::Read(const std::string& model, const std::str
                                         const std::function<absl::Status(absl::string_view)>& sink) {
   DCU_ASSIGN_OR_RETURN(std::string path, Resolve(model, name));
   if (offset < 0) return absl::InvalidArgumentError(absl::StrCat("negative offset ", offset, " for '", name, "'"));
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // Resolve checked a path; a link swapped in after it must not be
+  // followed. The resolved path has no links, so O_NOFOLLOW refuses one
+  // planted as its last component, and the opened file's own path (the
+  // kernel's, /proc/self/fd) is checked again against the directory: what
+  // is read is what was confined, whatever changed in between.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
     return absl::UnavailableError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  }
+  {
+    std::error_code ec;
+    const fs::path dir = fs::canonical(fs::path(root_) / model, ec);
+    const fs::path opened = fs::read_symlink(absl::StrCat("/proc/self/fd/", fd), ec);
+    struct stat st{};
+    if (ec || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !common::IsWithin(opened.string(), dir.string())) {
+      ::close(fd);
+      return absl::PermissionDeniedError(
+          absl::StrCat("file '", name, "' of model '", model, "' changed while it was opened: not read"));
+    }
   }
   std::string buf(chunk_bytes_, '\0');
   absl::Status result;

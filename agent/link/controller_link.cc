@@ -1,10 +1,11 @@
 #include "agent/link/controller_link.h"
 
+#include "agent/link/reconnect_rounds.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <random>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -147,38 +148,29 @@ grpc::ChannelArguments ReconnectArguments(absl::Duration initial, absl::Duration
 
 void ControllerLink::Run() {
   std::mt19937_64 rng(std::random_device{}());
-  absl::Duration backoff = options_.initial_backoff;
   // --controller a:7070,b:7070 (controllers sharing one PostgreSQL
   // database, one leading; docs/ha.md): one channel per address, tried in
-  // turn; a standby's answer names the leader, which is dialled next.
-  std::vector<std::string> addresses =
-      absl::StrSplit(options_.controller_address, ',', absl::SkipEmpty());
-  if (addresses.empty()) addresses.push_back(options_.controller_address);
+  // turn (ReconnectRounds decides the order and the sleeps); a standby's
+  // answer names the leader, which is dialled next.
+  std::vector<std::string> listed = absl::StrSplit(options_.controller_address, ',', absl::SkipEmpty());
+  if (listed.empty()) listed.push_back(options_.controller_address);
+  ReconnectRounds rounds(std::move(listed), options_.initial_backoff, options_.max_backoff,
+                         [&rng] { return std::uniform_real_distribution<double>(0.5, 1.0)(rng); });
   std::vector<std::unique_ptr<dcufleet::v1::NodeService::Stub>> stubs;
   auto stub_for = [&](size_t i) -> dcufleet::v1::NodeService::Stub& {
-    if (stubs.size() < addresses.size()) stubs.resize(addresses.size());
+    if (stubs.size() < rounds.addresses().size()) stubs.resize(rounds.addresses().size());
     if (!stubs[i]) {
       stubs[i] = dcufleet::v1::NodeService::NewStub(grpc::CreateCustomChannel(
-          addresses[i],
+          rounds.addresses()[i],
           options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
           ReconnectArguments(options_.initial_backoff, options_.max_backoff)));
     }
     return *stubs[i];
   };
-  size_t current = 0;
   bool logged_down = false;
-  // One round tries every address once before the back-off sleeps: a dead
-  // leader and two standbys are one failure, not three doublings (measured
-  // by bench/ha/churn.sh: per-address doubling kept agents away for 30 s
-  // after a 6 s takeover). A standby that answers means a leader is coming
-  // within a lease: the round's sleep is then a short poll, not doubled.
-  size_t tried = 0;
-  size_t redirects = 0;
-  std::set<std::string> unreachable;
-  bool standby_answered = false;
-  constexpr absl::Duration kTakeoverPoll = absl::Seconds(1);
   while (!stop_) {
-    const std::string address = addresses[current];  // addresses may grow below
+    const size_t current = rounds.current();
+    const std::string address = rounds.addresses()[current];  // the list may grow below
     auto& stub = stub_for(current);
     auto ctx = std::make_unique<grpc::ClientContext>();
     auto rw = stub.Connect(ctx.get());
@@ -204,11 +196,7 @@ void ControllerLink::Run() {
                    msg.welcome().node_id(), "'; reporting every ",
                    absl::FormatDuration(interval));
       logged_down = false;
-      backoff = options_.initial_backoff;
-      tried = 0;
-      redirects = 0;
-      unreachable.clear();
-      standby_answered = false;
+      rounds.Connected();
       connected_ = true;
       {
         absl::MutexLock lock(&mu_);
@@ -287,57 +275,40 @@ void ControllerLink::Run() {
       stream->Cancel();
       grpc::Status st = stream->Finish();
       const std::string leader = stream->NamedLeader();
-      if (!leader.empty() && leader != address) {
-        standby_answered = true;
-        // A standby: go to the leader it names, at once, unless that one
-        // did not answer in this round (its lease has not run out yet).
-        if (!unreachable.count(leader) && redirects < addresses.size() + 1) {
-          ++redirects;
-          auto known = std::find(addresses.begin(), addresses.end(), leader);
-          if (known == addresses.end()) known = addresses.insert(addresses.end(), leader);
-          current = static_cast<size_t>(known - addresses.begin());
-          DCU_LOG_INFO("controller ", address, " is a standby; the leader is at ", leader);
-          continue;
-        }
-        if (!logged_down && !stop_) {
+      const ReconnectRounds::Step step = rounds.Failed(leader == address ? "" : leader);
+      if (step.redirected) {
+        DCU_LOG_INFO("controller ", address, " is a standby; the leader is at ", leader);
+        continue;
+      }
+      if (step.fresh_channel && current < stubs.size()) stubs[current].reset();
+      if (!logged_down && !stop_) {
+        if (step.takeover_under_way) {
           DCU_LOG_WARN("controller ", address, " is a standby and the leader it names (", leader,
                        ") does not answer: a takeover is under way; polling every ",
-                       absl::FormatDuration(kTakeoverPoll));
-          logged_down = true;
+                       absl::FormatDuration(ReconnectRounds::kTakeoverPoll));
+        } else {
+          DCU_LOG_WARN("cannot reach controller ", address, ": ",
+                       st.ok() ? "no Welcome" : st.error_message(),
+                       rounds.addresses().size() > 1 ? "; trying the next with back-off"
+                                                     : "; retrying with back-off");
         }
-      } else {
-        unreachable.insert(address);
-        // A fresh channel next time: this one's own reconnect timer (grown
-        // while the address was dead) would fail the next dial at once
-        // without trying, after a controller restarted there (seen in
-        // bench/ha/churn.sh: 17 s to reach a restarted standby that led).
-        if (current < stubs.size()) stubs[current].reset();
-      }
-      if (!logged_down && !stop_) {
-        DCU_LOG_WARN("cannot reach controller ", address, ": ",
-                     st.ok() ? "no Welcome" : st.error_message(),
-                     addresses.size() > 1 ? "; trying the next with back-off" : "; retrying with back-off");
         logged_down = true;
       }
+      if (stop_ || leaving_) break;
+      if (step.sleep > absl::ZeroDuration()) {
+        absl::MutexLock lock(&mu_);
+        wake_.WaitWithTimeout(&mu_, step.sleep);
+      }
+      continue;
     }
     if (stop_ || leaving_) break;
-    // The next address (with one address, the same again); the rest of
-    // the list before a sleep.
-    current = (current + 1) % addresses.size();
-    if (++tried < addresses.size()) continue;
-    tried = 0;
-    redirects = 0;
-    unreachable.clear();
-    // Full jitter: sleep uniformly in [backoff/2, backoff], then double;
-    // while a takeover is under way, poll instead.
-    double f = std::uniform_real_distribution<double>(0.5, 1.0)(rng);
-    absl::Duration sleep = (standby_answered ? kTakeoverPoll : backoff) * f;
-    {
+    // The stream ended: on to the next address (after a round's sleep once
+    // the list is through).
+    const ReconnectRounds::Step step = rounds.Ended();
+    if (step.sleep > absl::ZeroDuration()) {
       absl::MutexLock lock(&mu_);
-      wake_.WaitWithTimeout(&mu_, sleep);
+      wake_.WaitWithTimeout(&mu_, step.sleep);
     }
-    if (!standby_answered) backoff = std::min(backoff * 2, options_.max_backoff);
-    standby_answered = false;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "agent/runtime/process_runtime.h"
 
 #include "common/enum_names.h"
+#include "common/fs_util.h"
 #include "common/legacy_fields.h"
 #include "common/net.h"
 
@@ -62,22 +63,6 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
   return ss.str();
 }
 
-// Writes via a temporary file and rename, so a crash never leaves half a file.
-absl::Status WriteAtomically(const std::string& path, const std::string& data) {
-  std::string tmp = absl::StrCat(path, ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::InternalError(absl::StrCat("cannot write '", tmp, "'"));
-    out << data;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("short write to '", tmp, "'"));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("rename '", tmp, "': ", strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status SaveState(const std::string& dir, const InstanceState& st) {
   json j = {{"instance_id", st.instance_id},   {"pid", st.pid},
             {"start_ticks", st.start_ticks},   {"boot_id", st.boot_id},
@@ -86,7 +71,7 @@ absl::Status SaveState(const std::string& dir, const InstanceState& st) {
             {"stop_requested", st.stop_requested},
             {"marker", absl::StrCat(kInstanceMarkerEnv, "=", st.instance_id)},
             {"executable", st.executable},     {"notes", st.notes}};
-  return WriteAtomically(absl::StrCat(dir, "/", kStateFile), j.dump(2));
+  return common::WriteFileAtomically(absl::StrCat(dir, "/", kStateFile), j.dump(2));
 }
 
 absl::StatusOr<InstanceState> LoadState(const std::string& dir) {
@@ -502,7 +487,7 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Start(const dcufleet::v1::Instan
   fs::remove(absl::StrCat(dir, "/", kStateFile), ec);
   std::string spec_bytes;
   spec.SerializeToString(&spec_bytes);
-  DCU_RETURN_IF_ERROR(WriteAtomically(absl::StrCat(dir, "/", kSpecFile), spec_bytes));
+  DCU_RETURN_IF_ERROR(common::WriteFileAtomically(absl::StrCat(dir, "/", kSpecFile), spec_bytes));
   {
     // A header in the log says what was launched, for whoever reads it later.
     std::ofstream log(absl::StrCat(dir, "/", kLogFile), std::ios::app);

@@ -1,8 +1,10 @@
 #include "agent/transfer/model_transfers.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "agent/fetch/http_model_source.h"
 #include "agent/transfer/transfer_service.h"
@@ -12,12 +14,27 @@
 
 namespace dcu::agent {
 
+namespace {
+
+// "/shared/models/" and "/shared//models" are the same root.
+std::string NormalRoot(const std::string& dir) {
+  std::string s = std::filesystem::path(dir).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
 ModelTransfers::ModelTransfers(std::string model_root, CredentialsFn credentials, bool tls,
-                               std::function<void()> on_finished)
+                               std::function<void()> on_finished, std::vector<std::string> shared_roots)
     : model_root_(std::move(model_root)),
       credentials_(std::move(credentials)),
       tls_(tls),
       on_finished_(std::move(on_finished)),
+      shared_roots_([&] {
+        for (auto& r : shared_roots) r = NormalRoot(r);
+        return std::move(shared_roots);
+      }()),
       fetcher_(model_root_) {}
 
 ModelTransfers::~ModelTransfers() { Shutdown(); }
@@ -30,7 +47,22 @@ absl::Status ModelTransfers::Start(const dcufleet::v1::FetchModelCommand& comman
   // The source is made here, so a bad command is refused at once rather
   // than failing on the copy's thread.
   std::shared_ptr<ModelSource> source;
-  if (!command.source_url().empty()) {
+  std::string source_name;  // what the transfer reports as its source address
+  if (!command.source_dir().empty()) {
+    // A shared file system's mount: read in place, only from a root this
+    // agent was told to trust (the controller names the path; the node
+    // decides whether it may be read).
+    const std::string dir = NormalRoot(command.source_dir());
+    if (!std::filesystem::path(dir).is_absolute() ||
+        std::find(shared_roots_.begin(), shared_roots_.end(), dir) == shared_roots_.end()) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "source_dir '", command.source_dir(), "' is not one of this agent's --shared-model-root (",
+          shared_roots_.empty() ? "none given" : absl::StrJoin(shared_roots_, ", "),
+          "); start the agent with --shared-model-root ", dir, " to copy from it"));
+    }
+    source = std::make_shared<DirectoryModelSource>(dir);
+    source_name = dir;
+  } else if (!command.source_url().empty()) {
     // An HTTP mirror laid out like a Hugging Face repository.
     auto http = HttpModelSource::Create(command.source_url(), command.source_repo());
     if (!http.ok()) return http.status();
@@ -61,9 +93,9 @@ absl::Status ModelTransfers::Start(const dcufleet::v1::FetchModelCommand& comman
   dcufleet::v1::ModelTransfer t;
   t.set_model_dir(command.model_dir());
   t.set_source_node(command.source_node());
-  t.set_source_address(command.source_url().empty()
-                           ? command.source_address()
-                           : absl::StrCat(command.source_url(), "/", command.source_repo()));
+  t.set_source_address(!source_name.empty()           ? source_name
+                       : command.source_url().empty() ? command.source_address()
+                                                      : absl::StrCat(command.source_url(), "/", command.source_repo()));
   t.set_state(dcufleet::v1::MODEL_TRANSFER_RUNNING);
   t.set_eta_ms(-1);
   t.set_started_at_ms(absl::ToUnixMillis(absl::Now()));
@@ -105,6 +137,9 @@ void ModelTransfers::Run(dcufleet::v1::FetchModelCommand command, ModelSource& s
       t.set_bytes_per_second(secs > 0 ? r->bytes_copied / secs : 0);
       t.set_message(absl::StrCat("copied ", common::HumanBytes(r->bytes_copied), " in ", r->files, " files (",
                                  r->files_hashed, " checked against sha256",
+                                 r->manifest_recorded ? "; sha256sums recorded"
+                                 : r->manifest_error.empty() ? ""
+                                                             : absl::StrCat("; no sha256sums: ", r->manifest_error),
                                  r->bytes_resumed ? absl::StrCat(", ", common::HumanBytes(r->bytes_resumed), " resumed") : "",
                                  ") to ", r->path));
     } else {

@@ -2,8 +2,9 @@
 
 // The agent's running and finished model copies (issue 19): a
 // FetchModelCommand from the controller starts one on its own thread
-// (ModelFetcher over a PeerModelSource, or an HttpModelSource for a mirror); Snapshot() is what NodeInventory.
-// transfers reports with every status. One transfer per model directory at
+// (ModelFetcher over a PeerModelSource, an HttpModelSource for a mirror, or
+// a DirectoryModelSource for a shared file system's mount); Snapshot() is
+// what NodeInventory.transfers reports with every status. One transfer per model directory at
 // a time (ModelFetcher's lock refuses a second, and so does Start).
 
 #include <grpcpp/grpcpp.h>
@@ -31,12 +32,16 @@ class ModelTransfers {
   // `on_finished`: called (on the transfer's thread) after each copy ends,
   // so the agent rescans its model roots for the next report.
   // `tls`: peers are dialled over TLS (their certificates name the node).
+  // `shared_roots`: directories on this node's own file system (a shared
+  // file system's mounts, dcu-agent --shared-model-root) that a command may
+  // name as its source_dir; any other directory is refused.
   ModelTransfers(std::string model_root, CredentialsFn credentials, bool tls = false,
-                 std::function<void()> on_finished = {});
+                 std::function<void()> on_finished = {}, std::vector<std::string> shared_roots = {});
   ~ModelTransfers();
 
   // Starts copying. FAILED_PRECONDITION without a model root;
-  // INVALID_ARGUMENT for a hostile name or address; ALREADY_EXISTS when the
+  // INVALID_ARGUMENT for a hostile name or address; PERMISSION_DENIED for a
+  // source_dir that is not one of the shared roots; ALREADY_EXISTS when the
   // directory is already in the root; ABORTED when a copy of it runs.
   absl::Status Start(const dcufleet::v1::FetchModelCommand& command) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -53,6 +58,7 @@ class ModelTransfers {
   const CredentialsFn credentials_;
   const bool tls_;
   const std::function<void()> on_finished_;
+  const std::vector<std::string> shared_roots_;
   ModelFetcher fetcher_;
   std::atomic<bool> stopping_{false};
   mutable absl::Mutex mu_;

@@ -5,7 +5,9 @@
 # ROUNDS rounds, one machine, one session. Figures: persisted placements/s
 # (--mode place: every Deploy and every placement is committed before it is
 # answered or sent) and ingest p50/p99 (--mode ingest: NodeStatus at 1 Hz
-# per agent, probed by GetNode).
+# per agent, probed by GetNode). PostgreSQL runs twice: with the store's
+# pipelined transactions (the default) and with DCU_PG_PIPELINE=0, one round
+# trip per statement as before, so the change is measured in the same run.
 #   bench/ha/stores.sh [--rounds 3] [--agents 1000] [--deployments 2000] [--ingest-agents 2000]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
@@ -36,14 +38,16 @@ fresh_pg() {
 
 run() {  # BACKEND MODE ROUND
   local db out="$WORK/$1-$2-$3.json"
-  if [ "$1" = sqlite ]; then db="$WORK/$1-$2-$3.db"; else db="$(fresh_pg "r_$2_$3")"; fi
+  local pipeline=1
+  if [ "$1" = sqlite ]; then db="$WORK/$1-$2-$3.db"; else db="$(fresh_pg "r_${1//-/_}_$2_$3")"; fi
+  [ "$1" = postgres-one-by-one ] && pipeline=0
   if [ "$2" = place ]; then
     # Every node a K100_AI with all devices free and TP 4: two replicas
     # per node, so AGENTS nodes hold 2 x AGENTS deployments exactly.
-    "$BIN/dcu-loadgen" --mode place --agents "$AGENTS" --deployments "$DEPLOYMENTS" --uniform-fleet \
+    DCU_PG_PIPELINE=$pipeline "$BIN/dcu-loadgen" --mode place --agents "$AGENTS" --deployments "$DEPLOYMENTS" --uniform-fleet \
       --tp 4 --report-interval 5 --timeout 60 --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
   else
-    "$BIN/dcu-loadgen" --mode ingest --agents "$INGEST_AGENTS" --duration 20 --warmup 5 \
+    DCU_PG_PIPELINE=$pipeline "$BIN/dcu-loadgen" --mode ingest --agents "$INGEST_AGENTS" --duration 20 --warmup 5 \
       --db "$db" --json "$out" >"$WORK/$1-$2-$3.txt" 2>&1
   fi || { echo "loadgen $1 $2 round $3 failed:" >&2; tail -20 "$WORK/$1-$2-$3.txt" >&2; exit 1; }
   log "$1 $2 round $3 done"
@@ -52,6 +56,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for mode in place ingest; do
     run sqlite "$mode" "$r"
     run postgres "$mode" "$r"
+    run postgres-one-by-one "$mode" "$r"
   done
 done
 python3 - "$WORK" "$ROUNDS" "$AGENTS" "$DEPLOYMENTS" "$INGEST_AGENTS" <<'PY'
@@ -64,7 +69,7 @@ print(f"## SQLite beside PostgreSQL: {rounds} alternating rounds; place: {agents
       f"{deployments} TP 4 deployments; ingest: {ingest_agents} agents at 1 Hz\n")
 print("| store | placements/s, median (each round) | ready s, median | ingest p50 ms | ingest p99 ms, median (each round) | errors |")
 print("| --- | --- | --- | --- | --- | --- |")
-for b in ("sqlite", "postgres"):
+for b in ("sqlite", "postgres", "postgres-one-by-one"):
     rates, ready, p50, p99, errors = [], [], [], [], 0
     for r in range(1, rounds + 1):
         p, i = load(b, "place", r), load(b, "ingest", r)

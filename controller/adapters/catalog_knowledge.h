@@ -40,6 +40,7 @@ class CatalogKnowledge : public Knowledge {
   int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                        int64_t device_total) override;
   void RecordOutcome(const LaunchOutcomeRecord& outcome) override;
+  void FlushOutcomes() override ABSL_LOCKS_EXCLUDED(mu_);
   void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) override;
   std::map<std::string, std::string> DiagnosisFacts(const dcufleet::v1::DeploymentSpec& spec,
                                                     const dcufleet::v1::Attempt& attempt,
@@ -73,6 +74,9 @@ class CatalogKnowledge : public Knowledge {
   using EvidenceKey = std::pair<std::string, std::string>;  // (stack, arch)
   std::shared_ptr<const Snapshot> Load() ABSL_LOCKS_EXCLUDED(mu_);
   void LoadEvidenceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One store transaction for what these nodes have (ObserveNodes).
+  void RecordObservations(const std::vector<CatalogStore::NodeObservation>& observations, int64_t now_ms)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The first of the model's directories on `node` that is usable (shards
   // complete, weights not damaged); `damaged`, when given, gets the first
   // that matched the model but was not.
@@ -95,6 +99,8 @@ class CatalogKnowledge : public Knowledge {
   bool evidence_valid_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time evidence_loaded_at_ ABSL_GUARDED_BY(mu_);
   std::map<EvidenceKey, std::vector<dcufleet::v1::Evidence>> evidence_ ABSL_GUARDED_BY(mu_);
+  // Recorded (in evidence_ already), not yet written: FlushOutcomes.
+  std::vector<dcufleet::v1::Evidence> pending_evidence_ ABSL_GUARDED_BY(mu_);
   // Verdicts per (stack, arch), then model: (model verdict, stack-arch verdict).
   std::map<EvidenceKey, std::map<std::string, std::pair<dcufleet::v1::Verdict, dcufleet::v1::Verdict>>>
       verdicts_ ABSL_GUARDED_BY(mu_);

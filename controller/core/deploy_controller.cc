@@ -200,12 +200,12 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
   in.model_damage_on_node = [this, model_name](const NodeView& n) {
     return knowledge_->ModelDamageOnNode(model_name, n);
   };
-  const ModelMirror mirror{options_.model_mirror, in.model.hf_repo};
+  const ModelOrigins origins{options_.model_shared_dir, options_.model_mirror, in.model.hf_repo};
   // The nodes holding a usable copy, found once per call and only when the
   // scheduler asks (no node with the model fits): each candidate then costs
   // a look at those few nodes, not a walk over the fleet.
   auto holders = std::make_shared<std::optional<std::vector<const NodeView*>>>();
-  in.model_copy_to_node = [this, c, model_name, mirror, holders](const NodeView& n) {
+  in.model_copy_to_node = [this, c, model_name, origins, holders](const NodeView& n) {
     if (!holders->has_value()) {
       holders->emplace();
       for (const auto& v : c->views) {
@@ -214,7 +214,7 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
     }
     return PlanCopyBeforeLaunch(
         model_name, n, **holders,
-        [this, &model_name](const NodeView& v) { return knowledge_->ModelPathOnNode(model_name, v); }, mirror);
+        [this, &model_name](const NodeView& v) { return knowledge_->ModelPathOnNode(model_name, v); }, origins);
   };
   in.runtime_on_node = [this](const dcufleet::v1::Plan& p, const NodeView& n) {
     return knowledge_->RuntimeOnNode(p, n);
@@ -356,6 +356,8 @@ void DeployController::ReconcileOnce() {
     dirty_ = true;
     return;
   }
+  // The pass's launch outcomes, in one transaction.
+  knowledge_->FlushOutcomes();
   for (const auto& key : removed) {
     absl::Status ds = store_->DeleteDeployment(key);
     if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());

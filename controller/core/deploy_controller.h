@@ -57,6 +57,10 @@ class DeployController : public FleetListener {
     // a node that lacks a model no node can give it copies it from there
     // (the catalog's hf_repo). "": none.
     std::string model_mirror;
+    // A shared file system's directory of models that every node mounts
+    // ("/lustre/models"; each agent lists it in --shared-model-root): tried
+    // before the mirror. "": none.
+    std::string model_shared_dir;
   };
 
   DeployController(FleetState* fleet, Knowledge* knowledge, Diagnoser* diagnoser,

@@ -391,6 +391,7 @@ void DeployController::FollowReport(Deployment& d, Attempt& a, const NodeView& n
   if (is->phase() == dcufleet::v1::INSTANCE_FAILED) {
     a.set_ended_at_ms(ctx.now_ms);
     a.set_exit_code(is->exit_code());
+    a.set_term_signal(is->term_signal());
     a.clear_log_tail();
     for (const auto& l : is->log_tail()) a.add_log_tail(l);
     HandleFailure(d, a, ctx);
@@ -407,7 +408,7 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   std::vector<dcufleet::v1::AttemptFinding> findings;
   const NodeView* placed_node = ctx.Node(a.placement().node());
   const int64_t device_total = placed_node ? PlacedDeviceTotal(*placed_node, a.placement()) : 0;
-  if (a.ready_at_ms() != 0 && absl::StartsWith(a.message(), "killed by signal")) {
+  if (a.ready_at_ms() != 0 && a.term_signal() != 0) {
     // A signal death while serving is its own, obvious class: someone or
     // something (the OOM killer, an operator) ended a healthy server. Its
     // log tail is access lines; reading a cause into them gave
@@ -439,7 +440,9 @@ void DeployController::HandleFailure(Deployment& d, Attempt& a, StepContext& ctx
   if (metrics_) metrics_->OnDiagnosis(top);
   AddEvent(ctx, d, "Warning", "Failed",
            absl::StrCat("attempt ", a.number(), " (", a.stack_id(), ") failed",
-                        a.exit_code() ? absl::StrCat(" with exit code ", a.exit_code()) : "",
+                        a.term_signal() != 0 ? absl::StrCat(", killed by signal ", a.term_signal())
+                        : a.exit_code() ? absl::StrCat(" with exit code ", a.exit_code())
+                                        : "",
                         ": ", top,
                         findings.empty() || findings.front().evidence().empty()
                             ? (a.message().empty() ? "" : absl::StrCat(" — ", a.message()))
@@ -614,11 +617,7 @@ bool DeployController::AwaitModelCopy(Deployment& d, StepContext& ctx, const Sch
     dcufleet::v1::ControllerMessage cm;
     auto* cmd = cm.mutable_command();
     cmd->set_command_id(absl::StrCat("fetch-", r.copy.model_dir, "-", ctx.now_ms));
-    cmd->mutable_fetch_model()->set_model_dir(r.copy.model_dir);
-    cmd->mutable_fetch_model()->set_source_node(r.copy.source_node);
-    cmd->mutable_fetch_model()->set_source_address(r.copy.source_address);
-    cmd->mutable_fetch_model()->set_source_url(r.copy.mirror_url);
-    cmd->mutable_fetch_model()->set_source_repo(r.copy.repo);
+    *cmd->mutable_fetch_model() = r.copy.ToCommand();
     if (!fleet_->SendToNode(target, cm)) {
       msg = absl::StrCat(target, ": cannot ask it to copy ", r.copy.model_dir, " (not connected); retrying");
     } else {

@@ -125,6 +125,12 @@ class OutcomeSink {
  public:
   virtual ~OutcomeSink() = default;
   virtual void RecordOutcome(const LaunchOutcomeRecord& outcome) = 0;
+  // Makes the outcomes recorded since the last call durable. RecordOutcome
+  // changes verdicts at once; the reconciler calls this once per pass,
+  // after it persisted the deployments, so a pass's launches are one
+  // transaction, not one each (on PostgreSQL one commit per Ready launch
+  // was most of a placement pass: bench/ha/stores.sh).
+  virtual void FlushOutcomes() {}
 };
 
 // Facts the diagnosis may rely on for an attempt.

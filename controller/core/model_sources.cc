@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "common/net.h"
 
@@ -121,7 +122,7 @@ const dcufleet::v1::ModelTransfer* FindTransfer(const dcufleet::v1::NodeView& no
 absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
     const std::string& model, const dcufleet::v1::NodeView& target,
     const std::vector<const dcufleet::v1::NodeView*>& views,
-    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node, const ModelMirror& mirror) {
+    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node, const ModelOrigins& origins) {
   std::vector<dcufleet::v1::NodeView> nodes = {target};
   std::vector<dcufleet::v1::NodeModelDirectory> dirs;
   for (const auto* v : views) {
@@ -136,7 +137,8 @@ absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
     dirs.push_back(std::move(nd));
   }
   auto plan = PickModelSource(model, target.name(), "", nodes, dirs);
-  if (absl::IsNotFound(plan.status())) plan = PlanMirrorCopy(model, mirror, plan.status());
+  // Origins pass over what already failed themselves.
+  if (absl::IsNotFound(plan.status())) return PlanOriginCopy(model, origins, target, plan.status());
   if (!plan.ok()) return plan.status();
   const dcufleet::v1::ModelTransfer* t = FindTransfer(target, plan->model_dir);
   if (t && t->state() == dcufleet::v1::MODEL_TRANSFER_FAILED) {
@@ -149,26 +151,99 @@ absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
 }
 
 std::string ModelCopyPlan::From() const {
+  if (!shared_dir.empty()) return absl::StrCat("shared directory ", shared_dir, "/", model_dir);
   if (!mirror_url.empty()) return absl::StrCat("mirror ", mirror_url, "/", repo);
   return absl::StrCat("node '", source_node, "' (", source_path, ")");
 }
 
-absl::StatusOr<ModelCopyPlan> PlanMirrorCopy(const std::string& model, const ModelMirror& mirror,
-                                             const absl::Status& why_no_node) {
-  if (mirror.url.empty() || mirror.repo.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        why_no_node.message(), mirror.url.empty() ? "; no mirror is configured (dcu-controller --model-mirror)"
-                                                  : absl::StrCat("; the catalog names no hf_repo for ", model)));
+std::string ModelCopyPlan::SourceAddress() const {
+  if (!shared_dir.empty()) return shared_dir;
+  if (!mirror_url.empty()) return absl::StrCat(mirror_url, "/", repo);
+  return source_address;
+}
+
+dcufleet::v1::FetchModelCommand ModelCopyPlan::ToCommand() const {
+  dcufleet::v1::FetchModelCommand c;
+  c.set_model_dir(model_dir);
+  c.set_source_node(source_node);
+  c.set_source_address(source_address);
+  c.set_source_url(mirror_url);
+  c.set_source_repo(repo);
+  c.set_source_dir(shared_dir);
+  return c;
+}
+
+absl::StatusOr<ModelCopyPlan> PlanSharedDirCopy(const std::string& model, const std::string& repo,
+                                                const std::string& dir) {
+  std::string root = dir;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (root.empty() || root[0] != '/' || root.size() > 4096 || root.find('\0') != std::string::npos ||
+      absl::StrContains(absl::StrCat(root, "/"), "/../")) {
+    return absl::InvalidArgumentError(absl::StrCat("shared directory '", dir,
+                                                   "' must be an absolute path without '..'"));
   }
   ModelCopyPlan plan;
-  plan.model_dir = Basename(mirror.repo);
-  plan.mirror_url = mirror.url;
-  plan.repo = mirror.repo;
-  plan.source_path = absl::StrCat(mirror.url, "/", mirror.repo);
+  plan.model_dir = repo.empty() ? model : Basename(repo);
   if (plan.model_dir.empty() || plan.model_dir[0] == '.') {
-    return absl::InvalidArgumentError(absl::StrCat("repository '", mirror.repo, "' of ", model, " names no directory"));
+    return absl::InvalidArgumentError(absl::StrCat("'", model, "' names no directory"));
   }
+  plan.shared_dir = root;
+  plan.source_path = absl::StrCat(root, "/", plan.model_dir);
   return plan;
+}
+
+absl::StatusOr<ModelCopyPlan> PlanOriginCopy(const std::string& model, const ModelOrigins& origins,
+                                             const dcufleet::v1::NodeView& target, const absl::Status& why_no_node) {
+  std::vector<ModelCopyPlan> candidates;
+  std::vector<std::string> why;
+  if (!origins.shared_dir.empty()) {
+    auto p = PlanSharedDirCopy(model, origins.repo, origins.shared_dir);
+    if (p.ok()) {
+      candidates.push_back(*std::move(p));
+    } else {
+      why.push_back(std::string(p.status().message()));
+    }
+  }
+  if (!origins.url.empty() && !origins.repo.empty()) {
+    ModelCopyPlan plan;
+    plan.model_dir = Basename(origins.repo);
+    plan.mirror_url = origins.url;
+    plan.repo = origins.repo;
+    plan.source_path = absl::StrCat(origins.url, "/", origins.repo);
+    if (plan.model_dir.empty() || plan.model_dir[0] == '.') {
+      why.push_back(absl::StrCat("repository '", origins.repo, "' of ", model, " names no directory"));
+    } else {
+      candidates.push_back(std::move(plan));
+    }
+  }
+  if (candidates.empty()) {
+    std::string none;
+    if (origins.shared_dir.empty() && origins.url.empty()) {
+      none = "; no shared directory or mirror is configured (dcu-controller --model-shared-dir, --model-mirror)";
+    } else if (!origins.url.empty() && origins.repo.empty()) {
+      none = absl::StrCat("; the catalog names no hf_repo for ", model);
+    }
+    for (const auto& w : why) absl::StrAppend(&none, "; ", w);
+    return absl::NotFoundError(absl::StrCat(why_no_node.message(), none));
+  }
+  // The agent keeps the last transfer per directory. Origins are tried in
+  // order, so a failure reported from origin i means those before it were
+  // tried (or passed over) already: the next one is i + 1. After the last
+  // one failed, none is asked again until a person retries (a source that
+  // lacks the model is not asked every pass).
+  size_t next = 0;
+  std::string failed;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const dcufleet::v1::ModelTransfer* t = FindTransfer(target, candidates[i].model_dir);
+    if (t && t->state() == dcufleet::v1::MODEL_TRANSFER_FAILED &&
+        t->source_address() == candidates[i].SourceAddress()) {
+      next = i + 1;
+      failed = absl::StrCat("the copy from ", candidates[i].From(), " failed: ", t->message());
+    }
+  }
+  if (next < candidates.size()) return std::move(candidates[next]);
+  return absl::FailedPreconditionError(
+      absl::StrCat(failed, " (dcuctl model copy ", model, " --to ", target.name(), " retries)"));
 }
 
 }  // namespace dcu::controller

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "dcufleet/v1/catalog.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
+#include "dcufleet/v1/node.pb.h"
 
 namespace dcu::controller {
 
@@ -25,14 +26,28 @@ struct ModelCopyPlan {
   // and source_address empty): its URL and the repository.
   std::string mirror_url;
   std::string repo;
-  // For messages: "node 'node-a' (/models/Qwen3-32B)" or "mirror
-  // http://mirror:8080/Qwen/Qwen3-32B".
+  // Or a shared file system's directory the target node mounts, holding
+  // model_dir (source_node, source_address and mirror_url empty).
+  std::string shared_dir;
+  // For messages: "node 'node-a' (/models/Qwen3-32B)", "mirror
+  // http://mirror:8080/Qwen/Qwen3-32B" or "shared directory
+  // /lustre/models/Qwen3-32B".
   std::string From() const;
+  // The command that asks the target's agent to make this copy.
+  dcufleet::v1::FetchModelCommand ToCommand() const;
+  // What the target's agent reports as the copy's source address
+  // (ModelTransfer.source_address), to tell which source a failure was of.
+  std::string SourceAddress() const;
 };
 
-// A fleet's HTTP mirror of the hub (dcu-controller --model-mirror) and the
-// catalog's repository for the model ("Qwen/Qwen3-32B"); either empty: none.
-struct ModelMirror {
+// Where a fleet's models come from when no node has a usable copy, nearest
+// first: a shared file system's directory of models every node mounts
+// (dcu-controller --model-shared-dir; each agent must list it in
+// --shared-model-root) and an HTTP mirror of the hub (--model-mirror), with
+// the catalog's repository for the model ("Qwen/Qwen3-32B"; its last part is
+// the directory's name in both). Empty fields: none.
+struct ModelOrigins {
+  std::string shared_dir;
   std::string url;
   std::string repo;
 };
@@ -61,18 +76,29 @@ absl::StatusOr<ModelCopyPlan> PickModelSource(const std::string& model, const st
 // and the failure (FAILED_PRECONDITION; a corrupt source is not fetched
 // again and again: `dcuctl model copy` retries), so the scheduler passes
 // the node over; one it reports RUNNING is the plan (the launch waits).
-// When no node has a usable copy and `mirror` is set, the copy comes from
-// the mirror (a node's copy is nearer, so it is preferred).
+// When no node has a usable copy, the copy comes from `origins`: the shared
+// directory, then the mirror (a node's copy is known to exist and verified,
+// so it is preferred). An origin the target already failed to copy from
+// (not there, damaged) is passed over for the next one.
 absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
     const std::string& model, const dcufleet::v1::NodeView& target,
     const std::vector<const dcufleet::v1::NodeView*>& views,
-    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node, const ModelMirror& mirror = {});
+    const std::function<std::string(const dcufleet::v1::NodeView&)>& path_on_node, const ModelOrigins& origins = {});
 
-// The plan for copying `model` from `mirror` to a node, or NOT_FOUND when
-// no mirror or repository is known (`why_no_node`: why no node could serve
-// it, kept in the message).
-absl::StatusOr<ModelCopyPlan> PlanMirrorCopy(const std::string& model, const ModelMirror& mirror,
-                                             const absl::Status& why_no_node);
+// The plan for copying `model` to `target` from the first of `origins` that
+// the target has not already failed to copy it from (its reported
+// transfers), or NOT_FOUND when none is configured (`why_no_node`: why no
+// node could serve it, kept in the message), FAILED_PRECONDITION naming each
+// failure when every origin failed.
+absl::StatusOr<ModelCopyPlan> PlanOriginCopy(const std::string& model, const ModelOrigins& origins,
+                                             const dcufleet::v1::NodeView& target, const absl::Status& why_no_node);
+
+// `dcuctl model copy MODEL --to NODE --from-dir DIR`: the copy of `model`
+// (its directory: the last part of `repo`, else `model` itself) from the
+// shared directory `dir` on the target itself. INVALID_ARGUMENT for a
+// relative or hostile path.
+absl::StatusOr<ModelCopyPlan> PlanSharedDirCopy(const std::string& model, const std::string& repo,
+                                                const std::string& dir);
 
 // The target's report of its copy of `model_dir` (null when none).
 const dcufleet::v1::ModelTransfer* FindTransfer(const dcufleet::v1::NodeView& node, const std::string& model_dir);

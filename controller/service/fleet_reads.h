@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
+#include "controller/core/model_sources.h"
 #include "controller/store/api_key_store.h"
 #include "controller/store/catalog_store.h"
 #include "controller/store/node_store.h"
@@ -31,6 +32,10 @@ struct FleetServiceDeps {
   std::function<void()> on_catalog_changed;
   std::string db_path;
   int schema_version = 0;
+  // The fleet's shared directory and mirror (dcu-controller
+  // --model-shared-dir, --model-mirror; `repo` unset: each model's hf_repo):
+  // where `dcuctl model copy` copies from when no node has a usable copy.
+  ModelOrigins model_origins;
 };
 
 absl::StatusOr<dcufleet::v1::ListNodesResponse> ReadNodes(const FleetServiceDeps& deps);

@@ -515,34 +515,65 @@ grpc::ServerUnaryReactor* FleetServiceImpl::CopyModel(grpc::CallbackServerContex
   if (req->model().empty() || req->model().size() > 255 || req->model().find('/') != std::string::npos) {
     return Done(ctx, absl::InvalidArgumentError("model must be a catalog name or a directory name"));
   }
+  if (!req->from_dir().empty() && !req->from_node().empty()) {
+    return Done(ctx, absl::InvalidArgumentError("from_dir and from_node exclude each other: copy from one"));
+  }
   dcufleet::v1::CopyModelRequest copy = *req;
   FleetState* fleet = deps_.fleet;
   EventLog* events = deps_.events;
   CatalogStore* catalog = deps_.catalog;
-  return Async(ctx, commands_, [fleet, events, catalog, copy, resp]() -> absl::Status {
+  const ModelOrigins base_origins = deps_.model_origins;
+  return Async(ctx, commands_, [fleet, events, catalog, copy, base_origins, resp]() -> absl::Status {
     std::vector<dcufleet::v1::NodeModelDirectory> dirs;
     if (catalog) {
       auto d = catalog->ListNodeModelDirectories("");
       if (d.ok()) dirs = *std::move(d);
     }
-    auto plan = PickModelSource(copy.model(), copy.to_node(), copy.from_node(), fleet->ListNodes(), dirs);
+    // The model's directory in a shared directory or on a mirror is the
+    // last part of the catalog's hf_repo (else the name given).
+    std::string repo;
+    if (catalog) {
+      auto m = catalog->GetModel(copy.model());
+      if (m.ok()) repo = m->hf_repo();
+    }
+    absl::StatusOr<ModelCopyPlan> plan;
+    if (!copy.from_dir().empty()) {
+      plan = PlanSharedDirCopy(copy.model(), repo, copy.from_dir());
+    } else {
+      const std::vector<dcufleet::v1::NodeView> nodes = fleet->ListNodes();
+      plan = PickModelSource(copy.model(), copy.to_node(), copy.from_node(), nodes, dirs);
+      if (absl::IsNotFound(plan.status()) && copy.from_node().empty()) {
+        // No node has it: the fleet's origins, as a deploy would use them.
+        ModelOrigins origins = base_origins;
+        origins.repo = repo;
+        for (const auto& n : nodes) {
+          if (n.name() != copy.to_node()) continue;
+          const absl::Status no_node = plan.status();
+          plan = PlanOriginCopy(copy.model(), origins, n, no_node);
+          if (absl::IsFailedPrecondition(plan.status())) {
+            // Every origin failed before: this is the person's retry, from
+            // the first one again.
+            dcufleet::v1::NodeView fresh = n;
+            fresh.mutable_inventory()->clear_transfers();
+            plan = PlanOriginCopy(copy.model(), origins, fresh, no_node);
+          }
+        }
+      }
+    }
     if (!plan.ok()) return plan.status();
     dcufleet::v1::Command cmd;
-    cmd.mutable_fetch_model()->set_model_dir(plan->model_dir);
-    cmd.mutable_fetch_model()->set_source_node(plan->source_node);
-    cmd.mutable_fetch_model()->set_source_address(plan->source_address);
+    *cmd.mutable_fetch_model() = plan->ToCommand();
     auto r = fleet->RunCommand(copy.to_node(), cmd, absl::Seconds(8));  // within dcuctl's 10 s
     if (!r.ok()) return r.status();
     if (!r->ok()) return absl::FailedPreconditionError(r->message());
     resp->set_model_dir(plan->model_dir);
     resp->set_source_node(plan->source_node);
-    resp->set_source_address(plan->source_address);
+    resp->set_source_address(plan->SourceAddress());
     resp->set_message(r->message());
     if (events) {
       (void)events->AppendEvent({0, absl::ToUnixMillis(absl::Now()), "node", copy.to_node(), "Normal",
                                  "ModelCopyStarted",
-                                 absl::StrCat("copying ", plan->model_dir, " from node '", plan->source_node,
-                                              "' (", plan->source_path, ")")});
+                                 absl::StrCat("copying ", plan->model_dir, " from ", plan->From())});
     }
     return absl::OkStatus();
   });

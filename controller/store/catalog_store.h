@@ -55,6 +55,10 @@ class CatalogStore {
   // an identical row with that id exists (nothing written). ALREADY_EXISTS
   // when the id exists with other content; NOT_FOUND when the stack is unknown.
   virtual absl::StatusOr<bool> RecordEvidence(const dcufleet::v1::Evidence& evidence) = 0;
+  // RecordEvidence of each row, all in one transaction (one commit for a
+  // reconcile pass's launches); an error of any row writes none of them.
+  virtual absl::StatusOr<std::vector<bool>> RecordEvidenceBatch(
+      const std::vector<dcufleet::v1::Evidence>& evidence) = 0;
   virtual absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidence(
       const EvidenceFilter& filter) = 0;
 
@@ -81,6 +85,18 @@ class CatalogStore {
   virtual absl::StatusOr<std::vector<dcufleet::v1::NodeEnvironment>> RecordNodeEnvironments(
       const std::string& node, const std::vector<dcufleet::v1::RuntimeEnvironment>& envs,
       int64_t now_ms) = 0;
+  // What one node reported: its model directories and its environments.
+  struct NodeObservation {
+    std::string node;
+    std::vector<dcufleet::v1::NodeModelDirectory> dirs;
+    std::vector<dcufleet::v1::RuntimeEnvironment> envs;
+  };
+  // ReplaceNodeModelDirectories and RecordNodeEnvironments for every node
+  // in `nodes`, in one transaction (a fleet connecting at once is one
+  // commit, not two per node); the recorded environments per node, in
+  // order. An error writes nothing.
+  virtual absl::StatusOr<std::vector<std::vector<dcufleet::v1::NodeEnvironment>>> RecordNodeObservations(
+      const std::vector<NodeObservation>& nodes, int64_t now_ms) = 0;
   // Where a stack is present, or every sighting when `stack_id` is empty.
   virtual absl::StatusOr<std::vector<dcufleet::v1::NodeEnvironment>> ListNodeEnvironments(
       const std::string& stack_id) = 0;

@@ -32,6 +32,8 @@ class SqlCatalogStore : public CatalogStore {
   absl::StatusOr<std::vector<dcufleet::v1::Stack>> ListStacks() override;
   absl::StatusOr<dcufleet::v1::Stack> GetStack(const std::string& id) override;
   absl::StatusOr<bool> RecordEvidence(const dcufleet::v1::Evidence& evidence) override;
+  absl::StatusOr<std::vector<bool>> RecordEvidenceBatch(
+      const std::vector<dcufleet::v1::Evidence>& evidence) override;
   absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidence(
       const EvidenceFilter& filter) override;
   absl::StatusOr<UpsertOutcome> UpsertModel(const dcufleet::v1::ModelEntry& model,
@@ -43,6 +45,8 @@ class SqlCatalogStore : public CatalogStore {
       int64_t now_ms) override;
   absl::StatusOr<std::vector<dcufleet::v1::NodeModelDirectory>> ListNodeModelDirectories(
       const std::string& node) override;
+  absl::StatusOr<std::vector<std::vector<dcufleet::v1::NodeEnvironment>>> RecordNodeObservations(
+      const std::vector<NodeObservation>& nodes, int64_t now_ms) override;
   absl::StatusOr<std::vector<dcufleet::v1::NodeEnvironment>> RecordNodeEnvironments(
       const std::string& node, const std::vector<dcufleet::v1::RuntimeEnvironment>& envs,
       int64_t now_ms) override;

@@ -4,7 +4,9 @@
 
 #include "controller/store/sql_catalog_store.h"
 
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -238,6 +240,78 @@ absl::StatusOr<bool> SqlCatalogStore<Db>::RecordEvidence(const Evidence& in) {
 }
 
 template <typename Db>
+absl::StatusOr<std::vector<bool>> SqlCatalogStore<Db>::RecordEvidenceBatch(const std::vector<Evidence>& in) {
+  std::vector<bool> added;
+  if (in.empty()) return added;
+  std::vector<Evidence> rows = in;
+  for (auto& e : rows) {
+    if (e.evidence_id().empty()) e.set_evidence_id(common::NewId("ev"));
+  }
+  // What RecordEvidence checks per row, asked once per batch: each stack
+  // once, the ids in slices of one query each, then the inserts without
+  // waiting on each other (PostgreSQL pipelines them: a pass's launches are
+  // a few round trips, not three per row).
+  DCU_RETURN_IF_ERROR(db_->Transaction([&](Db& db) -> absl::Status {
+    added.assign(rows.size(), false);
+    std::set<std::string> stacks;
+    for (const auto& e : rows) stacks.insert(e.stack_id());
+    for (const auto& id : stacks) {
+      DCU_ASSIGN_OR_RETURN(auto q, db.Prepare("SELECT 1 FROM stacks WHERE stack_id = ?"));
+      q->Bind(1, id);
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) {
+        return absl::NotFoundError(absl::StrCat("evidence refers to unknown stack '", id, "'"));
+      }
+    }
+    std::map<std::string, std::string> existing;  // evidence_id -> stored row
+    constexpr size_t kSlice = 200;
+    for (size_t at = 0; at < rows.size(); at += kSlice) {
+      const size_t n = std::min(kSlice, rows.size() - at);
+      std::string marks;
+      for (size_t i = 0; i < n; ++i) absl::StrAppend(&marks, i ? ", ?" : "?");
+      DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(absl::StrCat(
+          "SELECT evidence_id, row FROM evidence WHERE evidence_id IN (", marks, ")")));
+      for (size_t i = 0; i < n; ++i) q->Bind(static_cast<int>(i + 1), rows[at + i].evidence_id());
+      while (true) {
+        DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+        if (!row) break;
+        existing[q->ColumnText(0)] = q->ColumnBlob(1);
+      }
+    }
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
+        "INSERT INTO evidence(evidence_id, stack_id, arch, model, node, outcome, failure_class, "
+        "at_ms, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    std::map<std::string, size_t> seen;  // evidence_id -> its row earlier in this batch
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Evidence& e = rows[i];
+      auto it = existing.find(e.evidence_id());
+      auto earlier = seen.find(e.evidence_id());
+      if (it != existing.end() || earlier != seen.end()) {
+        Evidence old;
+        if (it != existing.end()) {
+          DCU_ASSIGN_OR_RETURN(old, Decode<Evidence>(it->second, "evidence", e.evidence_id()));
+        } else {
+          old = rows[earlier->second];
+        }
+        if (!pb::util::MessageDifferencer::Equals(old, e)) {
+          return absl::AlreadyExistsError(absl::StrCat("evidence '", e.evidence_id(), "' exists with other content"));
+        }
+        continue;  // identical: nothing written
+      }
+      seen.emplace(e.evidence_id(), i);
+      ins->Bind(1, e.evidence_id()).Bind(2, e.stack_id()).Bind(3, e.arch()).Bind(4, e.model())
+          .Bind(5, e.node()).Bind(6, OutcomeName(e.outcome())).Bind(7, e.failure_class())
+          .Bind(8, e.at_ms()).BindBlob(9, e.SerializeAsString());
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_RETURN_IF_ERROR(ins->Reset());
+      added[i] = true;
+    }
+    return absl::OkStatus();
+  }));
+  return added;
+}
+
+template <typename Db>
 absl::StatusOr<std::vector<Evidence>> SqlCatalogStore<Db>::ListEvidence(const EvidenceFilter& f) {
   std::vector<Evidence> out;
   DCU_RETURN_IF_ERROR(db_->WithConnection([&](Db& db) -> absl::Status {
@@ -305,30 +379,95 @@ absl::StatusOr<ModelEntry> SqlCatalogStore<Db>::GetModel(const std::string& name
 }
 
 template <typename Db>
+absl::Status ReplaceNodeModelDirectoriesIn(Db& db, const std::string& node, const std::vector<NodeModelDirectory>& dirs,
+                                           int64_t now_ms) {
+  if (node.empty()) return absl::InvalidArgumentError("node name is empty");
+  DCU_ASSIGN_OR_RETURN(auto del, db.Prepare("DELETE FROM node_model_dirs WHERE node = ?"));
+  del->Bind(1, node);
+  DCU_RETURN_IF_ERROR(del->Run());
+  std::set<std::string> seen;
+  DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
+      "INSERT INTO node_model_dirs(node, path, model, config_sha256, row, seen_at_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?)"));
+  for (const auto& in : dirs) {
+    NodeModelDirectory d = in;
+    d.set_node(node);
+    d.set_seen_at_ms(now_ms);
+    const std::string& path = d.directory().path();
+    if (path.empty()) return absl::InvalidArgumentError("model directory without a path");
+    if (!seen.insert(path).second) continue;  // the agent listed it twice
+    ins->Bind(1, node).Bind(2, path).Bind(3, d.model()).Bind(4, d.directory().config_sha256())
+        .BindBlob(5, d.SerializeAsString()).Bind(6, now_ms);
+    DCU_RETURN_IF_ERROR(ins->Run());
+    DCU_RETURN_IF_ERROR(ins->Reset());
+  }
+  return absl::OkStatus();
+}
+
+// `stacks`: every stack, kept up to date with those this registers.
+template <typename Db>
+absl::StatusOr<std::vector<NodeEnvironment>> RecordNodeEnvironmentsIn(
+    Db& db, std::vector<Stack>& stacks, const std::string& node,
+    const std::vector<dcufleet::v1::RuntimeEnvironment>& envs, int64_t now_ms) {
+  if (node.empty()) return absl::InvalidArgumentError("node name is empty");
+  std::vector<NodeEnvironment> out;
+  DCU_ASSIGN_OR_RETURN(auto del, db.Prepare("DELETE FROM node_environments WHERE node = ?"));
+  del->Bind(1, node);
+  DCU_RETURN_IF_ERROR(del->Run());
+  std::set<std::pair<std::string, std::string>> seen;
+  DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
+      "INSERT INTO node_environments(node, kind, location, stack_id, row, seen_at_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?)"));
+  for (const auto& env : envs) {
+    if (!seen.emplace(env.kind(), env.location()).second) continue;
+    NodeEnvironment ne;
+    ne.set_node(node);
+    *ne.mutable_environment() = env;
+    ne.set_seen_at_ms(now_ms);
+    if (const Stack* known = modelkit::MatchEnvironment(stacks, env)) {
+      ne.set_stack_id(known->id());
+    } else {
+      auto created = modelkit::StackFromEnvironment(env, node, now_ms);
+      if (!created.ok()) continue;  // not an engine environment
+      DCU_ASSIGN_OR_RETURN(UpsertOutcome o, UpsertStackIn(db, *created, now_ms));
+      (void)o;
+      stacks.push_back(*created);
+      ne.set_stack_id(created->id());
+      ne.set_registered_new(true);
+    }
+    ins->Bind(1, node).Bind(2, env.kind()).Bind(3, env.location()).Bind(4, ne.stack_id())
+        .BindBlob(5, ne.SerializeAsString()).Bind(6, now_ms);
+    DCU_RETURN_IF_ERROR(ins->Run());
+    DCU_RETURN_IF_ERROR(ins->Reset());
+    out.push_back(std::move(ne));
+  }
+  return out;
+}
+
+template <typename Db>
 absl::Status SqlCatalogStore<Db>::ReplaceNodeModelDirectories(
     const std::string& node, const std::vector<NodeModelDirectory>& dirs, int64_t now_ms) {
   if (node.empty()) return absl::InvalidArgumentError("node name is empty");
-  return db_->Transaction([&](Db& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto del, db.Prepare("DELETE FROM node_model_dirs WHERE node = ?"));
-    del->Bind(1, node);
-    DCU_RETURN_IF_ERROR(del->Run());
-    std::set<std::string> seen;
-    for (const auto& in : dirs) {
-      NodeModelDirectory d = in;
-      d.set_node(node);
-      d.set_seen_at_ms(now_ms);
-      const std::string& path = d.directory().path();
-      if (path.empty()) return absl::InvalidArgumentError("model directory without a path");
-      if (!seen.insert(path).second) continue;  // the agent listed it twice
-      DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
-          "INSERT INTO node_model_dirs(node, path, model, config_sha256, row, seen_at_ms) "
-          "VALUES (?, ?, ?, ?, ?, ?)"));
-      ins->Bind(1, node).Bind(2, path).Bind(3, d.model()).Bind(4, d.directory().config_sha256())
-          .BindBlob(5, d.SerializeAsString()).Bind(6, now_ms);
-      DCU_RETURN_IF_ERROR(ins->Run());
+  return db_->Transaction(
+      [&](Db& db) -> absl::Status { return ReplaceNodeModelDirectoriesIn(db, node, dirs, now_ms); });
+}
+
+template <typename Db>
+absl::StatusOr<std::vector<std::vector<NodeEnvironment>>> SqlCatalogStore<Db>::RecordNodeObservations(
+    const std::vector<NodeObservation>& nodes, int64_t now_ms) {
+  std::vector<std::vector<NodeEnvironment>> out;
+  if (nodes.empty()) return out;
+  DCU_RETURN_IF_ERROR(db_->Transaction([&](Db& db) -> absl::Status {
+    out.clear();
+    DCU_ASSIGN_OR_RETURN(std::vector<Stack> stacks, ListStacksIn(db));
+    for (const auto& n : nodes) {
+      DCU_RETURN_IF_ERROR(ReplaceNodeModelDirectoriesIn(db, n.node, n.dirs, now_ms));
+      DCU_ASSIGN_OR_RETURN(auto envs, RecordNodeEnvironmentsIn(db, stacks, n.node, n.envs, now_ms));
+      out.push_back(std::move(envs));
     }
     return absl::OkStatus();
-  });
+  }));
+  return out;
 }
 
 template <typename Db>
@@ -359,35 +498,7 @@ absl::StatusOr<std::vector<NodeEnvironment>> SqlCatalogStore<Db>::RecordNodeEnvi
   std::vector<NodeEnvironment> out;
   DCU_RETURN_IF_ERROR(db_->Transaction([&](Db& db) -> absl::Status {
     DCU_ASSIGN_OR_RETURN(std::vector<Stack> stacks, ListStacksIn(db));
-    DCU_ASSIGN_OR_RETURN(auto del, db.Prepare("DELETE FROM node_environments WHERE node = ?"));
-    del->Bind(1, node);
-    DCU_RETURN_IF_ERROR(del->Run());
-    std::set<std::pair<std::string, std::string>> seen;
-    for (const auto& env : envs) {
-      if (!seen.emplace(env.kind(), env.location()).second) continue;
-      NodeEnvironment ne;
-      ne.set_node(node);
-      *ne.mutable_environment() = env;
-      ne.set_seen_at_ms(now_ms);
-      if (const Stack* known = modelkit::MatchEnvironment(stacks, env)) {
-        ne.set_stack_id(known->id());
-      } else {
-        auto created = modelkit::StackFromEnvironment(env, node, now_ms);
-        if (!created.ok()) continue;  // not an engine environment
-        DCU_ASSIGN_OR_RETURN(UpsertOutcome o, UpsertStackIn(db, *created, now_ms));
-        (void)o;
-        stacks.push_back(*created);
-        ne.set_stack_id(created->id());
-        ne.set_registered_new(true);
-      }
-      DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
-          "INSERT INTO node_environments(node, kind, location, stack_id, row, seen_at_ms) "
-          "VALUES (?, ?, ?, ?, ?, ?)"));
-      ins->Bind(1, node).Bind(2, env.kind()).Bind(3, env.location()).Bind(4, ne.stack_id())
-          .BindBlob(5, ne.SerializeAsString()).Bind(6, now_ms);
-      DCU_RETURN_IF_ERROR(ins->Run());
-      out.push_back(std::move(ne));
-    }
+    DCU_ASSIGN_OR_RETURN(out, RecordNodeEnvironmentsIn(db, stacks, node, envs, now_ms));
     return absl::OkStatus();
   }));
   return out;

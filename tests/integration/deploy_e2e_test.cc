@@ -107,7 +107,8 @@ TEST_F(DeployE2ETest, ControllerKilledMidDeployCompletesOnce) {
 
 TEST_F(DeployE2ETest, CrashIsRetriedWithBackOffThenServes) {
   // Every launch dies 1 s after it serves, killed with no explanation (as
-  // the OOM killer does): nothing to diagnose, so retry with back-off.
+  // the OOM killer does): a signal death while serving, retried with
+  // back-off and never held against the stack.
   SetScenario(R"({"load_seconds": 0.2, "shards": 2,
                  "crash": {"after_seconds": 1, "signal": 9, "lines": ["Killed"]}})");
   StartController();
@@ -128,8 +129,12 @@ TEST_F(DeployE2ETest, CrashIsRetriedWithBackOffThenServes) {
   std::vector<std::string> reasons;
   for (const auto& e : d["events"]) reasons.push_back(e["reason"]);
   EXPECT_THAT(reasons, ::testing::Contains("BackOff"));
+  // A signal death of a server that was Ready, told by the real agent's
+  // typed signal (this read "unknown" while the controller matched the
+  // message's wording, which the agent prefixes with "process ").
   const auto& a0 = d["deployment"]["status"]["attempts"][0];
-  EXPECT_EQ(a0["findings"][0]["failure_class"], "unknown");
+  EXPECT_EQ(a0["findings"][0]["failure_class"], "signal_while_serving") << a0.dump(2);
+  EXPECT_EQ(a0.value("term_signal", 0), 9) << a0.dump(2);
   EXPECT_EQ(d["deployment"]["status"]["attempts"][1]["stack_id"], "vllm-0.9.2-bare-dtk2504");
 }
 

@@ -395,5 +395,66 @@ TEST_F(ModelMirrorE2ETest, UnpinnedDeployFetchesFromTheMirrorWhenNoNodeHasTheMod
   EXPECT_FALSE(fs::exists(h_.Join("sim-b/k100/models/Qwen3-32B")));
 }
 
+TEST_F(ModelMirrorE2ETest, ModelCopyOnRequestComesFromTheMirrorWhenNoNodeHasIt) {
+  StartAgent("b");
+  auto copied = h_.Dcuctl({"model", "copy", "qwen3-32b", "--to", "node-b", "--wait", "--timeout", "60"});
+  ASSERT_EQ(copied.exit_code, 0) << copied.out << copied.err << h_.Logs();
+  EXPECT_THAT(copied.out, HasSubstr(absl::StrCat("from ", mirror_->url(), "/Qwen/Qwen3-32B")));
+  EXPECT_EQ(common::Sha256Hex(testing::ReadFileOrEmpty(ModelB() + "/" + Shard(5))),
+            common::Sha256Hex(testing::ReadFileOrEmpty(h_.Join("mirror/Qwen/Qwen3-32B/") + Shard(5))));
+}
+
+// The model on no node, in a shared file system's directory every node
+// mounts (HPC centres have one): an unpinned deploy places on a node that
+// fits, whose agent copies it from the shared directory into its model root
+// (verified, a manifest recorded), then launches and serves. `dcuctl model
+// copy --from-dir` does the same on request, and a directory the agent was
+// not told to trust is refused by the agent, saying how to allow it.
+class ModelSharedDirE2ETest : public ModelCopyE2ETest {
+ protected:
+  void SetUp() override {
+    Prepare({"--model-shared-dir", h_.Join("shared")});
+    if (HasFatalFailure()) return;
+    fs::create_directories(h_.Join("shared"));
+    fs::rename(ModelA(), h_.Join("shared/Qwen3-32B"));
+  }
+};
+
+TEST_F(ModelSharedDirE2ETest, UnpinnedDeployCopiesFromTheSharedDirectoryAndCopyOnRequest) {
+  StartAgent("a", {"--shared-model-root", h_.Join("shared")});
+  StartAgent("b", {"--shared-model-root", h_.Join("shared") + "/"});
+  auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  ASSERT_TRUE(testing::WaitFor([&] { return Phase("qwen3-32b") == "DEPLOYMENT_READY"; }, absl::Seconds(120)))
+      << h_.Deployment("qwen3-32b").dump() << h_.Logs();
+  nlohmann::json dep = h_.Deployment("qwen3-32b");
+  EXPECT_THAT(dep.dump(), HasSubstr(absl::StrCat("from shared directory ", h_.Join("shared"), "/Qwen3-32B")));
+  // node-a comes first by name: it made the copy, every file as in the
+  // shared directory, and recorded what arrived.
+  const std::string copy = ModelA();
+  for (const auto& e : fs::directory_iterator(h_.Join("shared/Qwen3-32B"))) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(common::Sha256Hex(testing::ReadFileOrEmpty(copy + "/" + name)),
+              common::Sha256Hex(testing::ReadFileOrEmpty(e.path().string())))
+        << name;
+  }
+  const std::string manifest = testing::ReadFileOrEmpty(copy + "/sha256sums");
+  EXPECT_THAT(manifest, HasSubstr(Shard(kShards)));
+  EXPECT_FALSE(fs::exists(h_.Join("shared/Qwen3-32B/sha256sums")));  // the shared copy is only read
+
+  // On request, to node-b; a directory node-b's agent does not trust first.
+  auto refused = h_.Dcuctl({"model", "copy", "qwen3-32b", "--to", "node-b", "--from-dir", "/etc"});
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_THAT(refused.err, HasSubstr("is not one of this agent's --shared-model-root"));
+  EXPECT_FALSE(fs::exists(ModelB()));
+  auto copied = h_.Dcuctl(
+      {"model", "copy", "qwen3-32b", "--to", "node-b", "--from-dir", h_.Join("shared"), "--wait", "--timeout", "60"});
+  ASSERT_EQ(copied.exit_code, 0) << copied.out << copied.err << h_.Logs();
+  EXPECT_THAT(copied.out, HasSubstr(absl::StrCat("from ", h_.Join("shared"))));
+  EXPECT_THAT(copied.out, HasSubstr("sha256sums recorded"));
+  EXPECT_EQ(common::Sha256Hex(testing::ReadFileOrEmpty(ModelB() + "/" + Shard(3))),
+            common::Sha256Hex(testing::ReadFileOrEmpty(h_.Join("shared/Qwen3-32B/") + Shard(3))));
+}
+
 }  // namespace
 }  // namespace dcu

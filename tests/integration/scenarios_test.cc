@@ -713,15 +713,30 @@ TEST_F(ScenarioTest, ReplicasSpreadScaleAndRestartAlone) {
   ASSERT_EQ(victim_pids.size(), 1u);
   const auto before0 = testing::MarkedProcesses(kept0);
   const auto before2 = testing::MarkedProcesses(kept2);
+  // Counted from here: a replica may have restarted already (a port taken
+  // by a concurrent test made the scale-up's launch fail once).
+  const int restarts_before = d["deployment"]["replicas"][1].value("restarts", 0);
   ::kill(victim_pids.begin()->first, SIGKILL);
   ASSERT_TRUE(testing::WaitFor(
       [&] {
         auto now = h_.Deployment("qwen3-32b");
-        return now["deployment"]["replicas"][1].value("restarts", 0) >= 1 &&
+        return now["deployment"]["replicas"][1].value("restarts", 0) > restarts_before &&
                now["deployment"].value("ready_replicas", 0) == 3;
       },
       absl::Seconds(60)))
       << h_.Deployment("qwen3-32b").dump(2) << h_.Logs();
+  // The real agent's report, read by type: a signal death while serving is
+  // its own class, never "unknown" read into access-log lines.
+  {
+    auto now = h_.Deployment("qwen3-32b");
+    bool said = false;
+    for (const auto& e : now["events"]) {
+      said |= e["reason"] == "Failed" &&
+              e["message"].get<std::string>().find("killed by signal 9: signal_while_serving") !=
+                  std::string::npos;
+    }
+    EXPECT_TRUE(said) << now["events"].dump(2);
+  }
   EXPECT_EQ(testing::MarkedProcesses(kept0), before0) << "replica 0 was disturbed";
   EXPECT_EQ(testing::MarkedProcesses(kept2), before2) << "replica 2 was disturbed";
 

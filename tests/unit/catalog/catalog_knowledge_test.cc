@@ -114,6 +114,35 @@ TEST_F(CatalogKnowledgeTest, OneNodesFailureDemotesASecondNodesExcludesThenItIsR
   EXPECT_EQ(p->verdict(), dcufleet::v1::VERDICT_WORKS);
 }
 
+// A pass's outcomes change the verdicts at once and are written together
+// when the reconciler flushes them (one transaction per pass, not one per
+// launch); a controller started afterwards reads them back.
+TEST_F(CatalogKnowledgeTest, OutcomesCountAtOnceAndAreWrittenTogetherOnFlush) {
+  bool excluded = false;
+  ASSERT_NE(Find(&excluded), nullptr);
+  auto before = store_->ListEvidence(EvidenceFilter());
+  ASSERT_TRUE(before.ok());
+  Outcome("node-a", false, "triton_kernel_compile_failure", "stack_arch");
+  Outcome("node-b", false, "triton_kernel_compile_failure", "stack_arch");
+  ASSERT_NE(Find(&excluded), nullptr);
+  EXPECT_TRUE(excluded) << "the verdict waited for the write";
+  EXPECT_EQ(store_->ListEvidence(EvidenceFilter())->size(), before->size()) << "written before the flush";
+  // Reloaded from the store meanwhile (every 10 s): the unwritten rows stay known.
+  clock_.Advance(absl::Seconds(11));
+  ASSERT_NE(Find(&excluded), nullptr);
+  EXPECT_TRUE(excluded);
+  knowledge_->FlushOutcomes();
+  EXPECT_EQ(store_->ListEvidence(EvidenceFilter())->size(), before->size() + 2);
+  knowledge_->FlushOutcomes();  // nothing twice
+  EXPECT_EQ(store_->ListEvidence(EvidenceFilter())->size(), before->size() + 2);
+  CatalogKnowledge restarted(store_.get(), &clock_);
+  std::vector<dcufleet::v1::Plan> plans, gone;
+  restarted.PlansForArch(kModel, "gfx928", &plans, &gone);
+  bool found = false;
+  for (const auto& p : gone) found |= p.stack_id() == kStack;
+  EXPECT_TRUE(found) << "a restarted controller did not read the flushed evidence";
+}
+
 TEST_F(CatalogKnowledgeTest, ALearnedFixIsRenderedIntoTheNextLaunchOnAnyNode) {
   bool excluded = false;
   const dcufleet::v1::Plan* p = Find(&excluded);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "modelkit/catalog_loader.h"
 #include "modelkit/verdict.h"
 #include "gmock/gmock.h"
@@ -102,6 +103,52 @@ TEST_P(CatalogStoreConformance, ImportWithAnUnknownStackWritesNothing) {
   auto stacks = store_->ListStacks();
   ASSERT_TRUE(stacks.ok());
   EXPECT_THAT(*stacks, IsEmpty());  // the transaction rolled back
+}
+
+// A reconcile pass's launch outcomes in one transaction (issue 21: one
+// commit per pass on PostgreSQL): the same answers as row by row, 450 rows
+// (past one id query's slice), and all or nothing.
+TEST_P(CatalogStoreConformance, EvidenceBatchIsRecordEvidenceInOneTransaction) {
+  ASSERT_TRUE(store_->ImportCatalog(catalog_, 1).ok());
+  EvidenceFilter all;
+  all.stack_id = "vllm-0.9.2-bare-dtk2504";
+  const size_t before = store_->ListEvidence(all)->size();
+  std::vector<dcufleet::v1::Evidence> batch;
+  for (int i = 0; i < 450; ++i) {
+    dcufleet::v1::Evidence e;
+    e.set_stack_id("vllm-0.9.2-bare-dtk2504");
+    e.set_node(absl::StrCat("node-", i % 7));
+    e.set_arch("gfx928");
+    e.set_model("qwen3-8b");
+    e.set_outcome(i % 3 ? dcufleet::v1::LAUNCH_READY : dcufleet::v1::LAUNCH_FAILED);
+    e.set_kind(dcufleet::v1::EVIDENCE_LAUNCH);
+    e.set_at_ms(1800000000000 + i);
+    e.set_evidence_id(absl::StrCat("ev-batch-", i));
+    batch.push_back(e);
+  }
+  batch.push_back(batch[3]);  // the same row twice: written once
+  auto added = store_->RecordEvidenceBatch(batch);
+  ASSERT_TRUE(added.ok()) << added.status();
+  ASSERT_EQ(added->size(), batch.size());
+  EXPECT_EQ(std::count(added->begin(), added->end(), true), 450);
+  EXPECT_FALSE(added->back());
+  EXPECT_EQ(store_->ListEvidence(all)->size(), before + 450);
+  // Again: nothing new.
+  added = store_->RecordEvidenceBatch(batch);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(std::count(added->begin(), added->end(), true), 0);
+  // One row of an unknown stack or with an existing id and other content:
+  // none of the batch is written.
+  std::vector<dcufleet::v1::Evidence> bad = {batch[0], batch[1]};
+  bad[0].set_evidence_id("ev-new-1");
+  bad[1].set_tp(8);
+  EXPECT_EQ(store_->RecordEvidenceBatch(bad).status().code(), absl::StatusCode::kAlreadyExists);
+  bad[1] = batch[2];
+  bad[1].set_evidence_id("ev-new-2");
+  bad[1].set_stack_id("nope");
+  EXPECT_EQ(store_->RecordEvidenceBatch(bad).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->ListEvidence(all)->size(), before + 450);
+  EXPECT_TRUE(store_->RecordEvidenceBatch({})->empty());
 }
 
 TEST_P(CatalogStoreConformance, EvidenceRecordAndFilters) {
@@ -254,6 +301,41 @@ TEST_P(CatalogStoreConformance, DiscoveredEnvironmentsMatchOrRegisterUntestedSta
   auto stacks = store_->ListStacks();
   ASSERT_TRUE(stacks.ok());
   EXPECT_EQ(stacks->size(), 6u);
+}
+
+// Many nodes' directories and environments in one transaction: the same
+// rows as node by node, an environment new to the catalog registered once
+// although two nodes of the batch report it, and nothing written when one
+// node of the batch is bad.
+TEST_P(CatalogStoreConformance, NodeObservationsInOneTransactionAreWhatNodeByNodeGives) {
+  ASSERT_TRUE(store_->ImportCatalog(catalog_, 1).ok());
+  dcufleet::v1::NodeModelDirectory a, b;
+  a.mutable_directory()->set_path("/models/Qwen3-32B");
+  a.set_model("qwen3-32b");
+  b.mutable_directory()->set_path("/models/Other");
+  dcufleet::v1::RuntimeEnvironment unknown;
+  unknown.set_kind("bare");
+  unknown.set_location("/data/envs/vllm-new");
+  (*unknown.mutable_package_versions())["vllm"] = "0.10.1+das.dtk2504";
+  (*unknown.mutable_package_versions())["torch"] = "2.5.1";
+  ASSERT_TRUE(store_->ReplaceNodeModelDirectories("node-a", {a, b}, 5).ok());
+  std::vector<CatalogStore::NodeObservation> batch = {{"node-a", {a}, {unknown}}, {"node-b", {a, b}, {unknown}}};
+  auto recorded = store_->RecordNodeObservations(batch, 70);
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  ASSERT_EQ(recorded->size(), 2u);
+  ASSERT_EQ((*recorded)[0].size(), 1u);
+  ASSERT_EQ((*recorded)[1].size(), 1u);
+  EXPECT_TRUE((*recorded)[0][0].registered_new());
+  EXPECT_FALSE((*recorded)[1][0].registered_new()) << "registered twice in one batch";
+  EXPECT_EQ((*recorded)[0][0].stack_id(), (*recorded)[1][0].stack_id());
+  EXPECT_EQ(store_->ListNodeModelDirectories("node-a")->size(), 1u) << "node-a's old directory was not replaced";
+  EXPECT_EQ(store_->ListNodeModelDirectories("node-b")->size(), 2u);
+  EXPECT_EQ(store_->ListNodeEnvironments((*recorded)[0][0].stack_id())->size(), 2u);
+
+  std::vector<CatalogStore::NodeObservation> bad = {{"node-c", {a}, {}}, {"", {b}, {}}};
+  EXPECT_EQ(store_->RecordNodeObservations(bad, 80).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store_->ListNodeModelDirectories("node-c")->empty()) << "half a batch was written";
+  EXPECT_TRUE(store_->RecordNodeObservations({}, 90)->empty());
 }
 
 TEST(CatalogStoreFileTest, DataSurvivesReopen) {

@@ -307,6 +307,53 @@ TEST_F(WeightsAuditTest, ContentAgainstASha256sumManifest) {
   EXPECT_THAT(p->message(), HasSubstr("but sha256sums says"));
 }
 
+// Issue 19: the first clean content check of a directory without a
+// manifest records one; later checks compare against it; a damaged
+// directory gets none (it would bless the damage).
+TEST_F(WeightsAuditTest, FirstCleanContentCheckRecordsTheManifest) {
+  WeightsAuditOptions o;
+  o.verify_content = true;
+  WeightsVerification plain = VerifyWeights(dir(), o);
+  ASSERT_NE(Problem(plain, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH), nullptr) << Dump(plain);
+  EXPECT_THAT(Problem(plain, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH)->message(), HasSubstr("--record-manifest"));
+  EXPECT_FALSE(fs::exists(dir() + "/sha256sums"));
+
+  o.record_manifest = true;
+  WeightsVerification v = VerifyWeights(dir(), o);
+  EXPECT_EQ(v.verdict(), dcufleet::v1::WEIGHTS_CLEAN) << Dump(v);
+  EXPECT_TRUE(v.manifest_recorded());
+  EXPECT_TRUE(v.content_verified());
+  EXPECT_EQ(v.content_manifest(), dir() + "/sha256sums");
+  auto parsed = ParseSha256Manifest(testing::ReadFileOrEmpty(dir() + "/sha256sums"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ(parsed->at(Shard(1)), common::Sha256Hex(testing::ReadFileOrEmpty(dir() + "/" + Shard(1))));
+
+  // Recorded once: the next check compares against it and catches a flip.
+  {
+    std::fstream f(dir() + "/" + Shard(1), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    f.put('\x11');
+  }
+  v = VerifyWeights(dir(), o);
+  EXPECT_FALSE(v.manifest_recorded());
+  ASSERT_NE(Problem(v, dcufleet::v1::WEIGHTS_CHECKSUM_MISMATCH), nullptr) << Dump(v);
+}
+
+TEST_F(WeightsAuditTest, NoManifestIsRecordedForADamagedDirectory) {
+  fs::resize_file(dir() + "/" + Shard(2), fs::file_size(dir() + "/" + Shard(2)) - 16);
+  WeightsAuditOptions o;
+  o.verify_content = true;
+  o.record_manifest = true;
+  WeightsVerification v = VerifyWeights(dir(), o);
+  EXPECT_EQ(v.verdict(), dcufleet::v1::WEIGHTS_DAMAGED);
+  EXPECT_FALSE(v.manifest_recorded());
+  EXPECT_FALSE(fs::exists(dir() + "/sha256sums"));
+  const auto* p = Problem(v, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH);
+  ASSERT_NE(p, nullptr) << Dump(v);
+  EXPECT_THAT(p->message(), HasSubstr("no manifest recorded"));
+}
+
 TEST(Sha256Manifest, BothFormatsAndBadLines) {
   const std::string h(64, 'a');
   auto m = ParseSha256Manifest(absl::StrCat(h, "  a.safetensors\n", h, " *./b.safetensors\n"));

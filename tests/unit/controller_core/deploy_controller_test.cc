@@ -111,6 +111,12 @@ class DeployControllerTest : public ::testing::Test {
     for (const auto& e : *events) out.push_back(e.reason);
     return out;
   }
+  std::vector<std::string> EventMessages(const std::string& n) {
+    std::vector<std::string> out;
+    auto events = store_->ListEvents("deployment", n, 0);
+    for (const auto& e : *events) out.push_back(e.message);
+    return out;
+  }
   dcufleet::v1::DeploymentSpec Spec(int tp = 4) {
     dcufleet::v1::DeploymentSpec s;
     s.set_model("qwen3-32b");
@@ -394,7 +400,10 @@ TEST_F(DeployControllerTest, ASignalDeathWhileServingIsItsOwnClassAndIsRestarted
   ev.mutable_status()->set_instance_id(spec.instance_id());
   ev.mutable_status()->set_phase(dcufleet::v1::INSTANCE_FAILED);
   ev.mutable_status()->set_exit_code(-1);
-  ev.mutable_status()->set_message("killed by signal 9");
+  ev.mutable_status()->set_term_signal(9);
+  // The agent's own wording (InstanceSupervisor): the class is told by the
+  // typed signal, which a message test once missed ("process " prefix).
+  ev.mutable_status()->set_message("process killed by signal 9");
   ev.mutable_status()->add_log_tail("INFO:     127.0.0.1:51234 - \"GET /health HTTP/1.1\" 200 OK");
   ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", ev, &a).ok());
   controller_->ReconcileOnceForTest();
@@ -403,6 +412,9 @@ TEST_F(DeployControllerTest, ASignalDeathWhileServingIsItsOwnClassAndIsRestarted
   const auto& first = d.status().attempts(0);
   ASSERT_EQ(first.findings_size(), 1);
   EXPECT_EQ(first.findings(0).failure_class(), "signal_while_serving");
+  EXPECT_EQ(first.term_signal(), 9);
+  EXPECT_THAT(EventMessages("qwen3-32b"),
+              ::testing::Contains(::testing::HasSubstr(", killed by signal 9: signal_while_serving")));
   EXPECT_NE(d.status().phase(), dcufleet::v1::DEPLOYMENT_FAILED) << d.status().message();
   EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_BACKOFF) << d.status().message();
   // Recorded against nobody's stack.

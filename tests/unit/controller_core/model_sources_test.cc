@@ -84,5 +84,77 @@ TEST(PickModelSourceTest, TargetStatesAreChecked) {
   EXPECT_THAT(damaged.status().message(), HasSubstr("move it out of the model root first"));
 }
 
+void AddFailedTransfer(NodeView* v, const std::string& dir, const std::string& source_address,
+                       const std::string& message) {
+  auto* t = v->mutable_inventory()->add_transfers();
+  t->set_model_dir(dir);
+  t->set_source_address(source_address);
+  t->set_state(dcufleet::v1::MODEL_TRANSFER_FAILED);
+  t->set_message(message);
+}
+
+// Issue 19: when no node has the model, the shared file system comes first,
+// then the mirror; an origin the target failed to copy from is passed over,
+// and after the last one fails nothing is asked again (until a person
+// retries), so an origin that lacks the model is not asked every pass.
+TEST(PlanCopyBeforeLaunchTest, SharedDirectoryThenMirrorEachPassedOverOnceItFailed) {
+  NodeView target = Node("target", "10.1.0.7");
+  const ModelOrigins origins{"/lustre/models", "http://mirror:8080", "Qwen/Qwen3-32B"};
+  auto none = [](const NodeView&) { return std::string(); };
+  auto plan = PlanCopyBeforeLaunch("qwen3-32b", target, {}, none, origins);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->shared_dir, "/lustre/models");
+  EXPECT_EQ(plan->model_dir, "Qwen3-32B");
+  EXPECT_EQ(plan->From(), "shared directory /lustre/models/Qwen3-32B");
+  const dcufleet::v1::FetchModelCommand cmd = plan->ToCommand();
+  EXPECT_EQ(cmd.source_dir(), "/lustre/models");
+  EXPECT_EQ(cmd.model_dir(), "Qwen3-32B");
+  EXPECT_TRUE(cmd.source_url().empty() && cmd.source_address().empty());
+
+  AddFailedTransfer(&target, "Qwen3-32B", "/lustre/models", "model 'Qwen3-32B' not found in /lustre/models");
+  plan = PlanCopyBeforeLaunch("qwen3-32b", target, {}, none, origins);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->mirror_url, "http://mirror:8080");
+  EXPECT_EQ(plan->ToCommand().source_repo(), "Qwen/Qwen3-32B");
+
+  target.mutable_inventory()->clear_transfers();
+  AddFailedTransfer(&target, "Qwen3-32B", "http://mirror:8080/Qwen/Qwen3-32B", "HTTP 404");
+  plan = PlanCopyBeforeLaunch("qwen3-32b", target, {}, none, origins);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition) << plan.status();
+  EXPECT_THAT(plan.status().message(), HasSubstr("the copy from mirror http://mirror:8080/Qwen/Qwen3-32B failed: HTTP 404"));
+  EXPECT_THAT(plan.status().message(), HasSubstr("dcuctl model copy qwen3-32b --to target retries"));
+
+  // A node's verified copy is nearer than either origin.
+  NodeView holder = Node("holder", "10.1.0.8");
+  AddCopy(&holder, "/models/Qwen3-32B", dcufleet::v1::WEIGHTS_CLEAN);
+  target.mutable_inventory()->clear_transfers();
+  plan = PlanCopyBeforeLaunch("qwen3-32b", target, {&holder},
+                              [](const NodeView& v) { return v.name() == "holder" ? "/models/Qwen3-32B" : ""; },
+                              origins);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->source_node, "holder");
+}
+
+TEST(PlanCopyBeforeLaunchTest, NoOriginSaysWhatToConfigure) {
+  NodeView target = Node("target", "10.1.0.7");
+  auto plan = PlanCopyBeforeLaunch("qwen3-32b", target, {}, [](const NodeView&) { return std::string(); }, {});
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(plan.status().message(), HasSubstr("no node has a usable copy of qwen3-32b"));
+  EXPECT_THAT(plan.status().message(), HasSubstr("--model-shared-dir, --model-mirror"));
+}
+
+TEST(PlanSharedDirCopyTest, DirectoryIsTheRepositorysLastPartAndPathsAreChecked) {
+  auto plan = PlanSharedDirCopy("qwen3-32b", "Qwen/Qwen3-32B", "/lustre/models/");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->shared_dir, "/lustre/models");
+  EXPECT_EQ(plan->source_path, "/lustre/models/Qwen3-32B");
+  EXPECT_EQ(plan->SourceAddress(), "/lustre/models");
+  // No catalog entry: the name given is the directory.
+  EXPECT_EQ(PlanSharedDirCopy("Tiny", "", "/shared")->model_dir, "Tiny");
+  for (const char* bad : {"relative/dir", "/lustre/../etc", ""}) {
+    EXPECT_EQ(PlanSharedDirCopy("Tiny", "", bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace dcu::controller

@@ -3,14 +3,19 @@
 // and resumed; a damaged source refused with nothing visible in the root.
 #include "agent/fetch/model_fetch.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -165,6 +170,61 @@ TEST_F(ModelFetchTest, InterruptedHalfWayResumesFromThePartFile) {
   }
 }
 
+// Issue 19: "a manifest recorded when a directory first verified clean". A
+// source without one: the copy hashes each shard as it arrives (a resumed
+// one from its .part) and writes sha256sums once the directory verifies, so
+// the next content check here, and every copy made from this node, compare
+// against what arrived.
+TEST_F(ModelFetchTest, ACopyFromASourceWithoutAManifestRecordsOne) {
+  DirectoryModelSource inner(src_root(), /*chunk_bytes=*/4096);
+  const int64_t total = SourceBytes();
+  FlakySource flaky(inner, total / 2);
+  ModelFetcher fetcher(dst_root());
+  FetchOptions o;
+  o.reserve_bytes = 0;
+  ASSERT_EQ(fetcher.Fetch(flaky, "Tiny", o).status().code(), absl::StatusCode::kUnavailable);
+  FlakySource healed(inner, total);
+  auto r = fetcher.Fetch(healed, "Tiny", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->manifest_recorded) << r->manifest_error;
+  EXPECT_EQ(r->files_hashed, 0);  // nothing to check against: recorded, not checked
+  const std::string text = testing::ReadFileOrEmpty(dst_root() + "/Tiny/sha256sums");
+  for (int i = 1; i <= model_.shards; ++i) {
+    EXPECT_THAT(text, HasSubstr(absl::StrCat(
+                          common::Sha256Hex(testing::ReadFileOrEmpty(src_root() + "/Tiny/" + Shard(i))), "  ",
+                          Shard(i), "\n")))
+        << text;
+  }
+  EXPECT_FALSE(fs::exists(src_root() + "/Tiny/sha256sums"));  // the source is only read
+
+  // A copy made from the copy is now checked against it: a byte flipped in
+  // the first copy is caught by the second.
+  const std::string second_root = tmp_.Join("second");
+  fs::create_directories(second_root);
+  {
+    std::fstream f(dst_root() + "/Tiny/" + Shard(2), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(dst_root() + "/Tiny/" + Shard(2)) - 1));
+    f.put('\x5a');
+  }
+  DirectoryModelSource from_copy(dst_root(), 4096);
+  ModelFetcher second(second_root);
+  auto bad = second.Fetch(from_copy, "Tiny", o);
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
+  EXPECT_THAT(bad.status().message(), HasSubstr("the manifest says"));
+}
+
+TEST_F(ModelFetchTest, RecordingAManifestCanBeTurnedOff) {
+  DirectoryModelSource source(src_root(), 4096);
+  ModelFetcher fetcher(dst_root());
+  FetchOptions o;
+  o.reserve_bytes = 0;
+  o.record_manifest = false;
+  auto r = fetcher.Fetch(source, "Tiny", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->manifest_recorded);
+  EXPECT_FALSE(fs::exists(dst_root() + "/Tiny/sha256sums"));
+}
+
 TEST_F(ModelFetchTest, TruncatedShardAtTheSourceIsRefusedAndNothingIsLeft) {
   const std::string shard = src_root() + "/Tiny/" + Shard(2);
   fs::resize_file(shard, fs::file_size(shard) - 1000);
@@ -274,6 +334,47 @@ TEST_F(ModelFetchTest, HostileNamesAreRefused) {
   auto read = source.Read("Tiny", "escape.json", 0, [](absl::string_view) { return absl::OkStatus(); });
   EXPECT_EQ(read.code(), absl::StatusCode::kPermissionDenied) << read;
   EXPECT_EQ(source.List("Absent").status().code(), absl::StatusCode::kNotFound);
+}
+
+// The check-then-open race (issue 19, "the Resolve TOCTOU"): a directory of
+// the model swapped for a link to outside between Resolve and open. A
+// thread exchanges `sub` (a real directory) and a link to a directory
+// outside the model atomically (renameat2 RENAME_EXCHANGE), over and over,
+// while reads of sub/x.json go on: no read ever returns the outside file.
+TEST_F(ModelFetchTest, ADirectorySwappedForALinkMidReadIsNotFollowed) {
+  const std::string model = src_root() + "/Tiny";
+  fs::create_directories(model + "/sub");
+  fs::create_directories(tmp_.Join("outside"));
+  std::ofstream(model + "/sub/x.json") << "INSIDE";
+  std::ofstream(tmp_.Join("outside/x.json")) << "SECRET";
+  fs::create_symlink(tmp_.Join("outside"), model + "/.swap");
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    const std::string a = model + "/sub", b = model + "/.swap";
+    while (!stop) ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+  });
+  DirectoryModelSource source(src_root());
+  int inside = 0, refused = 0, secret = 0;
+  const absl::Time until = absl::Now() + absl::Milliseconds(800);
+  while (absl::Now() < until) {
+    std::string got;
+    absl::Status r = source.Read("Tiny", "sub/x.json", 0, [&](absl::string_view c) {
+      got.append(c.data(), c.size());
+      return absl::OkStatus();
+    });
+    if (!r.ok()) {
+      ++refused;
+    } else if (got == "INSIDE") {
+      ++inside;
+    } else {
+      ++secret;
+    }
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_EQ(secret, 0) << "read the file outside the model " << secret << " times (" << inside << " inside, "
+                       << refused << " refused)";
+  EXPECT_GT(inside, 0) << refused << " refused";
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "agent/fetch/model_fetch.h"
+#include "agent/transfer/model_transfers.h"
 #include "agent/transfer/transfer_service.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -158,6 +160,43 @@ TEST_F(ModelTransferTest, NodeOnlyServiceRefusesAnUnauthenticatedCaller) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnauthenticated) << r.status();
   EXPECT_THAT(r.status().message(), HasSubstr("node certificate"));
   server->Shutdown();
+}
+
+// Issue 19: a shared file system's directory as the source. The agent
+// copies from it only when it was started with it as --shared-model-root
+// (the controller names a path; the node decides what it may read), and the
+// transfer reports the directory as its source.
+TEST_F(ModelTransferTest, SharedDirectoryCopiesOnlyFromTheAgentsSharedRoots) {
+  ModelTransfers transfers(tmp_.Join("b"), [](const std::string&) { return grpc::InsecureChannelCredentials(); },
+                           /*tls=*/false, {}, {tmp_.Join("a") + "/"});
+  dcufleet::v1::FetchModelCommand cmd;
+  cmd.set_model_dir("Tiny");
+  cmd.set_source_dir("/etc");
+  absl::Status refused = transfers.Start(cmd);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("is not one of this agent's --shared-model-root"));
+  cmd.set_source_dir("relative/a");
+  EXPECT_EQ(transfers.Start(cmd).code(), absl::StatusCode::kPermissionDenied);
+
+  cmd.set_source_dir(tmp_.Join("a"));
+  ASSERT_TRUE(transfers.Start(cmd).ok());
+  dcufleet::v1::ModelTransfer done;
+  for (int i = 0; i < 200; ++i) {
+    auto snap = transfers.Snapshot();
+    if (!snap.empty() && snap[0].state() != dcufleet::v1::MODEL_TRANSFER_RUNNING) {
+      done = snap[0];
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(done.state(), dcufleet::v1::MODEL_TRANSFER_DONE) << done.DebugString();
+  EXPECT_EQ(done.source_address(), tmp_.Join("a"));
+  EXPECT_THAT(done.message(), HasSubstr("sha256sums recorded"));
+  for (const auto& e : fs::directory_iterator(tmp_.Join("a/Tiny"))) {
+    EXPECT_EQ(testing::ReadFileOrEmpty(tmp_.Join("b/Tiny/") + e.path().filename().string()),
+              testing::ReadFileOrEmpty(e.path().string()));
+  }
+  transfers.Shutdown();
 }
 
 }  // namespace

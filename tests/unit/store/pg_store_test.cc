@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/status_util.h"
 #include "controller/store/not_leader.h"
 #include "controller/store/pg_db.h"
 #include "controller/store/pg_leader_lease.h"
@@ -116,6 +117,88 @@ TEST_F(PgTest, FailingMigrationRollsBackWhole) {
   EXPECT_EQ(Count(*db, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'b'"), 0);
   EXPECT_EQ(Count(*db, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'a'"), 1);
 }
+
+// Pipelined transactions (the default): many writes queued without waiting,
+// a read in the middle that sees them, a failing statement in the middle of
+// a batch that rolls the whole transaction back and names itself, a
+// statement whose prepare fails, and the connection fine afterwards. The
+// same with the pipeline off.
+class PgPipelineTest : public PgTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PgPipelineTest, BatchesReadsErrorsAndRollbacks) {
+  PgOptions options;
+  options.pipeline = GetParam();
+  auto db = Connect(options);
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Transaction([](PgDatabase& c) { return c.Exec("CREATE TABLE t (k BIGINT PRIMARY KEY, v TEXT)"); }).ok());
+  // 1,000 inserts (past the queue's slice of 256) and a count in between.
+  int64_t seen_mid = -1;
+  absl::Status ok = db->Transaction([&](PgDatabase& c) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, c.Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)"));
+    for (int64_t k = 0; k < 1000; ++k) {
+      ins->Bind(1, k).Bind(2, absl::StrCat("v", k));
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_RETURN_IF_ERROR(ins->Reset());
+      if (k == 599) {
+        DCU_ASSIGN_OR_RETURN(auto q, c.Prepare("SELECT count(*) FROM t"));
+        DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+        if (row) seen_mid = q->ColumnInt(0);
+      }
+    }
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(ok.ok()) << ok;
+  EXPECT_EQ(seen_mid, 600);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM t"), 1000);
+
+  // A duplicate key in the middle of a batch: nothing of the batch stays.
+  absl::Status dup = db->Transaction([&](PgDatabase& c) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, c.Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)"));
+    for (int64_t k : {5000, 5001, 7, 5002}) {
+      ins->Bind(1, k).Bind(2, "x");
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_RETURN_IF_ERROR(ins->Reset());
+    }
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists) << dup;
+  EXPECT_THAT(dup.message(), HasSubstr("INSERT INTO t"));
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM t WHERE k >= 5000"), 0);
+
+  // A statement that cannot be prepared, after a queued write: both gone,
+  // and the bad SQL is not remembered as prepared.
+  for (int round = 0; round < 2; ++round) {
+    absl::Status bad = db->Transaction([&](PgDatabase& c) -> absl::Status {
+      DCU_ASSIGN_OR_RETURN(auto ins, c.Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)"));
+      ins->Bind(1, int64_t{6000}).Bind(2, "y");
+      DCU_RETURN_IF_ERROR(ins->Run());
+      DCU_ASSIGN_OR_RETURN(auto q, c.Prepare("SELECT nosuchcolumn FROM t"));
+      return q->Step().status();
+    });
+    EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << round << ": " << bad;
+    EXPECT_THAT(bad.message(), HasSubstr("nosuchcolumn"));
+  }
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM t WHERE k = 6000"), 0);
+  // A C++ error after queued writes rolls them back too.
+  absl::Status mine = db->Transaction([&](PgDatabase& c) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto ins, c.Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)"));
+    ins->Bind(1, int64_t{6001}).Bind(2, "z");
+    DCU_RETURN_IF_ERROR(ins->Run());
+    return absl::FailedPreconditionError("changed my mind");
+  });
+  EXPECT_EQ(mine.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM t WHERE k = 6001"), 0);
+  // And the connection still works, prepared statements included.
+  ASSERT_TRUE(db->Transaction([&](PgDatabase& c) -> absl::Status {
+                  DCU_ASSIGN_OR_RETURN(auto ins, c.Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)"));
+                  ins->Bind(1, int64_t{6002}).Bind(2, "w");
+                  return ins->Run();
+                }).ok());
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM t"), 1001);
+}
+
+INSTANTIATE_TEST_SUITE_P(PipelineOnAndOff, PgPipelineTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Pipelined" : "OneByOne"; });
 
 TEST_F(PgTest, NewerDatabaseThanBinaryIsRefused) {
   auto db = Connect();

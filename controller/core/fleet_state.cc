@@ -280,14 +280,16 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
 absl::Status FleetState::OnInstanceEvent(const std::string& node,
                                          const dcufleet::v1::InstanceEvent& event,
                                          NodeSession* session) {
-  absl::Status s = OnInstanceEventLocked(node, event, session);
-  if (s.ok() && listener_) listener_->OnFleetChanged();
+  bool applied = false;
+  absl::Status s = OnInstanceEventLocked(node, event, session, &applied);
+  if (s.ok() && applied && listener_) listener_->OnFleetChanged();
   return s;
 }
 
 absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
                                                const dcufleet::v1::InstanceEvent& event,
-                                               NodeSession* session) {
+                                               NodeSession* session, bool* applied) {
+  *applied = false;
   absl::Time now = clock_->Now();
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
@@ -340,6 +342,7 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
   } else {
     *view->add_instances() = event.status();
   }
+  *applied = true;
   return absl::OkStatus();
 }
 

@@ -186,9 +186,12 @@ class FleetState {
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.
   static dcufleet::v1::NodeView* MutableView(NodeEntry& e);
+  // `*applied`: the event changed the node's view (a dropped one does not,
+  // and wakes no reconcile pass: a node could otherwise keep the reconciler
+  // busy at its event budget with events about instances it does not run).
   absl::Status OnInstanceEventLocked(const std::string& node,
                                      const dcufleet::v1::InstanceEvent& event,
-                                     NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+                                     NodeSession* session, bool* applied) ABSL_LOCKS_EXCLUDED(mu_);
   // Takes the drain a Hello or report carries (nullptr: none) into `view`,
   // with an event when it begins or ends. True when that changed.
   bool TakeDrainLocked(const std::string& node, const dcufleet::v1::NodeDrain* reported,

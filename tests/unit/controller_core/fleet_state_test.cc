@@ -269,15 +269,30 @@ dcufleet::v1::InstanceEvent EventFor(const std::string& id) {
   return ev;
 }
 
+// Counts what wakes the reconciler.
+struct CountingListener : FleetListener {
+  void OnNodeConnected(const std::string&) override {}
+  void OnFleetChanged() override { ++changed; }
+  int changed = 0;
+};
+
 TEST_F(FleetStateTest, EventsForInstancesTheNodeDoesNotRunAreDroppedAndCounted) {
   RecordingSession s;
+  CountingListener listener;
+  fleet_->SetListener(&listener);
   auto hello = MakeHello("node-a", 1);
   hello.add_instances()->set_instance_id("mine-1");
   ASSERT_TRUE(fleet_->OnHello(hello, &s).ok());
+  const int after_hello = listener.changed;
   ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("mine-1"), &s).ok());
+  EXPECT_EQ(listener.changed, after_hello + 1) << "an applied event wakes the reconciler";
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", EventFor("forged-" + std::to_string(i)), &s).ok());
   }
+  // Dropped events change nothing and wake nothing (a node cannot keep the
+  // reconciler running passes with them).
+  EXPECT_EQ(listener.changed, after_hello + 1);
+  fleet_->SetListener(nullptr);
   auto v = fleet_->GetNode("node-a");
   ASSERT_EQ(v->instances_size(), 1) << "forged instances were added to the node's view";
   EXPECT_EQ(v->drops().events_unknown_instance(), 10);

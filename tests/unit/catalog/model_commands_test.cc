@@ -107,6 +107,51 @@ TEST(ModelAuditCommandTest, DamagedWeightsExitWithFindingsAndNameTheFile) {
   fs::remove_all(dir);
 }
 
+// --record-manifest (issue 19): a clean directory without a manifest gets
+// one written, the output says so, and the next --verify-content checks
+// against it; a damaged directory gets none.
+TEST(ModelAuditCommandTest, RecordManifestWritesOneForACleanDirectoryOnly) {
+  fs::path dir = fs::temp_directory_path() / ("model_audit_record_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  testing::WriteTinyModel(dir.string(), testing::TinyModel{});
+  ModelAuditArgs args;
+  args.path = dir.string();
+  args.catalog_dir = testing::CatalogDir();
+  args.record_manifest = true;
+  // (The tiny model's head size is a finding of its own for the catalog's
+  // stacks, so the exit code says "findings" either way; the weights'
+  // lines are what is checked.)
+  std::ostringstream out, err;
+  RunModelAudit(args, out, err);
+  EXPECT_THAT(out.str(), HasSubstr("VERIFIED     clean: 2 shard(s)"));
+  EXPECT_THAT(out.str(), HasSubstr("recorded in " + (dir / "sha256sums").string() + " (there was no manifest)"));
+  ASSERT_TRUE(fs::exists(dir / "sha256sums"));
+  args.record_manifest = false;
+  args.verify_content = true;
+  std::ostringstream out1, err1;
+  RunModelAudit(args, out1, err1);
+  EXPECT_THAT(out1.str(), HasSubstr("VERIFIED     clean: 2 shard(s)"));
+  EXPECT_THAT(out1.str(), HasSubstr("against " + (dir / "sha256sums").string()));
+  EXPECT_THAT(out1.str(), Not(HasSubstr("no manifest")));
+
+  fs::path other = dir.string() + "-damaged";
+  fs::remove_all(other);
+  fs::create_directories(other);
+  testing::WriteTinyModel(other.string(), testing::TinyModel{});
+  const fs::path shard = other / "model-00002-of-00002.safetensors";
+  fs::resize_file(shard, fs::file_size(shard) - 64);
+  args.path = other.string();
+  args.verify_content = false;
+  args.record_manifest = true;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunModelAudit(args, out2, err2), 8);
+  EXPECT_THAT(out2.str(), HasSubstr("no manifest recorded"));
+  EXPECT_FALSE(fs::exists(other / "sha256sums"));
+  fs::remove_all(dir);
+  fs::remove_all(other);
+}
+
 TEST(ModelAuditCommandTest, TruncatedConfigIsAFindingNotAUsageError) {
   ModelAuditArgs args;
   args.path = Configs() + "/qwen3-32b-truncated/config.json";

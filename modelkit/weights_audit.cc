@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -540,6 +541,20 @@ int64_t TotalSize(const std::string& dir, const std::vector<std::string>& shards
   return total;
 }
 
+// sha256 of shard `s`, counted into the verification's content bytes; an
+// unreadable shard is a problem named in `v` (nullopt).
+std::optional<std::string> HashShard(const std::string& dir, const std::string& s, const WeightsAuditOptions& o,
+                                     ContentProgress* progress, WeightsVerification* v) {
+  progress->file = s;
+  auto hex = HashFile((fs::path(dir) / s).string(), o, progress);
+  if (!hex.ok()) {
+    AddProblem(v, dcufleet::v1::WEIGHTS_SHARD_UNREADABLE, s, absl::StrCat(Printable(s), ": ", hex.status().message()));
+    return std::nullopt;
+  }
+  v->set_content_bytes(v->content_bytes() + progress->file_done);
+  return *std::move(hex);
+}
+
 // No manifest yet: one is recorded only for a directory whose headers,
 // index and shapes are all clean: a manifest of a damaged directory would
 // bless the damage for every later check and copy.
@@ -556,14 +571,9 @@ void RecordManifest(const std::string& dir, const std::vector<std::string>& shar
   progress.total = TotalSize(dir, shards);
   std::map<std::string, std::string> sums;
   for (const auto& s : shards) {
-    progress.file = s;
-    auto hex = HashFile((fs::path(dir) / s).string(), o, &progress);
-    if (!hex.ok()) {
-      AddProblem(v, dcufleet::v1::WEIGHTS_SHARD_UNREADABLE, s, absl::StrCat(Printable(s), ": ", hex.status().message()));
-      return;
-    }
-    v->set_content_bytes(v->content_bytes() + progress.file_done);
-    sums[s] = *hex;
+    std::optional<std::string> hex = HashShard(dir, s, o, &progress, v);
+    if (!hex) return;
+    sums[s] = *std::move(hex);
   }
   if (absl::Status w = WriteSha256Manifest(path, sums); !w.ok()) {
     AddProblem(v, dcufleet::v1::WEIGHTS_MANIFEST_MISMATCH, ManifestNames().front(),
@@ -621,13 +631,8 @@ void CheckContent(const std::string& dir, const std::vector<std::string>& shards
           absl::StrCat(Printable(s), " is not in the manifest ", manifest_name));
       continue;
     }
-    progress.file = s;
-    auto hex = HashFile((fs::path(dir) / s).string(), o, &progress);
-    if (!hex.ok()) {
-      AddProblem(v, dcufleet::v1::WEIGHTS_SHARD_UNREADABLE, s, absl::StrCat(Printable(s), ": ", hex.status().message()));
-      continue;
-    }
-    v->set_content_bytes(v->content_bytes() + progress.file_done);
+    std::optional<std::string> hex = HashShard(dir, s, o, &progress, v);
+    if (!hex) continue;
     if (*hex != it->second) {
       AddProblem(v, dcufleet::v1::WEIGHTS_CHECKSUM_MISMATCH, s,
           absl::StrCat(Printable(s), " sha256 is ", *hex, " but ", manifest_name, " says ", it->second));

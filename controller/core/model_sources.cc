@@ -193,7 +193,8 @@ absl::StatusOr<ModelCopyPlan> PlanSharedDirCopy(const std::string& model, const 
 }
 
 absl::StatusOr<ModelCopyPlan> PlanOriginCopy(const std::string& model, const ModelOrigins& origins,
-                                             const dcufleet::v1::NodeView& target, const absl::Status& why_no_node) {
+                                             const dcufleet::v1::NodeView& target, const absl::Status& why_no_node,
+                                             bool person_retries) {
   std::vector<ModelCopyPlan> candidates;
   std::vector<std::string> why;
   if (!origins.shared_dir.empty()) {
@@ -242,6 +243,7 @@ absl::StatusOr<ModelCopyPlan> PlanOriginCopy(const std::string& model, const Mod
     }
   }
   if (next < candidates.size()) return std::move(candidates[next]);
+  if (person_retries) return std::move(candidates.front());
   return absl::FailedPreconditionError(
       absl::StrCat(failed, " (dcuctl model copy ", model, " --to ", target.name(), " retries)"));
 }

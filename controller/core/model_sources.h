@@ -88,10 +88,12 @@ absl::StatusOr<ModelCopyPlan> PlanCopyBeforeLaunch(
 // The plan for copying `model` to `target` from the first of `origins` that
 // the target has not already failed to copy it from (its reported
 // transfers), or NOT_FOUND when none is configured (`why_no_node`: why no
-// node could serve it, kept in the message), FAILED_PRECONDITION naming each
-// failure when every origin failed.
+// node could serve it, kept in the message), FAILED_PRECONDITION naming the
+// last failure when every origin failed — unless `person_retries` (dcuctl
+// model copy): then the first origin again.
 absl::StatusOr<ModelCopyPlan> PlanOriginCopy(const std::string& model, const ModelOrigins& origins,
-                                             const dcufleet::v1::NodeView& target, const absl::Status& why_no_node);
+                                             const dcufleet::v1::NodeView& target, const absl::Status& why_no_node,
+                                             bool person_retries = false);
 
 // `dcuctl model copy MODEL --to NODE --from-dir DIR`: the copy of `model`
 // (its directory: the last part of `repo`, else `model` itself) from the

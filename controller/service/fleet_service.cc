@@ -548,15 +548,8 @@ grpc::ServerUnaryReactor* FleetServiceImpl::CopyModel(grpc::CallbackServerContex
         origins.repo = repo;
         for (const auto& n : nodes) {
           if (n.name() != copy.to_node()) continue;
-          const absl::Status no_node = plan.status();
-          plan = PlanOriginCopy(copy.model(), origins, n, no_node);
-          if (absl::IsFailedPrecondition(plan.status())) {
-            // Every origin failed before: this is the person's retry, from
-            // the first one again.
-            dcufleet::v1::NodeView fresh = n;
-            fresh.mutable_inventory()->clear_transfers();
-            plan = PlanOriginCopy(copy.model(), origins, fresh, no_node);
-          }
+          // A person asking: after every origin failed, the first again.
+          plan = PlanOriginCopy(copy.model(), origins, n, plan.status(), /*person_retries=*/true);
         }
       }
     }

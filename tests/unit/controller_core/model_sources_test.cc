@@ -123,6 +123,10 @@ TEST(PlanCopyBeforeLaunchTest, SharedDirectoryThenMirrorEachPassedOverOnceItFail
   ASSERT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition) << plan.status();
   EXPECT_THAT(plan.status().message(), HasSubstr("the copy from mirror http://mirror:8080/Qwen/Qwen3-32B failed: HTTP 404"));
   EXPECT_THAT(plan.status().message(), HasSubstr("dcuctl model copy qwen3-32b --to target retries"));
+  // Which is what a person's dcuctl model copy does: from the first again.
+  auto retried = PlanOriginCopy("qwen3-32b", origins, target, absl::NotFoundError("no node"), /*person_retries=*/true);
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  EXPECT_EQ(retried->shared_dir, "/lustre/models");
 
   // A node's verified copy is nearer than either origin.
   NodeView holder = Node("holder", "10.1.0.8");

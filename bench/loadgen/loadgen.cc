@@ -185,6 +185,10 @@ class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMe
   int64_t last_written_tag() const { return last_written_tag_.load(); }
   bool welcomed() const { return welcomed_.load(); }
   bool finished() const { return finished_.load(); }
+  // The instance the agent cycles itself (ingest mode), never a deployment's.
+  std::string own_instance_id() const { return absl::StrCat("lg-", index_); }
+  // Instances of deployments it runs (not its own).
+  int DeploymentInstances() ABSL_LOCKS_EXCLUDED(mu_);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -297,6 +301,13 @@ class Run {
   // One steady-state window of the ingest figures, written into `j`.
   void MeasureWindow(nlohmann::json* j);
   bool RunPlace(nlohmann::json* j, bool failover);
+  // Deployments lg-<first> .. lg-<first+m-1>; false when not all were
+  // answered in time. Refusals are counted in `failed`.
+  bool SubmitDeployments(int first, int m, std::atomic<int>* failed);
+  // Waits until the controller lists `want` deployments READY.
+  bool WaitReady(int want, int64_t t0, int* ready, int* total, double* ack_s);
+  // Deletes lg-<first> .. and waits for the fleet to be empty again.
+  bool EmptyTheFleet(int first, int m);
   bool FinalCheck(nlohmann::json* j);
   void Shutdown();
   int ScanControllerLog(nlohmann::json* j);
@@ -416,7 +427,7 @@ void SimAgent::CycleInstance() {
   {
     absl::MutexLock lock(&mu_);
     if (done_) return;
-    std::string id = absl::StrCat("lg-", index_);
+    std::string id = own_instance_id();
     InstanceStatus& st = instances_[id];
     st.set_instance_id(id);
     st.set_phase(kCycle[own_phase_ % 6]);
@@ -584,9 +595,20 @@ void SimAgent::HandleAssignment(const dcufleet::v1::Assignment& a) {
       QueueEventLocked(st, "loadgen");
       instances_[spec.instance_id()] = st;
     }
-    // The assignment is the complete desired set: anything else stops.
+    // The assignment is the complete desired set: anything else stops (at
+    // once, as the simulated engine started), reported as a real agent does.
+    // The agent's own instance is not the controller's to stop.
+    const std::string own = own_instance_id();
     for (auto it = instances_.begin(); it != instances_.end();) {
-      if (!ids.count(it->first) && !absl::StartsWith(it->first, "lg-")) {
+      if (!ids.count(it->first) && it->first != own) {
+        // A failed engine is gone already: it just leaves the reports.
+        if (it->second.phase() == dcufleet::v1::INSTANCE_FAILED) {
+          it = instances_.erase(it);
+          continue;
+        }
+        it->second.set_phase(dcufleet::v1::INSTANCE_STOPPED);
+        it->second.set_updated_at_ms(WallMs());
+        QueueEventLocked(it->second, "not in the assignment");
         it = instances_.erase(it);
       } else {
         ++it;
@@ -594,6 +616,11 @@ void SimAgent::HandleAssignment(const dcufleet::v1::Assignment& a) {
     }
   }
   for (const auto* spec : fresh) run_->OnAssigned(this, *spec, now);
+}
+
+int SimAgent::DeploymentInstances() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(instances_.size()) - static_cast<int>(instances_.count(own_instance_id()));
 }
 
 void SimAgent::OnDone(const grpc::Status& status) {
@@ -909,16 +936,9 @@ void Run::MeasureWindow(nlohmann::json* j) {
   (*j)["loadgen_cores"] = (self1 - self0) / secs;
 }
 
-bool Run::RunPlace(nlohmann::json* j, bool failover) {
-  // Background: every agent keeps reporting, as a real fleet does.
-  ticking_.store(true);
-  std::thread ticker([this] { Ticker(); });
-  const int m = args_.deployments;
-  ProcSample c0 = ReadProc(controller_pid_);
-  int64_t t0 = NowUs();
+bool Run::SubmitDeployments(int first, int m, std::atomic<int>* failed) {
   std::atomic<int> in_flight{0};
   std::atomic<int> done{0};
-  std::atomic<int> failed{0};
   auto fill_spec = [&](int i, dcufleet::v1::DeploymentSpec* s) {
     s->set_name(absl::StrFormat("lg-%06d", i));
     s->set_model("qwen3-8b");
@@ -928,7 +948,7 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
     s->set_tp(args_.tp >= 0 ? args_.tp : kTps[i % 10]);
   };
   auto refused = [&](const std::string& what) {
-    failed.fetch_add(1);
+    failed->fetch_add(1);
     absl::MutexLock lock(&mu_);
     if (first_errors_.size() < 5) first_errors_.push_back(what);
   };
@@ -947,7 +967,7 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
       }
       auto* call = new ManyCall;
       call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-      for (int x = 0; x < k; ++x) fill_spec(i + x, call->req.add_requests()->mutable_spec());
+      for (int x = 0; x < k; ++x) fill_spec(first + i + x, call->req.add_requests()->mutable_spec());
       in_flight.fetch_add(k);
       fleet_->async()->DeployMany(&call->ctx, &call->req, &call->resp, [&, call, k](grpc::Status st) {
         if (!st.ok()) {
@@ -973,7 +993,7 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
       while (in_flight.load() >= args_.deploy_window) std::this_thread::sleep_for(std::chrono::microseconds(100));
       auto* call = new Call;
       call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-      fill_spec(i, call->req.mutable_spec());
+      fill_spec(first + i, call->req.mutable_spec());
       in_flight.fetch_add(1);
       fleet_->async()->Deploy(&call->ctx, &call->req, &call->resp, [&, call](grpc::Status st) {
         if (!st.ok()) refused(absl::StrCat("Deploy: ", st.error_message()));
@@ -983,47 +1003,14 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
       });
     }
   }
-  testing::WaitFor([&] { return done.load() >= m; }, absl::Seconds(args_.timeout_s));
-  int64_t t_submitted = NowUs();
-  rpc_errors_.fetch_add(failed.load());
-  auto placed = [&] {
-    absl::MutexLock lock(&mu_);
-    return static_cast<int>(placed_at_.size());
-  };
-  bool all = testing::WaitFor([&] { return placed() >= m - failed.load(); }, absl::Seconds(args_.timeout_s));
-  int64_t t_placed = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [d, t] : placed_at_) t_placed = std::max(t_placed, t);
-  }
-  ProcSample c1 = ReadProc(controller_pid_);
-  double submit_s = static_cast<double>(t_submitted - t0) / 1e6;
-  double place_s = static_cast<double>(t_placed - t0) / 1e6;
-  out_ << absl::StrFormat("submitted %d deployments in %.2f s (%.0f/s, %s, TP %s, %d refused)\n", m,
-                          submit_s, m / submit_s,
-                          args_.deploy_batch > 0 ? absl::StrCat("DeployMany of ", args_.deploy_batch)
-                                                 : std::string("one Deploy RPC each"),
-                          args_.tp >= 0 ? absl::StrCat(args_.tp) : std::string("mixed"), failed.load());
-  out_ << absl::StrFormat(
-      "placed %d/%d (each persisted, then its Assignment received by the agent) %.2f s after the "
-      "first Deploy: %.0f placements/s%s\n",
-      placed(), m, place_s, placed() / std::max(place_s, 1e-9), all ? "" : " (TIMED OUT)");
-  double cores = (c1.cpu_s - c0.cpu_s) / std::max(place_s, 1e-9);
-  out_ << absl::StrFormat("controller during placement: %.2f cores, RSS %.1f MiB\n", cores, c1.rss_kib / 1024.0);
-  (*j)["deployments"] = m;
-  (*j)["deploy_refused"] = failed.load();
-  (*j)["deploy_batch"] = args_.deploy_batch;
-  (*j)["tp"] = args_.tp;
-  (*j)["submit_s"] = submit_s;
-  (*j)["placed"] = placed();
-  (*j)["place_s"] = place_s;
-  (*j)["placements_per_s"] = placed() / std::max(place_s, 1e-9);
-  (*j)["controller_cores_placing"] = cores;
-  (*j)["controller_rss_mib"] = c1.rss_kib / 1024.0;
+  // The callbacks use this frame: wait for every one, also past the timeout.
+  bool answered = testing::WaitFor([&] { return done.load() >= m; }, absl::Seconds(args_.timeout_s));
+  while (done.load() < m) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return answered;
+}
 
-  // Acknowledged: the controller records every deployment READY (in failover
-  // mode, after the failures below).
-  auto count_ready = [&](int* ready, int* total) {
+bool Run::WaitReady(int want, int64_t t0, int* ready, int* total, double* ack_s) {
+  auto count_ready = [&] {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     dcufleet::v1::ListDeploymentsResponse resp;
@@ -1039,7 +1026,166 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
     }
     return true;
   };
+  bool ok = testing::WaitFor([&] { return count_ready() && *ready >= want; }, absl::Seconds(args_.timeout_s));
+  *ack_s = static_cast<double>(NowUs() - t0) / 1e6;
+  return ok;
+}
 
+bool Run::EmptyTheFleet(int first, int m) {
+  // Every deployment of the wave deleted (as many DeleteDeployment RPCs in
+  // flight as Deploys were), then wait until the controller lists none and
+  // no agent runs one: the next wave then starts on the fleet the first one
+  // found (the scheduler counts a device taken by the controller's own
+  // placements, which are gone with the deployments; a stopped instance a
+  // view still lists until the node's next report holds only its port).
+  std::atomic<int> in_flight{0};
+  std::atomic<int> done{0};
+  std::atomic<int> failed{0};
+  struct Call {
+    grpc::ClientContext ctx;
+    dcufleet::v1::DeleteDeploymentRequest req;
+    dcufleet::v1::DeleteDeploymentResponse resp;
+  };
+  for (int i = 0; i < m; ++i) {
+    while (in_flight.load() >= args_.deploy_window) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    auto* call = new Call;
+    call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    call->req.set_name(absl::StrFormat("lg-%06d", first + i));
+    in_flight.fetch_add(1);
+    fleet_->async()->DeleteDeployment(&call->ctx, &call->req, &call->resp, [&, call](grpc::Status st) {
+      if (!st.ok() && st.error_code() != grpc::StatusCode::NOT_FOUND) {
+        failed.fetch_add(1);
+        absl::MutexLock lock(&mu_);
+        if (first_errors_.size() < 5) first_errors_.push_back(absl::StrCat("DeleteDeployment: ", st.error_message()));
+      }
+      delete call;
+      done.fetch_add(1);
+      in_flight.fetch_sub(1);
+    });
+  }
+  while (done.load() < m) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  rpc_errors_.fetch_add(failed.load());
+  auto listed = [&] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    dcufleet::v1::ListDeploymentsResponse resp;
+    if (!fleet_->ListDeployments(&ctx, dcufleet::v1::ListDeploymentsRequest(), &resp).ok()) return -1;
+    return resp.deployments_size();
+  };
+  auto agents_running = [&] {
+    int n = 0;
+    for (const auto& a : agents_) n += a->DeploymentInstances();
+    return n;
+  };
+  return testing::WaitFor([&] { return listed() == 0 && agents_running() == 0; },
+                          absl::Seconds(args_.timeout_s));
+}
+
+bool Run::RunPlace(nlohmann::json* j, bool failover) {
+  // Background: every agent keeps reporting, as a real fleet does.
+  ticking_.store(true);
+  std::thread ticker([this] { Ticker(); });
+  const int m = args_.deployments;
+  // Failover mode measures the failures of one fleet: one wave.
+  const int min_waves = failover ? 1 : args_.waves;
+  const double min_window_s = failover ? 0 : args_.min_window_s;
+  auto placed = [&] {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(placed_at_.size());
+  };
+  // Summed over the waves: only the time from a wave's first Deploy to its
+  // last placement counts; emptying the fleet between waves does not.
+  double submit_s = 0, place_s = 0, cpu_s = 0;
+  int64_t placed_total = 0;
+  int failed_total = 0;
+  std::vector<double> wave_rates;
+  bool all = true;
+  bool acked = true;
+  int ready = 0, total = 0;
+  double ack_s = 0;
+  int wave = 0;
+  int64_t wave_t0 = 0;
+  for (;; ++wave) {
+    const int first = wave * m;
+    {
+      absl::MutexLock lock(&mu_);
+      placed_at_.clear();
+    }
+    std::atomic<int> failed{0};
+    ProcSample c0 = ReadProc(controller_pid_);
+    int64_t t0 = NowUs();
+    wave_t0 = t0;
+    SubmitDeployments(first, m, &failed);
+    int64_t t_submitted = NowUs();
+    rpc_errors_.fetch_add(failed.load());
+    failed_total += failed.load();
+    all = testing::WaitFor([&] { return placed() >= m - failed.load(); }, absl::Seconds(args_.timeout_s)) && all;
+    int64_t t_placed = t0;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [d, t] : placed_at_) t_placed = std::max(t_placed, t);
+    }
+    ProcSample c1 = ReadProc(controller_pid_);
+    const double wave_place_s = static_cast<double>(t_placed - t0) / 1e6;
+    submit_s += static_cast<double>(t_submitted - t0) / 1e6;
+    place_s += wave_place_s;
+    cpu_s += c1.cpu_s - c0.cpu_s;
+    placed_total += placed();
+    wave_rates.push_back(placed() / std::max(wave_place_s, 1e-9));
+    if (min_waves > 1 || min_window_s > 0) {
+      out_ << absl::StrFormat("wave %d: placed %d/%d in %.3f s (%.0f/s)\n", wave + 1, placed(), m, wave_place_s,
+                              wave_rates.back());
+    }
+    if (!failover) {
+      // Acknowledged: the controller records every deployment of the wave
+      // READY before it is deleted.
+      acked = WaitReady(m - failed.load(), t0, &ready, &total, &ack_s) && acked;
+    }
+    const bool enough = wave + 1 >= min_waves && place_s >= min_window_s;
+    if (failover || enough || !all || !acked) break;
+    if (!EmptyTheFleet(first, m)) {
+      absl::MutexLock lock(&mu_);
+      first_errors_.push_back(absl::StrCat("the fleet did not empty after wave ", wave + 1));
+      all = false;
+      break;
+    }
+  }
+  const int waves = wave + 1;
+  const int submitted = waves * m;
+  ProcSample cn = ReadProc(controller_pid_);
+  out_ << absl::StrFormat("submitted %d deployments in %.2f s (%.0f/s, %s, TP %s, %d refused)\n", submitted,
+                          submit_s, submitted / std::max(submit_s, 1e-9),
+                          args_.deploy_batch > 0 ? absl::StrCat("DeployMany of ", args_.deploy_batch)
+                                                 : std::string("one Deploy RPC each"),
+                          args_.tp >= 0 ? absl::StrCat(args_.tp) : std::string("mixed"), failed_total);
+  out_ << absl::StrFormat(
+      "placed %d/%d (each persisted, then its Assignment received by the agent) %.2f s after the "
+      "first Deploy%s: %.0f placements/s%s\n",
+      placed_total, submitted, place_s,
+      waves > 1 ? absl::StrFormat(" (summed over %d waves, each from its first Deploy to its last placement)", waves)
+                : std::string(),
+      placed_total / std::max(place_s, 1e-9), all ? "" : " (TIMED OUT)");
+  if (waves > 1) {
+    std::vector<double> sorted = wave_rates;
+    std::sort(sorted.begin(), sorted.end());
+    out_ << absl::StrFormat("waves: placements/s median %.0f, min %.0f, max %.0f\n", sorted[sorted.size() / 2],
+                            sorted.front(), sorted.back());
+  }
+  double cores = cpu_s / std::max(place_s, 1e-9);
+  out_ << absl::StrFormat("controller during placement: %.2f cores, RSS %.1f MiB\n", cores, cn.rss_kib / 1024.0);
+  (*j)["deployments"] = m;
+  (*j)["waves"] = waves;
+  (*j)["wave_placements_per_s"] = wave_rates;
+  (*j)["deploy_refused"] = failed_total;
+  (*j)["deploy_batch"] = args_.deploy_batch;
+  (*j)["tp"] = args_.tp;
+  (*j)["submit_s"] = submit_s;
+  (*j)["placed"] = placed_total;
+  (*j)["place_s"] = place_s;
+  (*j)["placements_per_s"] = placed_total / std::max(place_s, 1e-9);
+  (*j)["controller_cores_placing"] = cores;
+  (*j)["controller_rss_mib"] = cn.rss_kib / 1024.0;
+  const int64_t t0 = wave_t0;  // failover mode has one wave
   if (failover) {
     int64_t to_fail = 0;
     {
@@ -1090,12 +1236,9 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
                                            " failures did not fail over in time"));
     }
   }
-  int ready = 0, total = 0;
-  bool acked = testing::WaitFor([&] { return count_ready(&ready, &total) && ready >= m - failed.load(); },
-                                absl::Seconds(args_.timeout_s));
-  double ack_s = static_cast<double>(NowUs() - t0) / 1e6;
-  out_ << absl::StrFormat("acknowledged: %d/%d deployments READY in the controller %.2f s after the first Deploy\n",
-                          ready, total, ack_s);
+  if (failover) acked = WaitReady(m - failed_total, t0, &ready, &total, &ack_s);
+  out_ << absl::StrFormat("acknowledged: %d/%d deployments READY in the controller %.2f s after the first Deploy%s\n",
+                          ready, total, ack_s, waves > 1 ? " of the last wave" : "");
   (*j)["ready"] = ready;
   (*j)["ready_s"] = ack_s;
   ticking_.store(false);

@@ -33,6 +33,12 @@ namespace dcu::bench {
 //                                   half automatic, the rest 1, 2, 4 or 8)
 //   --deploy-batch K                place/failover: deployments per DeployMany RPC
 //                                   (default 64); 0: one Deploy RPC each
+//   --waves N / --min-window S      place: fill the fleet with --deployments, delete them all
+//                                   and wait for the fleet to be empty (not timed), again,
+//                                   until N waves and S seconds of placement windows are done;
+//                                   placements/s is all placements over the sum of the waves'
+//                                   windows (a small fleet fills in milliseconds: one wave
+//                                   alone is too short a window to time)
 struct LoadgenArgs {
   std::string mode = "ingest";
   int agents = 1000;
@@ -69,6 +75,8 @@ struct LoadgenArgs {
   // Identical nodes, nothing held (FleetOptions::uniform).
   bool uniform_fleet = false;
   int deploy_batch = 64;
+  int waves = 1;
+  double min_window_s = 0;
 };
 
 // Runs the load, prints a report to `out` (progress and problems to `err`).

@@ -47,6 +47,14 @@ int main(int argc, char** argv) {
                  "deployments per DeployMany RPC (place, failover); 0: one Deploy RPC each")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
+  app.add_option("--waves", a.waves,
+                 "place: at least this many fill-the-fleet waves, each deleted before the next")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--min-window", a.min_window_s,
+                 "place: more waves until the waves' placement windows add up to this many seconds")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   app.add_option("--timeout", a.timeout_s, "seconds allowed for each wait")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -8,11 +8,16 @@
 #     shows every task RUNNING (slurmctld has placed it).
 #   - dcufleet: dcu-loadgen --mode place with NODES simulated agents of 8
 #     devices and 2 x NODES deployments of TP 4 (--tp 4), its own figure
-#     (deployments persisted and at their agents per second).
+#     (deployments persisted and at their agents per second). One fill of
+#     a small fleet takes milliseconds, too short a window to time, so a
+#     round is as many fills (--waves: fill, delete all, wait until the
+#     fleet is empty, untimed, fill again) as it takes for the fills' own
+#     windows to add up to MIN_WINDOW seconds (default 1); a Slurm round is
+#     one fill, whose window is seconds long at these sizes.
 # Rounds alternate (Slurm, dcufleet, Slurm, …); each side's median of
 # ROUNDS is printed with its spread, and the ratio of the medians.
 #   bench/slurm/side_by_side.sh [--nodes 100] [--rounds 5] [--slurm-only]
-#     [--sched-params 'default_queue_depth=10000']
+#     [--sched-params 'default_queue_depth=10000'] [--min-window 1]
 # --sched-params: Slurm's SchedulerParameters (default: none, Slurm's own
 # defaults, as a site gets them; the figure says which was used).
 set -euo pipefail
@@ -23,13 +28,15 @@ NODES=100
 ROUNDS=5
 SLURM_ONLY=0
 SCHED_PARAMS=""
+MIN_WINDOW=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --slurm-only) SLURM_ONLY=1; shift ;;
     --sched-params) SCHED_PARAMS="$2"; shift 2 ;;
-    *) echo "usage: $0 [--nodes N] [--rounds R] [--slurm-only] [--sched-params P]" >&2; exit 2 ;;
+    --min-window) MIN_WINDOW="$2"; shift 2 ;;
+    *) echo "usage: $0 [--nodes N] [--rounds R] [--slurm-only] [--sched-params P] [--min-window S]" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "run as root: slurmd runs the jobs (SlurmdUser=root)" >&2; exit 2; }
@@ -40,8 +47,8 @@ JOBS=$((2 * NODES))
 if [ "$SLURM_ONLY" = 0 ]; then
   [ -n "${DCU_BENCH_BIN:-}" ] || build_targets dcu-loadgen dcu-controller
   BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
-  if ! "$BIN/dcu-loadgen" --help 2>&1 | grep -q -- "--tp"; then
-    echo "this dcu-loadgen has no --tp flag (its TP mix is fixed): the job shapes would differ" >&2
+  if ! "$BIN/dcu-loadgen" --help 2>&1 | grep -q -- "--min-window"; then
+    echo "this dcu-loadgen has no --min-window flag (one fill is too short a window to time)" >&2
     exit 2
   fi
 fi
@@ -79,11 +86,11 @@ slurm_round() {  # prints placements/s
   python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$JOBS" "$t0" "$t1"
 }
 
-dcufleet_round() {  # prints placements/s
+dcufleet_round() {  # prints placements/s, fills, seconds of placement windows
   "$BIN/dcu-loadgen" --mode place --agents "$NODES" --deployments "$JOBS" --tp 4 --uniform-fleet \
-    --report-interval 5 --json "$WORK/loadgen.json" >"$WORK/loadgen.log" 2>&1 ||
+    --report-interval 5 --min-window "$MIN_WINDOW" --json "$WORK/loadgen.json" >"$WORK/loadgen.log" 2>&1 ||
     { tail -20 "$WORK/loadgen.log" >&2; return 1; }
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('%.1f' % d['placements_per_s'])" "$WORK/loadgen.json"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('%.1f %d %.2f' % (d['placements_per_s'], d['waves'], d['place_s']))" "$WORK/loadgen.json"
 }
 
 SLURM=() FLEET=()
@@ -91,8 +98,10 @@ for r in $(seq 1 "$ROUNDS"); do
   SLURM+=("$(slurm_round)")
   log "round $r: Slurm ${SLURM[-1]} placements/s"
   if [ "$SLURM_ONLY" = 0 ]; then
-    FLEET+=("$(dcufleet_round)")
-    log "round $r: dcufleet ${FLEET[-1]} placements/s"
+    read -r rate waves window < <(dcufleet_round)
+    [ -n "${rate:-}" ] || { echo "dcu-loadgen failed in round $r" >&2; exit 1; }
+    FLEET+=("$rate")
+    log "round $r: dcufleet $rate placements/s ($waves fills, ${window} s of placement windows)"
   fi
 done
 

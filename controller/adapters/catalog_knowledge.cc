@@ -82,6 +82,7 @@ void CatalogKnowledge::Invalidate() {
   cache_ = nullptr;
   evidence_valid_ = false;
   verdicts_.clear();
+  learned_fixes_.clear();
   dir_matches_.clear();
   preparations_.clear();
   audits_.clear();
@@ -110,6 +111,7 @@ std::shared_ptr<const CatalogKnowledge::Snapshot> CatalogKnowledge::Load() {
   dir_matches_.clear();
   preparations_.clear();
   verdicts_.clear();
+  learned_fixes_.clear();
   cache_ = std::move(snap);
   loaded_at_ = now;
   return cache_;
@@ -125,6 +127,7 @@ void CatalogKnowledge::LoadEvidenceLocked() {
   }
   evidence_.clear();
   verdicts_.clear();
+  learned_fixes_.clear();
   for (auto& e : *ev) {
     EvidenceKey key(e.stack_id(), e.arch());
     evidence_[key].push_back(std::move(e));
@@ -501,12 +504,13 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
   {
     absl::MutexLock lock(&mu_);
     LoadEvidenceLocked();
-    auto it = evidence_.find(EvidenceKey(stack->id(), placement.arch()));
-    if (it != evidence_.end()) {
-      if (auto fix = modelkit::LearnedFixFor(stack->id(), placement.arch(), it->second)) {
-        modelkit::ApplyLearnedFix(*fix, &out);
-      }
+    EvidenceKey key(stack->id(), placement.arch());
+    auto [fit, fresh] = learned_fixes_.try_emplace(key);
+    if (fresh) {
+      auto it = evidence_.find(key);
+      if (it != evidence_.end()) fit->second = modelkit::LearnedFixFor(stack->id(), placement.arch(), it->second);
     }
+    if (fit->second) modelkit::ApplyLearnedFix(*fit->second, &out);
   }
   return out;
 }
@@ -568,6 +572,7 @@ void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
     EvidenceKey key(e.stack_id(), e.arch());
     evidence_[key].push_back(e);
     verdicts_.erase(key);
+    learned_fixes_.erase(key);
   }
   pending_evidence_.push_back(std::move(e));
 }

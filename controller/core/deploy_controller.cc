@@ -242,23 +242,28 @@ std::tuple<std::string, double, int> DeployController::CursorKey(const Deploymen
 void DeployController::BuildContext(StepContext& ctx) {
   ctx.now = clock_->Now();
   ctx.now_ms = absl::ToUnixMillis(ctx.now);
-  ctx.views = fleet_->Snapshot();
-  // A node's scheduling summary is rebuilt only when FleetState published a
-  // new view of it since the last pass; the name index only when the set of
-  // nodes changed.
+  std::vector<FleetState::VersionedView> versioned = fleet_->SnapshotVersioned();
+  ctx.views.clear();
+  ctx.views.reserve(versioned.size());
+  // A node's scheduling summary is rebuilt only when its view's revision
+  // changed since the last pass; the name index only when the set of nodes
+  // changed.
   absl::MutexLock lock(&cache_mu_);
-  bool same_names = index_cache_ && index_cache_->size() == ctx.views.size();
-  ctx.sched.reserve(ctx.views.size());
-  if (node_cache_.size() != ctx.views.size()) node_cache_.resize(ctx.views.size());
-  for (size_t i = 0; i < ctx.views.size(); ++i) {
-    const auto& v = ctx.views[i];
+  bool same_names = index_cache_ && index_cache_->size() == versioned.size();
+  ctx.sched.reserve(versioned.size());
+  if (node_cache_.size() != versioned.size()) node_cache_.resize(versioned.size());
+  for (size_t i = 0; i < versioned.size(); ++i) {
+    const auto& v = versioned[i].view;
     CachedNode& c = node_cache_[i];
-    if (c.view != v) {
-      if (!c.view || c.view->name() != v->name()) same_names = false;
-      c.view = v;
+    if (!c.valid || c.revision != versioned[i].revision || c.name != v->name()) {
+      if (!c.valid || c.name != v->name()) same_names = false;
+      c.name = v->name();
+      c.revision = versioned[i].revision;
+      c.valid = true;
       c.node = MakeScheduleNode(*v);
     }
     ctx.sched.push_back(c.node);
+    ctx.views.push_back(std::move(versioned[i].view));
   }
   if (!same_names) {
     auto index = std::make_shared<absl::flat_hash_map<std::string, size_t>>();

@@ -301,8 +301,12 @@ class DeployController : public FleetListener {
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;
   // Scheduling summaries of the nodes as of the last pass (see BuildContext).
+  // By the view's revision, not the view: holding every view would keep
+  // FleetState from changing any in place (FleetState::VersionedView).
   struct CachedNode {
-    std::shared_ptr<const dcufleet::v1::NodeView> view;
+    std::string name;
+    uint64_t revision = 0;
+    bool valid = false;
     ScheduleNode node;
   };
   // Taken by a pass (under reconcile_mu_) and by dry-run Deploys (alone).

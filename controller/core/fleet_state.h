@@ -106,6 +106,14 @@ class FleetState {
   // published (a change publishes a new one), so a reader may keep them.
   std::vector<std::shared_ptr<const dcufleet::v1::NodeView>> Snapshot() const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same with each view's revision: a number, unique across the fleet,
+  // that changes whenever the node's view does (also when it is changed in
+  // place), so a cache can tell a changed node without keeping its view.
+  struct VersionedView {
+    std::shared_ptr<const dcufleet::v1::NodeView> view;
+    uint64_t revision = 0;
+  };
+  std::vector<VersionedView> SnapshotVersioned() const ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<dcufleet::v1::NodeView> GetNode(const std::string& name) const
       ABSL_LOCKS_EXCLUDED(mu_);
   // Issue 20: the nodes that drain (their agents' reports carry NodeDrain)
@@ -144,6 +152,9 @@ class FleetState {
 
  private:
   struct NodeEntry {
+    // FleetState::VersionedView::revision; bumped by PublishLocked and
+    // MutableView, the only two ways a view changes.
+    uint64_t revision = 0;
     // Copy-on-write: never changed while shared with a Snapshot() reader.
     std::shared_ptr<const dcufleet::v1::NodeView> view =
         std::make_shared<const dcufleet::v1::NodeView>();
@@ -185,7 +196,15 @@ class FleetState {
 
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.
-  static dcufleet::v1::NodeView* MutableView(NodeEntry& e);
+  dcufleet::v1::NodeView* MutableView(NodeEntry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Replaces the entry's view with `v` (a new revision).
+  void PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A digest-only report of the inventory held, applied to the view in
+  // place when no reader holds it; false (nothing changed) otherwise.
+  bool ApplyDeltaInPlaceLocked(const std::string& node, NodeEntry& e, dcufleet::v1::NodeStatus& status,
+                               absl::Time now, std::vector<Event>* events, bool* changed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `*applied`: the event changed the node's view (a dropped one does not,
   // and wakes no reconcile pass: a node could otherwise keep the reconciler
   // busy at its event budget with events about instances it does not run).
@@ -210,6 +229,8 @@ class FleetState {
   mutable absl::Mutex mu_;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> draining_ ABSL_GUARDED_BY(mu_);
+  // The last revision given to a view (NodeEntry::revision).
+  uint64_t last_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // Command id -> result, filled by OnCommandResult.
   std::map<std::string, std::optional<dcufleet::v1::CommandResult>> pending_commands_
       ABSL_GUARDED_BY(mu_);

@@ -428,6 +428,30 @@ TEST_F(FleetStateTest, ADeltaMovesTheHeldInventorysFiguresOnly) {
   ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
   EXPECT_EQ(held[0]->inventory().devices(3).schedulable_free().bytes(), 5LL << 30);
   EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices(3).schedulable_free().bytes(), 1LL << 30);
+  held.clear();
+
+  // With no reader the view is changed in place (issue 22: no copy of the
+  // inventory per report): the same object, a new revision, which is how
+  // the reconciler's cache tells a changed node.
+  auto v1 = fleet_->SnapshotVersioned();
+  ASSERT_EQ(v1.size(), 1u);
+  const dcufleet::v1::NodeView* object = v1[0].view.get();
+  const uint64_t rev1 = v1[0].revision;
+  v1.clear();
+  now.mutable_devices(3)->mutable_schedulable_free()->set_bytes(2LL << 30);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
+  auto v2 = fleet_->SnapshotVersioned();
+  EXPECT_EQ(v2[0].view.get(), object) << "copied although nobody held the view";
+  EXPECT_GT(v2[0].revision, rev1);
+  EXPECT_EQ(v2[0].view->inventory().devices(3).schedulable_free().bytes(), 2LL << 30);
+  EXPECT_EQ(fleet_->GetNode("node-a")->reports().delta(), 3);
+  // Held: the next report publishes a new object with a newer revision.
+  now.mutable_devices(3)->mutable_schedulable_free()->set_bytes(3LL << 30);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
+  auto v3 = fleet_->SnapshotVersioned();
+  EXPECT_NE(v3[0].view.get(), v2[0].view.get());
+  EXPECT_GT(v3[0].revision, v2[0].revision);
+  EXPECT_EQ(v2[0].view->inventory().devices(3).schedulable_free().bytes(), 2LL << 30);
 }
 
 TEST_F(FleetStateTest, AnUnknownDigestAsksForTheFullInventoryAtMostOnceASecond) {

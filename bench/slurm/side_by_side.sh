@@ -17,7 +17,8 @@
 # Rounds alternate (Slurm, dcufleet, Slurm, …); each side's median of
 # ROUNDS is printed with its spread, and the ratio of the medians.
 #   bench/slurm/side_by_side.sh [--nodes 100] [--rounds 5] [--slurm-only]
-#     [--sched-params 'default_queue_depth=10000'] [--min-window 1]
+#     [--sched-params 'default_queue_depth=10000'] [--min-window 1] [--poll 0.25]
+#     [--slurm-jobs array|separate]
 # --sched-params: Slurm's SchedulerParameters (default: none, Slurm's own
 # defaults, as a site gets them; the figure says which was used).
 set -euo pipefail
@@ -29,6 +30,8 @@ ROUNDS=5
 SLURM_ONLY=0
 SCHED_PARAMS=""
 MIN_WINDOW=1
+POLL=0.25
+SLURM_JOBS=array
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES="$2"; shift 2 ;;
@@ -36,7 +39,9 @@ while [ $# -gt 0 ]; do
     --slurm-only) SLURM_ONLY=1; shift ;;
     --sched-params) SCHED_PARAMS="$2"; shift 2 ;;
     --min-window) MIN_WINDOW="$2"; shift 2 ;;
-    *) echo "usage: $0 [--nodes N] [--rounds R] [--slurm-only] [--sched-params P] [--min-window S]" >&2; exit 2 ;;
+    --poll) POLL="$2"; shift 2 ;;
+    --slurm-jobs) SLURM_JOBS="$2"; shift 2 ;;
+    *) echo "usage: $0 [--nodes N] [--rounds R] [--slurm-only] [--sched-params P] [--min-window S] [--poll S] [--slurm-jobs array|separate]" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "run as root: slurmd runs the jobs (SlurmdUser=root)" >&2; exit 2; }
@@ -44,6 +49,7 @@ for b in slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
   command -v "$b" >/dev/null || { echo "'$b' missing: apt-get install slurmctld slurmd slurm-client" >&2; exit 2; }
 done
 JOBS=$((2 * NODES))
+case "$SLURM_JOBS" in array|separate) ;; *) echo "--slurm-jobs: array or separate" >&2; exit 2 ;; esac
 if [ "$SLURM_ONLY" = 0 ]; then
   [ -n "${DCU_BENCH_BIN:-}" ] || build_targets dcu-loadgen dcu-controller
   BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
@@ -65,19 +71,40 @@ running_tasks() { squeue -h -r -t RUNNING -o '%i' 2>/dev/null | wc -l; }
 queued_tasks() { squeue -h -r -o '%i' 2>/dev/null | wc -l; }
 
 slurm_round() {  # prints placements/s
-  local id t0 t1 n
-  id="$(sbatch --parsable -H --array="1-$JOBS" --gres=dcu:4 -n1 -o /dev/null --wrap 'sleep 86400')"
-  id="${id%%;*}"
+  local id t0 t1 n ids=() i
+  if [ "$SLURM_JOBS" = array ]; then
+    id="$(sbatch --parsable -H --array="1-$JOBS" --gres=dcu:4 -n1 -o /dev/null --wrap 'sleep 86400')"
+    id="${id%%;*}"
+    ids=("$id")
+  else
+    # As many separate held jobs: each release is an event that Slurm
+    # answers with a quick scheduling attempt (sched_config.html), where an
+    # array's tasks wait for the main loop or backfill.
+    for i in $(seq 1 "$JOBS"); do
+      id="$(sbatch --parsable -H --gres=dcu:4 -n1 -o /dev/null --wrap 'sleep 86400')"
+      ids+=("${id%%;*}")
+    done
+  fi
+  local list
+  list="$(IFS=,; echo "${ids[*]}")"
   t0="$(now)"
-  scontrol release "$id" >/dev/null
-  for _ in $(seq 1 6000); do
+  scontrol release "$list" >/dev/null
+  # squeue every POLL seconds: each is an RPC that takes slurmctld's job
+  # lock, so polling much faster slows the scheduler being timed (20 a
+  # second did, measured); the window's error is under one POLL.
+  for _ in $(seq 1 $((300 * 4))); do
     n="$(running_tasks)"
     [ "$n" -ge "$JOBS" ] && break
-    sleep 0.05
+    sleep "$POLL"
   done
   t1="$(now)"
   [ "$n" -ge "$JOBS" ] || { echo "Slurm placed $n of $JOBS tasks in 300 s" >&2; return 1; }
-  scancel "$id"
+  # How Slurm started them: its own counters (main scheduler cycles and
+  # backfill), reset per round.
+  sdiag 2>/dev/null | grep -E "^(Main schedule statistics|Backfilling stats)|Total cycles|Last cycle:|Mean cycle|Total backfilled jobs \(since last slurm start\)|Last depth cycle:" \
+    | sed 's/^/    sdiag: /' >&2 || true
+  sdiag --reset >/dev/null 2>&1 || true
+  scancel "${ids[@]}"
   for _ in $(seq 1 600); do [ "$(queued_tasks)" -eq 0 ] && break; sleep 0.2; done
   # Every slurmstepd gone and the nodes idle again before the next round.
   for _ in $(seq 1 600); do
@@ -105,12 +132,12 @@ for r in $(seq 1 "$ROUNDS"); do
   fi
 done
 
-python3 - "$NODES" "$JOBS" "${SCHED_PARAMS:-Slurm defaults}" "${SLURM[*]}" "${FLEET[*]:-}" <<'PY'
+python3 - "$NODES" "$JOBS" "${SCHED_PARAMS:-Slurm defaults}" "${SLURM[*]}" "${FLEET[*]:-}" "$( [ "$SLURM_JOBS" = array ] && echo "one array of $JOBS tasks" || echo "$JOBS separate jobs")" <<'PY'
 import statistics, sys
-nodes, jobs, params, slurm, fleet = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+nodes, jobs, params, slurm, fleet, shape = sys.argv[1:7]
 s = [float(x) for x in slurm.split()]
 f = [float(x) for x in fleet.split()] if fleet.strip() else []
-print(f"## {nodes} nodes x 8 devices, {jobs} placements of 4 devices per round ({params})\n")
+print(f"## {nodes} nodes x 8 devices, {jobs} placements of 4 devices per round ({params}; Slurm jobs: {shape})\n")
 print("| scheduler | median placements/s | spread (min-max) | rounds |")
 print("| --- | --- | --- | --- |")
 print(f"| Slurm 22.05 | {statistics.median(s):.1f} | {min(s):.1f}-{max(s):.1f} | {' '.join(map(str, s))} |")

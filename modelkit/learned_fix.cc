@@ -45,34 +45,37 @@ bool LearnedFixEmpty(const LearnedFix& fix) {
   return fix.env().empty() && fix.ld_library_path_prefix().empty();
 }
 
+void LearnedFixTally::Add(const Evidence& e) {
+  if (e.outcome() == dcufleet::v1::LAUNCH_READY && !LearnedFixEmpty(e.learned_fix())) {
+    // The newest fix decides: an older one is the same lesson or an older
+    // one, and must not come back if this one is demoted.
+    LearnedFix fix = e.learned_fix();
+    fix.set_evidence_id(e.evidence_id());
+    fix.set_stack_id(e.stack_id());
+    fix.set_arch(e.arch());
+    fix.set_node(e.node());
+    fix.set_instance_id(e.instance_id());
+    fix.set_at_ms(e.at_ms());
+    fix_ = std::move(fix);
+    return;
+  }
+  // A demotion is newer than the fix it demotes; one of an older fix than
+  // the one in force changes nothing.
+  if (fix_ && DemotesCarriedFix(e) && e.carried_fix() == fix_->evidence_id()) fix_.reset();
+}
+
 std::optional<LearnedFix> LearnedFixFor(absl::string_view stack_id, absl::string_view arch,
                                         const std::vector<Evidence>& evidence) {
   std::vector<const Evidence*> rows;
   for (const auto& e : evidence) {
     if (e.stack_id() == stack_id && e.arch() == arch) rows.push_back(&e);
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Evidence* a, const Evidence* b) {
-    if (a->at_ms() != b->at_ms()) return a->at_ms() > b->at_ms();
-    return a->evidence_id() > b->evidence_id();
-  });
-  // Newest first: a demotion is newer than the fix it demotes.
-  std::set<std::string> demoted;
-  for (const Evidence* e : rows) {
-    if (DemotesCarriedFix(*e)) demoted.insert(e->carried_fix());
-    if (e->outcome() != dcufleet::v1::LAUNCH_READY || LearnedFixEmpty(e->learned_fix())) continue;
-    // The newest fix decides; an older one is the same lesson, or an older
-    // one, and must not come back because the newest was demoted.
-    if (demoted.count(e->evidence_id())) return std::nullopt;
-    LearnedFix fix = e->learned_fix();
-    fix.set_evidence_id(e->evidence_id());
-    fix.set_stack_id(e->stack_id());
-    fix.set_arch(e->arch());
-    fix.set_node(e->node());
-    fix.set_instance_id(e->instance_id());
-    fix.set_at_ms(e->at_ms());
-    return fix;
-  }
-  return std::nullopt;
+  // Oldest first; one millisecond's rows in the order given (recorded).
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Evidence* a, const Evidence* b) { return a->at_ms() < b->at_ms(); });
+  LearnedFixTally tally;
+  for (const Evidence* e : rows) tally.Add(*e);
+  return tally.fix();
 }
 
 void ApplyLearnedFix(const LearnedFix& fix, dcufleet::v1::InstanceSpec* spec) {

@@ -27,6 +27,18 @@ std::optional<dcufleet::v1::LearnedFix> LearnedFixFor(
     absl::string_view stack_id, absl::string_view arch,
     const std::vector<dcufleet::v1::Evidence>& evidence);
 
+// The same fold, row by row, for a caller that keeps it (the controller adds
+// a row per launch): rows oldest first, rows of one millisecond in the order
+// recorded; Add is O(1).
+class LearnedFixTally {
+ public:
+  void Add(const dcufleet::v1::Evidence& row);
+  const std::optional<dcufleet::v1::LearnedFix>& fix() const { return fix_; }
+
+ private:
+  std::optional<dcufleet::v1::LearnedFix> fix_;
+};
+
 // Adds `fix` to a rendered launch: its variables set (they win over the
 // recipe's: they exist to fix it), its library directories first. The spec
 // records which fix it carries (learned_fix).

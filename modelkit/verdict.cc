@@ -18,16 +18,16 @@ using dcufleet::v1::Verdict;
 bool IsReady(const Evidence& e) { return e.outcome() == dcufleet::v1::LAUNCH_READY; }
 bool IsFailed(const Evidence& e) { return e.outcome() == dcufleet::v1::LAUNCH_FAILED; }
 
+// The (stack, arch) rows, oldest first; rows of the same millisecond keep
+// the order given (the store lists them in the order recorded).
 std::vector<const Evidence*> Select(const std::vector<Evidence>& evidence,
                                     absl::string_view stack_id, absl::string_view arch) {
   std::vector<const Evidence*> rows;
   for (const auto& e : evidence) {
     if (e.stack_id() == stack_id && e.arch() == arch) rows.push_back(&e);
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Evidence* a, const Evidence* b) {
-    if (a->at_ms() != b->at_ms()) return a->at_ms() < b->at_ms();
-    return a->evidence_id() < b->evidence_id();
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Evidence* a, const Evidence* b) { return a->at_ms() < b->at_ms(); });
   return rows;
 }
 
@@ -35,52 +35,22 @@ std::string Plural(int n, absl::string_view one, absl::string_view many) {
   return absl::StrCat(n, " ", n == 1 ? one : many);
 }
 
-// "3 launches" or "2 launches and 1 probe".
-std::string CountRuns(const std::vector<const Evidence*>& rows) {
-  int launches = 0, probes = 0;
-  for (const Evidence* e : rows) {
-    if (e->kind() == dcufleet::v1::EVIDENCE_PROBE) {
-      ++probes;
-    } else {
-      ++launches;
-    }
-  }
-  if (probes == 0) return Plural(launches, "launch", "launches");
-  if (launches == 0) return Plural(probes, "probe", "probes");
-  return absl::StrCat(Plural(launches, "launch", "launches"), " and ",
-                      Plural(probes, "probe", "probes"));
+void KeepNewest(std::deque<std::string>* ids, const std::string& id) {
+  ids->push_back(id);
+  if (ids->size() > static_cast<size_t>(kVerdictEvidenceIds)) ids->pop_front();
 }
 
-// "qwen3-32b TP=2, qwen3-32b TP=4" (distinct, in order).
-std::string DescribeRuns(const std::vector<const Evidence*>& rows) {
-  std::vector<std::string> parts;
-  for (const Evidence* e : rows) {
-    std::string part = e->model().empty() ? std::string("probe") : e->model();
-    if (e->tp() > 0) absl::StrAppend(&part, " TP=", e->tp());
-    if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
-  }
-  return absl::StrJoin(parts, ", ");
+void SetIds(const std::deque<std::string>& ids, Verdict* v) {
+  for (const auto& id : ids) v->add_evidence_ids(id);
 }
 
-std::string IgnoredSummary(const std::vector<const Evidence*>& ignored) {
-  std::map<std::string, int> by_class;
-  for (const Evidence* e : ignored) ++by_class[e->failure_class()];
+// "port_in_use, triton_kernel_compile_failure x2" (classes in name order).
+std::string ClassSummary(const std::map<std::string, int>& by_class) {
   std::vector<std::string> parts;
   for (const auto& [cls, n] : by_class) {
     parts.push_back(n == 1 ? cls : absl::StrCat(cls, " x", n));
   }
   return absl::StrJoin(parts, ", ");
-}
-
-// The one node whose launches alone make a broken verdict ("" when a second
-// node agrees, or a seed, probe or human row: the catalog's own word).
-std::string OnlyNode(const std::vector<const Evidence*>& failures) {
-  std::set<std::string> nodes;
-  for (const Evidence* e : failures) {
-    if (e->kind() != dcufleet::v1::EVIDENCE_LAUNCH) return "";
-    nodes.insert(e->node());
-  }
-  return nodes.size() == 1 ? *nodes.begin() : "";
 }
 
 }  // namespace
@@ -124,102 +94,148 @@ std::string FormatDay(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%d", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
 }
 
-Verdict ComputeStackArchVerdict(absl::string_view stack_id, absl::string_view arch,
-                                const std::vector<Evidence>& evidence) {
-  Verdict v;
-  v.set_stack_id(std::string(stack_id));
-  v.set_arch(std::string(arch));
-  std::vector<const Evidence*> rows = Select(evidence, stack_id, arch);
-  std::vector<const Evidence*> decisive, ignored, ready;
-  for (const Evidence* e : rows) {
-    if (IsReady(*e)) {
-      decisive.push_back(e);
-      ready.push_back(e);
-    } else if (IsFailed(*e) && ScopeOf(*e) == dcufleet::v1::SCOPE_STACK_ARCH) {
-      decisive.push_back(e);
-    } else {
-      ignored.push_back(e);
-    }
+VerdictTally::VerdictTally(std::string stack_id, std::string arch)
+    : stack_id_(std::move(stack_id)), arch_(std::move(arch)) {}
+
+void VerdictTally::Fold::Add(const Evidence& e, bool decisive) {
+  const bool probe = e.kind() == dcufleet::v1::EVIDENCE_PROBE;
+  auto count = [probe](Runs* r) { ++(probe ? r->probes : r->launches); };
+  if (!decisive) {
+    ++ignored;
+    count(&ignored_runs);
+    ++ignored_by_class[e.failure_class()];
+    last_ignored_at_ms = e.at_ms();
+    return;
   }
-  v.set_ignored_count(static_cast<int>(ignored.size()));
-  v.set_ready_count(static_cast<int>(ready.size()));
-  v.set_failed_count(static_cast<int>(decisive.size() - ready.size()));
-  if (decisive.empty()) {
+  has_decisive = true;
+  latest_at_ms = e.at_ms();
+  latest_ready = IsReady(e);
+  if (latest_ready) {
+    ++ready;
+    count(&ready_runs);
+    std::string part = e.model().empty() ? std::string("probe") : e.model();
+    if (e.tp() > 0) absl::StrAppend(&part, " TP=", e.tp());
+    if (std::find(ready_described.begin(), ready_described.end(), part) == ready_described.end()) {
+      ready_described.push_back(std::move(part));
+    }
+    KeepNewest(&ready_ids, e.evidence_id());
+    return;
+  }
+  ++failed;
+  latest_class = e.failure_class();
+  ++failed_by_class[latest_class];
+  ClassFailures& f = failures[latest_class];
+  count(&f.runs);
+  if (e.kind() != dcufleet::v1::EVIDENCE_LAUNCH) f.catalog_word = true;
+  if (f.runs.launches + f.runs.probes == 1) {
+    f.first_node = e.node();
+  } else if (e.node() != f.first_node) {
+    f.many_nodes = true;
+  }
+  KeepNewest(&f.ids, e.evidence_id());
+}
+
+bool VerdictTally::Add(const Evidence& e) {
+  if (e.stack_id() != stack_id_ || e.arch() != arch_) return true;
+  if (any_ && e.at_ms() < newest_at_ms_) return false;
+  any_ = true;
+  newest_at_ms_ = e.at_ms();
+  const FailureScope scope = ScopeOf(e);
+  // Ready launches (any model) and stack-arch failures decide the arch.
+  arch_fold_.Add(e, IsReady(e) || (IsFailed(e) && scope == dcufleet::v1::SCOPE_STACK_ARCH));
+  // A model's own rows decide it: ready, or a failure of the stack on that
+  // arch, for everyone or for this model.
+  if (!e.model().empty()) {
+    model_folds_[e.model()].Add(
+        e, IsReady(e) || (IsFailed(e) && (scope == dcufleet::v1::SCOPE_STACK_ARCH ||
+                                          scope == dcufleet::v1::SCOPE_STACK_ARCH_MODEL)));
+  }
+  return true;
+}
+
+namespace {
+
+// "3 launches" or "2 launches and 1 probe".
+template <typename R>
+std::string CountRuns(const R& r) {
+  if (r.probes == 0) return Plural(r.launches, "launch", "launches");
+  if (r.launches == 0) return Plural(r.probes, "probe", "probes");
+  return absl::StrCat(Plural(r.launches, "launch", "launches"), " and ",
+                      Plural(r.probes, "probe", "probes"));
+}
+
+// The one node whose launches alone make a broken verdict ("" when a second
+// node agrees, or a seed, probe or human row: the catalog's own word).
+template <typename F>
+std::string OnlyNode(const F& f) {
+  return f.catalog_word || f.many_nodes ? "" : f.first_node;
+}
+
+}  // namespace
+
+Verdict VerdictTally::StackArch() const {
+  const Fold& f = arch_fold_;
+  Verdict v;
+  v.set_stack_id(stack_id_);
+  v.set_arch(arch_);
+  v.set_ignored_count(f.ignored);
+  v.set_ready_count(f.ready);
+  v.set_failed_count(f.failed);
+  if (!f.has_decisive) {
     v.set_state(dcufleet::v1::VERDICT_UNTESTED);
-    if (ignored.empty()) {
-      v.set_reason(absl::StrCat("untested on ", arch, ": no evidence"));
+    if (f.ignored == 0) {
+      v.set_reason(absl::StrCat("untested on ", arch_, ": no evidence"));
     } else {
-      v.set_reason(absl::StrCat("untested on ", arch, ": ", CountRuns(ignored),
-                                " that do not decide (", IgnoredSummary(ignored), ")"));
-      v.set_last_at_ms(ignored.back()->at_ms());
+      v.set_reason(absl::StrCat("untested on ", arch_, ": ", CountRuns(f.ignored_runs),
+                                " that do not decide (", ClassSummary(f.ignored_by_class), ")"));
+      v.set_last_at_ms(f.last_ignored_at_ms);
     }
     return v;
   }
-  const Evidence* latest = decisive.back();
-  v.set_last_at_ms(latest->at_ms());
-  if (IsReady(*latest)) {
+  v.set_last_at_ms(f.latest_at_ms);
+  if (f.latest_ready) {
     v.set_state(dcufleet::v1::VERDICT_WORKS);
-    std::string reason = absl::StrCat("works on ", arch, ": ", CountRuns(ready), " ready (",
-                                      DescribeRuns(ready), "), last ", FormatDay(latest->at_ms()));
-    int superseded = v.failed_count();
-    if (superseded > 0) {
-      std::vector<const Evidence*> failed;
-      for (const Evidence* e : decisive) {
-        if (!IsReady(*e)) failed.push_back(e);
-      }
-      absl::StrAppend(&reason, "; ", Plural(superseded, "earlier failure", "earlier failures"),
-                      " superseded (", IgnoredSummary(failed), ")");
+    std::string reason = absl::StrCat("works on ", arch_, ": ", CountRuns(f.ready_runs), " ready (",
+                                      absl::StrJoin(f.ready_described, ", "), "), last ",
+                                      FormatDay(f.latest_at_ms));
+    if (f.failed > 0) {
+      absl::StrAppend(&reason, "; ", Plural(f.failed, "earlier failure", "earlier failures"),
+                      " superseded (", ClassSummary(f.failed_by_class), ")");
     }
     v.set_reason(reason);
-    for (const Evidence* e : ready) v.add_evidence_ids(e->evidence_id());
+    SetIds(f.ready_ids, &v);
     return v;
   }
   v.set_state(dcufleet::v1::VERDICT_BROKEN);
-  v.set_failure_class(latest->failure_class());
-  std::vector<const Evidence*> same;
-  for (const Evidence* e : decisive) {
-    if (!IsReady(*e) && e->failure_class() == latest->failure_class()) same.push_back(e);
-  }
-  std::string reason = absl::StrCat("broken on ", arch, ": ", latest->failure_class(), ", ",
-                                    CountRuns(same), ", last ", FormatDay(latest->at_ms()));
-  if (!ready.empty()) {
-    absl::StrAppend(&reason, "; ", Plural(static_cast<int>(ready.size()), "earlier ready launch",
-                                          "earlier ready launches"),
-                    " superseded (", DescribeRuns(ready), ")");
+  v.set_failure_class(f.latest_class);
+  const ClassFailures& same = f.failures.at(f.latest_class);
+  std::string reason = absl::StrCat("broken on ", arch_, ": ", f.latest_class, ", ",
+                                    CountRuns(same.runs), ", last ", FormatDay(f.latest_at_ms));
+  if (f.ready > 0) {
+    absl::StrAppend(&reason, "; ", Plural(f.ready, "earlier ready launch", "earlier ready launches"),
+                    " superseded (", absl::StrJoin(f.ready_described, ", "), ")");
   }
   v.set_only_node(OnlyNode(same));
   if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
   v.set_reason(reason);
-  for (const Evidence* e : same) v.add_evidence_ids(e->evidence_id());
+  SetIds(same.ids, &v);
   return v;
 }
 
-Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
-                            absl::string_view model, const std::vector<Evidence>& evidence) {
+Verdict VerdictTally::Model(absl::string_view model) const {
+  static const Fold* kNone = new Fold;
+  auto it = model_folds_.find(model);
+  const Fold& f = it == model_folds_.end() ? *kNone : it->second;
   Verdict v;
-  v.set_stack_id(std::string(stack_id));
-  v.set_arch(std::string(arch));
+  v.set_stack_id(stack_id_);
+  v.set_arch(arch_);
   v.set_model(std::string(model));
-  std::vector<const Evidence*> decisive, ready, ignored;
-  for (const Evidence* e : Select(evidence, stack_id, arch)) {
-    if (e->model() != model) continue;
-    FailureScope scope = ScopeOf(*e);
-    if (IsReady(*e)) {
-      decisive.push_back(e);
-      ready.push_back(e);
-    } else if (IsFailed(*e) && (scope == dcufleet::v1::SCOPE_STACK_ARCH ||
-                                scope == dcufleet::v1::SCOPE_STACK_ARCH_MODEL)) {
-      decisive.push_back(e);
-    } else {
-      ignored.push_back(e);
-    }
-  }
-  v.set_ready_count(static_cast<int>(ready.size()));
-  v.set_failed_count(static_cast<int>(decisive.size() - ready.size()));
-  v.set_ignored_count(static_cast<int>(ignored.size()));
-  std::string subject = absl::StrCat(model, " on ", arch);
-  if (decisive.empty()) {
-    Verdict arch_verdict = ComputeStackArchVerdict(stack_id, arch, evidence);
+  v.set_ready_count(f.ready);
+  v.set_failed_count(f.failed);
+  v.set_ignored_count(f.ignored);
+  std::string subject = absl::StrCat(model, " on ", arch_);
+  if (!f.has_decisive) {
+    Verdict arch_verdict = StackArch();
     v.set_inherited(true);
     v.set_last_at_ms(arch_verdict.last_at_ms());
     if (arch_verdict.state() == dcufleet::v1::VERDICT_BROKEN) {
@@ -238,33 +254,43 @@ Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
     }
     return v;
   }
-  const Evidence* latest = decisive.back();
-  v.set_last_at_ms(latest->at_ms());
-  if (IsReady(*latest)) {
+  v.set_last_at_ms(f.latest_at_ms);
+  if (f.latest_ready) {
     v.set_state(dcufleet::v1::VERDICT_WORKS);
-    v.set_reason(absl::StrCat("works for ", subject, ": ", CountRuns(ready), " ready (",
-                              DescribeRuns(ready), "), last ", FormatDay(latest->at_ms())));
-    for (const Evidence* e : ready) v.add_evidence_ids(e->evidence_id());
+    v.set_reason(absl::StrCat("works for ", subject, ": ", CountRuns(f.ready_runs), " ready (",
+                              absl::StrJoin(f.ready_described, ", "), "), last ",
+                              FormatDay(f.latest_at_ms)));
+    SetIds(f.ready_ids, &v);
     return v;
   }
   v.set_state(dcufleet::v1::VERDICT_BROKEN);
-  v.set_failure_class(latest->failure_class());
-  std::vector<const Evidence*> same;
-  for (const Evidence* e : decisive) {
-    if (!IsReady(*e) && e->failure_class() == latest->failure_class()) same.push_back(e);
-  }
-  std::string reason = absl::StrCat("broken for ", subject, ": ", latest->failure_class(), ", ",
-                                    CountRuns(same), ", last ", FormatDay(latest->at_ms()));
-  if (!ready.empty()) {
-    absl::StrAppend(&reason, "; ", Plural(static_cast<int>(ready.size()), "earlier ready launch",
-                                          "earlier ready launches"),
+  v.set_failure_class(f.latest_class);
+  const ClassFailures& same = f.failures.at(f.latest_class);
+  std::string reason = absl::StrCat("broken for ", subject, ": ", f.latest_class, ", ",
+                                    CountRuns(same.runs), ", last ", FormatDay(f.latest_at_ms));
+  if (f.ready > 0) {
+    absl::StrAppend(&reason, "; ", Plural(f.ready, "earlier ready launch", "earlier ready launches"),
                     " superseded");
   }
   v.set_only_node(OnlyNode(same));
   if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
   v.set_reason(reason);
-  for (const Evidence* e : same) v.add_evidence_ids(e->evidence_id());
+  SetIds(same.ids, &v);
   return v;
+}
+
+Verdict ComputeStackArchVerdict(absl::string_view stack_id, absl::string_view arch,
+                                const std::vector<Evidence>& evidence) {
+  VerdictTally tally{std::string(stack_id), std::string(arch)};
+  for (const Evidence* e : Select(evidence, stack_id, arch)) tally.Add(*e);
+  return tally.StackArch();
+}
+
+Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
+                            absl::string_view model, const std::vector<Evidence>& evidence) {
+  VerdictTally tally{std::string(stack_id), std::string(arch)};
+  for (const Evidence* e : Select(evidence, stack_id, arch)) tally.Add(*e);
+  return tally.Model(model);
 }
 
 std::vector<Verdict> ComputeArchVerdicts(const dcufleet::v1::Stack& stack,

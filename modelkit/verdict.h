@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,70 @@ dcufleet::v1::FailureScope DefaultScopeOfFailureClass(absl::string_view failure_
 // The scope a row counts under: its explicit scope, else the class default;
 // a model-level failure with config_ok = false is the config's fault.
 dcufleet::v1::FailureScope ScopeOf(const dcufleet::v1::Evidence& evidence);
+
+// The newest rows a verdict lists as the ones that decided it (its counts
+// say how many there were): a stack launched every day for a year would
+// otherwise carry every launch's id in every verdict.
+inline constexpr int kVerdictEvidenceIds = 16;
+
+// One (stack, arch)'s evidence folded in time order into its verdicts: the
+// (stack, arch) verdict and one per model. Adding a row is O(1) (amortised),
+// so a controller that records a row per launch keeps its verdicts current
+// without reading the key's history again (issue 22: a verdict was
+// recomputed over every row of its key each time one was added).
+// ComputeStackArchVerdict and ComputeModelVerdict fold the same way: one
+// definition of what the evidence says.
+class VerdictTally {
+ public:
+  VerdictTally(std::string stack_id, std::string arch);
+
+  // Rows come oldest first; rows of the same millisecond count in the order
+  // given (the store's: the order they were recorded). A row older than the
+  // newest one added is refused (false, nothing added): the caller folds the
+  // key's rows again, sorted. Rows of another stack or arch are skipped.
+  bool Add(const dcufleet::v1::Evidence& row);
+
+  dcufleet::v1::Verdict StackArch() const;
+  dcufleet::v1::Verdict Model(absl::string_view model) const;
+
+ private:
+  struct Runs {  // "3 launches" or "2 launches and 1 probe"
+    int launches = 0;
+    int probes = 0;
+  };
+  struct ClassFailures {  // the decisive failures of one class
+    Runs runs;
+    std::string first_node;
+    bool many_nodes = false;
+    bool catalog_word = false;  // a seed, probe or human row among them
+    std::deque<std::string> ids;  // the newest kVerdictEvidenceIds
+  };
+  struct Fold {  // what one verdict reads: the arch's rows or one model's
+    int ready = 0;
+    Runs ready_runs;
+    std::vector<std::string> ready_described;  // "qwen3-32b TP=2", distinct, in order
+    std::deque<std::string> ready_ids;
+    int failed = 0;
+    std::map<std::string, int> failed_by_class;
+    std::map<std::string, ClassFailures> failures;
+    int ignored = 0;
+    Runs ignored_runs;
+    std::map<std::string, int> ignored_by_class;
+    int64_t last_ignored_at_ms = 0;
+    bool has_decisive = false;
+    bool latest_ready = false;
+    std::string latest_class;
+    int64_t latest_at_ms = 0;
+    void Add(const dcufleet::v1::Evidence& row, bool decisive);
+  };
+
+  std::string stack_id_;
+  std::string arch_;
+  bool any_ = false;
+  int64_t newest_at_ms_ = 0;
+  Fold arch_fold_;
+  std::map<std::string, Fold, std::less<>> model_folds_;
+};
 
 // The verdict for (stack, arch) from every row of `evidence` (rows of other
 // stacks/arches are skipped). Ready launches (any model) and stack-arch

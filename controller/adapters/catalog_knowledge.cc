@@ -28,8 +28,6 @@ namespace {
 
 using modelkit::AuditConfigText;
 using modelkit::AuditOptions;
-using modelkit::ComputeModelVerdict;
-using modelkit::ComputeStackArchVerdict;
 using modelkit::FindCatalogModel;
 using modelkit::HasErrors;
 using modelkit::MatchEnvironment;
@@ -82,7 +80,7 @@ void CatalogKnowledge::Invalidate() {
   cache_ = nullptr;
   evidence_valid_ = false;
   verdicts_.clear();
-  learned_fixes_.clear();
+  tallies_.clear();
   dir_matches_.clear();
   preparations_.clear();
   audits_.clear();
@@ -111,7 +109,6 @@ std::shared_ptr<const CatalogKnowledge::Snapshot> CatalogKnowledge::Load() {
   dir_matches_.clear();
   preparations_.clear();
   verdicts_.clear();
-  learned_fixes_.clear();
   cache_ = std::move(snap);
   loaded_at_ = now;
   return cache_;
@@ -127,7 +124,7 @@ void CatalogKnowledge::LoadEvidenceLocked() {
   }
   evidence_.clear();
   verdicts_.clear();
-  learned_fixes_.clear();
+  tallies_.clear();
   for (auto& e : *ev) {
     EvidenceKey key(e.stack_id(), e.arch());
     evidence_[key].push_back(std::move(e));
@@ -136,6 +133,26 @@ void CatalogKnowledge::LoadEvidenceLocked() {
   for (const auto& e : pending_evidence_) evidence_[EvidenceKey(e.stack_id(), e.arch())].push_back(e);
   evidence_valid_ = true;
   evidence_loaded_at_ = now;
+}
+
+CatalogKnowledge::KeyTally& CatalogKnowledge::TallyLocked(const EvidenceKey& key) {
+  auto it = tallies_.find(key);
+  if (it != tallies_.end()) return it->second;
+  it = tallies_.try_emplace(key, key.first, key.second).first;
+  auto ev = evidence_.find(key);
+  if (ev == evidence_.end()) return it->second;
+  // The store lists rows by time, then in the order recorded; rows recorded
+  // since the load come after them. Sorted by time only, stably, in case a
+  // clock stepped back.
+  std::vector<const dcufleet::v1::Evidence*> rows;
+  rows.reserve(ev->second.size());
+  for (const auto& e : ev->second) rows.push_back(&e);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) { return a->at_ms() < b->at_ms(); });
+  for (const auto* e : rows) {
+    it->second.verdicts.Add(*e);
+    it->second.fix.Add(*e);
+  }
+  return it->second;
 }
 
 absl::StatusOr<ModelFacts> CatalogKnowledge::Model(const std::string& model) {
@@ -195,8 +212,8 @@ void CatalogKnowledge::PlansForArch(const std::string& model, const std::string&
     p.set_arch(arch);
     auto [vit, fresh] = verdicts_[key].try_emplace(model);
     if (fresh) {
-      vit->second = {ComputeModelVerdict(s.id(), arch, model, evidence),
-                     ComputeStackArchVerdict(s.id(), arch, evidence)};
+      const KeyTally& tally = TallyLocked(key);
+      vit->second = {tally.verdicts.Model(model), tally.verdicts.StackArch()};
     }
     const dcufleet::v1::Verdict& mv = vit->second.first;
     const dcufleet::v1::Verdict& av = vit->second.second;
@@ -505,12 +522,8 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
     absl::MutexLock lock(&mu_);
     LoadEvidenceLocked();
     EvidenceKey key(stack->id(), placement.arch());
-    auto [fit, fresh] = learned_fixes_.try_emplace(key);
-    if (fresh) {
-      auto it = evidence_.find(key);
-      if (it != evidence_.end()) fit->second = modelkit::LearnedFixFor(stack->id(), placement.arch(), it->second);
-    }
-    if (fit->second) modelkit::ApplyLearnedFix(*fit->second, &out);
+    const auto& fix = TallyLocked(key).fix.fix();
+    if (fix) modelkit::ApplyLearnedFix(*fix, &out);
   }
   return out;
 }
@@ -572,7 +585,16 @@ void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
     EvidenceKey key(e.stack_id(), e.arch());
     evidence_[key].push_back(e);
     verdicts_.erase(key);
-    learned_fixes_.erase(key);
+    auto t = tallies_.find(key);
+    if (t != tallies_.end()) {
+      // Older than the key's newest row (another controller's clock, or this
+      // one's stepped back): folded again, sorted, when next asked for.
+      if (t->second.verdicts.Add(e)) {
+        t->second.fix.Add(e);
+      } else {
+        tallies_.erase(t);
+      }
+    }
   }
   pending_evidence_.push_back(std::move(e));
 }

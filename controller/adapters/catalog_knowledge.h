@@ -10,6 +10,8 @@
 #include "common/clock.h"
 #include "controller/core/knowledge.h"
 #include "modelkit/config_audit.h"
+#include "modelkit/learned_fix.h"
+#include "modelkit/verdict.h"
 #include "controller/store/catalog_store.h"
 
 namespace dcu::controller {
@@ -102,15 +104,22 @@ class CatalogKnowledge : public Knowledge {
   std::map<EvidenceKey, std::vector<dcufleet::v1::Evidence>> evidence_ ABSL_GUARDED_BY(mu_);
   // Recorded (in evidence_ already), not yet written: FlushOutcomes.
   std::vector<dcufleet::v1::Evidence> pending_evidence_ ABSL_GUARDED_BY(mu_);
-  // Verdicts per (stack, arch), then model: (model verdict, stack-arch verdict).
+  // Verdicts per (stack, arch), then model: (model verdict, stack-arch
+  // verdict), rendered from tallies_ and dropped when a row is added.
   std::map<EvidenceKey, std::map<std::string, std::pair<dcufleet::v1::Verdict, dcufleet::v1::Verdict>>>
       verdicts_ ABSL_GUARDED_BY(mu_);
-  // The learned fix in force per (stack, arch) (modelkit::LearnedFixFor),
-  // dropped with that key's verdicts: reading it sorts all of the key's
-  // evidence, which grows by a row per launch, and a pass renders a launch
-  // per placement (issue 22: 28% of the controller's time in a bench that
-  // placed 7,200 deployments).
-  std::map<EvidenceKey, std::optional<dcufleet::v1::LearnedFix>> learned_fixes_ ABSL_GUARDED_BY(mu_);
+  // Per (stack, arch): its evidence folded into verdicts and the learned fix
+  // in force, a row added as each launch is recorded (issue 22: recomputing
+  // them over the key's rows, which grow by one per launch, took a growing
+  // share of every pass, and reading the fix sorted them for every launch
+  // rendered). Built from evidence_ when first asked for after a reload.
+  struct KeyTally {
+    KeyTally(const std::string& stack, const std::string& arch) : verdicts(stack, arch) {}
+    modelkit::VerdictTally verdicts;
+    modelkit::LearnedFixTally fix;
+  };
+  KeyTally& TallyLocked(const EvidenceKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::map<EvidenceKey, KeyTally> tallies_ ABSL_GUARDED_BY(mu_);
   // "model\0directory name" -> whether the directory holds the model.
   std::map<std::string, bool> dir_matches_ ABSL_GUARDED_BY(mu_);
   // Config audits and remediations by everything they depend on: a fleet

@@ -47,8 +47,16 @@ slurm_cluster_start() {
     echo "InactiveLimit=0"
     echo "MinJobAge=2"
     echo "KillWait=5"
+    # 1,000 slurmd on 2 cores take minutes to reap 2,000 cancelled steps:
+    # with the default 60 s, slurmd drains nodes "Kill task failed" (seen at
+    # 1,000 nodes), which is the host's load, not the scheduler's doing.
+    echo "UnkillableStepTimeout=600"
     echo "MessageTimeout=30"
     echo "MaxJobCount=100000"
+    # An array's indices must stay below MaxArraySize (default 1001): the
+    # side-by-side submits 2 x NODES tasks as one array ("Invalid job array
+    # specification" at 1,000 nodes otherwise).
+    echo "MaxArraySize=$((2 * nodes + 1 > 1001 ? 2 * nodes + 1 : 1001))"
     echo "StateSaveLocation=$dir/state"
     echo "SlurmdSpoolDir=$dir/spool/%n"
     echo "SlurmctldPidFile=$dir/run/slurmctld.pid"

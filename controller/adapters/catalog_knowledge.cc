@@ -79,6 +79,7 @@ void CatalogKnowledge::Invalidate() {
   absl::MutexLock lock(&mu_);
   cache_ = nullptr;
   evidence_valid_ = false;
+  evidence_ids_.clear();
   verdicts_.clear();
   tallies_.clear();
   dir_matches_.clear();
@@ -117,22 +118,55 @@ std::shared_ptr<const CatalogKnowledge::Snapshot> CatalogKnowledge::Load() {
 void CatalogKnowledge::LoadEvidenceLocked() {
   absl::Time now = clock_->Now();
   if (evidence_valid_ && now - evidence_loaded_at_ < absl::Seconds(10)) return;
+  if (evidence_valid_ && now - evidence_full_at_ < kEvidenceFullReadEvery) {
+    // Only what is new since the last read (this controller's own rows are
+    // in memory from RecordOutcome); the margin covers rows another writer
+    // stamped with a clock behind ours.
+    EvidenceFilter since;
+    since.since_ms = std::max<int64_t>(1, newest_evidence_ms_ - absl::ToInt64Milliseconds(kEvidenceReadMargin));
+    auto ev = store_->ListEvidence(since);
+    if (!ev.ok()) {
+      DCU_LOG_WARN("reading the catalog's new evidence: ", ev.status().message());
+      return;
+    }
+    for (auto& e : *ev) AddEvidenceLocked(std::move(e));
+    evidence_loaded_at_ = now;
+    return;
+  }
   auto ev = store_->ListEvidence(EvidenceFilter());
   if (!ev.ok()) {
     DCU_LOG_WARN("reading the catalog's evidence: ", ev.status().message());
     return;
   }
   evidence_.clear();
+  evidence_ids_.clear();
   verdicts_.clear();
   tallies_.clear();
-  for (auto& e : *ev) {
-    EvidenceKey key(e.stack_id(), e.arch());
-    evidence_[key].push_back(std::move(e));
-  }
+  newest_evidence_ms_ = 0;
+  for (auto& e : *ev) AddEvidenceLocked(std::move(e));
   // Recorded but not written yet: still part of what is known.
-  for (const auto& e : pending_evidence_) evidence_[EvidenceKey(e.stack_id(), e.arch())].push_back(e);
+  for (const auto& e : pending_evidence_) AddEvidenceLocked(e);
   evidence_valid_ = true;
   evidence_loaded_at_ = now;
+  evidence_full_at_ = now;
+}
+
+void CatalogKnowledge::AddEvidenceLocked(dcufleet::v1::Evidence e) {
+  if (!evidence_ids_.insert(e.evidence_id()).second) return;  // known already
+  newest_evidence_ms_ = std::max(newest_evidence_ms_, e.at_ms());
+  EvidenceKey key(e.stack_id(), e.arch());
+  verdicts_.erase(key);
+  auto t = tallies_.find(key);
+  if (t != tallies_.end()) {
+    // Older than the key's newest row (another writer's clock, or this
+    // one's stepped back): folded again, sorted, when next asked for.
+    if (t->second.verdicts.Add(e)) {
+      t->second.fix.Add(e);
+    } else {
+      tallies_.erase(t);
+    }
+  }
+  evidence_[key].push_back(std::move(e));
 }
 
 CatalogKnowledge::KeyTally& CatalogKnowledge::TallyLocked(const EvidenceKey& key) {
@@ -581,21 +615,8 @@ void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
   // In memory at once (this (stack, arch)'s verdicts change now); written
   // with the rest of the pass by FlushOutcomes.
   absl::MutexLock lock(&mu_);
-  if (evidence_valid_) {
-    EvidenceKey key(e.stack_id(), e.arch());
-    evidence_[key].push_back(e);
-    verdicts_.erase(key);
-    auto t = tallies_.find(key);
-    if (t != tallies_.end()) {
-      // Older than the key's newest row (another controller's clock, or this
-      // one's stepped back): folded again, sorted, when next asked for.
-      if (t->second.verdicts.Add(e)) {
-        t->second.fix.Add(e);
-      } else {
-        tallies_.erase(t);
-      }
-    }
-  }
+  // In memory at once (this (stack, arch)'s verdicts change now).
+  if (evidence_valid_) AddEvidenceLocked(e);
   pending_evidence_.push_back(std::move(e));
 }
 

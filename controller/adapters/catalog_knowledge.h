@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -77,6 +78,8 @@ class CatalogKnowledge : public Knowledge {
   using EvidenceKey = std::pair<std::string, std::string>;  // (stack, arch)
   std::shared_ptr<const Snapshot> Load() ABSL_LOCKS_EXCLUDED(mu_);
   void LoadEvidenceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds a row to evidence_ and to its key's tally, unless its id is known.
+  void AddEvidenceLocked(dcufleet::v1::Evidence e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One store transaction for what these nodes have (ObserveNodes).
   void RecordObservations(const std::vector<CatalogStore::NodeObservation>& observations, int64_t now_ms)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -97,11 +100,20 @@ class CatalogKnowledge : public Knowledge {
   std::shared_ptr<const Snapshot> cache_ ABSL_GUARDED_BY(mu_);
   absl::Time loaded_at_ ABSL_GUARDED_BY(mu_);
   // Evidence by (stack, arch), appended to as launches are recorded (not
-  // reloaded per outcome: a fleet records one per launch), reloaded from the
-  // store every few seconds in case something else wrote it.
+  // reloaded per outcome: a fleet records one per launch). Every 10 s, in
+  // case something else wrote rows, only those from kEvidenceReadMargin
+  // before the newest known are read (known ids are skipped); in full at
+  // first, after Invalidate and every kEvidenceFullReadEvery (so that a row
+  // the store refused does not stay in memory for good). Reading every row
+  // every 10 s held mu_ for longer the longer the fleet ran.
+  static constexpr absl::Duration kEvidenceReadMargin = absl::Minutes(10);
+  static constexpr absl::Duration kEvidenceFullReadEvery = absl::Minutes(10);
   bool evidence_valid_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time evidence_loaded_at_ ABSL_GUARDED_BY(mu_);
+  absl::Time evidence_full_at_ ABSL_GUARDED_BY(mu_);
   std::map<EvidenceKey, std::vector<dcufleet::v1::Evidence>> evidence_ ABSL_GUARDED_BY(mu_);
+  std::unordered_set<std::string> evidence_ids_ ABSL_GUARDED_BY(mu_);
+  int64_t newest_evidence_ms_ ABSL_GUARDED_BY(mu_) = 0;
   // Recorded (in evidence_ already), not yet written: FlushOutcomes.
   std::vector<dcufleet::v1::Evidence> pending_evidence_ ABSL_GUARDED_BY(mu_);
   // Verdicts per (stack, arch), then model: (model verdict, stack-arch

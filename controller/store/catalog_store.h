@@ -23,6 +23,8 @@ struct EvidenceFilter {
   int limit = 0;
   // Oldest first unless set (the limit then keeps the newest rows).
   bool newest_first = false;
+  // > 0: only rows at or after this time (unix ms).
+  int64_t since_ms = 0;
 };
 
 // Durable knowledge: stacks, evidence, the model catalog, and what agents

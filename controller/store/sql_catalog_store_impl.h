@@ -318,12 +318,13 @@ absl::StatusOr<std::vector<Evidence>> SqlCatalogStore<Db>::ListEvidence(const Ev
     std::string sql = absl::StrCat(
         "SELECT evidence_id, row FROM evidence WHERE (?1 = '' OR stack_id = ?1) AND "
         "(?2 = '' OR arch = ?2) AND (?3 = '' OR model = ?3) AND (?4 = '' OR node = ?4) "
-        "ORDER BY at_ms ",
+        "AND at_ms >= ?6 ORDER BY at_ms ",
         f.newest_first ? "DESC, seq DESC" : "ASC, seq ASC", " LIMIT ?5");
     DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(sql));
     q->Bind(1, f.stack_id).Bind(2, f.arch).Bind(3, f.model).Bind(4, f.node)
         .Bind(5, f.limit > 0 ? static_cast<int64_t>(f.limit)
-                             : std::numeric_limits<int64_t>::max());  // "all", both dialects
+                             : std::numeric_limits<int64_t>::max())  // "all", both dialects
+        .Bind(6, f.since_ms > 0 ? f.since_ms : std::numeric_limits<int64_t>::min());
     while (true) {
       DCU_ASSIGN_OR_RETURN(bool row, q->Step());
       if (!row) break;

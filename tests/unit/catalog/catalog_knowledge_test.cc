@@ -3,6 +3,9 @@
 // and to the next launch (a learned fix).
 #include "controller/adapters/catalog_knowledge.h"
 
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "gmock/gmock.h"
@@ -72,6 +75,64 @@ class CatalogKnowledgeTest : public ::testing::Test {
   std::unique_ptr<CatalogKnowledge> knowledge_;
   std::vector<dcufleet::v1::Plan> plans_, excluded_;
 };
+
+// Rows another writer put in the store reach the plans at the next read, 10 s
+// on, without the whole history being read again; this controller's own
+// rows, which the store lists too, are not counted twice.
+TEST_F(CatalogKnowledgeTest, RowsWrittenElsewhereArriveAtTheNextReadAndOwnRowsCountOnce) {
+  bool excluded = true;
+  ASSERT_NE(Find(&excluded), nullptr);  // the evidence is read in full here
+  Outcome("node-a", true, "", "");
+  Outcome("node-b", true, "", "");
+  knowledge_->FlushOutcomes();  // written: the store lists them from now on
+  const dcufleet::v1::Plan* p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->verdict(), dcufleet::v1::VERDICT_WORKS);
+  const std::string before = p->verdict_reason();
+
+  // Two controllers' worth of stack-arch failures on two nodes, written to
+  // the store directly: with them the stack is broken fleet-wide.
+  for (const char* node : {"node-c", "node-d"}) {
+    dcufleet::v1::Evidence e;
+    e.set_stack_id(kStack);
+    e.set_arch("gfx928");
+    e.set_model(kModel);
+    e.set_tp(4);
+    e.set_node(node);
+    e.set_kind(dcufleet::v1::EVIDENCE_LAUNCH);
+    e.set_outcome(dcufleet::v1::LAUNCH_FAILED);
+    e.set_failure_class("triton_unsupported_gpu_target");
+    e.set_scope(dcufleet::v1::SCOPE_STACK_ARCH);
+    e.set_config_ok(true);
+    e.set_at_ms(absl::ToUnixMillis(clock_.Now()));
+    e.set_evidence_id(absl::StrCat("ev-elsewhere-", node));
+    ASSERT_TRUE(store_->RecordEvidence(e).ok());
+  }
+  p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(excluded) << "read before 10 s passed: " << p->excluded_reason();
+
+  clock_.Advance(absl::Seconds(11));
+  p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(excluded) << p->verdict_reason();
+  EXPECT_THAT(p->excluded_reason(), HasSubstr("triton_unsupported_gpu_target, 2 launches"));
+
+  // A ready launch of this controller's puts it back to works; the reason
+  // counts each ready row once (the two read back from the store, not twice).
+  Outcome("node-a", true, "", "");
+  knowledge_->FlushOutcomes();
+  clock_.Advance(absl::Seconds(11));
+  p = Find(&excluded);
+  ASSERT_NE(p, nullptr);
+  ASSERT_FALSE(excluded) << p->excluded_reason();
+  EXPECT_THAT(before, HasSubstr("works for qwen3-32b on gfx928"));
+  int ready_before = 0, ready_after = 0;
+  ASSERT_EQ(sscanf(before.c_str() + before.find(": ") + 2, "%d", &ready_before), 1) << before;
+  const std::string after = p->verdict_reason();
+  ASSERT_EQ(sscanf(after.c_str() + after.find(": ") + 2, "%d", &ready_after), 1) << after;
+  EXPECT_EQ(ready_after, ready_before + 1) << before << " / " << after;
+}
 
 TEST_F(CatalogKnowledgeTest, PortInUseThreeTimesDoesNotExcludeAWorkingStack) {
   bool excluded = true;

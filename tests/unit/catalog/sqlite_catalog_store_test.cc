@@ -194,6 +194,28 @@ TEST_P(CatalogStoreConformance, EvidenceRecordAndFilters) {
   ASSERT_EQ(latest->size(), 2u);
   EXPECT_EQ((*latest)[0].evidence_id(), "seed000-0.11.0-qwen3-32b-triton-gfx928-no-inductor");
 
+  // since_ms: rows at or after a time, oldest first, other filters still apply.
+  dcufleet::v1::Evidence later = e;
+  later.set_stack_id("vllm-0.9.2-bare-dtk2504");
+  later.set_evidence_id("ev-later");
+  later.set_at_ms(1800000005000);
+  ASSERT_TRUE(store_->RecordEvidence(later).ok());
+  EvidenceFilter since;
+  since.since_ms = 1800000000000;
+  auto recent = store_->ListEvidence(since);
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  ASSERT_EQ(recent->size(), 2u);
+  EXPECT_EQ((*recent)[1].evidence_id(), "ev-later");
+  since.since_ms = 1800000000001;
+  recent = store_->ListEvidence(since);
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  ASSERT_EQ(recent->size(), 1u);
+  EXPECT_EQ((*recent)[0].evidence_id(), "ev-later");
+  since.node = "node-b";
+  recent = store_->ListEvidence(since);
+  ASSERT_TRUE(recent.ok());
+  EXPECT_TRUE(recent->empty());
+
   // Verdicts computed from what the store returns.
   auto all = store_->ListEvidence({});
   ASSERT_TRUE(all.ok());

@@ -66,15 +66,8 @@ void LearnedFixTally::Add(const Evidence& e) {
 
 std::optional<LearnedFix> LearnedFixFor(absl::string_view stack_id, absl::string_view arch,
                                         const std::vector<Evidence>& evidence) {
-  std::vector<const Evidence*> rows;
-  for (const auto& e : evidence) {
-    if (e.stack_id() == stack_id && e.arch() == arch) rows.push_back(&e);
-  }
-  // Oldest first; one millisecond's rows in the order given (recorded).
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Evidence* a, const Evidence* b) { return a->at_ms() < b->at_ms(); });
   LearnedFixTally tally;
-  for (const Evidence* e : rows) tally.Add(*e);
+  for (const Evidence* e : RowsInTimeOrder(evidence, stack_id, arch)) tally.Add(*e);
   return tally.fix();
 }
 

@@ -18,19 +18,6 @@ using dcufleet::v1::Verdict;
 bool IsReady(const Evidence& e) { return e.outcome() == dcufleet::v1::LAUNCH_READY; }
 bool IsFailed(const Evidence& e) { return e.outcome() == dcufleet::v1::LAUNCH_FAILED; }
 
-// The (stack, arch) rows, oldest first; rows of the same millisecond keep
-// the order given (the store lists them in the order recorded).
-std::vector<const Evidence*> Select(const std::vector<Evidence>& evidence,
-                                    absl::string_view stack_id, absl::string_view arch) {
-  std::vector<const Evidence*> rows;
-  for (const auto& e : evidence) {
-    if (e.stack_id() == stack_id && e.arch() == arch) rows.push_back(&e);
-  }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Evidence* a, const Evidence* b) { return a->at_ms() < b->at_ms(); });
-  return rows;
-}
-
 std::string Plural(int n, absl::string_view one, absl::string_view many) {
   return absl::StrCat(n, " ", n == 1 ? one : many);
 }
@@ -94,25 +81,35 @@ std::string FormatDay(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%d", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
 }
 
+std::vector<const Evidence*> RowsInTimeOrder(const std::vector<Evidence>& evidence,
+                                             absl::string_view stack_id, absl::string_view arch) {
+  std::vector<const Evidence*> rows;
+  for (const auto& e : evidence) {
+    if (e.stack_id() == stack_id && e.arch() == arch) rows.push_back(&e);
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Evidence* a, const Evidence* b) { return a->at_ms() < b->at_ms(); });
+  return rows;
+}
+
 VerdictTally::VerdictTally(std::string stack_id, std::string arch)
-    : stack_id_(std::move(stack_id)), arch_(std::move(arch)) {}
+    : stack_id_(std::move(stack_id)),
+      arch_(std::move(arch)),
+      newest_at_ms_(std::numeric_limits<int64_t>::min()) {}
 
 void VerdictTally::Fold::Add(const Evidence& e, bool decisive) {
   const bool probe = e.kind() == dcufleet::v1::EVIDENCE_PROBE;
   auto count = [probe](Runs* r) { ++(probe ? r->probes : r->launches); };
   if (!decisive) {
-    ++ignored;
-    count(&ignored_runs);
+    count(&ignored);
     ++ignored_by_class[e.failure_class()];
     last_ignored_at_ms = e.at_ms();
     return;
   }
-  has_decisive = true;
   latest_at_ms = e.at_ms();
   latest_ready = IsReady(e);
   if (latest_ready) {
-    ++ready;
-    count(&ready_runs);
+    count(&ready);
     std::string part = e.model().empty() ? std::string("probe") : e.model();
     if (e.tp() > 0) absl::StrAppend(&part, " TP=", e.tp());
     if (std::find(ready_described.begin(), ready_described.end(), part) == ready_described.end()) {
@@ -121,13 +118,11 @@ void VerdictTally::Fold::Add(const Evidence& e, bool decisive) {
     KeepNewest(&ready_ids, e.evidence_id());
     return;
   }
-  ++failed;
   latest_class = e.failure_class();
-  ++failed_by_class[latest_class];
   ClassFailures& f = failures[latest_class];
   count(&f.runs);
   if (e.kind() != dcufleet::v1::EVIDENCE_LAUNCH) f.catalog_word = true;
-  if (f.runs.launches + f.runs.probes == 1) {
+  if (f.runs.total() == 1) {
     f.first_node = e.node();
   } else if (e.node() != f.first_node) {
     f.many_nodes = true;
@@ -135,10 +130,15 @@ void VerdictTally::Fold::Add(const Evidence& e, bool decisive) {
   KeepNewest(&f.ids, e.evidence_id());
 }
 
+int VerdictTally::Fold::failed() const {
+  int n = 0;
+  for (const auto& [cls, f] : failures) n += f.runs.total();
+  return n;
+}
+
 bool VerdictTally::Add(const Evidence& e) {
   if (e.stack_id() != stack_id_ || e.arch() != arch_) return true;
-  if (any_ && e.at_ms() < newest_at_ms_) return false;
-  any_ = true;
+  if (e.at_ms() < newest_at_ms_) return false;
   newest_at_ms_ = e.at_ms();
   const FailureScope scope = ScopeOf(e);
   // Ready launches (any model) and stack-arch failures decide the arch.
@@ -164,61 +164,67 @@ std::string CountRuns(const R& r) {
                       Plural(r.probes, "probe", "probes"));
 }
 
-// The one node whose launches alone make a broken verdict ("" when a second
-// node agrees, or a seed, probe or human row: the catalog's own word).
-template <typename F>
-std::string OnlyNode(const F& f) {
-  return f.catalog_word || f.many_nodes ? "" : f.first_node;
-}
-
 }  // namespace
+
+void VerdictTally::Render(const Fold& f, absl::string_view subject, bool arch_level,
+                          Verdict* v) const {
+  v->set_stack_id(stack_id_);
+  v->set_arch(arch_);
+  v->set_ready_count(f.ready.total());
+  v->set_failed_count(f.failed());
+  v->set_ignored_count(f.ignored.total());
+  v->set_last_at_ms(f.latest_at_ms);
+  const std::string day = FormatDay(f.latest_at_ms);
+  if (f.latest_ready) {
+    v->set_state(dcufleet::v1::VERDICT_WORKS);
+    std::string reason = absl::StrCat("works ", subject, ": ", CountRuns(f.ready), " ready (",
+                                      absl::StrJoin(f.ready_described, ", "), "), last ", day);
+    if (arch_level && v->failed_count() > 0) {
+      std::map<std::string, int> by_class;
+      for (const auto& [cls, failures] : f.failures) by_class[cls] = failures.runs.total();
+      absl::StrAppend(&reason, "; ", Plural(v->failed_count(), "earlier failure", "earlier failures"),
+                      " superseded (", ClassSummary(by_class), ")");
+    }
+    v->set_reason(reason);
+    SetIds(f.ready_ids, v);
+    return;
+  }
+  v->set_state(dcufleet::v1::VERDICT_BROKEN);
+  v->set_failure_class(f.latest_class);
+  const ClassFailures& same = f.failures.at(f.latest_class);
+  std::string reason = absl::StrCat("broken ", subject, ": ", f.latest_class, ", ",
+                                    CountRuns(same.runs), ", last ", day);
+  if (f.ready.total() > 0) {
+    absl::StrAppend(&reason, "; ", Plural(f.ready.total(), "earlier ready launch", "earlier ready launches"),
+                    " superseded");
+    if (arch_level) absl::StrAppend(&reason, " (", absl::StrJoin(f.ready_described, ", "), ")");
+  }
+  // The one node whose launches alone make it broken ("" when a second node
+  // agrees, or a seed, probe or human row: the catalog's own word).
+  if (!same.catalog_word && !same.many_nodes) v->set_only_node(same.first_node);
+  if (!v->only_node().empty()) absl::StrAppend(&reason, "; on node '", v->only_node(), "''s word only");
+  v->set_reason(reason);
+  SetIds(same.ids, v);
+}
 
 Verdict VerdictTally::StackArch() const {
   const Fold& f = arch_fold_;
   Verdict v;
+  if (f.decided()) {
+    Render(f, absl::StrCat("on ", arch_), /*arch_level=*/true, &v);
+    return v;
+  }
   v.set_stack_id(stack_id_);
   v.set_arch(arch_);
-  v.set_ignored_count(f.ignored);
-  v.set_ready_count(f.ready);
-  v.set_failed_count(f.failed);
-  if (!f.has_decisive) {
-    v.set_state(dcufleet::v1::VERDICT_UNTESTED);
-    if (f.ignored == 0) {
-      v.set_reason(absl::StrCat("untested on ", arch_, ": no evidence"));
-    } else {
-      v.set_reason(absl::StrCat("untested on ", arch_, ": ", CountRuns(f.ignored_runs),
-                                " that do not decide (", ClassSummary(f.ignored_by_class), ")"));
-      v.set_last_at_ms(f.last_ignored_at_ms);
-    }
-    return v;
+  v.set_ignored_count(f.ignored.total());
+  v.set_state(dcufleet::v1::VERDICT_UNTESTED);
+  if (f.ignored.total() == 0) {
+    v.set_reason(absl::StrCat("untested on ", arch_, ": no evidence"));
+  } else {
+    v.set_reason(absl::StrCat("untested on ", arch_, ": ", CountRuns(f.ignored),
+                              " that do not decide (", ClassSummary(f.ignored_by_class), ")"));
+    v.set_last_at_ms(f.last_ignored_at_ms);
   }
-  v.set_last_at_ms(f.latest_at_ms);
-  if (f.latest_ready) {
-    v.set_state(dcufleet::v1::VERDICT_WORKS);
-    std::string reason = absl::StrCat("works on ", arch_, ": ", CountRuns(f.ready_runs), " ready (",
-                                      absl::StrJoin(f.ready_described, ", "), "), last ",
-                                      FormatDay(f.latest_at_ms));
-    if (f.failed > 0) {
-      absl::StrAppend(&reason, "; ", Plural(f.failed, "earlier failure", "earlier failures"),
-                      " superseded (", ClassSummary(f.failed_by_class), ")");
-    }
-    v.set_reason(reason);
-    SetIds(f.ready_ids, &v);
-    return v;
-  }
-  v.set_state(dcufleet::v1::VERDICT_BROKEN);
-  v.set_failure_class(f.latest_class);
-  const ClassFailures& same = f.failures.at(f.latest_class);
-  std::string reason = absl::StrCat("broken on ", arch_, ": ", f.latest_class, ", ",
-                                    CountRuns(same.runs), ", last ", FormatDay(f.latest_at_ms));
-  if (f.ready > 0) {
-    absl::StrAppend(&reason, "; ", Plural(f.ready, "earlier ready launch", "earlier ready launches"),
-                    " superseded (", absl::StrJoin(f.ready_described, ", "), ")");
-  }
-  v.set_only_node(OnlyNode(same));
-  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
-  v.set_reason(reason);
-  SetIds(same.ids, &v);
   return v;
 }
 
@@ -226,70 +232,47 @@ Verdict VerdictTally::Model(absl::string_view model) const {
   static const Fold* kNone = new Fold;
   auto it = model_folds_.find(model);
   const Fold& f = it == model_folds_.end() ? *kNone : it->second;
+  const std::string subject = absl::StrCat(model, " on ", arch_);
   Verdict v;
+  v.set_model(std::string(model));
+  if (f.decided()) {
+    Render(f, absl::StrCat("for ", subject), /*arch_level=*/false, &v);
+    return v;
+  }
+  // Nothing of its own decides: the (stack, arch) verdict speaks for it.
   v.set_stack_id(stack_id_);
   v.set_arch(arch_);
-  v.set_model(std::string(model));
-  v.set_ready_count(f.ready);
-  v.set_failed_count(f.failed);
-  v.set_ignored_count(f.ignored);
-  std::string subject = absl::StrCat(model, " on ", arch_);
-  if (!f.has_decisive) {
-    Verdict arch_verdict = StackArch();
-    v.set_inherited(true);
-    v.set_last_at_ms(arch_verdict.last_at_ms());
-    if (arch_verdict.state() == dcufleet::v1::VERDICT_BROKEN) {
-      v.set_state(dcufleet::v1::VERDICT_BROKEN);
-      v.set_failure_class(arch_verdict.failure_class());
-      v.set_reason(absl::StrCat("broken for ", subject, " (the stack is ", arch_verdict.reason(),
-                                ")"));
-      v.set_only_node(arch_verdict.only_node());
-      *v.mutable_evidence_ids() = arch_verdict.evidence_ids();
-    } else if (arch_verdict.state() == dcufleet::v1::VERDICT_WORKS) {
-      v.set_state(dcufleet::v1::VERDICT_UNTESTED);
-      v.set_reason(absl::StrCat("untested for ", subject, "; the stack ", arch_verdict.reason()));
-    } else {
-      v.set_state(dcufleet::v1::VERDICT_UNTESTED);
-      v.set_reason(absl::StrCat("untested for ", subject, ": no evidence"));
-    }
-    return v;
+  v.set_ignored_count(f.ignored.total());
+  Verdict arch_verdict = StackArch();
+  v.set_inherited(true);
+  v.set_last_at_ms(arch_verdict.last_at_ms());
+  if (arch_verdict.state() == dcufleet::v1::VERDICT_BROKEN) {
+    v.set_state(dcufleet::v1::VERDICT_BROKEN);
+    v.set_failure_class(arch_verdict.failure_class());
+    v.set_reason(absl::StrCat("broken for ", subject, " (the stack is ", arch_verdict.reason(), ")"));
+    v.set_only_node(arch_verdict.only_node());
+    *v.mutable_evidence_ids() = arch_verdict.evidence_ids();
+  } else if (arch_verdict.state() == dcufleet::v1::VERDICT_WORKS) {
+    v.set_state(dcufleet::v1::VERDICT_UNTESTED);
+    v.set_reason(absl::StrCat("untested for ", subject, "; the stack ", arch_verdict.reason()));
+  } else {
+    v.set_state(dcufleet::v1::VERDICT_UNTESTED);
+    v.set_reason(absl::StrCat("untested for ", subject, ": no evidence"));
   }
-  v.set_last_at_ms(f.latest_at_ms);
-  if (f.latest_ready) {
-    v.set_state(dcufleet::v1::VERDICT_WORKS);
-    v.set_reason(absl::StrCat("works for ", subject, ": ", CountRuns(f.ready_runs), " ready (",
-                              absl::StrJoin(f.ready_described, ", "), "), last ",
-                              FormatDay(f.latest_at_ms)));
-    SetIds(f.ready_ids, &v);
-    return v;
-  }
-  v.set_state(dcufleet::v1::VERDICT_BROKEN);
-  v.set_failure_class(f.latest_class);
-  const ClassFailures& same = f.failures.at(f.latest_class);
-  std::string reason = absl::StrCat("broken for ", subject, ": ", f.latest_class, ", ",
-                                    CountRuns(same.runs), ", last ", FormatDay(f.latest_at_ms));
-  if (f.ready > 0) {
-    absl::StrAppend(&reason, "; ", Plural(f.ready, "earlier ready launch", "earlier ready launches"),
-                    " superseded");
-  }
-  v.set_only_node(OnlyNode(same));
-  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
-  v.set_reason(reason);
-  SetIds(same.ids, &v);
   return v;
 }
 
 Verdict ComputeStackArchVerdict(absl::string_view stack_id, absl::string_view arch,
                                 const std::vector<Evidence>& evidence) {
   VerdictTally tally{std::string(stack_id), std::string(arch)};
-  for (const Evidence* e : Select(evidence, stack_id, arch)) tally.Add(*e);
+  for (const Evidence* e : RowsInTimeOrder(evidence, stack_id, arch)) tally.Add(*e);
   return tally.StackArch();
 }
 
 Verdict ComputeModelVerdict(absl::string_view stack_id, absl::string_view arch,
                             absl::string_view model, const std::vector<Evidence>& evidence) {
   VerdictTally tally{std::string(stack_id), std::string(arch)};
-  for (const Evidence* e : Select(evidence, stack_id, arch)) tally.Add(*e);
+  for (const Evidence* e : RowsInTimeOrder(evidence, stack_id, arch)) tally.Add(*e);
   return tally.Model(model);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,6 +64,7 @@ class VerdictTally {
   struct Runs {  // "3 launches" or "2 launches and 1 probe"
     int launches = 0;
     int probes = 0;
+    int total() const { return launches + probes; }
   };
   struct ClassFailures {  // the decisive failures of one class
     Runs runs;
@@ -72,31 +74,42 @@ class VerdictTally {
     std::deque<std::string> ids;  // the newest kVerdictEvidenceIds
   };
   struct Fold {  // what one verdict reads: the arch's rows or one model's
-    int ready = 0;
-    Runs ready_runs;
+    Runs ready;
     std::vector<std::string> ready_described;  // "qwen3-32b TP=2", distinct, in order
     std::deque<std::string> ready_ids;
-    int failed = 0;
-    std::map<std::string, int> failed_by_class;
-    std::map<std::string, ClassFailures> failures;
-    int ignored = 0;
-    Runs ignored_runs;
+    std::map<std::string, ClassFailures> failures;  // decisive failures by class
+    Runs ignored;
     std::map<std::string, int> ignored_by_class;
     int64_t last_ignored_at_ms = 0;
-    bool has_decisive = false;
+    // The latest decisive row.
     bool latest_ready = false;
     std::string latest_class;
     int64_t latest_at_ms = 0;
+
     void Add(const dcufleet::v1::Evidence& row, bool decisive);
+    int failed() const;
+    bool decided() const { return ready.total() > 0 || !failures.empty(); }
   };
+  // What every verdict of a fold says (state, counts, last time) and, for a
+  // decided fold, the reason after `subject` ("on gfx928", "for m on
+  // gfx928") and the deciding rows; `arch_level` adds what the (stack, arch)
+  // verdict says about superseded rows.
+  void Render(const Fold& f, absl::string_view subject, bool arch_level,
+              dcufleet::v1::Verdict* v) const;
 
   std::string stack_id_;
   std::string arch_;
-  bool any_ = false;
-  int64_t newest_at_ms_ = 0;
+  int64_t newest_at_ms_;
   Fold arch_fold_;
   std::map<std::string, Fold, std::less<>> model_folds_;
 };
+
+// The (stack, arch) rows of `evidence`, oldest first; rows of the same
+// millisecond in the order given (the store lists them in the order
+// recorded). What VerdictTally and LearnedFixTally are fed.
+std::vector<const dcufleet::v1::Evidence*> RowsInTimeOrder(
+    const std::vector<dcufleet::v1::Evidence>& evidence, absl::string_view stack_id,
+    absl::string_view arch);
 
 // The verdict for (stack, arch) from every row of `evidence` (rows of other
 // stacks/arches are skipped). Ready launches (any model) and stack-arch

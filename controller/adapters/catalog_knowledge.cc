@@ -175,14 +175,9 @@ CatalogKnowledge::KeyTally& CatalogKnowledge::TallyLocked(const EvidenceKey& key
   it = tallies_.try_emplace(key, key.first, key.second).first;
   auto ev = evidence_.find(key);
   if (ev == evidence_.end()) return it->second;
-  // The store lists rows by time, then in the order recorded; rows recorded
-  // since the load come after them. Sorted by time only, stably, in case a
-  // clock stepped back.
-  std::vector<const dcufleet::v1::Evidence*> rows;
-  rows.reserve(ev->second.size());
-  for (const auto& e : ev->second) rows.push_back(&e);
-  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) { return a->at_ms() < b->at_ms(); });
-  for (const auto* e : rows) {
+  // Sorted by time (stably: one millisecond's rows in the order recorded)
+  // in case a clock stepped back.
+  for (const auto* e : modelkit::RowsInTimeOrder(ev->second, key.first, key.second)) {
     it->second.verdicts.Add(*e);
     it->second.fix.Add(*e);
   }

@@ -374,22 +374,25 @@ TEST(VerdictTallyTest, RowByRowItGivesTheVerdictsOfReadingEveryRow) {
   }
 }
 
+Evidence ReadyLaunch(const std::string& id, int64_t at_ms) {
+  Evidence e;
+  e.set_evidence_id(id);
+  e.set_stack_id("s");
+  e.set_arch("gfx928");
+  e.set_model("m");
+  e.set_tp(4);
+  e.set_kind(dcufleet::v1::EVIDENCE_LAUNCH);
+  e.set_outcome(dcufleet::v1::LAUNCH_READY);
+  e.set_at_ms(at_ms);
+  return e;
+}
+
 TEST(VerdictTallyTest, ARowOlderThanTheNewestIsRefusedAndChangesNothing) {
   VerdictTally tally("s", "gfx928");
-  Evidence ready;
-  ready.set_evidence_id("ev-2");
-  ready.set_stack_id("s");
-  ready.set_arch("gfx928");
-  ready.set_model("m");
-  ready.set_kind(dcufleet::v1::EVIDENCE_LAUNCH);
-  ready.set_outcome(dcufleet::v1::LAUNCH_READY);
-  ready.set_at_ms(2000);
-  ASSERT_TRUE(tally.Add(ready));
-  Evidence older = ready;
-  older.set_evidence_id("ev-1");
+  ASSERT_TRUE(tally.Add(ReadyLaunch("ev-2", 2000)));
+  Evidence older = ReadyLaunch("ev-1", 1000);
   older.set_outcome(dcufleet::v1::LAUNCH_FAILED);
   older.set_failure_class("triton_unsupported_gpu_target");
-  older.set_at_ms(1000);
   EXPECT_FALSE(tally.Add(older));
   EXPECT_EQ(tally.StackArch().state(), dcufleet::v1::VERDICT_WORKS);
   EXPECT_EQ(tally.StackArch().failed_count(), 0);
@@ -402,18 +405,7 @@ TEST(VerdictTallyTest, ARowOlderThanTheNewestIsRefusedAndChangesNothing) {
 
 TEST(VerdictTallyTest, AVerdictCountsEveryRowAndListsTheNewestThatDecided) {
   VerdictTally tally("s", "gfx928");
-  for (int i = 0; i < 40; ++i) {
-    Evidence e;
-    e.set_evidence_id(absl::StrCat("ev-", i));
-    e.set_stack_id("s");
-    e.set_arch("gfx928");
-    e.set_model("m");
-    e.set_tp(4);
-    e.set_kind(dcufleet::v1::EVIDENCE_LAUNCH);
-    e.set_outcome(dcufleet::v1::LAUNCH_READY);
-    e.set_at_ms(1000 + i);
-    ASSERT_TRUE(tally.Add(e));
-  }
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(tally.Add(ReadyLaunch(absl::StrCat("ev-", i), 1000 + i)));
   Verdict v = tally.StackArch();
   EXPECT_EQ(v.ready_count(), 40);
   EXPECT_EQ(v.reason(), "works on gfx928: 40 launches ready (m TP=4), last 1970-01-01");

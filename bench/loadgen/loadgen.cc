@@ -1005,10 +1005,11 @@ bool Run::SubmitDeployments(int first, int m, std::atomic<int>* failed) {
   }
   // The callbacks use this frame: wait for every one, also past the timeout.
   // Polled every 0.2 ms: the time it returns is the wave's submission time
-  // (testing::WaitFor polls every 50 ms, which read as a 50 ms submission).
-  const int64_t deadline = NowUs() + static_cast<int64_t>(args_.timeout_s * 1e6);
-  while (done.load() < m) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  return NowUs() <= deadline;
+  // (at the default 50 ms it read as a 50 ms submission).
+  bool answered = testing::WaitFor([&] { return done.load() >= m; }, absl::Seconds(args_.timeout_s),
+                                   absl::Microseconds(200));
+  while (done.load() < m) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return answered;
 }
 
 bool Run::WaitReady(int want, int64_t t0, int* ready, int* total, double* ack_s) {

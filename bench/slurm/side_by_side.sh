@@ -114,17 +114,18 @@ slurm_round() {  # prints placements/s
   # Every slurmstepd gone and the nodes idle again before the next round; a
   # node drained "Kill task failed" (a step the loaded host reaped late) is
   # resumed and counted, not left out of the next round's capacity.
-  local idle=0 resumed=0 node
+  local idle=0 node
+  local -A resumed=()
   for _ in $(seq 1 1200); do
     idle="$(sinfo -h -t idle -N -o '%N' 2>/dev/null | wc -l)"
     [ "$idle" -ge "$NODES" ] && break
     while read -r node; do
       [ -n "$node" ] || continue
-      scontrol update nodename="$node" state=resume 2>/dev/null && resumed=$((resumed + 1))
+      scontrol update nodename="$node" state=resume 2>/dev/null && resumed[$node]=1
     done < <(sinfo -h -N -t drained -o '%N' 2>/dev/null)
     sleep 0.5
   done
-  [ "$resumed" -eq 0 ] || echo "    resumed $resumed node(s) drained while the steps were reaped" >&2
+  [ "${#resumed[@]}" -eq 0 ] || echo "    resumed ${#resumed[@]} node(s) drained while the steps were reaped" >&2
   [ "$idle" -ge "$NODES" ] || { echo "Slurm: $idle of $NODES nodes idle 600 s after the round" >&2; return 1; }
   python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$JOBS" "$t0" "$t1"
 }

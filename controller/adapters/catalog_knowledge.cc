@@ -118,42 +118,35 @@ std::shared_ptr<const CatalogKnowledge::Snapshot> CatalogKnowledge::Load() {
 void CatalogKnowledge::LoadEvidenceLocked() {
   absl::Time now = clock_->Now();
   if (evidence_valid_ && now - evidence_loaded_at_ < absl::Seconds(10)) return;
-  if (evidence_valid_ && now - evidence_full_at_ < kEvidenceFullReadEvery) {
-    // Only what is new since the last read (this controller's own rows are
-    // in memory from RecordOutcome); the margin covers rows another writer
-    // stamped with a clock behind ours.
-    EvidenceFilter since;
-    since.since_ms = std::max<int64_t>(1, newest_evidence_ms_ - absl::ToInt64Milliseconds(kEvidenceReadMargin));
-    auto ev = store_->ListEvidence(since);
-    if (!ev.ok()) {
-      DCU_LOG_WARN("reading the catalog's new evidence: ", ev.status().message());
-      return;
-    }
-    for (auto& e : *ev) AddEvidenceLocked(std::move(e));
-    evidence_loaded_at_ = now;
-    return;
-  }
-  auto ev = store_->ListEvidence(EvidenceFilter());
+  const bool full = !evidence_valid_ || now - evidence_full_at_ >= kEvidenceFullReadEvery;
+  // In full: every row, from the store's first. Otherwise only the rows
+  // recorded since the last read (this controller's own are in memory from
+  // RecordOutcome already and are skipped by id).
+  int64_t seq = full ? 0 : evidence_seq_;
+  auto ev = store_->ListEvidenceRecordedAfter(&seq);
   if (!ev.ok()) {
     DCU_LOG_WARN("reading the catalog's evidence: ", ev.status().message());
     return;
   }
-  evidence_.clear();
-  evidence_ids_.clear();
-  verdicts_.clear();
-  tallies_.clear();
-  newest_evidence_ms_ = 0;
+  if (full) {
+    evidence_.clear();
+    evidence_ids_.clear();
+    verdicts_.clear();
+    tallies_.clear();
+  }
   for (auto& e : *ev) AddEvidenceLocked(std::move(e));
   // Recorded but not written yet: still part of what is known.
-  for (const auto& e : pending_evidence_) AddEvidenceLocked(e);
+  if (full) {
+    for (const auto& e : pending_evidence_) AddEvidenceLocked(e);
+    evidence_full_at_ = now;
+  }
+  evidence_seq_ = seq;
   evidence_valid_ = true;
   evidence_loaded_at_ = now;
-  evidence_full_at_ = now;
 }
 
 void CatalogKnowledge::AddEvidenceLocked(dcufleet::v1::Evidence e) {
   if (!evidence_ids_.insert(e.evidence_id()).second) return;  // known already
-  newest_evidence_ms_ = std::max(newest_evidence_ms_, e.at_ms());
   EvidenceKey key(e.stack_id(), e.arch());
   verdicts_.erase(key);
   auto t = tallies_.find(key);

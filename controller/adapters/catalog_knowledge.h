@@ -101,19 +101,19 @@ class CatalogKnowledge : public Knowledge {
   absl::Time loaded_at_ ABSL_GUARDED_BY(mu_);
   // Evidence by (stack, arch), appended to as launches are recorded (not
   // reloaded per outcome: a fleet records one per launch). Every 10 s, in
-  // case something else wrote rows, only those from kEvidenceReadMargin
-  // before the newest known are read (known ids are skipped); in full at
-  // first, after Invalidate and every kEvidenceFullReadEvery (so that a row
-  // the store refused does not stay in memory for good). Reading every row
+  // case something else wrote rows, only the rows recorded after the
+  // store's sequence number last read (evidence_seq_) are read, known ids
+  // skipped; in full at first, after Invalidate and every
+  // kEvidenceFullReadEvery, which also drops a row the store refused and
+  // finds one PostgreSQL committed out of sequence order. Reading every row
   // every 10 s held mu_ for longer the longer the fleet ran.
-  static constexpr absl::Duration kEvidenceReadMargin = absl::Minutes(10);
   static constexpr absl::Duration kEvidenceFullReadEvery = absl::Minutes(10);
   bool evidence_valid_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time evidence_loaded_at_ ABSL_GUARDED_BY(mu_);
   absl::Time evidence_full_at_ ABSL_GUARDED_BY(mu_);
+  int64_t evidence_seq_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<EvidenceKey, std::vector<dcufleet::v1::Evidence>> evidence_ ABSL_GUARDED_BY(mu_);
   std::unordered_set<std::string> evidence_ids_ ABSL_GUARDED_BY(mu_);
-  int64_t newest_evidence_ms_ ABSL_GUARDED_BY(mu_) = 0;
   // Recorded (in evidence_ already), not yet written: FlushOutcomes.
   std::vector<dcufleet::v1::Evidence> pending_evidence_ ABSL_GUARDED_BY(mu_);
   // Verdicts per (stack, arch), then model: (model verdict, stack-arch

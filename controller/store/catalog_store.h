@@ -23,8 +23,6 @@ struct EvidenceFilter {
   int limit = 0;
   // Oldest first unless set (the limit then keeps the newest rows).
   bool newest_first = false;
-  // > 0: only rows at or after this time (unix ms).
-  int64_t since_ms = 0;
 };
 
 // Durable knowledge: stacks, evidence, the model catalog, and what agents
@@ -63,6 +61,13 @@ class CatalogStore {
       const std::vector<dcufleet::v1::Evidence>& evidence) = 0;
   virtual absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidence(
       const EvidenceFilter& filter) = 0;
+  // The rows recorded after the store's sequence number `*after` (0: every
+  // row), in the order recorded; `*after` becomes the last one's, so a
+  // reader that keeps it reads each row once. On PostgreSQL two writers can
+  // commit out of sequence order: a row committed late behind a higher one
+  // already read is missed by this call (a full ListEvidence finds it).
+  virtual absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidenceRecordedAfter(
+      int64_t* after) = 0;
 
   virtual absl::StatusOr<UpsertOutcome> UpsertModel(const dcufleet::v1::ModelEntry& model,
                                                     int64_t now_ms) = 0;

@@ -36,6 +36,8 @@ class SqlCatalogStore : public CatalogStore {
       const std::vector<dcufleet::v1::Evidence>& evidence) override;
   absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidence(
       const EvidenceFilter& filter) override;
+  absl::StatusOr<std::vector<dcufleet::v1::Evidence>> ListEvidenceRecordedAfter(
+      int64_t* after) override;
   absl::StatusOr<UpsertOutcome> UpsertModel(const dcufleet::v1::ModelEntry& model,
                                             int64_t now_ms) override;
   absl::StatusOr<std::vector<dcufleet::v1::ModelEntry>> ListModels() override;

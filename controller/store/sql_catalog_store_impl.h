@@ -318,13 +318,12 @@ absl::StatusOr<std::vector<Evidence>> SqlCatalogStore<Db>::ListEvidence(const Ev
     std::string sql = absl::StrCat(
         "SELECT evidence_id, row FROM evidence WHERE (?1 = '' OR stack_id = ?1) AND "
         "(?2 = '' OR arch = ?2) AND (?3 = '' OR model = ?3) AND (?4 = '' OR node = ?4) "
-        "AND at_ms >= ?6 ORDER BY at_ms ",
+        "ORDER BY at_ms ",
         f.newest_first ? "DESC, seq DESC" : "ASC, seq ASC", " LIMIT ?5");
     DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(sql));
     q->Bind(1, f.stack_id).Bind(2, f.arch).Bind(3, f.model).Bind(4, f.node)
         .Bind(5, f.limit > 0 ? static_cast<int64_t>(f.limit)
-                             : std::numeric_limits<int64_t>::max())  // "all", both dialects
-        .Bind(6, f.since_ms > 0 ? f.since_ms : std::numeric_limits<int64_t>::min());
+                             : std::numeric_limits<int64_t>::max());  // "all", both dialects
     while (true) {
       DCU_ASSIGN_OR_RETURN(bool row, q->Step());
       if (!row) break;
@@ -333,6 +332,27 @@ absl::StatusOr<std::vector<Evidence>> SqlCatalogStore<Db>::ListEvidence(const Ev
     }
     return absl::OkStatus();
   }));
+  return out;
+}
+
+template <typename Db>
+absl::StatusOr<std::vector<Evidence>> SqlCatalogStore<Db>::ListEvidenceRecordedAfter(int64_t* after) {
+  std::vector<Evidence> out;
+  int64_t last = *after;
+  DCU_RETURN_IF_ERROR(db_->WithConnection([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare("SELECT seq, evidence_id, row FROM evidence WHERE seq > ?1 "
+                                            "ORDER BY seq ASC"));
+    q->Bind(1, *after);
+    while (true) {
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      DCU_ASSIGN_OR_RETURN(Evidence e, Decode<Evidence>(q->ColumnBlob(2), "evidence", q->ColumnText(1)));
+      last = q->ColumnInt(0);
+      out.push_back(std::move(e));
+    }
+    return absl::OkStatus();
+  }));
+  *after = last;
   return out;
 }
 

@@ -118,11 +118,11 @@ int ChildProcess::Wait(absl::Duration timeout) {
 
 std::string ChildProcess::Log() const { return ReadFileOrEmpty(log_path_); }
 
-bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout) {
+bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout, absl::Duration poll) {
   absl::Time deadline = absl::Now() + timeout;
   while (absl::Now() < deadline) {
     if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
+    absl::SleepFor(poll);
   }
   return pred();
 }

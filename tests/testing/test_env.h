@@ -57,8 +57,9 @@ class ChildProcess {
   std::string log_path_;
 };
 
-// Polls `pred` every 50 ms until true or `timeout`.
-bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout);
+// Polls `pred` every `poll` until true or `timeout`.
+bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout,
+             absl::Duration poll = absl::Milliseconds(50));
 
 std::string ReadFileOrEmpty(const std::string& path);
 

@@ -194,27 +194,31 @@ TEST_P(CatalogStoreConformance, EvidenceRecordAndFilters) {
   ASSERT_EQ(latest->size(), 2u);
   EXPECT_EQ((*latest)[0].evidence_id(), "seed000-0.11.0-qwen3-32b-triton-gfx928-no-inductor");
 
-  // since_ms: rows at or after a time, oldest first, other filters still apply.
-  dcufleet::v1::Evidence later = e;
-  later.set_stack_id("vllm-0.9.2-bare-dtk2504");
-  later.set_evidence_id("ev-later");
-  later.set_at_ms(1800000005000);
-  ASSERT_TRUE(store_->RecordEvidence(later).ok());
-  EvidenceFilter since;
-  since.since_ms = 1800000000000;
-  auto recent = store_->ListEvidence(since);
-  ASSERT_TRUE(recent.ok()) << recent.status();
-  ASSERT_EQ(recent->size(), 2u);
-  EXPECT_EQ((*recent)[1].evidence_id(), "ev-later");
-  since.since_ms = 1800000000001;
-  recent = store_->ListEvidence(since);
-  ASSERT_TRUE(recent.ok()) << recent.status();
-  ASSERT_EQ(recent->size(), 1u);
-  EXPECT_EQ((*recent)[0].evidence_id(), "ev-later");
-  since.node = "node-b";
-  recent = store_->ListEvidence(since);
-  ASSERT_TRUE(recent.ok());
-  EXPECT_TRUE(recent->empty());
+  // Recorded after a sequence number: every row from 0, in the order
+  // recorded whatever their times; from the last one read, only what came
+  // after (a row stamped earlier than the ones before it included).
+  int64_t seq = 0;
+  auto every = store_->ListEvidenceRecordedAfter(&seq);
+  ASSERT_TRUE(every.ok()) << every.status();
+  auto listed = store_->ListEvidence({});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(every->size(), listed->size());
+  EXPECT_EQ(every->back().node(), "node-a");  // the one this test recorded, last
+  EXPECT_GT(seq, 0);
+  auto none = store_->ListEvidenceRecordedAfter(&seq);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  const int64_t before = seq;
+  dcufleet::v1::Evidence late = e;
+  late.set_stack_id("vllm-0.9.2-bare-dtk2504");
+  late.set_evidence_id("ev-stamped-early");
+  late.set_at_ms(1000);
+  ASSERT_TRUE(store_->RecordEvidence(late).ok());
+  auto after = store_->ListEvidenceRecordedAfter(&seq);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ((*after)[0].evidence_id(), "ev-stamped-early");
+  EXPECT_GT(seq, before);
 
   // Verdicts computed from what the store returns.
   auto all = store_->ListEvidence({});

@@ -93,7 +93,7 @@ void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
       const std::string& name = batch[i].docs.front().spec().name();
       creating_.erase(name);
       if (!s.ok()) continue;
-      for (const auto& doc : batch[i].docs) deployments_[ReplicaKey(doc)] = doc;
+      for (const auto& doc : batch[i].docs) PutDoc(doc);
       NoteChange(name);  // revision 1: the name was not there
       answers[i] = AggregateOf(name);
     }
@@ -227,7 +227,7 @@ std::vector<const Deployment*> DeployController::ReplicasOf(const std::string& n
   std::vector<const Deployment*> out;
   for (auto it = deployments_.lower_bound(name);
        it != deployments_.end() && IsReplicaKeyOf(it->first, name); ++it) {
-    out.push_back(&it->second);
+    out.push_back(it->second.get());
   }
   return out;
 }
@@ -243,10 +243,10 @@ std::vector<Deployment> DeployController::List() const {
   std::vector<Deployment> out;
   // Replicas of one name are contiguous in key order (replica_set.h).
   for (auto it = deployments_.begin(); it != deployments_.end();) {
-    const std::string name = it->second.spec().name();
+    const std::string name = it->second->spec().name();
     std::vector<const Deployment*> replicas;
     for (; it != deployments_.end() && IsReplicaKeyOf(it->first, name); ++it) {
-      replicas.push_back(&it->second);
+      replicas.push_back(it->second.get());
     }
     out.push_back(AggregateReplicas(replicas, RevisionOf(name)));
   }
@@ -306,7 +306,7 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
     for (auto& d : docs) {
       // Its nodes' desired sets lose its instances in the next pass.
       for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
-      deployments_[ReplicaKey(d)] = std::move(d);
+      PutDoc(std::move(d));
     }
     NoteChange(name);
     dirty_ = true;
@@ -396,7 +396,7 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
       if (d.status().deleted()) {
         for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
       }
-      deployments_[ReplicaKey(d)] = std::move(d);
+      PutDoc(std::move(d));
     }
     NoteChange(name);
     dirty_ = true;
@@ -447,7 +447,7 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
   std::optional<Deployment> answer;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& d : docs) deployments_[ReplicaKey(d)] = std::move(d);
+    for (auto& d : docs) PutDoc(std::move(d));
     rolling_.insert(name);
     NoteChange(name);
     dirty_ = true;
@@ -554,8 +554,8 @@ void DeployController::AdvanceEvacuations(std::vector<Event>* events) {
     if (draining.empty() && evacuating_.empty()) return;
     if (!draining.empty()) {
       for (const auto& [key, d] : deployments_) {
-        const Attempt* a = deploy_internal::LatestActive(d);
-        if (a && draining.count(a->placement().node())) evacuating_.insert(d.spec().name());
+        const Attempt* a = deploy_internal::LatestActive(*d);
+        if (a && draining.count(a->placement().node())) evacuating_.insert(d->spec().name());
       }
     }
     for (auto it = evacuating_.begin(); it != evacuating_.end();) {
@@ -618,7 +618,7 @@ void DeployController::CommitReplicaSteps(std::vector<Deployment> docs,
     if (d.status().deleted()) {
       for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
     }
-    deployments_[ReplicaKey(d)] = std::move(d);
+    PutDoc(std::move(d));
   }
   for (const auto& n : names) NoteChange(n);
   dirty_ = true;
@@ -656,8 +656,8 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
   {
     absl::MutexLock lock(&mu_);
     auto it = deployments_.find(spec.name());
-    if (it != deployments_.end() && !it->second.status().deleted()) {
-      *d.mutable_status() = it->second.status();
+    if (it != deployments_.end() && !it->second->status().deleted()) {
+      *d.mutable_status() = it->second->status();
       d.mutable_status()->clear_attempts();
     }
     // Others' attempts hold their devices; this deployment's own active
@@ -665,14 +665,14 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
     // (Its other replicas hold theirs: a dry run plans replica 0.)
     for (auto& [key, other] : deployments_) {
       if (key == spec.name()) continue;
-      deploy_internal::ForEachAssignedAttempt(other, [&](const Attempt& a) { ctx.Take(a.placement()); });
+      deploy_internal::ForEachAssignedAttempt(*other, [&](const Attempt& a) { ctx.Take(a.placement()); });
     }
   }
   *d.mutable_spec() = spec;
   const int number = [&] {
     absl::MutexLock lock(&mu_);
     auto it = deployments_.find(spec.name());
-    return it == deployments_.end() ? 1 : it->second.status().attempts_size() + 1;
+    return it == deployments_.end() ? 1 : it->second->status().attempts_size() + 1;
   }();
   LaunchPlan plan = planner_.Plan(d, MakeScheduleInput(d, ctx),
                                   [&ctx](const std::string& n) { return ctx.Node(n); });

@@ -73,7 +73,7 @@ absl::Status DeployController::Load() {
     // A rollout in progress goes on after a restart: its target is on
     // every live replica.
     if (!d.status().deleted() && !OnTargetSpec(d)) rolling_.insert(d.spec().name());
-    deployments_[ReplicaKey(d)] = std::move(d);
+    PutDoc(std::move(d));
   }
   for (auto& [node, gen] : *gens) generations_[node] = gen;
   dirty_ = true;
@@ -118,6 +118,18 @@ void DeployController::Run() {
   }
 }
 
+std::vector<DeployController::DocPtr> DeployController::SnapshotDocs() const {
+  std::vector<DocPtr> out;
+  out.reserve(deployments_.size());
+  for (const auto& [key, d] : deployments_) out.push_back(d);
+  return out;
+}
+
+void DeployController::PutDoc(Deployment d) {
+  std::string key = ReplicaKey(d);
+  deployments_[std::move(key)] = std::make_shared<const Deployment>(std::move(d));
+}
+
 void DeployController::MarkDirty() {
   absl::MutexLock lock(&mu_);
   dirty_ = true;
@@ -134,7 +146,7 @@ std::vector<InstanceSpec> DeployController::AssignedTo(const std::string& node) 
   absl::MutexLock lock(&mu_);
   std::vector<InstanceSpec> out;
   for (const auto& [n, d] : deployments_) {
-    deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) {
+    deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) {
       if (a.placement().node() == node) out.push_back(a.instance());
     });
   }
@@ -310,27 +322,34 @@ void DeployController::ReconcileOnce() {
   const absl::Time t_observe = absl::Now();
 
   // Only deployments something may have happened to are copied and stepped;
-  // the devices and ports of every active attempt are taken first.
+  // the devices and ports of every active attempt are taken first. The walk
+  // reads a snapshot of the (immutable) documents taken under mu_, not mu_
+  // itself: a Deploy or a reader waits for the pointer copy only. What
+  // changed meanwhile is caught when the pass applies its changes (the
+  // revision check below) and stepped by the next pass.
   std::vector<Deployment> work;
   std::vector<std::string> removed;
+  std::vector<DocPtr> docs;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [name, d] : deployments_) {
-      // An orphan holds its devices too: the node may still run it.
-      deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) { ctx.Take(a.placement()); });
-      if (const Attempt* a = deploy_internal::LatestActive(d); a && d.spec().replicas() > 1) {
-        ctx.JoinNode(d.spec().name(), a->placement().node());
-      }
-      if (!pools_.empty()) CollectPoolDemand(d, ctx);
+    docs = SnapshotDocs();
+  }
+  for (const DocPtr& d : docs) {
+    // An orphan holds its devices too: the node may still run it.
+    deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) { ctx.Take(a.placement()); });
+    if (const Attempt* a = deploy_internal::LatestActive(*d); a && d->spec().replicas() > 1) {
+      ctx.JoinNode(d->spec().name(), a->placement().node());
     }
-    for (const auto& [key, d] : deployments_) {
-      if (Observe(d, ctx) != Transition::kNone) {
-        work.push_back(d);
-      } else if (d.status().deleted() && !HasActiveAttempt(d)) {
-        removed.push_back(key);
-      }
+    if (!pools_.empty()) CollectPoolDemandOf(*d, ctx);
+  }
+  for (const DocPtr& d : docs) {
+    if (Observe(*d, ctx) != Transition::kNone) {
+      work.push_back(*d);
+    } else if (d->status().deleted() && !HasActiveAttempt(*d)) {
+      removed.push_back(ReplicaKey(*d));
     }
   }
+  docs.clear();
 
   const absl::Time t_select = absl::Now();
   std::vector<Deployment> changed;
@@ -373,22 +392,22 @@ void DeployController::ReconcileOnce() {
     for (auto& d : changed) {
       auto it = deployments_.find(ReplicaKey(d));
       // A concurrent Delete or Deploy wins; the next pass sees it.
-      if (it == deployments_.end() || it->second.revision() != d.revision() - 1) {
+      if (it == deployments_.end() || it->second->revision() != d.revision() - 1) {
         dirty_ = true;
         continue;
       }
       // Nodes of the attempts before and after: their desired sets change.
-      for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
+      for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
       NoteChange(d.spec().name());
-      it->second = std::move(d);
+      it->second = std::make_shared<const Deployment>(std::move(d));
     }
     for (const auto& key : removed) {
       auto it = deployments_.find(key);
       if (it == deployments_.end()) continue;
-      for (const auto& a : it->second.status().attempts()) ctx.touched.insert(a.placement().node());
-      const std::string name = it->second.spec().name();
-      const int replica = it->second.replica();
+      for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
+      const std::string name = it->second->spec().name();
+      const int replica = it->second->replica();
       deployments_.erase(it);
       if (ReplicasOf(name).empty()) {
         NoteGone(name);
@@ -408,15 +427,17 @@ void DeployController::ReconcileOnce() {
     for (const auto& n : ctx.touched) {
       if (ctx.Node(n)) desired[n];
     }
-    if (!desired.empty()) {
-      for (const auto& [name, d] : deployments_) {
-        deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) {
-          auto it = desired.find(a.placement().node());
-          if (it != desired.end()) it->second.push_back(a.instance());
-        });
-      }
-    }
+    if (!desired.empty()) docs = SnapshotDocs();
   }
+  // The desired sets from the documents as this pass left them, walked
+  // without mu_ (the snapshot above).
+  for (const DocPtr& d : docs) {
+    deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) {
+      auto it = desired.find(a.placement().node());
+      if (it != desired.end()) it->second.push_back(a.instance());
+    });
+  }
+  docs.clear();
   const absl::Time t_desired = absl::Now();
   if (events_ && !ctx.events.empty()) {
     absl::Status es = events_->AppendEvents(ctx.events);

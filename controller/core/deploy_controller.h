@@ -180,11 +180,9 @@ class DeployController : public FleetListener {
                          StepContext& ctx, bool* changed);
   // What every pool is told after a pass: the replicas waiting for a node
   // and the jobs whose nodes hold instances (from all deployments).
-  void CollectPoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void CollectPoolDemandOf(const dcufleet::v1::Deployment& d, StepContext& ctx);
   // The same for a deployment this pass stepped, from its new state.
   void UpdatePoolDemand(const dcufleet::v1::Deployment& d, StepContext& ctx);
-  static void CollectPoolDemandOf(const dcufleet::v1::Deployment& d, StepContext& ctx);
   // The scheduler's copy-first placement (pinned or not, issue 19): asks the
   // chosen node to copy the model from `r.copy`, once, and keeps the
   // deployment Pending with the copy's progress as the node reports it; the
@@ -269,7 +267,15 @@ class DeployController : public FleetListener {
   // no cycle through the listener.
   mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_);
   // Keyed by ReplicaKey: "NAME" for replica 0, "NAME#K" for replica K.
-  std::map<std::string, dcufleet::v1::Deployment> deployments_ ABSL_GUARDED_BY(mu_);
+  // Documents are immutable once in the map (a change replaces the
+  // pointer), so a pass copies the pointers under mu_ and walks them without
+  // it: admission and readers never wait for a walk over every deployment.
+  using DocPtr = std::shared_ptr<const dcufleet::v1::Deployment>;
+  std::map<std::string, DocPtr> deployments_ ABSL_GUARDED_BY(mu_);
+  // Every document as of now, in key order: pointers only, taken under mu_.
+  std::vector<DocPtr> SnapshotDocs() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `d` in the map (replacing any document of its key).
+  void PutDoc(dcufleet::v1::Deployment d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Per deployment name: grows whenever any of its replicas changes (what
   // watchers compare; a replica's own revision is its document's).
   std::map<std::string, int64_t> revisions_ ABSL_GUARDED_BY(mu_);

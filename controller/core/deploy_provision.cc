@@ -60,10 +60,6 @@ void DeployController::UpdatePoolDemand(const Deployment& d, StepContext& ctx) {
   CollectPoolDemandOf(d, ctx);
 }
 
-void DeployController::CollectPoolDemand(const Deployment& d, StepContext& ctx) {
-  CollectPoolDemandOf(d, ctx);
-}
-
 void DeployController::CollectPoolDemandOf(const Deployment& d, StepContext& ctx) {
   // Every node that is meant to run an instance (orphans too) keeps its job.
   deploy_internal::ForEachAssignedAttempt(d, [&](const dcufleet::v1::Attempt& a) {

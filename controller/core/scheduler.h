@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "controller/core/model_sources.h"
+#include "controller/core/small_int_set.h"
 #include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
 
@@ -63,12 +65,13 @@ struct ScheduleNode {
   std::string arch;
   // Total bytes of the first device of `arch`.
   int64_t device_total = 0;
-  // Devices of `arch`, in index order.
-  std::vector<Dev> devices;
+  // Devices of `arch`, in index order (inline: copying a node per pass
+  // allocates nothing for nodes of up to 8 devices).
+  absl::InlinedVector<Dev, 8> devices;
   // Devices and ports taken by instances (ours and, for ports, any the node
   // reports).
-  std::set<int> busy_devices;
-  std::set<int> busy_ports;
+  SmallIntSet busy_devices;
+  SmallIntSet busy_ports;
 };
 
 // Devices whose unreclaimed memory exceeds the tolerance are avoided (a

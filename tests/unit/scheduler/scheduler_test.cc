@@ -116,7 +116,7 @@ struct World {
     for (const auto& v : views) {
       ScheduleNode n = MakeScheduleNode(v);
       auto d = busy_devices.find(v.name());
-      if (d != busy_devices.end()) n.busy_devices = d->second;
+      if (d != busy_devices.end()) n.busy_devices = SmallIntSet(d->second);
       auto p = busy_ports.find(v.name());
       if (p != busy_ports.end()) n.busy_ports.insert(p->second.begin(), p->second.end());
       nodes.push_back(std::move(n));

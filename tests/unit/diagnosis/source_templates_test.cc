@@ -1,0 +1,235 @@
+// The shipped rules against messages written from the engines' and
+// libraries' own sources (their message templates with made-up values), not
+// from any corpus log: each row names the repository and file whose template
+// it instantiates. A rule that knows only the wording of the logs it was
+// tuned on fails here; so does a rule that fires on a warning or on a
+// healthy start-up (the `unknown` rows).
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
+#include "tests/testing/test_env.h"
+
+namespace dcu::modelkit {
+namespace {
+
+struct Template {
+  const char* source;  // repository and file of the message template
+  const char* log;     // the lines a failed launch would show
+  const char* want;    // failure class of the first finding, or "unknown"
+};
+
+const std::vector<Template>& Templates() {
+  static const std::vector<Template> kTemplates = {
+      // ------------------------------------------------------------ memory
+      {"ggml-org/llama.cpp src/llama-context.cpp",
+       "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-alloc.c",
+       "ggml_gallocr_reserve_n: failed to allocate CUDA_Host buffer of size 1073741824\n"
+       "graph_reserve: failed to allocate compute buffers",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-metal/ggml-metal.m",
+       "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 40960.00 MiB",
+       "cuda_oom_model_load"},
+      {"ollama/ollama ml/device.go (ErrNoMem)",
+       "time=2025-06-01T10:00:00.000Z level=ERROR source=sched.go:478 msg=\"error loading llama server\" "
+       "error=\"insufficient memory - required allocations: {InputWeights:1GiB}\"",
+       "cuda_oom_model_load"},
+      {"ollama/ollama llm/server.go (ErrLoadRequiredFull)",
+       "Error: unable to load full model on GPU", "cuda_oom_model_load"},
+      {"ollama/ollama llm/status.go (recoverable: it retries)",
+       "ggml_backend_sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n"
+       "llama_context: graph splits = 2",
+       "unknown"},
+      {"NVIDIA cuBLAS / ROCm hipBLAS status names",
+       "RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling `hipblasCreate(handle)`",
+       "cuda_oom_model_load"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/flash_causal_lm.py",
+       "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+       "`--max-batch-prefill-tokens`",
+       "cuda_oom_model_load"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/engine/executor/base.py",
+       "RuntimeError: No enough gpu memory for runtime.", "cuda_oom_model_load"},
+      {"pytorch/pytorch c10/core/impl/alloc_cpu.cpp",
+       "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate "
+       "memory: you tried to allocate 283115520 bytes. Error code 12 (Cannot allocate memory)",
+       "cuda_oom_model_load"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/engine/cache_engine.py",
+       "RuntimeError: No enough gpu memory for kv cache.", "no_cache_blocks"},
+      {"huggingface/text-generation-inference backends/v3/src/lib.rs (NotEnoughMemory)",
+       "Error: Backend(NotEnoughMemory(32768))\n"
+       "ERROR text_generation_launcher: Not enough memory to handle `max_total_tokens=32768`",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/worker/worker.py (memory profiling assertion)",
+       "AssertionError: Error in memory profiling. Initial free memory 20.1 GiB, current free memory "
+       "31.5 GiB. This happens when the GPU memory was not properly cleaned up before initializing the "
+       "vLLM instance.",
+       "startup_free_memory_below_utilization"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py",
+       "RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+       "min_per_gpu_memory=10.2, local_gpu_memory=79.1, local_gpu_memory * 0.9=71.2",
+       "startup_free_memory_below_utilization"},
+      // -------------------------------------------------- model and config
+      {"vllm-project/vllm vllm/model_executor/models/registry.py",
+       "ValueError: Cannot find model module. 'FooForCausalLM' is not a registered model in the "
+       "Transformers library (only relevant if the model is meant to be in Transformers) and "
+       "'AutoModel' is not present in the model config's 'auto_map' (relevant if the model is custom).",
+       "unsupported_model_architecture"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/models/module_map / patch.py",
+       "RuntimeError: Can not found rewrite for architectures: ['FooForCausalLM']",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp src/llama-vocab.cpp",
+       "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer "
+       "type: 'qwen35'",
+       "unsupported_model_architecture"},
+      {"python json/decoder.py via transformers' config loading",
+       "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 12 column "
+       "3 (char 345)",
+       "config_or_tokenizer_error"},
+      {"huggingface/tokenizers (serde_json error Display)",
+       "Exception: EOF while parsing a string at line 1 column 2097152", "config_or_tokenizer_error"},
+      {"huggingface/transformers src/transformers/modeling_rope_utils.py",
+       "KeyError: \"Missing required keys in `rope_scaling` for 'rope_type'='yarn': {'factor'}\"",
+       "config_or_tokenizer_error"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py (re-raised)",
+       "ValueError: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, "
+       "'-' and '.' cannot start or end the name, max length is 96: '/data/models/Qwen'.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/file_download.py",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk "
+       "cache and outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set "
+       "'local_files_only' to False.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py",
+       "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-abc)\n"
+       "Revision Not Found for url: https://huggingface.co/api/models/org/model/revision/v9.",
+       "model_path_not_found"},
+      {"huggingface/text-generation-inference server/text_generation_server/utils/hub.py",
+       "FileNotFoundError: File model.safetensors of model org/model not found in /data. Please run "
+       "`text-generation-server download-weights org/model` first.",
+       "model_path_not_found"},
+      // ---------------------------------------------------------- environment
+      {"rust std io::ErrorKind via text-generation-inference router/src/server.rs",
+       "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: "
+       "AddrInUse, message: \"Address already in use\" }', router/src/server.rs:1171:10",
+       "port_in_use"},
+      {"golang net (Windows WSAEADDRINUSE) via ollama",
+       "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address "
+       "(protocol/network address/port) is normally permitted.",
+       "port_in_use"},
+      {"NVIDIA/nccl src/init.cc ncclGetErrorString (a line of its own)",
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275,\n"
+       "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+       "nccl_rccl_init_failure"},
+      {"NVIDIA/nccl ncclRemoteError",
+       "RuntimeError: ncclRemoteError: A call failed possibly due to a network error or a remote process "
+       "exiting prematurely.",
+       "nccl_rccl_init_failure"},
+      {"glibc elf/dl-version.c",
+       "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by "
+       "/x/vllm/_C.abi3.so)",
+       "shared_lib_undefined_symbol"},
+      {"glibc elf/dl-version.c (a library's own version set)",
+       "OSError: /x/libtorch_cuda.so: version `libcudart.so.12' not found (required by /x/libfoo.so)",
+       "shared_lib_undefined_symbol"},
+      {"glibc dl-load.c",
+       "OSError: /x/lib/libggml-hip.so: wrong ELF class: ELFCLASS32", "shared_lib_undefined_symbol"},
+      {"triton-lang/triton python/triton/backends/nvidia/driver.py",
+       "AssertionError: libcuda.so cannot found!", "shared_lib_undefined_symbol"},
+      {"pytorch/pytorch aten/src/ATen/core/dispatch (an extension namespace)",
+       "NotImplementedError: Could not run 'sgl_kernel::rmsnorm' with arguments from the 'CUDA' backend. "
+       "This could be because the operator doesn't exist for this backend",
+       "missing_custom_op"},
+      {"pytorch/pytorch aten/src/ATen/core/dispatch (aten: a CPU-only torch)",
+       "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'CUDA' backend. "
+       "This could be because the operator doesn't exist for this backend",
+       "wrong_platform_build"},
+      {"sgl-project/sglang (sgl_kernel missing)",
+       "ModuleNotFoundError: No module named 'sgl_kernel'", "missing_custom_op"},
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorInsufficientDriver)",
+       "RuntimeError: HIP error: driver version is insufficient for runtime version",
+       "wrong_platform_build"},
+      {"pytorch/pytorch torch/cuda/__init__.py _check_driver",
+       "AssertionError: The NVIDIA driver on your system is too old (found version 10020). Please "
+       "update your GPU driver",
+       "wrong_platform_build"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+       "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+       "wrong_platform_build"},
+      // ------------------------------------------------- device and kernels
+      {"ROCm/clr hipamd/src/hip_code_object.cpp",
+       ":1:hip_code_object.cpp :507 : 123 us: Missing CO for these ISAs - \n"
+       ":1:hip_code_object.cpp :510 : 124 us:      amdgcn-amd-amdhsa--gfx1151",
+       "hip_invalid_device_function"},
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorNoBinaryForGpu's text)",
+       "RuntimeError: HIP error: no kernel image is available for execution on the device",
+       "hip_invalid_device_function"},
+      {"cudart cudaErrorNoKernelImageForDevice",
+       "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+       "unsupported_gpu_arch_runtime"},
+      {"ROCm/clr rocclr/device/rocm/rocvirtual.cpp",
+       ":0:rocdevice.cpp :2614: 1234 us: 42 : [tid:0x7f] Device::callbackQueue aborting with error : "
+       "HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016",
+       "hip_runtime_error"},
+      {"triton-lang/triton python/triton/language/semantic.py",
+       "ValueError: type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are "
+       "('fp8e5',)",
+       "triton_unsupported_gpu_target"},
+      {"llvm/llvm-project mlir/lib/Pass/PassManager (under triton)",
+       "error: Failures have been detected while processing an MLIR pass pipeline",
+       "triton_kernel_compile_failure"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp",
+       "rocBLAS error: Could not initialize Tensile library", "rocm_library_missing_arch"},
+      // ------------------------------------- non-Python error formats (structure)
+      {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
+       "I1204 12:34:56.000001  77 server.cc:10] loading\n"
+       "F1204 12:34:56.789012  77 allocator.cc:88] cudaMalloc failed: out of memory",
+       "cuda_oom_model_load"},
+      {"libc++abi terminate (macOS llama.cpp)",
+       "libc++abi: terminating due to uncaught exception of type std::runtime_error: unknown model "
+       "architecture: 'gemma3n'",
+       "unsupported_model_architecture"},
+      {"text-generation-inference launcher: the shard's error, then the launcher's exit",
+       "ERROR text_generation_launcher: Error when initializing model\n"
+       "ValueError: Unsupported model type foo\n"
+       "Error: ShardCannotStart",
+       "unsupported_model_architecture"},
+      // ------------------------------------------------ healthy and warnings
+      {"vllm-project/vllm healthy start-up",
+       "INFO 06-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 20.5 GiB\n"
+       "INFO 06-01 10:00:01 [kv_cache_utils.py:1] GPU KV cache size: 300,000 tokens\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py (a warning, not an error)",
+       "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1. The current "
+       "PyTorch install supports CUDA capabilities sm_70 sm_80.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"ggml-org/llama.cpp (pinned memory warning, it goes on)",
+       "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+  };
+  return kTemplates;
+}
+
+TEST(SourceTemplatesTest, ShippedRulesNameTheClassOfEachSourceTemplate) {
+  auto rules = LoadDiagnosisRulesFile(
+      testing::SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  for (const Template& t : Templates()) {
+    dcufleet::v1::DiagnosisResult result = classifier->ClassifyText(t.log);
+    std::string top = result.findings_size() > 0 ? result.findings(0).failure_class() : "unknown";
+    std::string rule = result.findings_size() > 0 ? result.findings(0).rule_id() : "";
+    EXPECT_EQ(top, t.want) << t.source << " (rule " << rule << ")\n" << t.log;
+  }
+}
+
+}  // namespace
+}  // namespace dcu::modelkit

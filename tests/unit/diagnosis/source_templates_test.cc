@@ -112,7 +112,44 @@ const std::vector<Template>& Templates() {
        "FileNotFoundError: File model.safetensors of model org/model not found in /data. Please run "
        "`text-generation-server download-weights org/model` first.",
        "model_path_not_found"},
+      {"golang os.Open via ollama/ollama server/images.go",
+       "Error: open /root/.ollama/models/blobs/sha256-6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d7"
+       "7c96807de94ca2aa: no such file or directory",
+       "model_path_not_found"},
+      {"pytorch/pytorch torch/serialization.py (torch.load of a missing file)",
+       "FileNotFoundError: [Errno 2] No such file or directory: '/data/llama-7b/pytorch_model.bin'",
+       "model_path_not_found"},
+      {"google/sentencepiece python/src/sentencepiece/__init__.py",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/transformers/models/llama/tokenization_llama.py\", line 198, in get_spm_processor\n"
+       "    tokenizer.Load(self.vocab_file)\n"
+       "  File \"/x/sentencepiece/__init__.py\", line 961, in Load\n"
+       "    return self.LoadFromFile(model_file)\n"
+       "  File \"/x/sentencepiece/__init__.py\", line 316, in LoadFromFile\n"
+       "    return _sentencepiece.SentencePieceProcessor_LoadFromFile(self, arg)\n"
+       "TypeError: not a string",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers src/transformers/tokenization_utils.py",
+       "ValueError: Non-consecutive added token '<|im_end|>' found. Should have index 151646 but has "
+       "index 151645 in saved vocabulary.",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers models/llama/modeling_llama.py (4.3x _init_rope)",
+       "ValueError: Unknown RoPE scaling type longrope", "config_or_tokenizer_error"},
       // ---------------------------------------------------------- environment
+      {"NVIDIA cuDNN loader on Windows",
+       "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!",
+       "shared_lib_undefined_symbol"},
+      {"vllm-project/vllm vllm/config.py ModelConfig._verify_quantization",
+       "ValueError: bitsandbytes quantization is currently not supported in rocm.",
+       "unsupported_gpu_arch_runtime"},
+      {"facebookresearch/xformers xformers/ops/fmha/dispatch.py",
+       "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+       "`cutlassF` is not supported because:\n"
+       "    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)",
+       "unsupported_gpu_arch_runtime"},
+      {"InternLM/lmdeploy lmdeploy/lite/utils/load.py",
+       "RuntimeError: Your device does not supports bf16(bfloat16), please change to fp16(float16)",
+       "unsupported_gpu_arch_runtime"},
       {"rust std io::ErrorKind via text-generation-inference router/src/server.rs",
        "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: "
        "AddrInUse, message: \"Address already in use\" }', router/src/server.rs:1171:10",

@@ -64,6 +64,16 @@ const std::vector<Template>& Templates() {
        "Error: Backend(NotEnoughMemory(32768))\n"
        "ERROR text_generation_launcher: Not enough memory to handle `max_total_tokens=32768`",
        "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory (wrapped by a terminal)",
+       "ValueError: Free memory on device (5.61/61.27 GiB) on startup is less than desired\n"
+       "GPU memory utilization (0.9, 55.14 GiB). Decrease GPU memory utilization or reduce GPU memory "
+       "used by other processes.",
+       "startup_free_memory_below_utilization"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory (wrapped after the device)",
+       "ValueError: Free memory on device cuda:2\n"
+       "(5.31/23.56 GiB) on startup is less than desired GPU memory\n"
+       "utilization (0.8, 18.85 GiB)",
+       "startup_free_memory_below_utilization"},
       {"vllm-project/vllm vllm/worker/worker.py (memory profiling assertion)",
        "AssertionError: Error in memory profiling. Initial free memory 20.1 GiB, current free memory "
        "31.5 GiB. This happens when the GPU memory was not properly cleaned up before initializing the "

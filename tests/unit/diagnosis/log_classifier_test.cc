@@ -187,6 +187,35 @@ TEST_F(LogClassifierTest, NoCacheBlocksSizesTheKvCacheFromTheMemoryPlan) {
 
 // A warning printed after the real error (NCCL's shutdown warning, here a
 // failed optional import) must rank below it even though it comes later.
+// An exception message wrapped onto the next line (a paste, a terminal, a
+// message with embedded newlines) is matched as one text: joined with a blank
+// at a word break, and without one when the wrap cut a word.
+TEST_F(LogClassifierTest, WrappedExceptionMessageIsMatchedAsOneText) {
+  DiagnosisResult at_blank = classifier_->ClassifyText(
+      "torch.OutOfMemoryError: CUDA out\n"
+      "of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB\n");
+  ASSERT_GT(at_blank.findings_size(), 0);
+  EXPECT_EQ(at_blank.findings(0).failure_class(), "cuda_oom_model_load");
+  EXPECT_EQ(at_blank.findings(0).evidence(0).line(), 1);
+  DiagnosisResult in_word = classifier_->ClassifyText(
+      "ValueError: No available memory for the cache bl\n"
+      "ocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n");
+  ASSERT_GT(in_word.findings_size(), 0);
+  EXPECT_EQ(in_word.findings(0).failure_class(), "no_cache_blocks");
+  // Captures come from the joined text too.
+  DiagnosisResult captured = classifier_->ClassifyText(
+      "ValueError: Free memory on device (5.61/61.27 GiB) on startup is less than desired\n"
+      "GPU memory utilization (0.9, 55.14 GiB). Decrease GPU memory utilization.\n");
+  ASSERT_GT(captured.findings_size(), 0);
+  EXPECT_EQ(captured.findings(0).failure_class(), "startup_free_memory_below_utilization");
+  EXPECT_EQ(captured.findings(0).captures().at("desired_gib"), "55.14");
+  // Two lines that are not one message are not joined.
+  DiagnosisResult apart = classifier_->ClassifyText(
+      "INFO 06-01 10:00:00 [x.py:1] CUDA out\n"
+      "INFO 06-01 10:00:00 [x.py:1] of memory\n");
+  EXPECT_EQ(apart.findings(0).failure_class(), "unknown");
+}
+
 TEST_F(LogClassifierTest, WarningAfterTheRealErrorRanksBelowIt) {
   std::vector<std::string> lines = {
       "INFO 05-01 10:06:49 [model_runner.py:1108] Starting to load model x...",

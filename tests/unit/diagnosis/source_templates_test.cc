@@ -58,6 +58,10 @@ const std::vector<Template>& Templates() {
        "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate "
        "memory: you tried to allocate 283115520 bytes. Error code 12 (Cannot allocate memory)",
        "cuda_oom_model_load"},
+      {"ml-explore/mlx mlx/backend/metal/allocator.cpp",
+       "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than "
+       "the maximum allowed buffer size of 86586540032 bytes.",
+       "cuda_oom_model_load"},
       {"InternLM/lmdeploy lmdeploy/pytorch/engine/cache_engine.py",
        "RuntimeError: No enough gpu memory for kv cache.", "no_cache_blocks"},
       {"huggingface/text-generation-inference backends/v3/src/lib.rs (NotEnoughMemory)",
@@ -231,6 +235,15 @@ const std::vector<Template>& Templates() {
        "triton_kernel_compile_failure"},
       {"ROCm/rocBLAS library/src/tensile_host.cpp",
        "rocBLAS error: Could not initialize Tensile library", "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt tensile_host.cpp (then torch's call fails)",
+       "rocblaslt error: Cannot read /x/torch/lib/hipblaslt/library/TensileLibrary_lazy_gfx1151.dat: "
+       "No such file or directory\n"
+       "RuntimeError: HIPBLAS_STATUS_INVALID_VALUE when calling `hipblasLtMatmulAlgoGetHeuristic( ...)`",
+       "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt tensile_host.cpp (a caller that falls back and serves)",
+       "rocblaslt error: Cannot read \"TensileLibrary_lazy_gfx1201.dat\": No such file or directory\n"
+       "time=2025-06-01T10:00:05.000Z level=INFO source=server.go:1 msg=\"llama runner started in 5.02 seconds\"",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -87,6 +87,24 @@ const std::vector<Template>& Templates() {
        "RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
        "min_per_gpu_memory=10.2, local_gpu_memory=79.1, local_gpu_memory * 0.9=71.2",
        "startup_free_memory_below_utilization"},
+      {"vllm-project/vllm vllm/platforms/cuda.py get_attn_backend_cls (head size)",
+       "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=80, "
+       "dtype=torch.bfloat16, kv_cache_dtype=auto, block_size=16, use_mla=False, has_sink=False). "
+       "Reasons: {FLASH_ATTN: [head_size not supported], FLASHINFER: [head_size not supported]}.",
+       "unsupported_head_size"},
+      {"vllm-project/vllm vllm/platforms/cuda.py get_attn_backend_cls (compute capability)",
+       "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, "
+       "dtype=torch.bfloat16, kv_cache_dtype=auto, use_mla=True, use_sparse=True). Reasons: "
+       "{FLASH_ATTN_MLA: [compute capability not supported], FLASHMLA: [compute capability not "
+       "supported], FLASH_ATTN: [head_size not supported, MLA not supported]}.",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm vllm/platforms/rocm.py _capability_from_gcn_arch",
+       "ValueError: Parsed unknown ROCm architecture from GCN arch 'gfx18446744073709551615': major=18, "
+       "minor=4. Major version > 12 is beyond currently known AMD generations.",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm vllm/platforms/rocm.py verify_model_arch",
+       "ValueError: Model architecture 'MambaForCausalLM' is not supported by ROCm for now.",
+       "unsupported_model_architecture"},
       // -------------------------------------------------- model and config
       {"vllm-project/vllm vllm/model_executor/models/registry.py",
        "ValueError: Cannot find model module. 'FooForCausalLM' is not a registered model in the "

@@ -102,6 +102,12 @@ const std::vector<Template>& Templates() {
        "ValueError: Parsed unknown ROCm architecture from GCN arch 'gfx18446744073709551615': major=18, "
        "minor=4. Major version > 12 is beyond currently known AMD generations.",
        "unsupported_gpu_arch_runtime"},
+      {"huggingface/transformers src/transformers/modeling_gguf_pytorch_utils.py",
+       "ValueError: GGUF model with architecture qwen3moe is not supported yet.",
+       "unsupported_model_architecture"},
+      {"ollama/ollama llm/server.go",
+       "Error: this model is not supported by your version of Ollama. You may need to upgrade",
+       "unsupported_model_architecture"},
       {"vllm-project/vllm vllm/platforms/rocm.py verify_model_arch",
        "ValueError: Model architecture 'MambaForCausalLM' is not supported by ROCm for now.",
        "unsupported_model_architecture"},

@@ -254,6 +254,17 @@ const std::vector<Template>& Templates() {
        "ValueError: type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are "
        "('fp8e5',)",
        "triton_unsupported_gpu_target"},
+      {"NVIDIA ptxas under triton (triton/backends/nvidia/compiler.py make_cubin)",
+       "  File \"/x/triton/backends/nvidia/compiler.py\", line 408, in make_cubin\n"
+       "    raise PTXASError(f\"{error}\\n\"\n"
+       "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
+       "`ptxas` stderr:\n"
+       "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
+       "triton_unsupported_gpu_target"},
+      {"NVIDIA ptxas under nvcc (a JIT-built extension)",
+       "ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'\n"
+       "ninja: build stopped: subcommand failed.",
+       "unsupported_gpu_arch_runtime"},
       {"llvm/llvm-project mlir/lib/Pass/PassManager (under triton)",
        "error: Failures have been detected while processing an MLIR pass pipeline",
        "triton_kernel_compile_failure"},

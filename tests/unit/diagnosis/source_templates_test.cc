@@ -225,13 +225,16 @@ const std::vector<Template>& Templates() {
        "wrong_platform_build"},
       {"sgl-project/sglang (sgl_kernel missing)",
        "ModuleNotFoundError: No module named 'sgl_kernel'", "missing_custom_op"},
-      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorInsufficientDriver)",
-       "RuntimeError: HIP error: driver version is insufficient for runtime version",
+      {"pytorch/pytorch torch/serialization.py",
+       "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+       "is False. If you are running on a CPU-only machine, please use torch.load with "
+       "map_location=torch.device('cpu') to map your storages to the CPU.",
        "wrong_platform_build"},
-      {"pytorch/pytorch torch/cuda/__init__.py _check_driver",
-       "AssertionError: The NVIDIA driver on your system is too old (found version 10020). Please "
-       "update your GPU driver",
-       "wrong_platform_build"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID",
+       "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving "
+       "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+       "Connection reset by peer",
+       "nccl_rccl_init_failure"},
       {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
        "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
        "wrong_platform_build"},

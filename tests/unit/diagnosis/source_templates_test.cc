@@ -192,6 +192,13 @@ const std::vector<Template>& Templates() {
        "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: "
        "AddrInUse, message: \"Address already in use\" }', router/src/server.rs:1171:10",
        "port_in_use"},
+      {"encode/uvicorn uvicorn/server.py (errno 13: a privileged port, not a taken one)",
+       "ERROR:    [Errno 13] error while attempting to bind on address ('0.0.0.0', 80): permission denied",
+       "unknown"},
+      {"encode/uvicorn uvicorn/server.py (errno 98)",
+       "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
+       "in use",
+       "port_in_use"},
       {"golang net (Windows WSAEADDRINUSE) via ollama",
        "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address "
        "(protocol/network address/port) is normally permitted.",

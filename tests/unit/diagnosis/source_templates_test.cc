@@ -58,6 +58,10 @@ const std::vector<Template>& Templates() {
        "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate "
        "memory: you tried to allocate 283115520 bytes. Error code 12 (Cannot allocate memory)",
        "cuda_oom_model_load"},
+      {"Windows ERROR_COMMITMENT_LIMIT via Python's OSError",
+       "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error "
+       "loading \"C:\\x\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies.",
+       "cuda_oom_model_load"},
       {"ml-explore/mlx mlx/backend/metal/allocator.cpp",
        "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than "
        "the maximum allowed buffer size of 86586540032 bytes.",

@@ -154,6 +154,12 @@ const std::vector<Template>& Templates() {
        "FileNotFoundError: File model.safetensors of model org/model not found in /data. Please run "
        "`text-generation-server download-weights org/model` first.",
        "model_path_not_found"},
+      {"ggml-org/llama.cpp ggml/src/gguf.cpp gguf_init_from_file (no errno)",
+       "gguf_init_from_file: failed to open GGUF file '/models/qwen2.5-7b-q4_k_m.gguf'\n"
+       "llama_model_load: error loading model: llama_model_loader: failed to load model from "
+       "/models/qwen2.5-7b-q4_k_m.gguf\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "model_path_not_found"},
       {"golang os.Open via ollama/ollama server/images.go",
        "Error: open /root/.ollama/models/blobs/sha256-6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d7"
        "7c96807de94ca2aa: no such file or directory",

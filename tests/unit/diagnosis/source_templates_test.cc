@@ -292,6 +292,14 @@ const std::vector<Template>& Templates() {
       {"llvm/llvm-project mlir/lib/Pass/PassManager (under triton)",
        "error: Failures have been detected while processing an MLIR pass pipeline",
        "triton_kernel_compile_failure"},
+      {"triton-lang/triton python/triton/compiler/errors.py",
+       "triton.compiler.errors.CompileTimeAssertionFailure: at 24:4:\n"
+       "    tl.static_assert(BLOCK_K % 16 == 0)",
+       "triton_kernel_compile_failure"},
+      {"llvm/llvm-project MLIR verifier on a triton-dialect op",
+       "/x/vllm/attention/ops/triton_decode_attention.py:88:20: error: 'tt.dot' op expected the "
+       "operands to have the same element type",
+       "triton_kernel_compile_failure"},
       {"ROCm/rocBLAS library/src/tensile_host.cpp",
        "rocBLAS error: Could not initialize Tensile library", "rocm_library_missing_arch"},
       {"ROCm/hipBLASLt tensile_host.cpp (then torch's call fails)",

@@ -274,6 +274,16 @@ const std::vector<Template>& Templates() {
        ":0:rocdevice.cpp :2614: 1234 us: 42 : [tid:0x7f] Device::callbackQueue aborting with error : "
        "HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016",
        "hip_runtime_error"},
+      {"torvalds/linux drivers/gpu/drm/amd/amdgpu/gmc_v9_0.c (dmesg pasted with the log)",
+       "[ 4211.301] amdgpu 0000:c3:00.0: amdgpu: [gfxhub0] no-retry page fault (src_id:0 ring:24 "
+       "vmid:3 pasid:32777, for process python3 pid 2424 thread python3 pid 2425)\n"
+       "[ 4211.301] amdgpu 0000:c3:00.0: amdgpu:   in page starting at address 0x0000800102800000 from "
+       "IH client 0x1b (UTCL2)",
+       "hip_runtime_error"},
+      {"torvalds/linux amdgpu: a driver that never came up (not a runtime fault)",
+       "[   77.509808] [drm] psp command failed and response status is (0xF)\n"
+       "[   77.512201] amdgpu 0000:03:00.0: [gfxhub0] no-retry page fault (src_id:0 ring:221 vmid:0 pasid:0)",
+       "unknown"},
       {"triton-lang/triton python/triton/language/semantic.py",
        "ValueError: type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are "
        "('fp8e5',)",

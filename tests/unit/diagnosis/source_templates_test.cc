@@ -230,6 +230,9 @@ const std::vector<Template>& Templates() {
        "shared_lib_undefined_symbol"},
       {"glibc dl-load.c",
        "OSError: /x/lib/libggml-hip.so: wrong ELF class: ELFCLASS32", "shared_lib_undefined_symbol"},
+      {"pytorch/pytorch aten/src/ATen/DynamicLibrary.cpp",
+       "RuntimeError: Error in dlopen for library libnvrtc.so.12and libnvrtc-b51b459d.so.12",
+       "shared_lib_undefined_symbol"},
       {"NVIDIA NVRTC (torch JIT)",
        "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.12.1.\n"
        "  Make sure that libnvrtc-builtins.so.12.1 is installed correctly.",

@@ -216,6 +216,38 @@ TEST_F(LogClassifierTest, WrappedExceptionMessageIsMatchedAsOneText) {
   EXPECT_EQ(apart.findings(0).failure_class(), "unknown");
 }
 
+// Errors that launchers raise only to report a child's earlier one (SGLang's
+// bare EOFError and "Initialization failed", TGI's "Error: ShardCannotStart",
+// llama-cpp-python's "Failed to create llama_context") are not the error the
+// run died of: the child's is.
+TEST_F(LogClassifierTest, LaunchersReportingAnEarlierErrorAreFollowOns) {
+  struct Case {
+    const char* log;
+    const char* terminal_type;
+  };
+  for (const Case& c : {
+           Case{"ValueError: Unsupported architectures: FooForCausalLM\n"
+                "Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+                "Traceback (most recent call last):\n"
+                "  File \"/x/sglang/srt/entrypoints/engine.py\", line 520, in _launch_subprocesses\n"
+                "    data = scheduler_pipe_readers[i].recv()\n"
+                "EOFError\n",
+                "ValueError"},
+           Case{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+                "RuntimeError: Initialization failed. Please see the error messages above.\n",
+                "torch.OutOfMemoryError"},
+           Case{"ValueError: Unsupported model type foo\n"
+                "Error: ShardCannotStart\n",
+                "ValueError"},
+           Case{"llama_kv_cache_init: failed to allocate buffer for kv cache\n"
+                "ValueError: Failed to create llama_context\n",
+                "error"},
+       }) {
+    DiagnosisResult result = classifier_->ClassifyText(c.log);
+    EXPECT_EQ(result.terminal_error().type(), c.terminal_type) << c.log;
+  }
+}
+
 TEST_F(LogClassifierTest, WarningAfterTheRealErrorRanksBelowIt) {
   std::vector<std::string> lines = {
       "INFO 05-01 10:06:49 [model_runner.py:1108] Starting to load model x...",

@@ -338,6 +338,19 @@ const std::vector<Template>& Templates() {
        "ValueError: Unsupported model type foo\n"
        "Error: ShardCannotStart",
        "unsupported_model_architecture"},
+      {"sgl-project/sglang srt/entrypoints/engine.py: the scheduler's error, then the launcher's",
+       "[2025-03-10 14:17:52 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+       "  File \"/x/sglang/srt/managers/scheduler.py\", line 1787, in run_scheduler_process\n"
+       "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)\n"
+       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n"
+       "[2025-03-10 14:17:53] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/x/sglang/launch_server.py\", line 14, in <module>\n"
+       "    launch_server(server_args)\n"
+       "  File \"/x/sglang/srt/entrypoints/engine.py\", line 520, in _launch_subprocesses\n"
+       "    data = scheduler_pipe_readers[i].recv()\n"
+       "EOFError",
+       "no_cache_blocks"},
       // ------------------------------------------------ healthy and warnings
       {"vllm-project/vllm healthy start-up",
        "INFO 06-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 20.5 GiB\n"

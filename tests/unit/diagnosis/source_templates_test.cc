@@ -357,6 +357,30 @@ const std::vector<Template>& Templates() {
        "INFO 06-01 10:00:01 [kv_cache_utils.py:1] GPU KV cache size: 300,000 tokens\n"
        "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
        "unknown"},
+      {"ollama/ollama healthy ROCm start-up (llm/server.go, discover/)",
+       "time=2025-06-01T10:00:00.000Z level=INFO source=types.go:130 msg=\"inference compute\" id=0 "
+       "library=rocm variant=\"\" compute=gfx1100 driver=6.3 name=1002:744c total=\"24.0 GiB\"\n"
+       "llama_kv_cache_init:      ROCm0 KV buffer size =  1024.00 MiB\n"
+       "llama_new_context_with_model:      ROCm0 compute buffer size =   560.00 MiB\n"
+       "time=2025-06-01T10:00:05.000Z level=INFO source=server.go:1 msg=\"llama runner started in 2.01 seconds\"",
+       "unknown"},
+      {"ggml-org/llama.cpp healthy server start-up",
+       "ggml_cuda_init: found 1 CUDA devices:\n"
+       "llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from /models/x.gguf\n"
+       "llm_load_tensors: offloaded 33/33 layers to GPU\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+      {"NVIDIA/nccl INFO lines of a healthy communicator (net plugin absent)",
+       "host:1:1 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such "
+       "file or directory No plugin found (libnccl-net.so), using internal implementation\n"
+       "host:1:1 [0] NCCL INFO Channel 00/02 :    0   1\n"
+       "host:1:1 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+       "unknown"},
+      {"sgl-project/sglang healthy start-up",
+       "[2025-06-01 10:00:00] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.1 GB\n"
+       "[2025-06-01 10:00:01] KV Cache is allocated. #tokens: 400000, K size: 24.4 GB, V size: 24.4 GB\n"
+       "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
+       "unknown"},
       {"pytorch/pytorch torch/cuda/__init__.py (a warning, not an error)",
        "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1. The current "
        "PyTorch install supports CUDA capabilities sm_70 sm_80.\n"

@@ -164,6 +164,14 @@ const std::vector<Template>& Templates() {
        "Error: open /root/.ollama/models/blobs/sha256-6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d7"
        "7c96807de94ca2aa: no such file or directory",
        "model_path_not_found"},
+      {"CPython on Windows (WinError 3) for a model directory",
+       "FileNotFoundError: [WinError 3] The system cannot find the path specified: "
+       "'C:\\\\Users\\\\me\\\\models\\\\Qwen2.5-7B'",
+       "model_path_not_found"},
+      {"CPython on Windows (WinError 2) for a CUDA directory: not a model path",
+       "FileNotFoundError: [WinError 2] The system cannot find the file specified: "
+       "'C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v12.1\\\\bin'",
+       "unknown"},
       {"pytorch/pytorch torch/serialization.py (torch.load of a missing file)",
        "FileNotFoundError: [Errno 2] No such file or directory: '/data/llama-7b/pytorch_model.bin'",
        "model_path_not_found"},

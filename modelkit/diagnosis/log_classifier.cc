@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -423,6 +424,32 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
   // Read the structure: raised errors, the terminal one, its frames.
   const LogStructure structure =
       ReadLogStructure(normalized, [&c](const RaisedError& e) { return c.IsFollowOn(e); });
+  // A raised error whose message spans lines (a paste or a terminal that
+  // wrapped "... is less than desired" / "GPU memory utilization (0.9, ...)",
+  // a message printed with embedded newlines) is also matched as one text,
+  // joined with a blank and without one (a wrap inside a word); a pattern
+  // that only the joined text matches counts on the error's header line.
+  std::map<int, std::string> joined_message;  // header line -> spaced text
+  for (const RaisedError& error : structure.errors) {
+    if (error.last_line <= error.first_line || error.message.find('\n') == std::string::npos) {
+      continue;
+    }
+    std::string spaced = absl::StrCat(error.type, ": ", error.message);
+    std::string tight = spaced;
+    std::replace(spaced.begin(), spaced.end(), '\n', ' ');
+    joined_message[error.first_line] = spaced;
+    tight.erase(std::remove(tight.begin(), tight.end(), '\n'), tight.end());
+    for (const std::string* joined : {&spaced, &tight}) {
+      c.Match(*joined, &ids);
+      for (int id : ids) {
+        std::vector<int>& at = hits[id];
+        auto pos = std::lower_bound(at.begin(), at.end(), error.first_line);
+        // Already matched on one of the error's own lines: nothing to add.
+        if (pos != at.end() && *pos <= error.last_line) continue;
+        at.insert(pos, error.first_line);
+      }
+    }
+  }
   const std::vector<double> frame_weight = TerminalFrameWeights(structure, count);
   for (const Traceback& tb : structure.tracebacks) {
     if (tb.has_header) {
@@ -536,19 +563,24 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     std::map<std::string, std::string> captures;
     const Compiled::CompiledRule& cr = c.compiled_rules[hit.rule];
     for (const Candidate& cand : hit.lines) {
-      const std::string& text = normalized[cand.line].text;
-      for (const std::vector<int>* group : {&cr.any, &cr.all}) {
-        for (int id : *group) {
-          const RE2& re = *c.patterns[id].re;
-          int n = re.NumberOfCapturingGroups();
-          if (n <= 0) continue;
-          std::vector<re2::StringPiece> submatch(n + 1);
-          if (!re.Match(Piece(text), 0, text.size(), RE2::UNANCHORED, submatch.data(), n + 1)) {
-            continue;
-          }
-          for (const auto& [name, index] : re.NamedCapturingGroups()) {
-            if (index <= n && submatch[index].data() != nullptr && !captures.count(name)) {
-              captures[name] = std::string(submatch[index].data(), submatch[index].size());
+      auto joined = joined_message.find(cand.line);
+      for (const std::string* text_ptr :
+           {&normalized[cand.line].text,
+            joined != joined_message.end() ? &joined->second : &normalized[cand.line].text}) {
+        const std::string& text = *text_ptr;
+        for (const std::vector<int>* group : {&cr.any, &cr.all}) {
+          for (int id : *group) {
+            const RE2& re = *c.patterns[id].re;
+            int n = re.NumberOfCapturingGroups();
+            if (n <= 0) continue;
+            std::vector<re2::StringPiece> submatch(n + 1);
+            if (!re.Match(Piece(text), 0, text.size(), RE2::UNANCHORED, submatch.data(), n + 1)) {
+              continue;
+            }
+            for (const auto& [name, index] : re.NamedCapturingGroups()) {
+              if (index <= n && submatch[index].data() != nullptr && !captures.count(name)) {
+                captures[name] = std::string(submatch[index].data(), submatch[index].size());
+              }
             }
           }
         }

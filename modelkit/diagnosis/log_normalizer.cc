@@ -111,7 +111,7 @@ bool StripVllmLevelPrefix(absl::string_view& s, LineSeverity& severity) {
 }
 
 // One bracketed prefix "[...]" (with an optional ':' after it).
-bool StripBracketPrefix(absl::string_view& s, LineSeverity& severity) {
+bool StripBracketPrefix(absl::string_view& s, LineSeverity& severity, bool& fatal) {
   if (s.empty() || s[0] != '[') return false;
   size_t close = s.find(']');
   if (close == absl::string_view::npos || close > 96 || close < 2) return false;
@@ -127,6 +127,7 @@ bool StripBracketPrefix(absl::string_view& s, LineSeverity& severity) {
              (in[4] == ' ' || (IsDigit(in[4]) && in[5] == ' '))) {
     // c10/glog: [W409 11:42:27.776885251 ProcessGroupNCCL.cpp:1250]
     severity = LevelFromWord(in.substr(0, 1));
+    fatal = in[0] == 'F';
     strip = true;
   } else if (LevelFromWord(in) != LineSeverity::kUnknown) {
     severity = LevelFromWord(in);  // [Error], [WARNING]
@@ -142,6 +143,28 @@ bool StripBracketPrefix(absl::string_view& s, LineSeverity& severity) {
   }
   if (!strip) return false;
   s.remove_prefix(close + 1 + (colon_after ? 1 : 0));
+  return true;
+}
+
+// glog without brackets: "F1204 12:34:56.789012  4242 model.cc:88] " (level
+// letter, MMDD, time, thread id, file:line, "] ").
+bool StripGlogPrefix(absl::string_view& s, LineSeverity& severity, bool& fatal) {
+  if (s.size() < 24 || !(s[0] == 'I' || s[0] == 'W' || s[0] == 'E' || s[0] == 'F')) return false;
+  if (!(Digits(s, 1, 4) && s[5] == ' ' && Digits(s, 6, 2) && s[8] == ':' && Digits(s, 9, 2) &&
+        s[11] == ':' && Digits(s, 12, 2))) {
+    return false;
+  }
+  size_t close = s.find("] ", 14);
+  if (close == absl::string_view::npos || close > 120) return false;
+  absl::string_view loc = s.substr(14, close - 14);
+  size_t colon = loc.rfind(':');
+  if (colon == absl::string_view::npos || colon + 1 >= loc.size()) return false;
+  for (size_t k = colon + 1; k < loc.size(); ++k) {
+    if (!IsDigit(loc[k])) return false;
+  }
+  severity = LevelFromWord(s.substr(0, 1));
+  fatal = s[0] == 'F';
+  s.remove_prefix(close + 2);
   return true;
 }
 
@@ -408,12 +431,13 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
     s = uncareted;
   }
   LineSeverity severity = LineSeverity::kUnknown;
+  bool fatal = false;
   for (int round = 0; round < 10; ++round) {
     SkipBlanks(s);
     if (s.empty()) break;
     char c = s[0];
     if (c == '(' && StripParenPrefix(s)) continue;
-    if (c == '[' && StripBracketPrefix(s, severity)) continue;
+    if (c == '[' && StripBracketPrefix(s, severity, fatal)) continue;
     if (IsDigit(c)) {
       size_t ts = TimestampLength(s);
       if (ts > 0 && ts < s.size() && s[ts] == ' ') {
@@ -423,7 +447,8 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
       }
     }
     if (absl::ascii_isupper(static_cast<unsigned char>(c)) &&
-        (StripVllmLevelPrefix(s, severity) || StripUvicornLevel(s, severity))) {
+        (StripVllmLevelPrefix(s, severity) || StripUvicornLevel(s, severity) ||
+         StripGlogPrefix(s, severity, fatal))) {
       continue;
     }
     if (c == 't' && StripSlogPrefix(s, severity)) continue;
@@ -443,6 +468,7 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   result.text = std::string(s);
   result.exception = IsExceptionLine(result.text);
   result.level_from_prefix = severity != LineSeverity::kUnknown;
+  result.fatal_prefix = fatal;
   result.severity = severity != LineSeverity::kUnknown
                         ? severity
                         : SeverityFromContent(result.text, result.exception);

@@ -24,6 +24,9 @@ struct NormalizedLine {
   // "level=INFO") rather than from the content. The traceback reader skips
   // such INFO/WARNING lines when another process interleaves them.
   bool level_from_prefix = false;
+  // The level prefix was glog's/c10's fatal one ("F1204 12:34:56.789 12 x.cc:1] ",
+  // "[F1204 ...]"): LOG(FATAL) aborts the process after this line.
+  bool fatal_prefix = false;
 };
 
 // Removes ANSI escape sequences (CSI, OSC, two-byte escapes) and turns other
@@ -40,6 +43,7 @@ std::string StripCaretNotation(absl::string_view line);
 //   "(RayWorkerWrapper pid=880, ip=10.0.0.1) ", "(Process) ",
 //   "[rank0]: ", "[vllm]: ", "[Stage-0] ", "[2025-03-10 14:17:52 TP6] ",
 //   "[2026-02-24T20:21:58Z] ", "[W409 11:42:27.7 ProcessGroupNCCL.cpp:1250] ",
+//   "F1204 12:34:56.789012  4242 model.cc:88] " (glog without brackets),
 //   "[multiproc_executor.py:492] ", "[Error] ", "vllm-1  | " (compose),
 //   "2024-04-27 10:13:05 | ERROR | stderr | ", "2025-12-11 10:34:03+08:00 - x - INFO - ",
 //   "ERROR 10-25 13:08:43 [core.py:708] ", "INFO 04-27 10:11:03 llm_engine.py:70] ",

@@ -74,7 +74,55 @@ bool ParseNativeError(absl::string_view text, RaisedError* error) {
     return set(ErrorOrigin::kCppException,
                Bounded(rest.substr(0, std::min(quote, rest.size())), kMaxTypeLength), "");
   }
+  // "terminate called without an active exception" / "... recursively": a
+  // std::terminate with nothing to say what().
+  if (absl::StartsWith(text, "terminate called ")) {
+    return set(ErrorOrigin::kCppException, "terminate", text);
+  }
+  // libc++ (macOS builds of llama.cpp, Ollama's runner): "libc++abi:
+  // terminating due to uncaught exception of type std::runtime_error: msg"
+  // (older "terminating with uncaught exception of type ...", "libc++abi.dylib: ...").
+  if (absl::StartsWith(text, "libc++abi")) {
+    static constexpr absl::string_view kOfType = "uncaught exception of type ";
+    size_t at = text.find(kOfType);
+    if (at != absl::string_view::npos && at < 80) {
+      absl::string_view rest = text.substr(at + kOfType.size());
+      size_t colon = rest.find(": ");
+      absl::string_view type = rest.substr(0, std::min(colon, rest.size()));
+      absl::string_view message =
+          colon == absl::string_view::npos ? absl::string_view() : rest.substr(colon + 2);
+      return set(ErrorOrigin::kCppException, Bounded(type, kMaxTypeLength), message);
+    }
+  }
   if (absl::StartsWith(text, "panic: ")) return set(ErrorOrigin::kGoPanic, "panic", text.substr(7));
+  // Rust: "thread 'main' panicked at 'msg', src/main.rs:10:5" (before Rust
+  // 1.73) or "thread 'main' panicked at src/main.rs:10:5:" with the message
+  // on the lines below (TGI's launcher and router, tokenizers).
+  if (absl::StartsWith(text, "thread '")) {
+    static constexpr absl::string_view kPanicked = "' panicked at ";
+    size_t at = text.find(kPanicked);
+    if (at != absl::string_view::npos && at < 120) {
+      absl::string_view rest = text.substr(at + kPanicked.size());
+      if (!rest.empty() && rest[0] == '\'') {
+        rest.remove_prefix(1);
+        // The location follows the message's closing quote: "', file:line:col".
+        size_t end = rest.rfind("', ");
+        if (end != absl::string_view::npos) rest = rest.substr(0, end);
+        return set(ErrorOrigin::kNativeError, "panicked", rest);
+      }
+      return set(ErrorOrigin::kNativeError, "panicked", "");
+    }
+  }
+  // Go's runtime: "fatal error: all goroutines are asleep", "fatal error:
+  // runtime: out of memory" (compilers print "<file>:<l>:<c>: fatal error:").
+  if (absl::StartsWith(text, "fatal error: ")) {
+    return set(ErrorOrigin::kNativeError, "fatal error", text.substr(13));
+  }
+  // glog/abseil CHECK failures (the "F1204 ..." prefix is gone): "Check
+  // failed: x == y (1 vs. 2) message".
+  if (absl::StartsWith(text, "Check failed: ")) {
+    return set(ErrorOrigin::kNativeError, "Check failed", text.substr(14));
+  }
   for (absl::string_view prefix : {"LLVM ERROR: ", "Fatal Python error: "}) {
     if (absl::StartsWith(text, prefix)) {
       return set(ErrorOrigin::kNativeError, prefix.substr(0, prefix.size() - 2),
@@ -107,6 +155,15 @@ bool ParseNativeError(absl::string_view text, RaisedError* error) {
   }
   size_t i = 0;
   while (i < text.size() && i < 80 && IsIdentChar(text[i])) ++i;
+  // llama.cpp's server prefixes its function names with a short tag and
+  // blanks ("srv    load_model: failed to load model, '...'", "slot ... ").
+  if (i > 0 && i <= 4 && i < text.size() && text[i] == ' ') {
+    size_t j = i;
+    while (j < text.size() && j < 16 && text[j] == ' ') ++j;
+    size_t k = j;
+    while (k < text.size() && k < 96 && IsIdentChar(text[k])) ++k;
+    if (k > j && k + 2 < text.size() && text[k] == ':' && text[k + 1] == ' ') i = k;
+  }
   if (i >= 3 && i + 2 < text.size() && text[i] == ':' && text[i + 1] == ' ') {
     absl::string_view rest = text.substr(i + 2);
     if (absl::StartsWith(rest, "error") || absl::StartsWith(rest, "failed to ")) {
@@ -251,13 +308,27 @@ class StructureReader {
     }
     if (StartPythonError(i, /*strict=*/true)) return;
     RaisedError native;
-    if (ParseNativeError(text, &native)) {
+    bool parsed = ParseNativeError(text, &native);
+    // glog's LOG(FATAL) / CHECK under an "F..." prefix aborts after its line,
+    // whatever the message says.
+    if (!parsed && lines_[i].fatal_prefix) {
+      native.origin = ErrorOrigin::kNativeError;
+      native.type = "fatal";
+      native.message = Bounded(text, kMaxMessageBytes);
+      parsed = true;
+    }
+    if (parsed) {
       native.first_line = native.last_line = i;
       out_.errors.push_back(std::move(native));
       MarkErrorLine(i, LineRole::kErrorHeader);
       if (out_.errors.back().origin == ErrorOrigin::kGoPanic) go_panic_ = true;
-      // Native errors are one line; a C++ one continues on "what():".
+      // Native errors are one line; a C++ one continues on "what():", a Rust
+      // panic of Rust 1.73+ on the lines below its location.
       state_ = State::kOutside;
+      if (out_.errors.back().type == "panicked" && out_.errors.back().message.empty()) {
+        state_ = State::kMessage;
+        continuation_lines_ = 0;
+      }
       return;
     }
     // Go: "goroutine 1 [running]:" then function/file line pairs.

@@ -187,6 +187,67 @@ TEST_F(LogClassifierTest, NoCacheBlocksSizesTheKvCacheFromTheMemoryPlan) {
 
 // A warning printed after the real error (NCCL's shutdown warning, here a
 // failed optional import) must rank below it even though it comes later.
+// An exception message wrapped onto the next line (a paste, a terminal, a
+// message with embedded newlines) is matched as one text: joined with a blank
+// at a word break, and without one when the wrap cut a word.
+TEST_F(LogClassifierTest, WrappedExceptionMessageIsMatchedAsOneText) {
+  DiagnosisResult at_blank = classifier_->ClassifyText(
+      "torch.OutOfMemoryError: CUDA out\n"
+      "of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB\n");
+  ASSERT_GT(at_blank.findings_size(), 0);
+  EXPECT_EQ(at_blank.findings(0).failure_class(), "cuda_oom_model_load");
+  EXPECT_EQ(at_blank.findings(0).evidence(0).line(), 1);
+  DiagnosisResult in_word = classifier_->ClassifyText(
+      "ValueError: No available memory for the cache bl\n"
+      "ocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n");
+  ASSERT_GT(in_word.findings_size(), 0);
+  EXPECT_EQ(in_word.findings(0).failure_class(), "no_cache_blocks");
+  // Captures come from the joined text too.
+  DiagnosisResult captured = classifier_->ClassifyText(
+      "ValueError: Free memory on device (5.61/61.27 GiB) on startup is less than desired\n"
+      "GPU memory utilization (0.9, 55.14 GiB). Decrease GPU memory utilization.\n");
+  ASSERT_GT(captured.findings_size(), 0);
+  EXPECT_EQ(captured.findings(0).failure_class(), "startup_free_memory_below_utilization");
+  EXPECT_EQ(captured.findings(0).captures().at("desired_gib"), "55.14");
+  // Two lines that are not one message are not joined.
+  DiagnosisResult apart = classifier_->ClassifyText(
+      "INFO 06-01 10:00:00 [x.py:1] CUDA out\n"
+      "INFO 06-01 10:00:00 [x.py:1] of memory\n");
+  EXPECT_EQ(apart.findings(0).failure_class(), "unknown");
+}
+
+// Errors that launchers raise only to report a child's earlier one (SGLang's
+// bare EOFError and "Initialization failed", TGI's "Error: ShardCannotStart",
+// llama-cpp-python's "Failed to create llama_context") are not the error the
+// run died of: the child's is.
+TEST_F(LogClassifierTest, LaunchersReportingAnEarlierErrorAreFollowOns) {
+  struct Case {
+    const char* log;
+    const char* terminal_type;
+  };
+  for (const Case& c : {
+           Case{"ValueError: Unsupported architectures: FooForCausalLM\n"
+                "Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+                "Traceback (most recent call last):\n"
+                "  File \"/x/sglang/srt/entrypoints/engine.py\", line 520, in _launch_subprocesses\n"
+                "    data = scheduler_pipe_readers[i].recv()\n"
+                "EOFError\n",
+                "ValueError"},
+           Case{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+                "RuntimeError: Initialization failed. Please see the error messages above.\n",
+                "torch.OutOfMemoryError"},
+           Case{"ValueError: Unsupported model type foo\n"
+                "Error: ShardCannotStart\n",
+                "ValueError"},
+           Case{"llama_kv_cache_init: failed to allocate buffer for kv cache\n"
+                "ValueError: Failed to create llama_context\n",
+                "error"},
+       }) {
+    DiagnosisResult result = classifier_->ClassifyText(c.log);
+    EXPECT_EQ(result.terminal_error().type(), c.terminal_type) << c.log;
+  }
+}
+
 TEST_F(LogClassifierTest, WarningAfterTheRealErrorRanksBelowIt) {
   std::vector<std::string> lines = {
       "INFO 05-01 10:06:49 [model_runner.py:1108] Starting to load model x...",

@@ -161,6 +161,27 @@ TEST(NormalizeLogLineTest, LevelFromPrefixIsKnown) {
   EXPECT_FALSE(NormalizeLogLine("ValueError: x").level_from_prefix);
 }
 
+// glog's own prefix without brackets (lmdeploy's turbomind, TensorFlow/XLA,
+// any C++ server using glog or absl log): "<L>MMDD HH:MM:SS.micro thread
+// file:line] ". The level letter is kept; 'F' (LOG(FATAL), CHECK) is marked.
+TEST(NormalizeLogLineTest, GlogPrefixWithoutBrackets) {
+  NormalizedLine fatal =
+      NormalizeLogLine("F1204 12:34:56.789012  4242 llama_model.cc:88] Check failed: n_head % tp == 0");
+  EXPECT_EQ(fatal.text, "Check failed: n_head % tp == 0");
+  EXPECT_EQ(fatal.severity, LineSeverity::kError);
+  EXPECT_TRUE(fatal.fatal_prefix);
+  EXPECT_TRUE(fatal.level_from_prefix);
+  NormalizedLine info = NormalizeLogLine("I1204 12:34:56.789012 4242 server.cc:12] listening");
+  EXPECT_EQ(info.text, "listening");
+  EXPECT_EQ(info.severity, LineSeverity::kDebugInfo);
+  EXPECT_FALSE(info.fatal_prefix);
+  EXPECT_TRUE(NormalizeLogLine("[F1204 12:34:56.789 x.cpp:1] boom").fatal_prefix);
+  // Not glog: a word that starts with a level letter and digits.
+  EXPECT_EQ(NormalizeLogLine("F1234 is a part number: see x.cc:1] ").text,
+            "F1234 is a part number: see x.cc:1]");
+  EXPECT_FALSE(NormalizeLogLine("ERROR 10-25 13:08:43 [core.py:708] x").fatal_prefix);
+}
+
 TEST(IsExceptionLineTest, RecognisesPythonAndNativeErrors) {
   EXPECT_TRUE(IsExceptionLine("torch.OutOfMemoryError: CUDA out of memory."));
   EXPECT_TRUE(IsExceptionLine("ValueError"));

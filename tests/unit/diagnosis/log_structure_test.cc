@@ -207,6 +207,90 @@ TEST(LogStructureTest, NativeErrorLines) {
   }
 }
 
+// Error formats of the engines that are not Python: Rust panics (TGI's
+// launcher and router; the old form quotes the message, Rust 1.73+ prints it
+// below the location), libc++'s terminate (macOS builds of llama.cpp and
+// Ollama's runner), a terminate without an exception, Go's runtime fatal
+// error, glog's fatal lines and CHECKs, and llama.cpp's server tags.
+TEST(LogStructureTest, RustPanicOldAndNewForm) {
+  LogStructure old_form = ReadLogStructure(Normalize({
+      "2024-01-01T00:00:00.000000Z  INFO text_generation_router: Starting",
+      "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 98, "
+      "kind: AddrInUse, message: \"Address already in use\" }', router/src/server.rs:1171:10",
+  }));
+  ASSERT_GE(old_form.terminal_error, 0);
+  EXPECT_EQ(Terminal(old_form).origin, ErrorOrigin::kNativeError);
+  EXPECT_EQ(Terminal(old_form).type, "panicked");
+  EXPECT_EQ(Terminal(old_form).message,
+            "called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, "
+            "message: \"Address already in use\" }");
+  LogStructure new_form = ReadLogStructure(Normalize({
+      "thread 'main' panicked at launcher/src/main.rs:1700:25:",
+      "called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound }",
+      "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+  }));
+  ASSERT_GE(new_form.terminal_error, 0);
+  EXPECT_EQ(Terminal(new_form).type, "panicked");
+  EXPECT_THAT(Terminal(new_form).message,
+              ::testing::StartsWith("called `Result::unwrap()` on an `Err` value: Os { code: 2"));
+}
+
+TEST(LogStructureTest, CppTerminateOfLibcxxAndWithoutException) {
+  LogStructure libcxx = ReadLogStructure(Normalize({
+      "llama_model_load: loading model",
+      "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+      "unknown model architecture: 'gemma3'",
+  }));
+  ASSERT_GE(libcxx.terminal_error, 0);
+  EXPECT_EQ(Terminal(libcxx).origin, ErrorOrigin::kCppException);
+  EXPECT_EQ(Terminal(libcxx).type, "std::runtime_error");
+  EXPECT_EQ(Terminal(libcxx).message, "unknown model architecture: 'gemma3'");
+  LogStructure older = ReadLogStructure(Normalize({
+      "libc++abi.dylib: terminating with uncaught exception of type std::out_of_range: map::at:  key not found",
+  }));
+  EXPECT_EQ(Terminal(older).type, "std::out_of_range");
+  EXPECT_EQ(Terminal(older).message, "map::at:  key not found");
+  LogStructure bare = ReadLogStructure(Normalize({"terminate called without an active exception"}));
+  EXPECT_EQ(Terminal(bare).origin, ErrorOrigin::kCppException);
+  EXPECT_EQ(Terminal(bare).type, "terminate");
+}
+
+TEST(LogStructureTest, GoFatalGlogFatalAndCheckFailed) {
+  LogStructure go = ReadLogStructure(Normalize({"fatal error: runtime: out of memory"}));
+  EXPECT_EQ(Terminal(go).type, "fatal error");
+  EXPECT_EQ(Terminal(go).message, "runtime: out of memory");
+  // A compiler's "<file>:<l>:<c>: fatal error:" is not Go's runtime.
+  LogStructure cc = ReadLogStructure(
+      Normalize({"/tmp/x/main.c:5:10: fatal error: Python.h: No such file or directory"}));
+  EXPECT_NE(Terminal(cc).type, "fatal error");
+  LogStructure glog = ReadLogStructure(Normalize({
+      "I1204 12:34:56.000001  77 server.cc:10] starting",
+      "F1204 12:34:56.789012  77 allocator.cc:88] cudaMalloc failed: out of memory",
+      "*** Check failure stack trace: ***",
+  }));
+  ASSERT_GE(glog.terminal_error, 0);
+  EXPECT_EQ(Terminal(glog).type, "fatal");
+  EXPECT_EQ(Terminal(glog).message, "cudaMalloc failed: out of memory");
+  EXPECT_EQ(Terminal(glog).first_line, 1);
+  LogStructure check = ReadLogStructure(Normalize({
+      "F1204 12:34:56.789012  77 llama.cc:9] Check failed: head_num % tp == 0 (28 vs. 0)",
+  }));
+  EXPECT_EQ(Terminal(check).type, "Check failed");
+  EXPECT_EQ(Terminal(check).message, "head_num % tp == 0 (28 vs. 0)");
+}
+
+TEST(LogStructureTest, LlamaServerTaggedErrorLines) {
+  LogStructure s = ReadLogStructure(Normalize({
+      "srv    load_model: loading model '/models/x.gguf'",
+      "srv    load_model: failed to load model, '/models/x.gguf'",
+      "main: exiting due to model loading error",
+  }));
+  ASSERT_GE(s.terminal_error, 0);
+  EXPECT_EQ(Terminal(s).type, "error");
+  EXPECT_EQ(Terminal(s).first_line, 1);
+  EXPECT_EQ(Terminal(s).message, "failed to load model, '/models/x.gguf'");
+}
+
 TEST(LogStructureTest, WarningsAreNotRaisedErrors) {
   LogStructure s = ReadLogStructure(Normalize({
       "/x/torch/cuda/__init__.py:61: FutureWarning: The pynvml package is deprecated.",

@@ -1,0 +1,420 @@
+// The shipped rules against messages written from the engines' and
+// libraries' own sources (their message templates with made-up values), not
+// from any corpus log: each row names the repository and file whose template
+// it instantiates. A rule that knows only the wording of the logs it was
+// tuned on fails here; so does a rule that fires on a warning or on a
+// healthy start-up (the `unknown` rows).
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
+#include "tests/testing/test_env.h"
+
+namespace dcu::modelkit {
+namespace {
+
+struct Template {
+  const char* source;  // repository and file of the message template
+  const char* log;     // the lines a failed launch would show
+  const char* want;    // failure class of the first finding, or "unknown"
+};
+
+const std::vector<Template>& Templates() {
+  static const std::vector<Template> kTemplates = {
+      // ------------------------------------------------------------ memory
+      {"ggml-org/llama.cpp src/llama-context.cpp",
+       "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-alloc.c",
+       "ggml_gallocr_reserve_n: failed to allocate CUDA_Host buffer of size 1073741824\n"
+       "graph_reserve: failed to allocate compute buffers",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-metal/ggml-metal.m",
+       "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 40960.00 MiB",
+       "cuda_oom_model_load"},
+      {"ollama/ollama ml/device.go (ErrNoMem)",
+       "time=2025-06-01T10:00:00.000Z level=ERROR source=sched.go:478 msg=\"error loading llama server\" "
+       "error=\"insufficient memory - required allocations: {InputWeights:1GiB}\"",
+       "cuda_oom_model_load"},
+      {"ollama/ollama llm/server.go (ErrLoadRequiredFull)",
+       "Error: unable to load full model on GPU", "cuda_oom_model_load"},
+      {"ollama/ollama llm/status.go (recoverable: it retries)",
+       "ggml_backend_sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n"
+       "llama_context: graph splits = 2",
+       "unknown"},
+      {"NVIDIA cuBLAS / ROCm hipBLAS status names",
+       "RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling `hipblasCreate(handle)`",
+       "cuda_oom_model_load"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/flash_causal_lm.py",
+       "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+       "`--max-batch-prefill-tokens`",
+       "cuda_oom_model_load"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/engine/executor/base.py",
+       "RuntimeError: No enough gpu memory for runtime.", "cuda_oom_model_load"},
+      {"pytorch/pytorch c10/core/impl/alloc_cpu.cpp",
+       "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate "
+       "memory: you tried to allocate 283115520 bytes. Error code 12 (Cannot allocate memory)",
+       "cuda_oom_model_load"},
+      {"Windows ERROR_COMMITMENT_LIMIT via Python's OSError",
+       "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error "
+       "loading \"C:\\x\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies.",
+       "cuda_oom_model_load"},
+      {"ml-explore/mlx mlx/backend/metal/allocator.cpp",
+       "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than "
+       "the maximum allowed buffer size of 86586540032 bytes.",
+       "cuda_oom_model_load"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/engine/cache_engine.py",
+       "RuntimeError: No enough gpu memory for kv cache.", "no_cache_blocks"},
+      {"huggingface/text-generation-inference backends/v3/src/lib.rs (NotEnoughMemory)",
+       "Error: Backend(NotEnoughMemory(32768))\n"
+       "ERROR text_generation_launcher: Not enough memory to handle `max_total_tokens=32768`",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory (wrapped by a terminal)",
+       "ValueError: Free memory on device (5.61/61.27 GiB) on startup is less than desired\n"
+       "GPU memory utilization (0.9, 55.14 GiB). Decrease GPU memory utilization or reduce GPU memory "
+       "used by other processes.",
+       "startup_free_memory_below_utilization"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory (wrapped after the device)",
+       "ValueError: Free memory on device cuda:2\n"
+       "(5.31/23.56 GiB) on startup is less than desired GPU memory\n"
+       "utilization (0.8, 18.85 GiB)",
+       "startup_free_memory_below_utilization"},
+      {"vllm-project/vllm vllm/worker/worker.py (memory profiling assertion)",
+       "AssertionError: Error in memory profiling. Initial free memory 20.1 GiB, current free memory "
+       "31.5 GiB. This happens when the GPU memory was not properly cleaned up before initializing the "
+       "vLLM instance.",
+       "startup_free_memory_below_utilization"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py",
+       "RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+       "min_per_gpu_memory=10.2, local_gpu_memory=79.1, local_gpu_memory * 0.9=71.2",
+       "startup_free_memory_below_utilization"},
+      {"vllm-project/vllm vllm/platforms/cuda.py get_attn_backend_cls (head size)",
+       "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=80, "
+       "dtype=torch.bfloat16, kv_cache_dtype=auto, block_size=16, use_mla=False, has_sink=False). "
+       "Reasons: {FLASH_ATTN: [head_size not supported], FLASHINFER: [head_size not supported]}.",
+       "unsupported_head_size"},
+      {"vllm-project/vllm vllm/platforms/cuda.py get_attn_backend_cls (compute capability)",
+       "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, "
+       "dtype=torch.bfloat16, kv_cache_dtype=auto, use_mla=True, use_sparse=True). Reasons: "
+       "{FLASH_ATTN_MLA: [compute capability not supported], FLASHMLA: [compute capability not "
+       "supported], FLASH_ATTN: [head_size not supported, MLA not supported]}.",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm vllm/platforms/rocm.py _capability_from_gcn_arch",
+       "ValueError: Parsed unknown ROCm architecture from GCN arch 'gfx18446744073709551615': major=18, "
+       "minor=4. Major version > 12 is beyond currently known AMD generations.",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/transformers src/transformers/modeling_gguf_pytorch_utils.py",
+       "ValueError: GGUF model with architecture qwen3moe is not supported yet.",
+       "unsupported_model_architecture"},
+      {"ollama/ollama llm/server.go",
+       "Error: this model is not supported by your version of Ollama. You may need to upgrade",
+       "unsupported_model_architecture"},
+      {"vllm-project/vllm vllm/platforms/rocm.py verify_model_arch",
+       "ValueError: Model architecture 'MambaForCausalLM' is not supported by ROCm for now.",
+       "unsupported_model_architecture"},
+      // -------------------------------------------------- model and config
+      {"vllm-project/vllm vllm/model_executor/models/registry.py",
+       "ValueError: Cannot find model module. 'FooForCausalLM' is not a registered model in the "
+       "Transformers library (only relevant if the model is meant to be in Transformers) and "
+       "'AutoModel' is not present in the model config's 'auto_map' (relevant if the model is custom).",
+       "unsupported_model_architecture"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/models/module_map / patch.py",
+       "RuntimeError: Can not found rewrite for architectures: ['FooForCausalLM']",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp src/llama-vocab.cpp",
+       "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer "
+       "type: 'qwen35'",
+       "unsupported_model_architecture"},
+      {"python json/decoder.py via transformers' config loading",
+       "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 12 column "
+       "3 (char 345)",
+       "config_or_tokenizer_error"},
+      {"huggingface/tokenizers (serde_json error Display)",
+       "Exception: EOF while parsing a string at line 1 column 2097152", "config_or_tokenizer_error"},
+      {"huggingface/transformers src/transformers/modeling_rope_utils.py",
+       "KeyError: \"Missing required keys in `rope_scaling` for 'rope_type'='yarn': {'factor'}\"",
+       "config_or_tokenizer_error"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py (re-raised)",
+       "ValueError: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, "
+       "'-' and '.' cannot start or end the name, max length is 96: '/data/models/Qwen'.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/file_download.py",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk "
+       "cache and outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set "
+       "'local_files_only' to False.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py",
+       "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-abc)\n"
+       "Revision Not Found for url: https://huggingface.co/api/models/org/model/revision/v9.",
+       "model_path_not_found"},
+      {"huggingface/text-generation-inference server/text_generation_server/utils/hub.py",
+       "FileNotFoundError: File model.safetensors of model org/model not found in /data. Please run "
+       "`text-generation-server download-weights org/model` first.",
+       "model_path_not_found"},
+      {"ggml-org/llama.cpp ggml/src/gguf.cpp gguf_init_from_file (no errno)",
+       "gguf_init_from_file: failed to open GGUF file '/models/qwen2.5-7b-q4_k_m.gguf'\n"
+       "llama_model_load: error loading model: llama_model_loader: failed to load model from "
+       "/models/qwen2.5-7b-q4_k_m.gguf\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "model_path_not_found"},
+      {"golang os.Open via ollama/ollama server/images.go",
+       "Error: open /root/.ollama/models/blobs/sha256-6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d7"
+       "7c96807de94ca2aa: no such file or directory",
+       "model_path_not_found"},
+      {"CPython on Windows (WinError 3) for a model directory",
+       "FileNotFoundError: [WinError 3] The system cannot find the path specified: "
+       "'C:\\\\Users\\\\me\\\\models\\\\Qwen2.5-7B'",
+       "model_path_not_found"},
+      {"CPython on Windows (WinError 2) for a CUDA directory: not a model path",
+       "FileNotFoundError: [WinError 2] The system cannot find the file specified: "
+       "'C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v12.1\\\\bin'",
+       "unknown"},
+      {"pytorch/pytorch torch/serialization.py (torch.load of a missing file)",
+       "FileNotFoundError: [Errno 2] No such file or directory: '/data/llama-7b/pytorch_model.bin'",
+       "model_path_not_found"},
+      {"google/sentencepiece python/src/sentencepiece/__init__.py",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/transformers/models/llama/tokenization_llama.py\", line 198, in get_spm_processor\n"
+       "    tokenizer.Load(self.vocab_file)\n"
+       "  File \"/x/sentencepiece/__init__.py\", line 961, in Load\n"
+       "    return self.LoadFromFile(model_file)\n"
+       "  File \"/x/sentencepiece/__init__.py\", line 316, in LoadFromFile\n"
+       "    return _sentencepiece.SentencePieceProcessor_LoadFromFile(self, arg)\n"
+       "TypeError: not a string",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers src/transformers/tokenization_utils.py",
+       "ValueError: Non-consecutive added token '<|im_end|>' found. Should have index 151646 but has "
+       "index 151645 in saved vocabulary.",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers models/llama/modeling_llama.py (4.3x _init_rope)",
+       "ValueError: Unknown RoPE scaling type longrope", "config_or_tokenizer_error"},
+      // ---------------------------------------------------------- environment
+      {"NVIDIA cuDNN loader on Windows",
+       "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!",
+       "shared_lib_undefined_symbol"},
+      {"vllm-project/vllm vllm/config.py ModelConfig._verify_quantization",
+       "ValueError: bitsandbytes quantization is currently not supported in rocm.",
+       "unsupported_gpu_arch_runtime"},
+      {"facebookresearch/xformers xformers/ops/fmha/dispatch.py",
+       "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+       "`cutlassF` is not supported because:\n"
+       "    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)",
+       "unsupported_gpu_arch_runtime"},
+      {"InternLM/lmdeploy lmdeploy/lite/utils/load.py",
+       "RuntimeError: Your device does not supports bf16(bfloat16), please change to fp16(float16)",
+       "unsupported_gpu_arch_runtime"},
+      {"rust std io::ErrorKind via text-generation-inference router/src/server.rs",
+       "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: "
+       "AddrInUse, message: \"Address already in use\" }', router/src/server.rs:1171:10",
+       "port_in_use"},
+      {"encode/uvicorn uvicorn/server.py (errno 13: a privileged port, not a taken one)",
+       "ERROR:    [Errno 13] error while attempting to bind on address ('0.0.0.0', 80): permission denied",
+       "unknown"},
+      {"encode/uvicorn uvicorn/server.py (errno 98)",
+       "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
+       "in use",
+       "port_in_use"},
+      {"golang net (Windows WSAEADDRINUSE) via ollama",
+       "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address "
+       "(protocol/network address/port) is normally permitted.",
+       "port_in_use"},
+      {"NVIDIA/nccl src/init.cc ncclGetErrorString (a line of its own)",
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275,\n"
+       "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+       "nccl_rccl_init_failure"},
+      {"NVIDIA/nccl ncclRemoteError",
+       "RuntimeError: ncclRemoteError: A call failed possibly due to a network error or a remote process "
+       "exiting prematurely.",
+       "nccl_rccl_init_failure"},
+      {"glibc elf/dl-version.c",
+       "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by "
+       "/x/vllm/_C.abi3.so)",
+       "shared_lib_undefined_symbol"},
+      {"glibc elf/dl-version.c (a library's own version set)",
+       "OSError: /x/libtorch_cuda.so: version `libcudart.so.12' not found (required by /x/libfoo.so)",
+       "shared_lib_undefined_symbol"},
+      {"glibc dl-load.c",
+       "OSError: /x/lib/libggml-hip.so: wrong ELF class: ELFCLASS32", "shared_lib_undefined_symbol"},
+      {"pytorch/pytorch aten/src/ATen/DynamicLibrary.cpp",
+       "RuntimeError: Error in dlopen for library libnvrtc.so.12and libnvrtc-b51b459d.so.12",
+       "shared_lib_undefined_symbol"},
+      {"NVIDIA NVRTC (torch JIT)",
+       "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.12.1.\n"
+       "  Make sure that libnvrtc-builtins.so.12.1 is installed correctly.",
+       "shared_lib_undefined_symbol"},
+      {"triton-lang/triton python/triton/backends/nvidia/driver.py",
+       "AssertionError: libcuda.so cannot found!", "shared_lib_undefined_symbol"},
+      {"pytorch/pytorch aten/src/ATen/core/dispatch (an extension namespace)",
+       "NotImplementedError: Could not run 'sgl_kernel::rmsnorm' with arguments from the 'CUDA' backend. "
+       "This could be because the operator doesn't exist for this backend",
+       "missing_custom_op"},
+      {"pytorch/pytorch aten/src/ATen/core/dispatch (aten: a CPU-only torch)",
+       "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'CUDA' backend. "
+       "This could be because the operator doesn't exist for this backend",
+       "wrong_platform_build"},
+      {"sgl-project/sglang (sgl_kernel missing)",
+       "ModuleNotFoundError: No module named 'sgl_kernel'", "missing_custom_op"},
+      {"pytorch/pytorch torch/serialization.py",
+       "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+       "is False. If you are running on a CPU-only machine, please use torch.load with "
+       "map_location=torch.device('cpu') to map your storages to the CPU.",
+       "wrong_platform_build"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID",
+       "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving "
+       "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+       "Connection reset by peer",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+       "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+       "wrong_platform_build"},
+      // ------------------------------------------------- device and kernels
+      {"ROCm/clr hipamd/src/hip_code_object.cpp",
+       ":1:hip_code_object.cpp :507 : 123 us: Missing CO for these ISAs - \n"
+       ":1:hip_code_object.cpp :510 : 124 us:      amdgcn-amd-amdhsa--gfx1151",
+       "hip_invalid_device_function"},
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorNoBinaryForGpu's text)",
+       "RuntimeError: HIP error: no kernel image is available for execution on the device",
+       "hip_invalid_device_function"},
+      {"cudart cudaErrorNoKernelImageForDevice",
+       "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+       "unsupported_gpu_arch_runtime"},
+      {"ROCm/clr rocclr/device/rocm/rocvirtual.cpp",
+       ":0:rocdevice.cpp :2614: 1234 us: 42 : [tid:0x7f] Device::callbackQueue aborting with error : "
+       "HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016",
+       "hip_runtime_error"},
+      {"torvalds/linux drivers/gpu/drm/amd/amdgpu/gmc_v9_0.c (dmesg pasted with the log)",
+       "[ 4211.301] amdgpu 0000:c3:00.0: amdgpu: [gfxhub0] no-retry page fault (src_id:0 ring:24 "
+       "vmid:3 pasid:32777, for process python3 pid 2424 thread python3 pid 2425)\n"
+       "[ 4211.301] amdgpu 0000:c3:00.0: amdgpu:   in page starting at address 0x0000800102800000 from "
+       "IH client 0x1b (UTCL2)",
+       "hip_runtime_error"},
+      {"torvalds/linux amdgpu: a driver that never came up (not a runtime fault)",
+       "[   77.509808] [drm] psp command failed and response status is (0xF)\n"
+       "[   77.512201] amdgpu 0000:03:00.0: [gfxhub0] no-retry page fault (src_id:0 ring:221 vmid:0 pasid:0)",
+       "unknown"},
+      {"triton-lang/triton python/triton/language/semantic.py",
+       "ValueError: type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are "
+       "('fp8e5',)",
+       "triton_unsupported_gpu_target"},
+      {"NVIDIA ptxas under triton (triton/backends/nvidia/compiler.py make_cubin)",
+       "  File \"/x/triton/backends/nvidia/compiler.py\", line 408, in make_cubin\n"
+       "    raise PTXASError(f\"{error}\\n\"\n"
+       "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
+       "`ptxas` stderr:\n"
+       "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
+       "triton_unsupported_gpu_target"},
+      {"NVIDIA ptxas under nvcc (a JIT-built extension)",
+       "ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'\n"
+       "ninja: build stopped: subcommand failed.",
+       "unsupported_gpu_arch_runtime"},
+      {"llvm/llvm-project mlir/lib/Pass/PassManager (under triton)",
+       "error: Failures have been detected while processing an MLIR pass pipeline",
+       "triton_kernel_compile_failure"},
+      {"triton-lang/triton python/triton/compiler/errors.py",
+       "triton.compiler.errors.CompileTimeAssertionFailure: at 24:4:\n"
+       "    tl.static_assert(BLOCK_K % 16 == 0)",
+       "triton_kernel_compile_failure"},
+      {"llvm/llvm-project MLIR verifier on a triton-dialect op",
+       "/x/vllm/attention/ops/triton_decode_attention.py:88:20: error: 'tt.dot' op expected the "
+       "operands to have the same element type",
+       "triton_kernel_compile_failure"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp",
+       "rocBLAS error: Could not initialize Tensile library", "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt tensile_host.cpp (then torch's call fails)",
+       "rocblaslt error: Cannot read /x/torch/lib/hipblaslt/library/TensileLibrary_lazy_gfx1151.dat: "
+       "No such file or directory\n"
+       "RuntimeError: HIPBLAS_STATUS_INVALID_VALUE when calling `hipblasLtMatmulAlgoGetHeuristic( ...)`",
+       "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt tensile_host.cpp (a caller that falls back and serves)",
+       "rocblaslt error: Cannot read \"TensileLibrary_lazy_gfx1201.dat\": No such file or directory\n"
+       "time=2025-06-01T10:00:05.000Z level=INFO source=server.go:1 msg=\"llama runner started in 5.02 seconds\"",
+       "unknown"},
+      // ------------------------------------- non-Python error formats (structure)
+      {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
+       "I1204 12:34:56.000001  77 server.cc:10] loading\n"
+       "F1204 12:34:56.789012  77 allocator.cc:88] cudaMalloc failed: out of memory",
+       "cuda_oom_model_load"},
+      {"libc++abi terminate (macOS llama.cpp)",
+       "libc++abi: terminating due to uncaught exception of type std::runtime_error: unknown model "
+       "architecture: 'gemma3n'",
+       "unsupported_model_architecture"},
+      {"text-generation-inference launcher: the shard's error, then the launcher's exit",
+       "ERROR text_generation_launcher: Error when initializing model\n"
+       "ValueError: Unsupported model type foo\n"
+       "Error: ShardCannotStart",
+       "unsupported_model_architecture"},
+      {"sgl-project/sglang srt/entrypoints/engine.py: the scheduler's error, then the launcher's",
+       "[2025-03-10 14:17:52 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+       "  File \"/x/sglang/srt/managers/scheduler.py\", line 1787, in run_scheduler_process\n"
+       "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)\n"
+       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n"
+       "[2025-03-10 14:17:53] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/x/sglang/launch_server.py\", line 14, in <module>\n"
+       "    launch_server(server_args)\n"
+       "  File \"/x/sglang/srt/entrypoints/engine.py\", line 520, in _launch_subprocesses\n"
+       "    data = scheduler_pipe_readers[i].recv()\n"
+       "EOFError",
+       "no_cache_blocks"},
+      // ------------------------------------------------ healthy and warnings
+      {"vllm-project/vllm healthy start-up",
+       "INFO 06-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 20.5 GiB\n"
+       "INFO 06-01 10:00:01 [kv_cache_utils.py:1] GPU KV cache size: 300,000 tokens\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      {"ollama/ollama healthy ROCm start-up (llm/server.go, discover/)",
+       "time=2025-06-01T10:00:00.000Z level=INFO source=types.go:130 msg=\"inference compute\" id=0 "
+       "library=rocm variant=\"\" compute=gfx1100 driver=6.3 name=1002:744c total=\"24.0 GiB\"\n"
+       "llama_kv_cache_init:      ROCm0 KV buffer size =  1024.00 MiB\n"
+       "llama_new_context_with_model:      ROCm0 compute buffer size =   560.00 MiB\n"
+       "time=2025-06-01T10:00:05.000Z level=INFO source=server.go:1 msg=\"llama runner started in 2.01 seconds\"",
+       "unknown"},
+      {"ggml-org/llama.cpp healthy server start-up",
+       "ggml_cuda_init: found 1 CUDA devices:\n"
+       "llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from /models/x.gguf\n"
+       "llm_load_tensors: offloaded 33/33 layers to GPU\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+      {"NVIDIA/nccl INFO lines of a healthy communicator (net plugin absent)",
+       "host:1:1 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such "
+       "file or directory No plugin found (libnccl-net.so), using internal implementation\n"
+       "host:1:1 [0] NCCL INFO Channel 00/02 :    0   1\n"
+       "host:1:1 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+       "unknown"},
+      {"sgl-project/sglang healthy start-up",
+       "[2025-06-01 10:00:00] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.1 GB\n"
+       "[2025-06-01 10:00:01] KV Cache is allocated. #tokens: 400000, K size: 24.4 GB, V size: 24.4 GB\n"
+       "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py (a warning, not an error)",
+       "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1. The current "
+       "PyTorch install supports CUDA capabilities sm_70 sm_80.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"ggml-org/llama.cpp (pinned memory warning, it goes on)",
+       "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+  };
+  return kTemplates;
+}
+
+TEST(SourceTemplatesTest, ShippedRulesNameTheClassOfEachSourceTemplate) {
+  auto rules = LoadDiagnosisRulesFile(
+      testing::SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  for (const Template& t : Templates()) {
+    dcufleet::v1::DiagnosisResult result = classifier->ClassifyText(t.log);
+    std::string top = result.findings_size() > 0 ? result.findings(0).failure_class() : "unknown";
+    std::string rule = result.findings_size() > 0 ? result.findings(0).rule_id() : "";
+    EXPECT_EQ(top, t.want) << t.source << " (rule " << rule << ")\n" << t.log;
+  }
+}
+
+}  // namespace
+}  // namespace dcu::modelkit

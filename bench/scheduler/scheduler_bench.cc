@@ -160,7 +160,7 @@ BENCHMARK(BM_Schedule)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 // A session that only counts what would go to the agent.
 class CountingSession : public controller::NodeSession {
  public:
-  bool Send(const dcufleet::v1::ControllerMessage& m) override {
+  bool Send(dcufleet::v1::ControllerMessage) override {
     sent.fetch_add(1, std::memory_order_relaxed);
     return true;
   }

@@ -386,7 +386,9 @@ void DeployController::ReconcileOnce() {
     absl::Status ds = store_->DeleteDeployment(key);
     if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
   }
-  std::map<std::string, std::vector<InstanceSpec>> desired;
+  // Per node whose set may have changed: its instances, pointing into the
+  // document snapshot `docs` (kept until the push is done).
+  DesiredSets desired;
   {
     absl::MutexLock lock(&mu_);
     for (auto& d : changed) {
@@ -434,10 +436,9 @@ void DeployController::ReconcileOnce() {
   for (const DocPtr& d : docs) {
     deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) {
       auto it = desired.find(a.placement().node());
-      if (it != desired.end()) it->second.push_back(a.instance());
+      if (it != desired.end()) it->second.push_back(&a.instance());
     });
   }
-  docs.clear();
   const absl::Time t_desired = absl::Now();
   if (events_ && !ctx.events.empty()) {
     absl::Status es = events_->AppendEvents(ctx.events);
@@ -449,6 +450,7 @@ void DeployController::ReconcileOnce() {
   }
   const absl::Time t_events = absl::Now();
   PushAssignments(desired);
+  docs.clear();
   const absl::Time t_end = absl::Now();
   if (metrics_) metrics_->OnReconcilePass(t_end - t0);
   auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
@@ -461,12 +463,17 @@ void DeployController::ReconcileOnce() {
                 ms(t_end - t_events), ")");
 }
 
-void DeployController::PushAssignments(
-    const std::map<std::string, std::vector<InstanceSpec>>& desired) {
+void DeployController::PushAssignments(const DesiredSets& desired) {
   std::vector<std::pair<std::string, int64_t>> sent;
   for (const auto& [node, specs] : desired) {
-    std::string key;
-    for (const auto& s : specs) key += s.SerializeAsString();
+    // The message is built once: its bytes without a generation are what
+    // the node was last sent (one serialisation per node, not one per
+    // instance plus copies), and it is moved into the node's queue.
+    dcufleet::v1::ControllerMessage msg;
+    auto* assignment = msg.mutable_assignment();
+    assignment->mutable_instances()->Reserve(static_cast<int>(specs.size()));
+    for (const InstanceSpec* s : specs) *assignment->add_instances() = *s;
+    std::string key = assignment->SerializeAsString();
     int64_t gen = 0;
     {
       absl::MutexLock lock(&mu_);
@@ -479,10 +486,8 @@ void DeployController::PushAssignments(
         gen = generations_[node];
       }
     }
-    dcufleet::v1::ControllerMessage msg;
-    msg.mutable_assignment()->set_generation(gen);
-    for (const auto& s : specs) *msg.mutable_assignment()->add_instances() = s;
-    if (!fleet_->SendToNode(node, msg)) continue;  // sent again on reconnect
+    assignment->set_generation(gen);
+    if (!fleet_->SendToNode(node, std::move(msg))) continue;  // sent again on reconnect
     sent.emplace_back(node, gen);
     absl::MutexLock lock(&mu_);
     generations_[node] = gen;

@@ -196,8 +196,11 @@ class DeployController : public FleetListener {
   void AddEvent(StepContext& ctx, const dcufleet::v1::Deployment& d, const std::string& type,
                 const std::string& reason, const std::string& message);
   absl::Duration Backoff(const dcufleet::v1::Deployment& d, int failures_on_plan);
-  void PushAssignments(const std::map<std::string, std::vector<dcufleet::v1::InstanceSpec>>& desired)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Per node, the instances it is meant to run (pointers into documents the
+  // caller keeps alive).
+  using DesiredSets =
+      absl::flat_hash_map<std::string, std::vector<const dcufleet::v1::InstanceSpec*>>;
+  void PushAssignments(const DesiredSets& desired) ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
   // Records `spec` as the target of every live replica of an existing
   // deployment (a rollout; replica_set.h NextRolloutStep) and answers with

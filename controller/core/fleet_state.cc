@@ -678,8 +678,7 @@ void FleetState::OnCommandResult(const std::string& node,
   if (it != pending_commands_.end()) it->second = result;
 }
 
-bool FleetState::SendToNode(const std::string& node,
-                            const dcufleet::v1::ControllerMessage& message) {
+bool FleetState::SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message) {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.session == nullptr) return false;
@@ -688,7 +687,7 @@ bool FleetState::SendToNode(const std::string& node,
     assigned.clear();
     for (const auto& spec : message.assignment().instances()) assigned.insert(spec.instance_id());
   }
-  return it->second.session->Send(message);
+  return it->second.session->Send(std::move(message));
 }
 
 }  // namespace dcu::controller

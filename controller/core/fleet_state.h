@@ -125,7 +125,7 @@ class FleetState {
   static constexpr size_t kMaxDrainReason = 256;
 
   // Sends `message` to the node's current session. False when not connected.
-  bool SendToNode(const std::string& node, const dcufleet::v1::ControllerMessage& message)
+  bool SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Sends a one-shot command and waits for the agent's CommandResult.

@@ -10,8 +10,10 @@ namespace dcu::controller {
 class NodeSession {
  public:
   virtual ~NodeSession() = default;
-  // Queues a message for the agent. Returns false when the stream is closed.
-  virtual bool Send(const dcufleet::v1::ControllerMessage& message) = 0;
+  // Queues a message for the agent (taken by value: a caller done with it
+  // moves it in, and the queue keeps it without a copy). Returns false when
+  // the stream is closed.
+  virtual bool Send(dcufleet::v1::ControllerMessage message) = 0;
   // Peer address, for logs.
   virtual std::string Peer() const = 0;
 };

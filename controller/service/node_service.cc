@@ -32,10 +32,10 @@ class AgentStreamReactor final
     StartRead(&incoming_);
   }
 
-  bool Send(const ControllerMessage& message) override ABSL_LOCKS_EXCLUDED(mu_) {
+  bool Send(ControllerMessage message) override ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     if (finishing_) return false;
-    outgoing_.push_back(message);
+    outgoing_.push_back(std::move(message));
     if (!writing_) {
       writing_ = true;
       StartWrite(&outgoing_.front());

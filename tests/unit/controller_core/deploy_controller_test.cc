@@ -25,7 +25,7 @@ using dcufleet::v1::ControllerMessage;
 
 class RecordingSession : public NodeSession {
  public:
-  bool Send(const ControllerMessage& m) override {
+  bool Send(ControllerMessage m) override {
     if (m.has_assignment()) assignments.push_back(m.assignment());
     return true;
   }

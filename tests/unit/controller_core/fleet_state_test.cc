@@ -10,7 +10,7 @@ namespace {
 
 class RecordingSession : public NodeSession {
  public:
-  bool Send(const dcufleet::v1::ControllerMessage& m) override {
+  bool Send(dcufleet::v1::ControllerMessage m) override {
     sent.push_back(m);
     return open;
   }

@@ -437,6 +437,31 @@ const std::vector<Template>& Templates() {
       {"Dao-AILab/flash-attention flash_attn/flash_attn_triton.py",
        "AssertionError: FlashAttention only support head dimensions up to 128",
        "unsupported_head_size"},
+      // ------------------ more source templates (2026-12-05): arch, platform, NCCL
+      {"Dao-AILab/flash-attention hopper/flash_api.cpp (FA3 on a pre-Hopper card)",
+       "RuntimeError: FlashAttention only supports Hopper GPUs or newer.",
+       "unsupported_gpu_arch_runtime"},
+      {"NVIDIA cuBLAS cublas_api.h CUBLAS_STATUS_ARCH_MISMATCH via torch",
+       "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx( handle, opa, "
+       "opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, "
+       "CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch c10/core/Device.cpp (vLLM's UnspecifiedPlatform device type)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/vllm/engine/arg_utils.py\", line 1000, in create_engine_config\n"
+       "    device_config = DeviceConfig(device=self.device)\n"
+       "RuntimeError: Device string must not be empty",
+       "wrong_platform_build"},
+      {"vllm-project/vllm vllm/distributed/device_communicators/pynccl_wrapper.py",
+       "ERROR 06-01 10:00:00 [pynccl_wrapper.py:300] Failed to load NCCL library from libnccl.so.2. It "
+       "is expected if you are not running on NVIDIA/AMD GPUs. Otherwise, the nccl library might not "
+       "exist, be corrupted or it does not support the current platform Linux-5.15. If you already have "
+       "the library, please set the environment variable VLLM_NCCL_SO_PATH to point to the correct nccl "
+       "library path.",
+       "nccl_rccl_init_failure"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py validate_repo_id",
+       "huggingface_hub.errors.HFValidationError: Cannot have -- or .. in repo_id: '../models/Qwen2-7B'.",
+       "model_path_not_found"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -332,6 +332,136 @@ const std::vector<Template>& Templates() {
        "rocblaslt error: Cannot read \"TensileLibrary_lazy_gfx1201.dat\": No such file or directory\n"
        "time=2025-06-01T10:00:05.000Z level=INFO source=server.go:1 msg=\"llama runner started in 5.02 seconds\"",
        "unknown"},
+      // ---------------------- more source templates (2026-12-05): HIP and ROCm
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh (HIP build, hipErrorNoBinaryForGpu)",
+       "ggml_cuda_compute_forward: RMS_NORM failed\n"
+       "ROCm error: no kernel image is available for execution on the device\n"
+       "  current device: 0, in function ggml_cuda_compute_forward at /x/ggml/src/ggml-cuda/ggml-cuda.cu:2368\n"
+       "  err\n"
+       "/x/ggml/src/ggml-cuda/ggml-cuda.cu:75: ROCm error",
+       "hip_invalid_device_function"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh (HIP build, hipErrorInvalidDeviceFunction)",
+       "ROCm error: invalid device function\n"
+       "  current device: 0, in function ggml_cuda_op_mul_mat at /x/ggml/src/ggml-cuda/ggml-cuda.cu:1602",
+       "hip_invalid_device_function"},
+      {"pytorch/pytorch c10/hip (torch.AcceleratorError) with ROCm/clr hip_error.cpp's text",
+       "torch.AcceleratorError: HIP error: invalid device function\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+       "below might be incorrect.\n"
+       "For debugging consider passing AMD_SERIALIZE_KERNEL=3\n"
+       "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.",
+       "hip_invalid_device_function"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh (HIP build, hipErrorIllegalAddress)",
+       "ROCm error: an illegal memory access was encountered\n"
+       "  current device: 0, in function ggml_backend_cuda_synchronize at /x/ggml/src/ggml-cuda/ggml-cuda.cu:2446\n"
+       "  hipStreamSynchronize(cuda_ctx->stream())",
+       "hip_runtime_error"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh (HIP build, hipErrorLaunchFailure)",
+       "ROCm error: unspecified launch failure\n"
+       "  current device: 1, in function ggml_cuda_mul_mat_q at /x/ggml/src/ggml-cuda/mmq.cu:120",
+       "hip_runtime_error"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh (HIP build, out of memory: not a fault)",
+       "ROCm error: out of memory\n"
+       "  current device: 0, in function alloc at /x/ggml/src/ggml-cuda/ggml-cuda.cu:390",
+       "cuda_oom_model_load"},
+      {"torvalds/linux drivers/gpu/drm/amd/amdgpu/gmc_v8_0.c (dmesg pasted with the log)",
+       "[ 812.1] amdgpu 0000:03:00.0: amdgpu: GPU fault detected: 146 0x0000480c for process python pid "
+       "2424 thread python pid 2424\n"
+       "[ 812.1] amdgpu 0000:03:00.0: amdgpu:   VM_CONTEXT1_PROTECTION_FAULT_ADDR   0x00001000",
+       "hip_runtime_error"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (no code objects for the arch)",
+       "rocBLAS warning: No paths matched /opt/rocm/lib/rocblas/library/*gfx1103*co. Make sure that "
+       "ROCBLAS_TENSILE_LIBPATH is set correctly.\n"
+       "Aborted (core dumped)",
+       "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt tensile_host.cpp (no code objects, the caller falls back and serves)",
+       "rocblaslt warning: No paths matched /opt/rocm/lib/hipblaslt/library/*gfx1030*co. Make sure that "
+       "HIPBLASLT_TENSILE_LIBPATH is set correctly.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"libdrm amdgpu_asic_id.c (a missing amdgpu.ids: a warning, the launch goes on)",
+       "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\n"
+       "INFO 06-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 20.5 GiB\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      // ---------------------------- more source templates (2026-12-05): custom ops
+      {"vllm-project/vllm vllm/vllm_flash_attn/__init__.py (a build without its FA kernels)",
+       "ModuleNotFoundError: No module named 'vllm.vllm_flash_attn._vllm_fa2_C'",
+       "missing_custom_op"},
+      {"pytorch/vision torchvision/extension.py _assert_has_ops",
+       "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision "
+       "versions are incompatible, or if you had errors while compiling torchvision from source. For "
+       "further information on the compatible versions, check https://github.com/pytorch/vision#installation",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/cuda.py",
+       "ImportError: Could not import vllm paged attention. Make sure your installation is correct. "
+       "Complete error: No module named 'vllm._C'",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference (the wrapped error is the loader's)",
+       "ImportError: Could not import vllm paged attention. Make sure your installation is correct. "
+       "Complete error: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+       "shared_lib_undefined_symbol"},
+      {"huggingface/text-generation-inference server/text_generation_server/utils/flash_attn.py",
+       "ImportError: Flash Attention V2 is not installed.\n"
+       "Use the official Docker image (ghcr.io/huggingface/text-generation-inference:latest) or install "
+       "flash attention v2 with `cd server && make install install-flash-attention-v2-cuda`",
+       "missing_custom_op"},
+      {"sgl-project/sglang sgl-kernel/python/sgl_kernel/load_utils.py (no common_ops at all)",
+       "ImportError: \n"
+       "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+       "\n"
+       "Attempted locations:\n"
+       "1. Architecture-specific pattern: /x/sgl_kernel/sm100/common_ops.* - found files: []\n"
+       "2. Fallback pattern: /x/sgl_kernel/common_ops.* - found files: []\n"
+       "3. Standard Python import: common_ops - failed",
+       "missing_custom_op"},
+      // ------------------- more source templates (2026-12-05): paths, NCCL, heads
+      {"NVIDIA/nccl src/init.cc ncclGetErrorString (ncclInvalidArgument)",
+       "RuntimeError: NCCL error: invalid argument (run with NCCL_DEBUG=WARN for details)",
+       "nccl_rccl_init_failure"},
+      {"huggingface/huggingface_hub src/huggingface_hub/_snapshot_download.py (offline)",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find an appropriate cached snapshot "
+       "folder for the specified revision on the local disk and outgoing traffic has been disabled. To "
+       "enable repo look-ups and downloads online, pass 'local_files_only=False' as input.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/_snapshot_download.py (hub unreachable, re-raised)",
+       "ValueError: An error happened while trying to locate the files on the Hub and we cannot find "
+       "the appropriate snapshot folder for the specified revision on the local disk. Please check your "
+       "internet connection and try again.",
+       "model_path_not_found"},
+      {"vllm-project/vllm vllm/transformers_utils/config.py get_config",
+       "ValueError: Could not detect config format for no config file found. With config_format "
+       "'auto', ensure your model has either config.json (HF format) or params.json (Mistral format). "
+       "Otherwise please specify your_custom_config_format in engine args for customized config parsing.",
+       "model_path_not_found"},
+      {"Dao-AILab/flash-attention flash_attn/flash_attn_triton.py",
+       "AssertionError: FlashAttention only support head dimensions up to 128",
+       "unsupported_head_size"},
+      // ------------------ more source templates (2026-12-05): arch, platform, NCCL
+      {"Dao-AILab/flash-attention hopper/flash_api.cpp (FA3 on a pre-Hopper card)",
+       "RuntimeError: FlashAttention only supports Hopper GPUs or newer.",
+       "unsupported_gpu_arch_runtime"},
+      {"NVIDIA cuBLAS cublas_api.h CUBLAS_STATUS_ARCH_MISMATCH via torch",
+       "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx( handle, opa, "
+       "opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, "
+       "CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch c10/core/Device.cpp (vLLM's UnspecifiedPlatform device type)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/vllm/engine/arg_utils.py\", line 1000, in create_engine_config\n"
+       "    device_config = DeviceConfig(device=self.device)\n"
+       "RuntimeError: Device string must not be empty",
+       "wrong_platform_build"},
+      {"vllm-project/vllm vllm/distributed/device_communicators/pynccl_wrapper.py",
+       "ERROR 06-01 10:00:00 [pynccl_wrapper.py:300] Failed to load NCCL library from libnccl.so.2. It "
+       "is expected if you are not running on NVIDIA/AMD GPUs. Otherwise, the nccl library might not "
+       "exist, be corrupted or it does not support the current platform Linux-5.15. If you already have "
+       "the library, please set the environment variable VLLM_NCCL_SO_PATH to point to the correct nccl "
+       "library path.",
+       "nccl_rccl_init_failure"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py validate_repo_id",
+       "huggingface_hub.errors.HFValidationError: Cannot have -- or .. in repo_id: '../models/Qwen2-7B'.",
+       "model_path_not_found"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -1,12 +1,11 @@
 #include "common/logging.h"
 
-#include <cstdlib>
-#include <string>
-
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -51,6 +50,37 @@ void LogLine(LogLevel level, absl::string_view message) {
   // One write() per line so concurrent lines never interleave.
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
+}
+
+void LogLines(LogLevel level, const std::vector<std::string>& messages) {
+  if (level < GetLogLevel() || messages.empty()) return;
+  static constexpr char kLetters[] = {'D', 'I', 'W', 'E'};
+  std::string prefix = absl::StrCat(
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
+      std::string(1, kLetters[static_cast<int>(level)]), " ");
+  {
+    absl::MutexLock lock(&g_mu);
+    absl::StrAppend(&prefix, *g_component, "] ");
+  }
+  // Chunks of about 64 KiB, each whole lines: a reader sees no torn line
+  // from these writes, and memory stays bounded for a huge batch.
+  constexpr size_t kChunk = 64 * 1024;
+  std::string buffer;
+  auto flush = [&buffer] {
+    size_t done = 0;
+    while (done < buffer.size()) {
+      ssize_t n = ::write(STDERR_FILENO, buffer.data() + done, buffer.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // stderr gone: drop, as LogLine does
+      done += static_cast<size_t>(n);
+    }
+    buffer.clear();
+  };
+  for (const std::string& m : messages) {
+    absl::StrAppend(&buffer, prefix, m, "\n");
+    if (buffer.size() >= kChunk) flush();
+  }
+  flush();
 }
 
 bool LogLimiter::Allow(int64_t* suppressed) {

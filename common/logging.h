@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -20,6 +22,11 @@ void SetLogComponent(absl::string_view component);
 // Writes one line to stderr: "2026-07-10T12:00:00.123Z I dcu-agent] message".
 // Thread-safe; never throws.
 void LogLine(LogLevel level, absl::string_view message);
+// The same lines as LogLine for each message, with one timestamp, written
+// with a few large write()s instead of one per line: for the lines a loop
+// produces at once (a reconcile pass's events, thousands when a fleet fills).
+// Nothing when `level` is below the minimum.
+void LogLines(LogLevel level, const std::vector<std::string>& messages);
 
 // At most `per_window` lines per `window_ms` from one call site; the first
 // line after a window that suppressed some says how many. For messages a

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -73,8 +74,14 @@ MemoryCheck Memory(const ModelFacts& m, double util, int tp, int64_t total) {
   return c;
 }
 
-void PlansForArch(const std::string& arch, std::vector<dcufleet::v1::Plan>* plans,
-                  std::vector<dcufleet::v1::Plan>*) {
+controller::ArchPlanSetPtr PlansForArch(const std::string& arch) {
+  // Built once per arch, as a reconcile pass asks the knowledge once per
+  // (model, arch).
+  static auto* cache = new std::map<std::string, controller::ArchPlanSetPtr>();
+  if (auto it = cache->find(arch); it != cache->end()) return it->second;
+  auto set = std::make_shared<controller::ArchPlanSet>();
+  (*cache)[arch] = set;
+  std::vector<dcufleet::v1::Plan>* plans = &set->plans;
   int rank = 1;
   for (const char* id : {"bench-vllm-0.11.0-bare", "bench-vllm-0.9.2-bare"}) {
     dcufleet::v1::Plan p;
@@ -85,6 +92,7 @@ void PlansForArch(const std::string& arch, std::vector<dcufleet::v1::Plan>* plan
     p.set_arch(arch);
     plans->push_back(p);
   }
+  return set;
 }
 
 // The TP of the i-th deployment of the stream: half choose automatically,

@@ -3,7 +3,9 @@
 #include "modelkit/learned_fix.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -384,19 +386,30 @@ ModelPreparation CatalogKnowledge::PrepareModel(const std::string& model,
   }
   if (!dir || dir->config_json().empty()) return Prepare(model, node, model_path, plan, *snap);
   // Everything the audit and the remediation read (the node's name only
-  // appears when there is no config, handled above).
+  // appears when there is no config, handled above). The directory listing
+  // and config.json (kilobytes) enter the key as a hash, not as text: a key
+  // string of them built per placement was 5% of a reconcile pass. A hit is
+  // compared with the texts it was computed from before it is used.
+  size_t content = absl::HashOf(dir->config_json());
+  for (const auto& e : dir->entries()) content = absl::HashOf(content, e);
   std::string key = absl::StrCat(model, "\n", plan.stack_id(), "\n", model_path, "\n",
-                                 node.inventory().agent_state_dir(), "\n",
-                                 absl::StrJoin(dir->entries(), "/"), "\n", dir->config_json());
+                                 node.inventory().agent_state_dir(), "\n", content);
+  auto same_inputs = [dir](const CachedPreparation& c) {
+    return c.config_json == dir->config_json() &&
+           std::equal(c.entries.begin(), c.entries.end(), dir->entries().begin(),
+                      dir->entries().end());
+  };
   {
     absl::MutexLock lock(&mu_);
     auto it = preparations_.find(key);
-    if (it != preparations_.end()) return it->second;
+    if (it != preparations_.end() && same_inputs(it->second)) return it->second.preparation;
   }
   ModelPreparation prep = Prepare(model, node, model_path, plan, *snap);
   absl::MutexLock lock(&mu_);
   if (preparations_.size() > 4096) preparations_.clear();
-  preparations_.emplace(std::move(key), prep);
+  preparations_.insert_or_assign(
+      std::move(key), CachedPreparation{dir->config_json(),
+                                        {dir->entries().begin(), dir->entries().end()}, prep});
   return prep;
 }
 
@@ -476,10 +489,16 @@ absl::StatusOr<dcufleet::v1::InstanceSpec> CatalogKnowledge::RenderLaunch(
     const dcufleet::v1::Placement& placement, const std::string& model_path,
     int64_t device_total) {
   auto snap = Load();
-  const Stack* cached = snap->Stack(plan.stack_id());
-  absl::StatusOr<Stack> stack =
-      cached ? absl::StatusOr<Stack>(*cached) : store_->GetStack(plan.stack_id());
-  if (!stack.ok()) return stack.status();
+  // The snapshot's stack, not a copy (it lives as long as `snap`); the store
+  // only for a stack the snapshot does not hold.
+  const Stack* stack = snap->Stack(plan.stack_id());
+  std::optional<Stack> fetched;
+  if (!stack) {
+    absl::StatusOr<Stack> s = store_->GetStack(plan.stack_id());
+    if (!s.ok()) return s.status();
+    fetched = *std::move(s);
+    stack = &*fetched;
+  }
   const dcufleet::v1::ArchRecipe* recipe = RecipeFor(*stack, placement.arch());
   // The plan carries where the env/image is on the chosen node.
   const std::string location =

@@ -136,7 +136,12 @@ class CatalogKnowledge : public Knowledge {
   std::map<std::string, bool> dir_matches_ ABSL_GUARDED_BY(mu_);
   // Config audits and remediations by everything they depend on: a fleet
   // reports the same config.json from thousands of nodes.
-  std::map<std::string, ModelPreparation> preparations_ ABSL_GUARDED_BY(mu_);
+  struct CachedPreparation {
+    std::string config_json;
+    std::vector<std::string> entries;
+    ModelPreparation preparation;
+  };
+  std::map<std::string, CachedPreparation> preparations_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, dcufleet::v1::AuditReport> audits_ ABSL_GUARDED_BY(mu_);
   // Node -> fingerprint of the models and environments last recorded.
   std::map<std::string, std::string> observed_ ABSL_GUARDED_BY(mu_);

@@ -190,12 +190,14 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
   in.shapes = &ctx.shapes;
   const std::string model_name = d.spec().model();
   StepContext* c = &ctx;
-  in.plans_for_arch = [this, c, model_name](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
-                                            std::vector<dcufleet::v1::Plan>* x) {
+  in.plans_for_arch = [this, c, model_name](const std::string& arch) {
     auto [it, inserted] = c->plans.try_emplace({model_name, arch});
-    if (inserted) knowledge_->PlansForArch(model_name, arch, &it->second.plans, &it->second.excluded);
-    p->insert(p->end(), it->second.plans.begin(), it->second.plans.end());
-    x->insert(x->end(), it->second.excluded.begin(), it->second.excluded.end());
+    if (inserted) {
+      auto set = std::make_shared<ArchPlanSet>();
+      knowledge_->PlansForArch(model_name, arch, &set->plans, &set->excluded);
+      it->second = std::move(set);
+    }
+    return it->second;
   };
   const DeploymentSpec spec = d.spec();
   const std::string memory_key =
@@ -444,9 +446,18 @@ void DeployController::ReconcileOnce() {
     absl::Status es = events_->AppendEvents(ctx.events);
     if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
   }
-  for (const auto& e : ctx.events) {
-    DCU_LOG_INFO("deployment '", e.subject, "' ", e.reason, ": ", e.message);
-    if (metrics_) metrics_->OnDeploymentEvent(e.reason);
+  // One write for the pass's event lines (a fleet filling up logs
+  // thousands per pass).
+  if (common::GetLogLevel() <= common::LogLevel::kInfo) {
+    std::vector<std::string> lines;
+    lines.reserve(ctx.events.size());
+    for (const auto& e : ctx.events) {
+      lines.push_back(absl::StrCat("deployment '", e.subject, "' ", e.reason, ": ", e.message));
+    }
+    common::LogLines(common::LogLevel::kInfo, lines);
+  }
+  if (metrics_) {
+    for (const auto& e : ctx.events) metrics_->OnDeploymentEvent(e.reason);
   }
   const absl::Time t_events = absl::Now();
   PushAssignments(desired);

@@ -52,8 +52,9 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   if (d.spec().node().empty()) ctx.first_usable[CursorKey(d.spec())] = r.first_usable;
   st->clear_plans();
   st->clear_excluded_plans();
-  for (const auto& p : r.plans) *st->add_plans() = p;
-  for (const auto& p : r.excluded_plans) *st->add_excluded_plans() = p;
+  // Moved: nothing below reads the result's plan lists (only r.plan).
+  for (auto& p : plan.schedule.plans) *st->add_plans() = std::move(p);
+  for (auto& p : plan.schedule.excluded_plans) *st->add_excluded_plans() = std::move(p);
   if (plan.outcome == LaunchPlan::Outcome::kCopyFirst) return AwaitModelCopy(d, ctx, r);
   if (!r.placed) {
     std::vector<std::string> lines;
@@ -124,8 +125,8 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
   if (d.spec().replicas() > 1) ctx.JoinNode(d.spec().name(), r.placement.node());
   ctx.touched.insert(r.placement.node());
 
-  for (size_t i = 0; i < r.plans.size(); ++i) {
-    if (r.plans[i].stack_id() == r.plan.stack_id()) st->set_current_plan(static_cast<int>(i));
+  for (int i = 0; i < st->plans_size(); ++i) {
+    if (st->plans(i).stack_id() == r.plan.stack_id()) st->set_current_plan(i);
   }
   st->set_phase(dcufleet::v1::DEPLOYMENT_LAUNCHING);
   st->set_message(absl::StrCat("attempt ", number, ": ", r.plan.stack_id(), " on '",

@@ -37,11 +37,7 @@ struct DeployController::StepContext {
   // instead of once per deployment (plans per model and arch; memory plans
   // per model, limits, utilization, TP and device size). A recorded launch
   // outcome can change verdicts: it drops the plans.
-  struct Plans {
-    std::vector<dcufleet::v1::Plan> plans;
-    std::vector<dcufleet::v1::Plan> excluded;
-  };
-  std::map<std::pair<std::string, std::string>, Plans> plans;
+  std::map<std::pair<std::string, std::string>, ArchPlanSetPtr> plans;
   std::map<std::string, MemoryCheck> memory;
   std::map<std::string, absl::StatusOr<ModelFacts>> models;
   // Per deployment name: how many of its replicas' active attempts each

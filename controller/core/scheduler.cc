@@ -62,17 +62,28 @@ bool HasEnvironment(const NodeView& n, const Plan& p) {
   return false;
 }
 
-// Plans of one arch, asked once per call.
+// Plans of one arch, asked once per call. Pointers into the shared set: a
+// call copies plans only into its result.
 struct ArchPlans {
-  // As the knowledge gives them, stably sorted by rank.
-  std::vector<Plan> plans;
-  // Broken ones (knowledge) and, after them as they are met, stacks this
-  // deployment already failed with.
-  std::vector<Plan> excluded;
+  ArchPlanSetPtr set;
+  // set->plans as the knowledge gives them, stably sorted by rank.
+  std::vector<const Plan*> plans;
+  // Stacks this deployment already failed with (listed after the broken
+  // ones of set->excluded).
+  std::vector<Plan> failed_here;
   // Plans this deployment may use (spec filters, not failed), rank order.
-  std::vector<Plan> usable;
+  std::vector<const Plan*> usable;
   int min_rank = INT_MAX;
 };
+
+// The plans of `ap` into a result: ordered plans, then the excluded ones.
+void CopyPlans(const ArchPlans& ap, ScheduleResult* out) {
+  out->plans.clear();
+  out->plans.reserve(ap.plans.size());
+  for (const Plan* p : ap.plans) out->plans.push_back(*p);
+  out->excluded_plans.assign(ap.set->excluded.begin(), ap.set->excluded.end());
+  out->excluded_plans.insert(out->excluded_plans.end(), ap.failed_here.begin(), ap.failed_here.end());
+}
 
 // The verdict of one check of the fit rule: the node passes it, or the cause
 // that keeps it from taking the deployment. The fast path reads it as a bool
@@ -284,20 +295,26 @@ const ArchPlans& Scheduler::PlansOf(const std::string& arch) {
   auto [it, inserted] = arches_.try_emplace(arch);
   ArchPlans& a = it->second;
   if (!inserted) return a;
-  if (in_.plans_for_arch) in_.plans_for_arch(arch, &a.plans, &a.excluded);
+  if (in_.plans_for_arch) a.set = in_.plans_for_arch(arch);
+  if (!a.set) {
+    static const ArchPlanSetPtr kNone = std::make_shared<const ArchPlanSet>();
+    a.set = kNone;
+  }
+  a.plans.reserve(a.set->plans.size());
+  for (const Plan& p : a.set->plans) a.plans.push_back(&p);
   std::stable_sort(a.plans.begin(), a.plans.end(),
-                   [](const Plan& x, const Plan& y) { return x.rank() < y.rank(); });
-  for (Plan p : a.plans) {
-    if (!in_.spec.stack_id().empty() && p.stack_id() != in_.spec.stack_id()) continue;
-    if (!in_.spec.runtime().empty() && common::ParseRuntimeKind(in_.spec.runtime()) != p.runtime_kind()) {
+                   [](const Plan* x, const Plan* y) { return x->rank() < y->rank(); });
+  for (const Plan* p : a.plans) {
+    if (!in_.spec.stack_id().empty() && p->stack_id() != in_.spec.stack_id()) continue;
+    if (!in_.spec.runtime().empty() && common::ParseRuntimeKind(in_.spec.runtime()) != p->runtime_kind()) {
       continue;
     }
-    if (in_.excluded_stacks.count(p.stack_id())) {
-      p.set_excluded_reason("failed deterministically in this deployment");
-      a.excluded.push_back(p);
+    if (in_.excluded_stacks.count(p->stack_id())) {
+      Plan& failed = a.failed_here.emplace_back(*p);
+      failed.set_excluded_reason("failed deterministically in this deployment");
       continue;
     }
-    a.min_rank = std::min(a.min_rank, p.rank());
+    a.min_rank = std::min(a.min_rank, p->rank());
     a.usable.push_back(p);
   }
   return a;
@@ -344,10 +361,10 @@ Fit Scheduler::CheckNode(const ScheduleNode& n) const {
 }
 
 Fit Scheduler::CheckInstalled(const ScheduleNode& n, const ArchPlans& ap, Installed* out) {
-  for (const Plan& p : ap.usable) {
-    std::string location = Where(*n.view, p);
+  for (const Plan* p : ap.usable) {
+    std::string location = Where(*n.view, *p);
     if (!location.empty()) {
-      out->plan = &p;
+      out->plan = p;
       out->location = location == "-" ? "" : std::move(location);
       return Fit::kFits;
     }
@@ -422,7 +439,7 @@ std::string Scheduler::Explain(const ScheduleNode& n) {
   const bool has_model = CheckModel(n, &path) == Fit::kFits;
   if (!has_stack) {
     std::vector<std::string> missing;
-    for (const Plan& p : ap.usable) missing.push_back(absl::StrCat(p.stack_id(), " not installed"));
+    for (const Plan* p : ap.usable) missing.push_back(absl::StrCat(p->stack_id(), " not installed"));
     std::string reason = absl::StrCat("no usable stack installed (", absl::StrJoin(missing, "; "), ")");
     // Name every blocker at once: installing the stack alone would not do.
     if (!has_model) absl::StrAppend(&reason, "; ", NoModelText(n));
@@ -461,11 +478,12 @@ std::string Scheduler::NoModelText(const ScheduleNode& n) const {
 
 std::string Scheduler::NoStackText(const ScheduleNode& n, const ArchPlans& ap) const {
   const auto& spec = in_.spec;
-  if (ap.plans.empty() && ap.excluded.empty()) {
+  if (ap.plans.empty() && ap.set->excluded.empty()) {
     return absl::StrCat("arch ", n.arch, " has no known stack for ", spec.model());
   }
   std::vector<std::string> why;
-  for (const auto& p : ap.excluded) why.push_back(absl::StrCat(p.stack_id(), ": ", p.excluded_reason()));
+  for (const auto& p : ap.set->excluded) why.push_back(absl::StrCat(p.stack_id(), ": ", p.excluded_reason()));
+  for (const auto& p : ap.failed_here) why.push_back(absl::StrCat(p.stack_id(), ": ", p.excluded_reason()));
   std::string reason = absl::StrCat("arch ", n.arch, " has no working stack for ", spec.model(),
                                     why.empty() ? "" : absl::StrCat(" (", absl::StrJoin(why, "; "), ")"));
   if (!spec.stack_id().empty() || !spec.runtime().empty()) {
@@ -711,8 +729,7 @@ ScheduleResult Scheduler::Run() {
       if (nodes[i].arch.empty() || (pinned && nodes[i].view->name() != in_.spec.node())) continue;
       const ArchPlans& ap = PlansOf(nodes[i].arch);
       if (ap.plans.empty()) continue;
-      out.plans = ap.plans;
-      out.excluded_plans = ap.excluded;
+      CopyPlans(ap, &out);
       break;
     }
     return out;
@@ -722,8 +739,7 @@ ScheduleResult Scheduler::Run() {
   out.placed = true;
   out.plan = plan;
   if (!best_c.installed.location.empty()) out.plan.set_runtime_location(best_c.installed.location);
-  out.plans = ap.plans;
-  out.excluded_plans = ap.excluded;
+  CopyPlans(ap, &out);
   out.model_path = best_c.model_path;
   if (copy_to) {
     out.kind = PlacementKind::kCopyFirst;

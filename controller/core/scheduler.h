@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -79,6 +80,14 @@ struct ScheduleNode {
 ScheduleNode MakeScheduleNode(const dcufleet::v1::NodeView& view,
                               int64_t unreclaimed_tolerance_bytes = 1LL << 30);
 
+// The plans of one arch for one model, as the knowledge gives them (the
+// scheduler orders them by rank), and the broken ones with their reasons.
+struct ArchPlanSet {
+  std::vector<dcufleet::v1::Plan> plans;
+  std::vector<dcufleet::v1::Plan> excluded;
+};
+using ArchPlanSetPtr = std::shared_ptr<const ArchPlanSet>;
+
 struct ScheduleInput {
   dcufleet::v1::DeploymentSpec spec;
   ModelFacts model;
@@ -91,11 +100,10 @@ struct ScheduleInput {
   // them (computed from `nodes` otherwise).
   const std::vector<std::pair<std::string, int64_t>>* shapes = nullptr;
   // Ordered plans for an arch (verified bare, verified container, untested
-  // bare, untested container); broken ones come back in `excluded`. Asked
-  // once per arch per call.
-  std::function<void(const std::string& arch, std::vector<dcufleet::v1::Plan>* plans,
-                     std::vector<dcufleet::v1::Plan>* excluded)>
-      plans_for_arch;
+  // bare, untested container) and the broken ones. Asked once per arch per
+  // call; shared, not copied: a pass asks the knowledge once per (model,
+  // arch) and every deployment of it reads the same set. Null: none.
+  std::function<ArchPlanSetPtr(const std::string& arch)> plans_for_arch;
   // Memory plan for `tp` devices of `total` bytes. Asked once per (tp, total)
   // per call.
   std::function<MemoryCheck(int tp, int64_t device_total)> memory;

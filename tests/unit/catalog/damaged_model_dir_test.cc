@@ -82,14 +82,15 @@ class DamagedModelDirTest : public ::testing::Test {
     in.spec.set_gpu_memory_utilization(0.9);
     in.model = ModelFacts{kModel, 2 * kGiB, 16, 8, {1, 2, 4, 8}};
     in.nodes = &nodes_;
-    in.plans_for_arch = [](const std::string& arch, std::vector<dcufleet::v1::Plan>* p,
-                           std::vector<dcufleet::v1::Plan>*) {
-      auto& plan = p->emplace_back();
+    in.plans_for_arch = [](const std::string& arch) {
+      auto set = std::make_shared<ArchPlanSet>();
+      auto& plan = set->plans.emplace_back();
       plan.set_arch(arch);
       plan.set_stack_id("vllm-test");
       plan.set_rank(1);
       plan.set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
       plan.set_verdict(dcufleet::v1::VERDICT_WORKS);
+      return ArchPlanSetPtr(std::move(set));
     };
     in.memory = [](int, int64_t total) {
       MemoryCheck m;

@@ -129,9 +129,11 @@ struct World {
     in.model = model;
     in.nodes = &nodes;
     in.first_node = first_node;
-    in.plans_for_arch = [this](const std::string& arch, std::vector<Plan>* p, std::vector<Plan>* x) {
-      if (auto it = plans.find(arch); it != plans.end()) *p = it->second;
-      if (auto it = excluded.find(arch); it != excluded.end()) *x = it->second;
+    in.plans_for_arch = [this](const std::string& arch) {
+      auto set = std::make_shared<ArchPlanSet>();
+      if (auto it = plans.find(arch); it != plans.end()) set->plans = it->second;
+      if (auto it = excluded.find(arch); it != excluded.end()) set->excluded = it->second;
+      return set;
     };
     in.memory = [this](int tp, int64_t total) { return Memory(tp, total); };
     in.model_path_on_node = [this](const NodeView& n) {

@@ -137,7 +137,9 @@ void BM_Schedule(benchmark::State& state) {
     in.spec.set_tp(TpFor(m, i));
     in.spec.set_gpu_memory_utilization(0.9);
     in.model = m;
-    in.memory = [&m](int tp, int64_t total) { return Memory(m, 0.9, tp, total); };
+    in.memory = [&m](int tp, int64_t total) {
+      return std::make_shared<const controller::MemoryCheck>(Memory(m, 0.9, tp, total));
+    };
     auto key = std::make_pair(m.name, static_cast<int>(in.spec.tp()));
     in.first_node = cursors[key];
     controller::ScheduleResult r = Schedule(in);

@@ -199,13 +199,16 @@ ScheduleInput DeployController::MakeScheduleInput(const Deployment& d, StepConte
     }
     return it->second;
   };
-  const DeploymentSpec spec = d.spec();
-  const std::string memory_key =
-      absl::StrCat(spec.model(), "|", spec.max_model_len(), "|", spec.max_num_seqs(), "|",
-                   spec.gpu_memory_utilization(), "|");
-  in.memory = [this, c, spec, memory_key](int tp, int64_t total) {
-    auto [it, inserted] = c->memory.try_emplace(absl::StrCat(memory_key, tp, "|", total));
-    if (inserted) it->second = knowledge_->CheckMemory(spec, tp, total);
+  // `d` outlives the input: both callers schedule within the step that
+  // holds it.
+  const DeploymentSpec* spec = &d.spec();
+  in.memory = [this, c, spec](int tp, int64_t total) {
+    auto [it, inserted] = c->memory.try_emplace(StepContext::MemoryKey{
+        spec->model(), spec->max_model_len(), spec->max_num_seqs(),
+        spec->gpu_memory_utilization(), tp, total});
+    if (inserted) {
+      it->second = std::make_shared<const MemoryCheck>(knowledge_->CheckMemory(*spec, tp, total));
+    }
     return it->second;
   };
   in.model_path_on_node = [this, model_name](const NodeView& n) {

@@ -38,7 +38,10 @@ struct DeployController::StepContext {
   // per model, limits, utilization, TP and device size). A recorded launch
   // outcome can change verdicts: it drops the plans.
   std::map<std::pair<std::string, std::string>, ArchPlanSetPtr> plans;
-  std::map<std::string, MemoryCheck> memory;
+  // (model, max_model_len, max_num_seqs, gpu_memory_utilization, TP,
+  // device total) -> the plan, shared with every Schedule call that asks.
+  using MemoryKey = std::tuple<std::string, int64_t, int64_t, double, int, int64_t>;
+  std::map<MemoryKey, MemoryCheckPtr> memory;
   std::map<std::string, absl::StatusOr<ModelFacts>> models;
   // Per deployment name: how many of its replicas' active attempts each
   // node holds (the scheduler's spread preference).

@@ -286,7 +286,7 @@ class Scheduler {
   const ScheduleInput& in_;
   std::vector<int> tps_;
   std::map<std::string, ArchPlans> arches_;
-  std::map<std::pair<int, int64_t>, MemoryCheck> memory_;
+  std::map<std::pair<int, int64_t>, MemoryCheckPtr> memory_;
   // Few distinct totals in a fleet: a short list beats a map.
   std::vector<std::unique_ptr<TotalFit>> totals_;
 };
@@ -328,8 +328,13 @@ std::string Scheduler::Where(const NodeView& node, const Plan& p) {
 
 const MemoryCheck& Scheduler::MemoryOf(int tp, int64_t total) {
   auto [it, inserted] = memory_.try_emplace({tp, total});
-  if (inserted) it->second = in_.memory ? in_.memory(tp, total) : MemoryCheck{true, 0, {}, ""};
-  return it->second;
+  if (inserted && in_.memory) it->second = in_.memory(tp, total);
+  if (!it->second) {
+    static const MemoryCheckPtr kFitsFree =
+        std::make_shared<const MemoryCheck>(MemoryCheck{true, 0, {}, ""});
+    it->second = kFitsFree;
+  }
+  return *it->second;
 }
 
 const TotalFit& Scheduler::FitsFor(int64_t total) {

@@ -80,6 +80,8 @@ struct ScheduleNode {
 ScheduleNode MakeScheduleNode(const dcufleet::v1::NodeView& view,
                               int64_t unreclaimed_tolerance_bytes = 1LL << 30);
 
+using MemoryCheckPtr = std::shared_ptr<const MemoryCheck>;
+
 // The plans of one arch for one model, as the knowledge gives them (the
 // scheduler orders them by rank), and the broken ones with their reasons.
 struct ArchPlanSet {
@@ -106,7 +108,10 @@ struct ScheduleInput {
   std::function<ArchPlanSetPtr(const std::string& arch)> plans_for_arch;
   // Memory plan for `tp` devices of `total` bytes. Asked once per (tp, total)
   // per call.
-  std::function<MemoryCheck(int tp, int64_t device_total)> memory;
+  // Shared, not copied (its explanation is several lines of text, and a
+  // call asks for every TP on every device size). Null or unset: fits,
+  // nothing required.
+  std::function<MemoryCheckPtr(int tp, int64_t device_total)> memory;
   // Where the plan's env/image is on a node ("" when absent). Conda env paths
   // differ between nodes; when unset the plan's own location must be listed.
   std::function<std::string(const dcufleet::v1::Plan&, const dcufleet::v1::NodeView&)>

@@ -96,7 +96,7 @@ class DamagedModelDirTest : public ::testing::Test {
       MemoryCheck m;
       m.fits = true;
       m.required_free_bytes = total / 2;
-      return m;
+      return std::make_shared<const MemoryCheck>(std::move(m));
     };
     in.runtime_on_node = [](const dcufleet::v1::Plan&, const NodeView&) { return std::string("-"); };
     // As DeployController wires them.

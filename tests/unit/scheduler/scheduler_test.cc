@@ -135,7 +135,9 @@ struct World {
       if (auto it = excluded.find(arch); it != excluded.end()) set->excluded = it->second;
       return set;
     };
-    in.memory = [this](int tp, int64_t total) { return Memory(tp, total); };
+    in.memory = [this](int tp, int64_t total) {
+      return std::make_shared<const MemoryCheck>(Memory(tp, total));
+    };
     in.model_path_on_node = [this](const NodeView& n) {
       for (const auto& m : n.inventory().models()) {
         if (m.name() == model.name) return m.path();

@@ -301,6 +301,8 @@ class Run {
   // One steady-state window of the ingest figures, written into `j`.
   void MeasureWindow(nlohmann::json* j);
   bool RunPlace(nlohmann::json* j, bool failover);
+  // Reports running and every node Ready before a wave starts.
+  bool WaitForSteadyFleet(nlohmann::json* j);
   // Deployments lg-<first> .. lg-<first+m-1>; false when not all were
   // answered in time. Refusals are counted in `failed`.
   bool SubmitDeployments(int first, int m, std::atomic<int>* failed);
@@ -1084,10 +1086,65 @@ bool Run::EmptyTheFleet(int first, int m) {
                           absl::Seconds(args_.timeout_s));
 }
 
+bool Run::WaitForSteadyFleet(nlohmann::json* j) {
+  // Every agent has written a report since the reports started, and the
+  // controller shows every node Ready. The agents report from here on (a real
+  // agent reports from its Welcome; these start once every agent is
+  // connected), so on a host where connecting 10,000 takes longer than the
+  // controller's 15-s report timeout the first ones were silent, went
+  // NotReady, and came back one by one over the first report interval --
+  // measured 2026-12-05: 13,814 NotReady transitions during the first wave,
+  // and placements waiting for nodes to be Ready again. A wave starts on a
+  // steady fleet.
+  const int64_t t0 = NowUs();
+  const int64_t since_ms = t0 / 1000;
+  bool reported = testing::WaitFor(
+      [&] {
+        for (const auto& a : agents_) {
+          if (a->last_written_tag() < since_ms) return false;
+        }
+        return true;
+      },
+      absl::Seconds(args_.timeout_s));
+  int ready = 0;
+  bool all_ready = reported && testing::WaitFor(
+                                   [&] {
+                                     grpc::ClientContext ctx;
+                                     ctx.set_deadline(std::chrono::system_clock::now() +
+                                                      std::chrono::seconds(30));
+                                     dcufleet::v1::ListNodesResponse resp;
+                                     if (!fleet_->ListNodes(&ctx, dcufleet::v1::ListNodesRequest(), &resp)
+                                              .ok()) {
+                                       return false;
+                                     }
+                                     ready = 0;
+                                     for (const auto& n : resp.nodes()) {
+                                       ready += n.state() == dcufleet::v1::NODE_READY;
+                                     }
+                                     return ready >= args_.agents;
+                                   },
+                                   absl::Seconds(args_.timeout_s), absl::Milliseconds(500));
+  const double s = static_cast<double>(NowUs() - t0) / 1e6;
+  out_ << absl::StrFormat("fleet steady: every agent reported, %d/%d nodes Ready %.2f s after the reports started\n",
+                          ready, args_.agents, s);
+  (*j)["steady_fleet_s"] = s;
+  (*j)["steady_fleet_ready"] = ready;
+  if (!all_ready) {
+    absl::MutexLock lock(&mu_);
+    first_errors_.push_back("the fleet did not become steady (every node reporting and Ready) in time");
+  }
+  return all_ready;
+}
+
 bool Run::RunPlace(nlohmann::json* j, bool failover) {
   // Background: every agent keeps reporting, as a real fleet does.
   ticking_.store(true);
   std::thread ticker([this] { Ticker(); });
+  if (!WaitForSteadyFleet(j)) {
+    ticking_.store(false);
+    ticker.join();
+    return false;
+  }
   const int m = args_.deployments;
   // Failover mode measures the failures of one fleet: one wave.
   const int min_waves = failover ? 1 : args_.waves;

@@ -521,20 +521,31 @@ void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string
 }
 
 void FleetState::FlushEvents(const std::vector<Event>& events) {
+  if (events.empty()) return;
+  // One transaction for the states and one for the events, however many:
+  // a tick can find thousands of nodes silent (a controller that stalled, a
+  // switch that dropped), and a transaction per node per event kept the
+  // caller -- a gRPC thread or the tick -- busy for seconds.
+  std::vector<NodeStore::StateUpdate> states;
+  std::vector<std::string> lines;
   for (const Event& ev : events) {
     if (ev.subject_kind == "node" &&
         (ev.reason == "Ready" || ev.reason == "NotReady" || ev.reason == "Lost")) {
-      absl::Status s = store_->UpdateNodeState(ev.subject, ev.reason, ev.message, ev.at_ms);
-      if (!s.ok()) DCU_LOG_WARN("persisting state of node '", ev.subject, "': ", s.message());
-      DCU_LOG_INFO("node '", ev.subject, "' ", ev.message);
+      states.push_back({ev.subject, ev.reason, ev.message, ev.at_ms});
+      lines.push_back(absl::StrCat("node '", ev.subject, "' ", ev.message));
     } else if (ev.subject_kind == "node" &&
                (absl::StartsWith(ev.reason, "Drain") || ev.reason == "Forgotten")) {
-      DCU_LOG_INFO("node '", ev.subject, "' ", ev.reason, ": ", ev.message);
+      lines.push_back(absl::StrCat("node '", ev.subject, "' ", ev.reason, ": ", ev.message));
     }
-    if (events_) {
-      absl::Status s = events_->AppendEvent(ev);
-      if (!s.ok()) DCU_LOG_WARN("appending event: ", s.message());
-    }
+  }
+  if (!states.empty()) {
+    absl::Status s = store_->UpdateNodeStates(states);
+    if (!s.ok()) DCU_LOG_WARN("persisting the state of ", states.size(), " node(s): ", s.message());
+  }
+  common::LogLines(common::LogLevel::kInfo, lines);
+  if (events_) {
+    absl::Status s = events_->AppendEvents(events);
+    if (!s.ok()) DCU_LOG_WARN("appending ", events.size(), " event(s): ", s.message());
   }
 }
 

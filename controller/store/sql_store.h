@@ -29,6 +29,7 @@ class SqlStore : public NodeStore, public EventLog {
   absl::Status UpdateInventory(const std::string& name,
                                const dcufleet::v1::NodeInventory& inventory,
                                int64_t last_seen_ms) override;
+  absl::Status UpdateNodeStates(const std::vector<StateUpdate>& updates) override;
   absl::Status UpdateInventories(
       const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
       int64_t last_seen_ms) override;

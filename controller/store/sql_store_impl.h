@@ -125,6 +125,33 @@ absl::Status SqlStore<Db>::UpdateInventory(const std::string& name,
 }
 
 template <typename Db>
+absl::Status SqlStore<Db>::UpdateNodeStates(const std::vector<StateUpdate>& updates) {
+  if (updates.empty()) return absl::OkStatus();
+  std::vector<std::string> missing;
+  absl::Status s = db_->Transaction([&](Db& db) -> absl::Status {
+    missing.clear();  // a retried transaction starts over
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET state = ?1, state_reason = ?2, "
+        "last_seen_ms = CASE WHEN last_seen_ms > ?3 THEN last_seen_ms ELSE ?3 END, "
+        "updated_at_ms = ?4 WHERE name = ?5 RETURNING node_id"));
+    for (const auto& u : updates) {
+      upd->Bind(1, u.state).Bind(2, u.reason).Bind(3, u.last_seen_ms).Bind(4, u.last_seen_ms)
+          .Bind(5, u.name);
+      DCU_ASSIGN_OR_RETURN(bool row, upd->Step());
+      if (!row) missing.push_back(u.name);
+      DCU_RETURN_IF_ERROR(upd->Reset());
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (!missing.empty()) {
+    return absl::NotFoundError(absl::StrCat(missing.size(), " node(s) not found: '",
+                                            absl::StrJoin(missing, "', '"), "'"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Db>
 absl::Status SqlStore<Db>::UpdateInventories(
     const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
     int64_t last_seen_ms) {

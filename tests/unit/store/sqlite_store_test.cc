@@ -97,6 +97,39 @@ TEST_P(StoreConformance, StateAndInventoryUpdates) {
   EXPECT_THAT(missing.message(), HasSubstr("'nope'"));
 }
 
+// A tick that finds many nodes silent stores their transitions in one
+// transaction; a node deleted meanwhile does not stop the others.
+TEST_P(StoreConformance, StateUpdatesInOneBatchSkipAMissingNodeAndNameIt) {
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-a", 2)).ok());
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-b", 2)).ok());
+  std::vector<NodeStore::StateUpdate> updates = {
+      {"node-a", "NotReady", "no report for 15s", 4000},
+      {"gone-1", "NotReady", "no report for 15s", 4000},
+      {"node-b", "Lost", "no report for 60s", 5000},
+  };
+  absl::Status s = nodes_->UpdateNodeStates(updates);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'gone-1'"));
+  auto all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  std::map<std::string, NodeRecord> by_name;
+  for (const auto& n : *all) by_name[n.name] = n;
+  EXPECT_EQ(by_name["node-a"].state, "NotReady");
+  EXPECT_EQ(by_name["node-a"].state_reason, "no report for 15s");
+  EXPECT_EQ(by_name["node-a"].last_seen_ms, 4000);
+  EXPECT_EQ(by_name["node-b"].state, "Lost");
+  EXPECT_EQ(by_name["node-b"].last_seen_ms, 5000);
+  // All present: OK; an empty batch: OK, nothing written.
+  EXPECT_TRUE(nodes_->UpdateNodeStates({{"node-a", "Ready", "reporting again", 6000}}).ok());
+  EXPECT_TRUE(nodes_->UpdateNodeStates({}).ok());
+  all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  for (const auto& n : *all) {
+    if (n.name == "node-a") EXPECT_EQ(n.state, "Ready");
+  }
+}
+
 TEST_P(StoreConformance, DeletedNodeIsGoneAndMayRegisterAgainAsNew) {
   auto a = nodes_->RegisterNode(MakeNode("hpc-12", 2));
   ASSERT_TRUE(a.ok()) << a.status();

@@ -3,6 +3,7 @@
 #include "common/inventory_delta.h"
 #include "controller/store/sqlite_store.h"
 #include "gmock/gmock.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace dcu::controller {
@@ -97,6 +98,37 @@ TEST_F(FleetStateTest, MissedHeartbeatsGoNotReadyThenLostThenBack) {
   EXPECT_EQ((*events)[1].reason, "NotReady");
   EXPECT_EQ((*events)[2].reason, "Lost");
   EXPECT_EQ((*events)[3].reason, "Ready");
+}
+
+// Many nodes silent at once (a stalled controller, a switch): one tick takes
+// them all NotReady, durably, with an event each (stored in one transaction
+// per kind, NodeStore::UpdateNodeStates), and each comes back on its report.
+TEST_F(FleetStateTest, ATickThatFindsManyNodesSilentStoresEveryTransition) {
+  constexpr int kNodes = 50;
+  std::vector<std::unique_ptr<RecordingSession>> sessions;
+  for (int i = 0; i < kNodes; ++i) {
+    sessions.push_back(std::make_unique<RecordingSession>());
+    ASSERT_TRUE(fleet_->OnHello(MakeHello(absl::StrCat("node-", i), 1), sessions.back().get()).ok());
+  }
+  clock_.Advance(absl::Seconds(11));
+  fleet_->Tick();
+  auto rows = store_->ListNodes();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kNodes));
+  for (const auto& r : *rows) {
+    EXPECT_EQ(r.state, "NotReady") << r.name;
+    EXPECT_THAT(r.state_reason, ::testing::HasSubstr("no report for 11s")) << r.name;
+  }
+  for (int i = 0; i < kNodes; ++i) {
+    auto events = store_->ListEvents("node", absl::StrCat("node-", i), 0);
+    ASSERT_TRUE(events.ok());
+    ASSERT_EQ(events->size(), 2u) << "node-" << i;
+    EXPECT_EQ((*events)[1].reason, "NotReady");
+  }
+  ASSERT_TRUE(fleet_->OnStatus("node-7", dcufleet::v1::NodeStatus(), sessions[7].get()).ok());
+  rows = store_->ListNodes();
+  ASSERT_TRUE(rows.ok());
+  for (const auto& r : *rows) EXPECT_EQ(r.state, r.name == "node-7" ? "Ready" : "NotReady") << r.name;
 }
 
 TEST_F(FleetStateTest, StaleSessionCannotReportOrDisconnectTheNewOne) {

@@ -97,6 +97,14 @@ std::string RemediationPolicy::RemediationKey(const AttemptFinding& f) {
 }
 
 int RemediationPolicy::ApplicationLimit(const AttemptFinding& f) {
+  // A port held by another process is avoided, and so is the next one found
+  // held: each application avoids one more port (the failed attempt's). Once
+  // only, a host whose ports a few other programs hold (seen in the suite:
+  // instance ports inside the kernel's ephemeral range, taken by loopback
+  // clients) backed off and then failed over away from a working stack.
+  if (f.remediation_action() == dcufleet::v1::DIAGNOSIS_ACTION_CHANGE_PORT) {
+    return kPortsAvoidedAtMost;
+  }
   int limit = 1;
   if (f.remediation_action() == dcufleet::v1::DIAGNOSIS_ACTION_RETRY &&
       (!absl::SimpleAtoi(Param(f, "max_attempts"), &limit) || limit < 1)) {

@@ -49,6 +49,8 @@ struct FailureContext {
 // through unexecuted.
 class RemediationPolicy {
  public:
+  // How many held ports one deployment avoids in turn (change_port).
+  static constexpr int kPortsAvoidedAtMost = 8;
   RemediationPolicy(ModelCatalog* catalog, ModelPreparer* preparer, LaunchRenderer* renderer)
       : catalog_(catalog), preparer_(preparer), renderer_(renderer) {}
 

@@ -71,7 +71,10 @@ bool FleetHarness::StartController(std::vector<std::string> extra) {
     // Instances get ports from a base no other run on this machine is likely
     // to use: chosen once per harness, kept across controller restarts.
     if (instance_port_base_ == 0) {
-      instance_port_base_ = 20000 + static_cast<int>(getpid() % 2000) * 20;
+      // Below the kernel's ephemeral range (32768-60999 by default): loopback
+      // clients of this and other tests take ports there at random, and an
+      // instance port among them collided (port_in_use) in the suite.
+      instance_port_base_ = 20000 + static_cast<int>(getpid() % 600) * 20;
     }
     argv.push_back("--instance-port-base");
     argv.push_back(absl::StrCat(instance_port_base_));

@@ -115,6 +115,24 @@ TEST_F(RemediationPolicyTest, AddArgSizesTheKvCacheFromThePlacedDevices) {
   EXPECT_THAT(d_.status().extra_args(), ElementsAre("--mem-fraction-static", "0.83"));
 }
 
+// Each port found held is avoided in turn (the next attempt takes the next
+// free one), up to kPortsAvoidedAtMost; then the failure backs off like any
+// other. Once only, three collisions failed the deployment over away from a
+// working stack.
+TEST_F(RemediationPolicyTest, EveryHeldPortIsAvoidedInTurnUpToALimit) {
+  const auto port_in_use = Finding("port_in_use", dcufleet::v1::DIAGNOSIS_ACTION_CHANGE_PORT);
+  std::vector<int> expected;
+  for (int i = 0; i < RemediationPolicy::kPortsAvoidedAtMost; ++i) {
+    a_.mutable_placement()->set_port(8001 + i);
+    expected.push_back(8001 + i);
+    EXPECT_EQ(Decide(port_in_use).next, Next::kRetryNow) << "collision " << i + 1;
+    EXPECT_THAT(d_.status().avoided_ports(), ::testing::ElementsAreArray(expected));
+  }
+  a_.mutable_placement()->set_port(8001 + RemediationPolicy::kPortsAvoidedAtMost);
+  EXPECT_NE(Decide(port_in_use).next, Next::kRetryNow);
+  EXPECT_EQ(d_.status().avoided_ports_size(), RemediationPolicy::kPortsAvoidedAtMost);
+}
+
 TEST_F(RemediationPolicyTest, DeviceNodePortAndSpecHandlers) {
   EXPECT_EQ(Decide(Finding("startup_free_memory_below_utilization",
                            dcufleet::v1::DIAGNOSIS_ACTION_REAP_OR_MOVE_DEVICES))

@@ -38,15 +38,21 @@ void SetLogComponent(absl::string_view component) {
   *g_component = std::string(component);
 }
 
-void LogLine(LogLevel level, absl::string_view message) {
+namespace {
+// "2026-07-10T12:00:00.123Z I dcu-agent] ": what every line starts with.
+std::string LinePrefix(LogLevel level) {
   static constexpr char kLetters[] = {'D', 'I', 'W', 'E'};
-  std::string line = absl::StrCat(
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-      " ", std::string(1, kLetters[static_cast<int>(level)]), " ");
-  {
-    absl::MutexLock lock(&g_mu);
-    absl::StrAppend(&line, *g_component, "] ", message, "\n");
-  }
+  std::string prefix = absl::StrCat(
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
+      std::string(1, kLetters[static_cast<int>(level)]), " ");
+  absl::MutexLock lock(&g_mu);
+  absl::StrAppend(&prefix, *g_component, "] ");
+  return prefix;
+}
+}  // namespace
+
+void LogLine(LogLevel level, absl::string_view message) {
+  std::string line = absl::StrCat(LinePrefix(level), message, "\n");
   // One write() per line so concurrent lines never interleave.
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
@@ -54,14 +60,7 @@ void LogLine(LogLevel level, absl::string_view message) {
 
 void LogLines(LogLevel level, const std::vector<std::string>& messages) {
   if (level < GetLogLevel() || messages.empty()) return;
-  static constexpr char kLetters[] = {'D', 'I', 'W', 'E'};
-  std::string prefix = absl::StrCat(
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
-      std::string(1, kLetters[static_cast<int>(level)]), " ");
-  {
-    absl::MutexLock lock(&g_mu);
-    absl::StrAppend(&prefix, *g_component, "] ");
-  }
+  const std::string prefix = LinePrefix(level);
   // Chunks of about 64 KiB, each whole lines: a reader sees no torn line
   // from these writes, and memory stays bounded for a huge batch.
   constexpr size_t kChunk = 64 * 1024;

@@ -538,12 +538,7 @@ void FleetState::FlushEvents(const std::vector<Event>& events) {
       lines.push_back(absl::StrCat("node '", ev.subject, "' ", ev.reason, ": ", ev.message));
     }
   }
-  if (states.size() == 1) {
-    // One node (a report after silence): one statement, no BEGIN/COMMIT.
-    const auto& u = states.front();
-    absl::Status s = store_->UpdateNodeState(u.name, u.state, u.reason, u.last_seen_ms);
-    if (!s.ok()) DCU_LOG_WARN("persisting state of node '", u.name, "': ", s.message());
-  } else if (!states.empty()) {
+  if (!states.empty()) {
     absl::Status s = store_->UpdateNodeStates(states);
     if (!s.ok()) DCU_LOG_WARN("persisting the state of ", states.size(), " node(s): ", s.message());
   }

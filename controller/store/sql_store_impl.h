@@ -127,6 +127,12 @@ absl::Status SqlStore<Db>::UpdateInventory(const std::string& name,
 template <typename Db>
 absl::Status SqlStore<Db>::UpdateNodeStates(const std::vector<StateUpdate>& updates) {
   if (updates.empty()) return absl::OkStatus();
+  // One node (a report after silence, the common case): one statement, no
+  // BEGIN/COMMIT around it.
+  if (updates.size() == 1) {
+    const StateUpdate& u = updates.front();
+    return UpdateNodeState(u.name, u.state, u.reason, u.last_seen_ms);
+  }
   std::vector<std::string> missing;
   absl::Status s = db_->Transaction([&](Db& db) -> absl::Status {
     missing.clear();  // a retried transaction starts over

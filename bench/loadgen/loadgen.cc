@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -363,6 +364,8 @@ class Run {
   // Deployment -> (failed attempt, when the failure report was queued).
   std::map<std::string, std::pair<int, int64_t>> failed_at_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> failed_over_ ABSL_GUARDED_BY(mu_);
+  // --failover-trace: deployment, failure queued, next assignment (Unix ms).
+  std::vector<std::tuple<std::string, int64_t, int64_t>> failover_trace_ ABSL_GUARDED_BY(mu_);
   // Instances that must fail (failover mode): agent index, instance id.
   std::deque<std::pair<int, std::string>> to_fail_ ABSL_GUARDED_BY(mu_);
   int64_t instances_seen_ ABSL_GUARDED_BY(mu_) = 0;
@@ -639,6 +642,10 @@ void Run::OnAssigned(SimAgent* agent, const dcufleet::v1::InstanceSpec& spec, in
       !failed_over_.count(spec.deployment())) {
     failed_over_.insert(spec.deployment());
     failover_.Add(now_us - f->second.second);
+    if (!args_.failover_trace.empty()) {
+      const int64_t now_ms = WallMs();
+      failover_trace_.emplace_back(spec.deployment(), now_ms - (now_us - f->second.second) / 1000, now_ms);
+    }
   }
   if (ShouldFail(*agent, spec)) to_fail_.emplace_back(agent->index(), spec.instance_id());
 }
@@ -1441,6 +1448,13 @@ int Run::Execute() {
     j["first_errors"] = first_errors_;
   }
   if (!args_.json_path.empty()) std::ofstream(args_.json_path) << j.dump(2) << "\n";
+  if (!args_.failover_trace.empty()) {
+    std::ofstream trace(args_.failover_trace);
+    absl::MutexLock lock(&mu_);
+    for (const auto& [dep, sent_ms, assigned_ms] : failover_trace_) {
+      trace << dep << " " << sent_ms << " " << assigned_ms << "\n";
+    }
+  }
   if (!args_.keep_log.empty() && !controller_log_.empty()) {
     std::ofstream(args_.keep_log) << testing::ReadFileOrEmpty(controller_log_);
   }

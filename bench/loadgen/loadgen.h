@@ -65,6 +65,10 @@ struct LoadgenArgs {
   std::string json_path;
   // Copy of the started controller's log (--keep-log FILE).
   std::string keep_log;
+  // Failover mode: one line per failed-over deployment, "<deployment>
+  // <FAILED report queued, Unix ms> <next plan's Assignment at the agent,
+  // Unix ms>", for bench/loadgen/failover_breakdown.py.
+  std::string failover_trace;
   // Extra seconds allowed for each wait (connect, placements, final check).
   double timeout_s = 120;
   // Hostile agents in a second ingest window (0: none).

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   app.add_option("--diagnosis-rules", a.diagnosis_rules, "rules file for the started controller");
   app.add_option("--json", a.json_path, "also write the figures as JSON to this file");
   app.add_option("--keep-log", a.keep_log, "copy the started controller's log to this file");
+  app.add_option("--failover-trace", a.failover_trace,
+                 "failover: write '<deployment> <failure sent ms> <next assignment ms>' per deployment "
+                 "(Unix ms; bench/loadgen/failover_breakdown.py splits the latency with the --keep-log)");
   app.add_option("--hostile", a.hostile,
                  "ingest: measure a second window with N hostile agents beside the fleet")
       ->capture_default_str();

@@ -569,14 +569,16 @@ void FleetState::Tick() {
                                 std::max(1.0, absl::ToDoubleSeconds(options_.inventory_persist_interval))) + 1);
     for (auto& [name, e] : nodes_) {
       absl::Duration silent = now - e.last_seen;
-      std::string silent_text = common::HumanDuration(absl::ToInt64Milliseconds(silent));
+      // Spelled only for a transition: this loop holds the lock every report
+      // handler needs, once a second over every node.
+      auto no_report_for = [&] {
+        return absl::StrCat("no report for ", common::HumanDuration(absl::ToInt64Milliseconds(silent)));
+      };
       if (silent >= options_.lost_after && e.view->state() != dcufleet::v1::NODE_LOST) {
-        SetStateLocked(e, dcufleet::v1::NODE_LOST, absl::StrCat("no report for ", silent_text),
-                       &events);
+        SetStateLocked(e, dcufleet::v1::NODE_LOST, no_report_for(), &events);
       } else if (silent >= options_.not_ready_after &&
                  e.view->state() == dcufleet::v1::NODE_READY) {
-        SetStateLocked(e, dcufleet::v1::NODE_NOT_READY,
-                       absl::StrCat("no report for ", silent_text), &events);
+        SetStateLocked(e, dcufleet::v1::NODE_NOT_READY, no_report_for(), &events);
       }
       // At most a share of the fleet per tick, so that 10,000 inventories
       // due together become a steady trickle of small transactions rather

@@ -1104,7 +1104,9 @@ bool Run::WaitForSteadyFleet(nlohmann::json* j) {
   // and placements waiting for nodes to be Ready again. A wave starts on a
   // steady fleet.
   const int64_t t0 = NowUs();
-  const int64_t since_ms = t0 / 1000;
+  // Report tags are wall-clock milliseconds (SimAgent::Pump), NowUs is the
+  // steady clock: the cut-off is taken on the tags' clock.
+  const int64_t since_ms = WallMs();
   bool reported = testing::WaitFor(
       [&] {
         for (const auto& a : agents_) {

@@ -30,26 +30,16 @@ class NodeStore {
   // Inserts the node, or updates the existing row with the same name (its
   // node_id and registered_at_ms are kept). Returns the stored record.
   virtual absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) = 0;
-  // Records a state transition. NOT_FOUND when no node has that name.
-  virtual absl::Status UpdateNodeState(const std::string& name, const std::string& state,
-                                       const std::string& reason, int64_t last_seen_ms) = 0;
   struct StateUpdate {
     std::string name;
     std::string state;
     std::string reason;
     int64_t last_seen_ms = 0;
   };
-  // Several transitions in one transaction (a tick can find thousands of
-  // nodes silent at once). A name no node has is skipped, not an error for
-  // the others: NOT_FOUND naming it after the rest are stored.
-  virtual absl::Status UpdateNodeStates(const std::vector<StateUpdate>& updates) {
-    absl::Status out;
-    for (const auto& u : updates) {
-      absl::Status s = UpdateNodeState(u.name, u.state, u.reason, u.last_seen_ms);
-      if (!s.ok() && out.ok()) out = s;
-    }
-    return out;
-  }
+  // Records state transitions, several in one transaction (a tick can find
+  // thousands of nodes silent at once). A name no node has is skipped, not
+  // an error for the others: NOT_FOUND naming it after the rest are stored.
+  virtual absl::Status UpdateNodeStates(const std::vector<StateUpdate>& updates) = 0;
   // Stores a newer inventory. NOT_FOUND when no node has that name.
   virtual absl::Status UpdateInventory(const std::string& name,
                                        const dcufleet::v1::NodeInventory& inventory,

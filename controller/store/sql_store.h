@@ -24,8 +24,6 @@ class SqlStore : public NodeStore, public EventLog {
   explicit SqlStore(std::shared_ptr<Db> db) : db_(std::move(db)) {}
 
   absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) override;
-  absl::Status UpdateNodeState(const std::string& name, const std::string& state,
-                               const std::string& reason, int64_t last_seen_ms) override;
   absl::Status UpdateInventory(const std::string& name,
                                const dcufleet::v1::NodeInventory& inventory,
                                int64_t last_seen_ms) override;

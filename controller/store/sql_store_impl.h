@@ -93,21 +93,6 @@ absl::StatusOr<NodeRecord> SqlStore<Db>::RegisterNode(const NodeRecord& node) {
 }
 
 template <typename Db>
-absl::Status SqlStore<Db>::UpdateNodeState(const std::string& name, const std::string& state,
-                                          const std::string& reason, int64_t last_seen_ms) {
-  return db_->Write([&](Db& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
-        "UPDATE nodes SET state = ?1, state_reason = ?2, "
-        "last_seen_ms = CASE WHEN last_seen_ms > ?3 THEN last_seen_ms ELSE ?3 END, "
-        "updated_at_ms = ?4 WHERE name = ?5 RETURNING node_id"));
-    upd->Bind(1, state).Bind(2, reason).Bind(3, last_seen_ms).Bind(4, last_seen_ms).Bind(5, name);
-    DCU_ASSIGN_OR_RETURN(bool row, upd->Step());
-    if (!row) return absl::NotFoundError(absl::StrCat("node '", name, "' not found"));
-    return upd->Run();
-  });
-}
-
-template <typename Db>
 absl::Status SqlStore<Db>::UpdateInventory(const std::string& name,
                                           const dcufleet::v1::NodeInventory& inventory,
                                           int64_t last_seen_ms) {
@@ -127,14 +112,8 @@ absl::Status SqlStore<Db>::UpdateInventory(const std::string& name,
 template <typename Db>
 absl::Status SqlStore<Db>::UpdateNodeStates(const std::vector<StateUpdate>& updates) {
   if (updates.empty()) return absl::OkStatus();
-  // One node (a report after silence, the common case): one statement, no
-  // BEGIN/COMMIT around it.
-  if (updates.size() == 1) {
-    const StateUpdate& u = updates.front();
-    return UpdateNodeState(u.name, u.state, u.reason, u.last_seen_ms);
-  }
   std::vector<std::string> missing;
-  absl::Status s = db_->Transaction([&](Db& db) -> absl::Status {
+  auto write = [&](Db& db) -> absl::Status {
     missing.clear();  // a retried transaction starts over
     DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
         "UPDATE nodes SET state = ?1, state_reason = ?2, "
@@ -148,11 +127,14 @@ absl::Status SqlStore<Db>::UpdateNodeStates(const std::vector<StateUpdate>& upda
       DCU_RETURN_IF_ERROR(upd->Reset());
     }
     return absl::OkStatus();
-  });
+  };
+  // One node (a report after silence, the common case): one statement, no
+  // BEGIN/COMMIT around it.
+  absl::Status s = updates.size() == 1 ? db_->Write(write) : db_->Transaction(write);
   if (!s.ok()) return s;
   if (!missing.empty()) {
-    return absl::NotFoundError(absl::StrCat(missing.size(), " node(s) not found: '",
-                                            absl::StrJoin(missing, "', '"), "'"));
+    return absl::NotFoundError(absl::StrCat(missing.size() == 1 ? "node" : absl::StrCat(missing.size(), " nodes"),
+                                            " not found: '", absl::StrJoin(missing, "', '"), "'"));
   }
   return absl::OkStatus();
 }

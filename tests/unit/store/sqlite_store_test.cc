@@ -82,7 +82,7 @@ TEST_P(StoreConformance, RegisterTwiceKeepsOneRowAndItsId) {
 
 TEST_P(StoreConformance, StateAndInventoryUpdates) {
   ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-a", 2)).ok());
-  ASSERT_TRUE(nodes_->UpdateNodeState("node-a", "NotReady", "no report for 20s", 2000).ok());
+  ASSERT_TRUE(nodes_->UpdateNodeStates({{"node-a", "NotReady", "no report for 20s", 2000}}).ok());
   dcufleet::v1::NodeInventory inv;
   inv.add_devices()->set_product_name("K100_AI");
   ASSERT_TRUE(nodes_->UpdateInventory("node-a", inv, 3000).ok());
@@ -92,7 +92,7 @@ TEST_P(StoreConformance, StateAndInventoryUpdates) {
   EXPECT_EQ((*all)[0].state_reason, "no report for 20s");
   EXPECT_EQ((*all)[0].inventory.devices(0).product_name(), "K100_AI");
   EXPECT_EQ((*all)[0].last_seen_ms, 3000);
-  absl::Status missing = nodes_->UpdateNodeState("nope", "Ready", "", 1);
+  absl::Status missing = nodes_->UpdateNodeStates({{"nope", "Ready", "", 1}});
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.message(), HasSubstr("'nope'"));
 }
@@ -125,9 +125,11 @@ TEST_P(StoreConformance, StateUpdatesInOneBatchSkipAMissingNodeAndNameIt) {
   EXPECT_TRUE(nodes_->UpdateNodeStates({}).ok());
   all = nodes_->ListNodes();
   ASSERT_TRUE(all.ok());
-  for (const auto& n : *all) {
-    if (n.name == "node-a") EXPECT_EQ(n.state, "Ready");
-  }
+  by_name.clear();
+  for (const auto& n : *all) by_name[n.name] = n;
+  ASSERT_EQ(by_name.count("node-a"), 1u);
+  EXPECT_EQ(by_name["node-a"].state, "Ready");
+  EXPECT_EQ(by_name["node-b"].state, "Lost");
 }
 
 TEST_P(StoreConformance, DeletedNodeIsGoneAndMayRegisterAgainAsNew) {
@@ -142,7 +144,7 @@ TEST_P(StoreConformance, DeletedNodeIsGoneAndMayRegisterAgainAsNew) {
   absl::Status again = nodes_->DeleteNode("hpc-12");
   EXPECT_EQ(again.code(), absl::StatusCode::kNotFound) << again;
   EXPECT_THAT(again.message(), HasSubstr("'hpc-12'"));
-  EXPECT_EQ(nodes_->UpdateNodeState("hpc-12", "Lost", "", 1).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(nodes_->UpdateNodeStates({{"hpc-12", "Lost", "", 1}}).code(), absl::StatusCode::kNotFound);
   // Registered again, it is a new row.
   auto back = nodes_->RegisterNode(MakeNode("hpc-12", 2));
   ASSERT_TRUE(back.ok());
@@ -198,7 +200,7 @@ TEST_P(StoreConformance, EventBatchAndInventoryBatch) {
   EXPECT_EQ((*all)[1].inventory.devices(0).product_name(), "B");
   EXPECT_EQ((*all)[1].last_seen_ms, 7000);
   // last_seen never goes back.
-  ASSERT_TRUE(nodes_->UpdateNodeState("node-a", "Ready", "", 10).ok());
+  ASSERT_TRUE(nodes_->UpdateNodeStates({{"node-a", "Ready", "", 10}}).ok());
   EXPECT_EQ((*nodes_->ListNodes())[0].last_seen_ms, 7000);
 
   std::vector<Event> batch;

@@ -52,13 +52,24 @@ struct DeployController::StepContext {
   std::map<std::string, std::map<std::string, int>> pool_unplaceable;
   NodePool::Demand pool_demand;
 
+  // Null for a node the pass does not know, and for every node once the
+  // pass has let go of the views (ReleaseViews).
   const dcufleet::v1::NodeView* Node(const std::string& name) const {
     auto it = index->find(name);
-    return it == index->end() ? nullptr : views[it->second].get();
+    return it == index->end() || it->second >= views.size() ? nullptr : views[it->second].get();
   }
+  // After the step nothing reads the views: held, each one makes its node's
+  // next report copy the whole view instead of changing it in place
+  // (FleetState::ApplyDeltaInPlaceLocked). The scheduling summaries point
+  // into the views, so they go too; the name index stays.
+  void ReleaseViews() {
+    views.clear();
+    sched.clear();
+  }
+  bool Known(const std::string& name) const { return index->contains(name); }
   ScheduleNode* Sched(const std::string& name) {
     auto it = index->find(name);
-    return it == index->end() ? nullptr : &sched[it->second];
+    return it == index->end() || it->second >= sched.size() ? nullptr : &sched[it->second];
   }
   void JoinNode(const std::string& deployment, const std::string& node) {
     ++replica_nodes[deployment][node];

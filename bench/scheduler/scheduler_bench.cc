@@ -222,6 +222,90 @@ testing::FakeKnowledge MakeFakeKnowledge() {
   return k;
 }
 
+// A deploy controller over `fleet` as a pass benchmark needs it: its own
+// SQLite file (WAL), the fake knowledge or the real one over the loadgen's
+// catalog, no background thread (passes are run by the benchmark), and a
+// first pass that shows the nodes to the knowledge (model directories,
+// environments), as a controller sees them when they connect.
+class BenchController {
+ public:
+  BenchController(Fleet* fleet, testing::FakeKnowledge* fake) : dir_(TempDir()) {
+    store_ = std::move(*controller::SqliteStore::Open(dir_ + "/deploy.db"));
+    deploy_store_ = std::make_unique<controller::SqliteDeploymentStore>(store_->database());
+    catalog_store_ = std::make_unique<controller::SqliteCatalogStore>(store_->database());
+    controller::Knowledge* knowledge = fake;
+    if (fake == nullptr) {
+      auto parsed = modelkit::LoadCatalogDir(absl::StrCat(DCU_SOURCE_DIR_DEFAULT, "/bench/loadgen/catalog"));
+      if (!parsed.ok()) {
+        error_ = std::string(parsed.status().message());
+        return;
+      }
+      (void)catalog_store_->ImportCatalog(*parsed, 1700000000000);
+      catalog_ = std::make_unique<controller::CatalogKnowledge>(catalog_store_.get(), &fleet->clock);
+      knowledge = catalog_.get();
+    }
+    controller::DeployController::Options o;
+    o.interval = absl::ZeroDuration();
+    o.jitter_seed = 7;
+    dc_ = std::make_unique<controller::DeployController>(fleet->fleet.get(), knowledge, &diagnoser_,
+                                                         deploy_store_.get(), store_.get(), &fleet->clock, o);
+    (void)dc_->Load();
+    dc_->ReconcileOnceForTest();
+  }
+  ~BenchController() {
+    if (dc_) dc_->Stop();
+    dc_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  // Deployments d-0 .. d-<n-1> of `model`, TP from the mixed stream.
+  bool Submit(int n, const std::string& model) {
+    for (int i = 0; i < n; ++i) {
+      dcufleet::v1::DeploymentSpec s;
+      s.set_name(absl::StrCat("d-", i));
+      s.set_model(model);
+      s.set_tp(TpOf(i));
+      auto r = dc_->Deploy(s, false);
+      if (!r.ok()) {
+        error_ = std::string(r.status().message());
+        return false;
+      }
+    }
+    return true;
+  }
+  int64_t Placed() const {
+    int64_t placed = 0;
+    for (const auto& d : dc_->List()) placed += d.status().attempts().empty() ? 0 : 1;
+    return placed;
+  }
+  controller::DeployController& dc() { return *dc_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string dir_;
+  std::string error_;
+  std::unique_ptr<controller::SqliteStore> store_;
+  std::unique_ptr<controller::SqliteDeploymentStore> deploy_store_;
+  std::unique_ptr<controller::SqliteCatalogStore> catalog_store_;
+  std::unique_ptr<controller::CatalogKnowledge> catalog_;
+  testing::FakeDiagnoser diagnoser_;
+  std::unique_ptr<controller::DeployController> dc_;
+};
+
+FleetOptions BenchFleetOptions(bool catalog) {
+  FleetOptions fo;
+  if (catalog) {
+    fo.environments = {{"bare", "/opt/conda/envs/vllm-0.11.0"}, {"bare", "/opt/conda/envs/vllm-0.9.2"}};
+  }
+  return fo;
+}
+
+// The pass's own breakdown (DCU_BENCH_PASS_LOG=1) on stderr, for the timed
+// passes only.
+void PassLogOn() {
+  if (getenv("DCU_BENCH_PASS_LOG")) common::SetLogLevel(common::LogLevel::kDebug);
+}
+void PassLogOff() { common::SetLogLevel(common::LogLevel::kInfo); }
+
 // One reconcile pass placing `pending` deployments on the fleet: persisted
 // (deployment documents, events, node generations) on a fresh SQLite file
 // in WAL mode, then pushed to the nodes' sessions.
@@ -229,80 +313,39 @@ template <bool kCatalog>
 void BM_ReconcilePass(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const int pending = static_cast<int>(state.range(1));
-  FleetOptions fo;
-  if (kCatalog) {
-    fo.environments = {{"bare", "/opt/conda/envs/vllm-0.11.0"}, {"bare", "/opt/conda/envs/vllm-0.9.2"}};
-  }
   static Fleet* fleet = nullptr;
   static int fleet_nodes = 0;
   static bool fleet_catalog = false;
   if (!fleet || fleet_nodes != nodes || fleet_catalog != kCatalog) {
     delete fleet;
-    fleet = new Fleet(nodes, fo);
+    fleet = new Fleet(nodes, BenchFleetOptions(kCatalog));
     fleet_nodes = nodes;
     fleet_catalog = kCatalog;
   }
   testing::FakeKnowledge fake = MakeFakeKnowledge();
-  testing::FakeDiagnoser diagnoser;
   int64_t placed_total = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::string dir = TempDir();
-    auto store = std::move(*controller::SqliteStore::Open(dir + "/deploy.db"));
-    controller::SqliteDeploymentStore deploy_store(store->database());
-    controller::SqliteCatalogStore catalog_store(store->database());
-    std::unique_ptr<controller::CatalogKnowledge> catalog;
-    controller::Knowledge* knowledge = &fake;
-    if (kCatalog) {
-      auto parsed = modelkit::LoadCatalogDir(
-          absl::StrCat(DCU_SOURCE_DIR_DEFAULT, "/bench/loadgen/catalog"));
-      if (!parsed.ok()) {
-        state.SkipWithError(std::string(parsed.status().message()).c_str());
+    {
+      BenchController bc(fleet, kCatalog ? nullptr : &fake);
+      if (!bc.error().empty() || !bc.Submit(pending, kCatalog ? "qwen3-8b" : "qwen3-32b")) {
+        state.SkipWithError(bc.error().c_str());
         break;
       }
-      (void)catalog_store.ImportCatalog(*parsed, 1700000000000);
-      catalog = std::make_unique<controller::CatalogKnowledge>(&catalog_store, &fleet->clock);
-      knowledge = catalog.get();
+      PassLogOn();
+      state.ResumeTiming();
+      bc.dc().ReconcileOnceForTest();
+      state.PauseTiming();
+      PassLogOff();
+      placed_total += bc.Placed();
     }
-    controller::DeployController::Options o;
-    o.interval = absl::ZeroDuration();
-    o.jitter_seed = 7;
-    controller::DeployController dc(fleet->fleet.get(), knowledge, &diagnoser, &deploy_store,
-                                    store.get(), &fleet->clock, o);
-    (void)dc.Load();
-    // A controller sees its nodes as they connect: the first pass (not
-    // timed) shows them all to the knowledge (model directories, environments).
-    dc.ReconcileOnceForTest();
-    for (int i = 0; i < pending; ++i) {
-      dcufleet::v1::DeploymentSpec s;
-      s.set_name(absl::StrCat("d-", i));
-      s.set_model(kCatalog ? "qwen3-8b" : "qwen3-32b");
-      s.set_tp(TpOf(i));
-      auto r = dc.Deploy(s, false);
-      if (!r.ok()) {
-        state.SkipWithError(std::string(r.status().message()).c_str());
-        break;
-      }
-    }
-    // The pass's own breakdown (DCU_BENCH_PASS_LOG=1) on stderr.
-    if (getenv("DCU_BENCH_PASS_LOG")) common::SetLogLevel(common::LogLevel::kDebug);
-    state.ResumeTiming();
-    dc.ReconcileOnceForTest();
-    state.PauseTiming();
-    common::SetLogLevel(common::LogLevel::kInfo);
-    int64_t placed = 0;
-    for (const auto& d : dc.List()) {
-      if (!d.status().attempts().empty()) ++placed;
-    }
-    placed_total += placed;
-    dc.Stop();
-    std::filesystem::remove_all(dir);
     state.ResumeTiming();
   }
   state.SetItemsProcessed(placed_total);
   state.counters["placed_per_pass"] =
       static_cast<double>(placed_total) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
 }
+
 // A pass when (almost) nothing happened: `placed` deployments already
 // placed on a fleet of `nodes`, then passes in which no report changed.
 // What a pass costs whatever its work -- the floor every failure report
@@ -310,49 +353,18 @@ void BM_ReconcilePass(benchmark::State& state) {
 void BM_SteadyPass(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const int placed = static_cast<int>(state.range(1));
-  FleetOptions fo;
-  fo.environments = {{"bare", "/opt/conda/envs/vllm-0.11.0"}, {"bare", "/opt/conda/envs/vllm-0.9.2"}};
-  Fleet fleet(nodes, fo);
-  std::string dir = TempDir();
-  auto store = std::move(*controller::SqliteStore::Open(dir + "/deploy.db"));
-  controller::SqliteDeploymentStore deploy_store(store->database());
-  controller::SqliteCatalogStore catalog_store(store->database());
-  auto parsed =
-      modelkit::LoadCatalogDir(absl::StrCat(DCU_SOURCE_DIR_DEFAULT, "/bench/loadgen/catalog"));
-  if (!parsed.ok()) {
-    state.SkipWithError(std::string(parsed.status().message()).c_str());
+  Fleet fleet(nodes, BenchFleetOptions(true));
+  BenchController bc(&fleet, nullptr);
+  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
+    state.SkipWithError(bc.error().c_str());
     return;
   }
-  (void)catalog_store.ImportCatalog(*parsed, 1700000000000);
-  controller::CatalogKnowledge knowledge(&catalog_store, &fleet.clock);
-  testing::FakeDiagnoser diagnoser;
-  controller::DeployController::Options o;
-  o.interval = absl::ZeroDuration();
-  o.jitter_seed = 7;
-  controller::DeployController dc(fleet.fleet.get(), &knowledge, &diagnoser, &deploy_store,
-                                  store.get(), &fleet.clock, o);
-  (void)dc.Load();
-  dc.ReconcileOnceForTest();
-  for (int i = 0; i < placed; ++i) {
-    dcufleet::v1::DeploymentSpec s;
-    s.set_name(absl::StrCat("d-", i));
-    s.set_model("qwen3-8b");
-    s.set_tp(TpOf(i));
-    if (!dc.Deploy(s, false).ok()) {
-      state.SkipWithError("deploy refused");
-      return;
-    }
-  }
-  dc.ReconcileOnceForTest();  // places them
-  dc.ReconcileOnceForTest();  // settles
-  if (getenv("DCU_BENCH_PASS_LOG")) common::SetLogLevel(common::LogLevel::kDebug);
-  for (auto _ : state) dc.ReconcileOnceForTest();
-  common::SetLogLevel(common::LogLevel::kInfo);
-  int64_t with_attempt = 0;
-  for (const auto& d : dc.List()) with_attempt += d.status().attempts().empty() ? 0 : 1;
-  state.counters["placed"] = static_cast<double>(with_attempt);
-  dc.Stop();
-  std::filesystem::remove_all(dir);
+  bc.dc().ReconcileOnceForTest();  // places them
+  bc.dc().ReconcileOnceForTest();  // settles
+  PassLogOn();
+  for (auto _ : state) bc.dc().ReconcileOnceForTest();
+  PassLogOff();
+  state.counters["placed"] = static_cast<double>(bc.Placed());
 }
 BENCHMARK(BM_SteadyPass)->Args({1000, 400})->Args({10000, 4000})->Args({10000, 10000})->Unit(benchmark::kMillisecond);
 

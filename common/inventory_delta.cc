@@ -1,5 +1,6 @@
 #include "common/inventory_delta.h"
 
+#include <bit>
 #include <string>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -20,6 +21,166 @@ void ClearMoving(dcufleet::v1::Device* d) {
   d->clear_holders_vram();
   d->clear_total();
   d->clear_device_total();
+}
+
+// The readings of MovingFigures' slots (node.proto), in slot order.
+struct FigureSlot {
+  const char* name;
+  bool (dcufleet::v1::Device::*has)() const;
+  const dcufleet::v1::MemoryReading& (dcufleet::v1::Device::*get)() const;
+  dcufleet::v1::MemoryReading* (dcufleet::v1::Device::*mutable_reading)();
+  void (dcufleet::v1::Device::*clear)();
+};
+
+#define DCU_FIGURE_SLOT(field)                                                            \
+  FigureSlot {                                                                            \
+    #field, &dcufleet::v1::Device::has_##field, &dcufleet::v1::Device::field,            \
+        &dcufleet::v1::Device::mutable_##field, &dcufleet::v1::Device::clear_##field \
+  }
+const FigureSlot kSlots[kFigureSlots] = {
+    DCU_FIGURE_SLOT(host_used),        DCU_FIGURE_SLOT(host_free),    DCU_FIGURE_SLOT(device_free),
+    DCU_FIGURE_SLOT(schedulable_free), DCU_FIGURE_SLOT(unreclaimed),  DCU_FIGURE_SLOT(holders_vram),
+    DCU_FIGURE_SLOT(total),            DCU_FIGURE_SLOT(device_total),
+};
+#undef DCU_FIGURE_SLOT
+
+// The device a delta's entry `position` (naming device `index`) belongs
+// to: by position first (the agent lists devices in the inventory's
+// order), by index when that fails; null when the inventory lacks it.
+dcufleet::v1::Device* FindDevice(dcufleet::v1::NodeInventory* inventory, int position, int32_t index) {
+  if (position < inventory->devices_size() && inventory->devices(position).index() == index) {
+    return inventory->mutable_devices(position);
+  }
+  for (auto& candidate : *inventory->mutable_devices()) {
+    if (candidate.index() == index) return &candidate;
+  }
+  return nullptr;
+}
+
+absl::Status ApplyDeviceMemory(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory) {
+  std::vector<dcufleet::v1::Device*> targets;
+  targets.reserve(delta.device_memory_size());
+  for (int i = 0; i < delta.device_memory_size(); ++i) {
+    const int index = delta.device_memory(i).index();
+    dcufleet::v1::Device* d = FindDevice(inventory, i, index);
+    if (d == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("status.device_memory[", i, "].index: device ", index,
+                       " is not in the node's inventory (", inventory->devices_size(), " devices)"));
+    }
+    targets.push_back(d);
+  }
+  for (int i = 0; i < delta.device_memory_size(); ++i) {
+    const dcufleet::v1::DeviceMemory& m = delta.device_memory(i);
+    dcufleet::v1::Device* d = targets[i];
+#define DCU_COPY_READING(field)      \
+  if (m.has_##field()) {             \
+    *d->mutable_##field() = m.field(); \
+  } else {                           \
+    d->clear_##field();              \
+  }
+    DCU_COPY_READING(host_used)
+    DCU_COPY_READING(host_free)
+    DCU_COPY_READING(device_free)
+    DCU_COPY_READING(schedulable_free)
+    DCU_COPY_READING(unreclaimed)
+    DCU_COPY_READING(holders_vram)
+    DCU_COPY_READING(total)
+    DCU_COPY_READING(device_total)
+#undef DCU_COPY_READING
+    d->set_unreclaimed_bytes(m.unreclaimed_bytes());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory) {
+  constexpr uint32_t kAllSlots = (1u << kFigureSlots) - 1;
+  const dcufleet::v1::MovingFigures& f = delta.figures();
+  const int n = f.index_size();
+  std::vector<dcufleet::v1::Device*> targets;
+  targets.reserve(n);
+  // Every check before the first write: a refused delta changes nothing.
+  if (f.present_size() != n || f.valid_size() != n || f.unreclaimed_bytes_size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "status.figures: the per-device columns differ in length (index ", n, ", present ", f.present_size(),
+        ", valid ", f.valid_size(), ", unreclaimed_bytes ", f.unreclaimed_bytes_size(), ")"));
+  }
+  int figures = 0;
+  for (int i = 0; i < n; ++i) {
+    dcufleet::v1::Device* d = FindDevice(inventory, i, f.index(i));
+    if (d == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("status.figures.index[", i, "]: device ", f.index(i),
+                                                     " is not in the node's inventory (",
+                                                     inventory->devices_size(), " devices)"));
+    }
+    if ((f.present(i) & ~kAllSlots) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("status.figures.present[", i, "]: 0x", absl::Hex(f.present(i)),
+                                                     " names slots beyond the ", kFigureSlots, " there are"));
+    }
+    if ((f.valid(i) & ~f.present(i)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("status.figures.valid[", i, "]: 0x", absl::Hex(f.valid(i)),
+                                                     " marks slots that are not present (0x",
+                                                     absl::Hex(f.present(i)), ")"));
+    }
+    figures += std::popcount(f.present(i));
+    targets.push_back(d);
+  }
+  if (f.bytes_size() != figures) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("status.figures.bytes: ", f.bytes_size(), " figures for ", figures, " present slots"));
+  }
+  if (f.read_at_offset_ms_size() != 0 && f.read_at_offset_ms_size() != figures) {
+    return absl::InvalidArgumentError(absl::StrCat("status.figures.read_at_offset_ms: ", f.read_at_offset_ms_size(),
+                                                   " offsets for ", figures, " present slots"));
+  }
+  std::vector<uint32_t> named(n, 0);
+  for (int j = 0; j < f.sources_size(); ++j) {
+    const dcufleet::v1::FigureSource& source = f.sources(j);
+    if (source.device() >= static_cast<uint32_t>(n)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("status.figures.sources[", j, "].device: ", source.device(), " of ", n, " devices"));
+    }
+    if (source.slot() >= static_cast<uint32_t>(kFigureSlots) ||
+        (f.present(source.device()) & (1u << source.slot())) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("status.figures.sources[", j, "].slot: ", source.slot(), " is not a present slot"));
+    }
+    named[source.device()] |= 1u << source.slot();
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int s = 0; s < kFigureSlots; ++s) {
+      const uint32_t bit = 1u << s;
+      if ((f.present(i) & bit) != 0 && (named[i] & bit) == 0 && !(targets[i]->*kSlots[s].has)()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("status.figures: ", kSlots[s].name, " of device ", f.index(i),
+                         " keeps its previous source, and the controller holds no reading there"));
+      }
+    }
+  }
+  const int64_t collected = delta.collected_at_ms();
+  const bool offsets = f.read_at_offset_ms_size() != 0;
+  int k = 0;  // the present slot's position in bytes / read_at_offset_ms
+  for (int i = 0; i < n; ++i) {
+    dcufleet::v1::Device* d = targets[i];
+    const uint32_t present = f.present(i), valid = f.valid(i);
+    for (int s = 0; s < kFigureSlots; ++s) {
+      const uint32_t bit = 1u << s;
+      if ((present & bit) == 0) {
+        (d->*kSlots[s].clear)();
+        continue;
+      }
+      dcufleet::v1::MemoryReading* r = (d->*kSlots[s].mutable_reading)();
+      r->set_bytes(f.bytes(k));
+      r->set_valid((valid & bit) != 0);
+      r->set_read_at_ms(collected + (offsets ? f.read_at_offset_ms(k) : 0));
+      ++k;
+    }
+    d->set_unreclaimed_bytes(f.unreclaimed_bytes(i));
+  }
+  for (const auto& source : f.sources()) {
+    (targets[source.device()]->*kSlots[source.slot()].mutable_reading)()->set_source(source.source());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -77,51 +238,93 @@ void MakeDelta(dcufleet::v1::NodeStatus* status) {
 
 absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
                                 dcufleet::v1::NodeInventory* inventory) {
-  // Devices by position first (the agent lists them in the same order as
-  // in the inventory the digest names), by index when that fails.
-  std::vector<dcufleet::v1::Device*> targets;
-  targets.reserve(delta.device_memory_size());
-  for (int i = 0; i < delta.device_memory_size(); ++i) {
-    const int index = delta.device_memory(i).index();
-    dcufleet::v1::Device* d = nullptr;
-    if (i < inventory->devices_size() && inventory->devices(i).index() == index) {
-      d = inventory->mutable_devices(i);
-    } else {
-      for (auto& candidate : *inventory->mutable_devices()) {
-        if (candidate.index() == index) d = &candidate;
-      }
-    }
-    if (d == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("status.device_memory[", i, "].index: device ", index,
-                       " is not in the node's inventory (", inventory->devices_size(), " devices)"));
-    }
-    targets.push_back(d);
+  if (delta.device_memory_size() > 0 && delta.has_figures()) {
+    return absl::InvalidArgumentError(absl::StrCat("status: carries both device_memory (",
+                                                   delta.device_memory_size(),
+                                                   " devices) and figures; a report sends one form"));
   }
-  for (int i = 0; i < delta.device_memory_size(); ++i) {
-    const dcufleet::v1::DeviceMemory& m = delta.device_memory(i);
-    dcufleet::v1::Device* d = targets[i];
-#define DCU_COPY_READING(field)      \
-  if (m.has_##field()) {             \
-    *d->mutable_##field() = m.field(); \
-  } else {                           \
-    d->clear_##field();              \
-  }
-    DCU_COPY_READING(host_used)
-    DCU_COPY_READING(host_free)
-    DCU_COPY_READING(device_free)
-    DCU_COPY_READING(schedulable_free)
-    DCU_COPY_READING(unreclaimed)
-    DCU_COPY_READING(holders_vram)
-    DCU_COPY_READING(total)
-    DCU_COPY_READING(device_total)
-#undef DCU_COPY_READING
-    d->set_unreclaimed_bytes(m.unreclaimed_bytes());
-  }
+  absl::Status applied =
+      delta.has_figures() ? ApplyFigures(delta, inventory) : ApplyDeviceMemory(delta, inventory);
+  if (!applied.ok()) return applied;
   inventory->set_collected_at_ms(delta.collected_at_ms());
   inventory->set_processes_scanned(delta.processes_scanned());
   *inventory->mutable_probe_log() = delta.probe_log();
   return absl::OkStatus();
+}
+
+namespace {
+
+// What a report of `inventory` tells a stream about its readings' sources.
+template <typename Sources>
+void RememberSources(const dcufleet::v1::NodeInventory& inventory, Sources* out) {
+  out->resize(inventory.devices_size());
+  for (int i = 0; i < inventory.devices_size(); ++i) {
+    const dcufleet::v1::Device& d = inventory.devices(i);
+    auto& sources = (*out)[i];
+    sources.index = d.index();
+    sources.present = 0;
+    for (int s = 0; s < kFigureSlots; ++s) {
+      if (!(d.*kSlots[s].has)()) {
+        sources.source[s].clear();
+        continue;
+      }
+      sources.present |= 1u << s;
+      sources.source[s] = (d.*kSlots[s].get)().source();
+    }
+  }
+}
+
+}  // namespace
+
+void CompactFiguresWriter::Sent(const dcufleet::v1::NodeInventory& inventory) { RememberSources(inventory, &last_); }
+
+void CompactFiguresWriter::MakeCompactDelta(dcufleet::v1::NodeStatus* status) {
+  if (!status->has_inventory()) return;
+  const dcufleet::v1::NodeInventory& inventory = status->inventory();
+  const int64_t collected = inventory.collected_at_ms();
+  status->clear_device_memory();
+  dcufleet::v1::MovingFigures* f = status->mutable_figures();
+  f->Clear();
+  bool all_at_collection = true;
+  for (int i = 0; i < inventory.devices_size(); ++i) {
+    const dcufleet::v1::Device& d = inventory.devices(i);
+    // What the previous report said of this device: by position, else by index.
+    const DeviceSources* before = nullptr;
+    if (i < static_cast<int>(last_.size()) && last_[i].index == d.index()) {
+      before = &last_[i];
+    } else {
+      for (const auto& candidate : last_) {
+        if (candidate.index == d.index()) before = &candidate;
+      }
+    }
+    uint32_t present = 0, valid = 0;
+    for (int s = 0; s < kFigureSlots; ++s) {
+      if (!(d.*kSlots[s].has)()) continue;
+      const uint32_t bit = 1u << s;
+      const dcufleet::v1::MemoryReading& r = (d.*kSlots[s].get)();
+      present |= bit;
+      if (r.valid()) valid |= bit;
+      f->add_bytes(r.bytes());
+      f->add_read_at_offset_ms(r.read_at_ms() - collected);
+      if (r.read_at_ms() != collected) all_at_collection = false;
+      if (before == nullptr || (before->present & bit) == 0 || before->source[s] != r.source()) {
+        dcufleet::v1::FigureSource* source = f->add_sources();
+        source->set_device(i);
+        source->set_slot(s);
+        source->set_source(r.source());
+      }
+    }
+    f->add_index(d.index());
+    f->add_present(present);
+    f->add_valid(valid);
+    f->add_unreclaimed_bytes(d.unreclaimed_bytes());
+  }
+  if (all_at_collection) f->clear_read_at_offset_ms();
+  RememberSources(inventory, &last_);
+  status->set_collected_at_ms(collected);
+  status->set_processes_scanned(inventory.processes_scanned());
+  *status->mutable_probe_log() = inventory.probe_log();
+  status->clear_inventory();
 }
 
 }  // namespace dcu::common

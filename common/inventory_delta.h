@@ -1,6 +1,9 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "dcufleet/v1/node.pb.h"
@@ -25,10 +28,41 @@ void FillMovingFigures(const dcufleet::v1::NodeInventory& inventory,
 // Turns a full report into a delta: the moving figures in, the inventory out.
 void MakeDelta(dcufleet::v1::NodeStatus* status);
 
-// Applies a delta's moving figures to the inventory the controller holds.
-// INVALID_ARGUMENT naming the entry when the delta names a device the
-// inventory does not have (then nothing is applied).
+// Applies a delta's moving figures, in either form (`device_memory` or
+// `figures`), to the inventory the controller holds. Checks before
+// it writes, so a refused delta leaves the inventory as it was:
+// INVALID_ARGUMENT naming the entry for a device the inventory does not
+// have, malformed MovingFigures, or a report carrying both forms;
+// FAILED_PRECONDITION when a compact figure relies on a source the
+// controller does not hold (the two sides disagree about the previous
+// report; the full inventory mends it).
 absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
                                 dcufleet::v1::NodeInventory* inventory);
+
+// The reading slots of MovingFigures, in order (node.proto).
+inline constexpr int kFigureSlots = 8;
+
+// Issue 22: makes the compact form of one stream's reports. It remembers
+// the sources the stream's previous report gave each device's readings, so
+// that a report names a source only when it changed. One per stream: a new
+// stream starts from its Hello's inventory.
+class CompactFiguresWriter {
+ public:
+  // The stream's latest report carried this full inventory (the Hello, a
+  // report with the inventory).
+  void Sent(const dcufleet::v1::NodeInventory& inventory);
+
+  // Turns a full report into a compact delta (the inventory out; the
+  // moving figures in, as `figures`) and remembers its sources.
+  void MakeCompactDelta(dcufleet::v1::NodeStatus* status);
+
+ private:
+  struct DeviceSources {
+    int32_t index = 0;
+    uint32_t present = 0;  // bit s: slot s was present in the last report
+    std::array<std::string, kFigureSlots> source;
+  };
+  std::vector<DeviceSources> last_;  // in the inventory's device order
+};
 
 }  // namespace dcu::common

@@ -205,6 +205,12 @@ void ControllerLink::Run() {
       // A controller from before issue 22 never says it accepts deltas (it
       // would keep the old inventory and never ask): full reports then.
       const bool deltas = options_.inventory_delta && msg.welcome().accepts_inventory_digest();
+      // The compact form of a delta (issue 22) only to a controller that
+      // says it reads it; the sources it leaves out are those of the
+      // stream's previous report, the Hello's inventory first.
+      const bool compact = deltas && msg.welcome().accepts_compact_figures();
+      common::CompactFiguresWriter figures;
+      figures.Sent(hello.hello().inventory());
       // Set by an InventoryRequest: the next report carries the inventory.
       std::atomic<bool> full_requested{false};
       // Status sender: its own thread so reads (assignments) never wait.
@@ -223,9 +229,14 @@ void ControllerLink::Run() {
             st->set_inventory_digest(digest);
             const bool asked = full_requested.exchange(false);
             if (deltas && digest == sent_digest && !asked) {
-              common::MakeDelta(st);
+              if (compact) {
+                figures.MakeCompactDelta(st);
+              } else {
+                common::MakeDelta(st);
+              }
             } else {
               sent_digest = digest;
+              figures.Sent(st->inventory());
             }
           }
           bool wrote = stream->Write(status);

@@ -169,7 +169,7 @@ class Run;
 // (counted as coalesced: the controller did not keep up).
 class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMessage> {
  public:
-  SimAgent(Run* run, int index, const FleetOptions& fo, bool full_reports);
+  SimAgent(Run* run, int index, const FleetOptions& fo, bool full_reports, bool expanded_figures);
 
   void Connect(dcufleet::v1::NodeService::Stub* stub);
   // The ticker: a periodic report is due.
@@ -209,10 +209,15 @@ class SimAgent final : public grpc::ClientBidiReactor<AgentMessage, ControllerMe
   ControllerMessage in_;
   AgentMessage hello_;
   AgentMessage status_;
-  // The digest-only report (issue 22), used once the Welcome accepts it.
+  // The digest-only report (issue 22), used once the Welcome accepts it:
+  // the moving figures as DeviceMemory readings, or compact (MovingFigures)
+  // where the Welcome accepts that too.
   AgentMessage delta_;
+  AgentMessage compact_;
   const bool full_reports_;
+  const bool expanded_figures_;
   std::atomic<bool> deltas_{false};
+  std::atomic<bool> compact_figures_{false};
   AgentMessage event_;
   int64_t t_start_us_ = 0;
   std::atomic<bool> welcomed_{false};
@@ -371,12 +376,13 @@ class Run {
   int64_t instances_seen_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo, bool full_reports)
+SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo, bool full_reports, bool expanded_figures)
     : run_(run),
       index_(index),
       name_(NodeName(index)),
       arch_(ArchForNode(index).arch),
-      full_reports_(full_reports) {
+      full_reports_(full_reports),
+      expanded_figures_(expanded_figures) {
   auto* h = hello_.mutable_hello();
   h->set_node_name(name_);
   h->set_agent_version("0.1.0-loadgen");
@@ -391,6 +397,12 @@ SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo, bool full_report
     status_.mutable_status()->set_inventory_digest(digest);
     *delta_.mutable_status() = status_.status();
     common::MakeDelta(delta_.mutable_status());
+    // The figures never move here, so every compact report is the one that
+    // follows the Hello: no source changed, none sent.
+    common::CompactFiguresWriter figures;
+    figures.Sent(h->inventory());
+    *compact_.mutable_status() = status_.status();
+    figures.MakeCompactDelta(compact_.mutable_status());
   }
 }
 
@@ -479,7 +491,7 @@ void SimAgent::Pump() {
       status_due_ = false;
       const bool delta = deltas_.load() && !full_next_;
       full_next_ = false;
-      AgentMessage* m = delta ? &delta_ : &status_;
+      AgentMessage* m = !delta ? &status_ : compact_figures_.load() ? &compact_ : &delta_;
       auto* s = m->mutable_status();
       int64_t now = WallMs();
       tag = std::max(last_tag_ + 1, now);
@@ -546,6 +558,7 @@ void SimAgent::OnReadDone(bool ok) {
   switch (in_.body_case()) {
     case ControllerMessage::kWelcome:
       deltas_.store(!full_reports_ && in_.welcome().accepts_inventory_digest());
+      compact_figures_.store(!expanded_figures_ && in_.welcome().accepts_compact_figures());
       if (!welcomed_.exchange(true)) run_->OnWelcome(now - t_start_us_);
       break;
     case ControllerMessage::kInventoryRequest: {
@@ -709,7 +722,8 @@ bool Run::ConnectAgents() {
     channels_.push_back(grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), ca));
     node_stubs_.push_back(dcufleet::v1::NodeService::NewStub(channels_.back()));
   }
-  for (int i = 0; i < args_.agents; ++i) agents_.push_back(std::make_unique<SimAgent>(this, i, fo, args_.full_reports));
+  for (int i = 0; i < args_.agents; ++i) agents_.push_back(std::make_unique<SimAgent>(this, i, fo, args_.full_reports,
+                                                                                  args_.expanded_figures));
   int64_t t0 = NowUs();
   for (int i = 0; i < args_.agents; ++i) {
     // Pace the dialing at --connect-rate.
@@ -1436,10 +1450,12 @@ int Run::Execute() {
   j["rpc_errors"] = rpc_errors_.load();
   j["coalesced_reports"] = coalesced_.load();
   j["full_reports"] = args_.full_reports;
+  j["expanded_figures"] = args_.expanded_figures;
   j["inventory_requests"] = inventory_requests_.load();
   out_ << absl::StrFormat("reports: %s; %d InventoryRequests from the controller\n",
-                          args_.full_reports ? "full inventory in every report (--full-reports)"
-                                             : "digest-only unless asked",
+                          args_.full_reports        ? "full inventory in every report (--full-reports)"
+                          : args_.expanded_figures ? "digest-only unless asked, figures as DeviceMemory (--expanded-figures)"
+                                                   : "digest-only unless asked, compact figures",
                           inventory_requests_.load());
   if (last.ok) j["controller_hwm_mib"] = last.hwm_kib / 1024.0;
   out_ << absl::StrFormat("errors: %d stream, %d write, %d RPC; %d reports coalesced (came due while the last was still being written)\n",

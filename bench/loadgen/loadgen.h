@@ -74,6 +74,9 @@ struct LoadgenArgs {
   // Hostile agents in a second ingest window (0: none).
   int hostile = 0;
   bool full_reports = false;
+  // Reports without the inventory use DeviceMemory (the first issue-22
+  // form) even where the controller takes MovingFigures.
+  bool expanded_figures = false;
   // -1: the mixed TP stream; else every deployment's spec.tp.
   int tp = -1;
   // Identical nodes, nothing held (FleetOptions::uniform).

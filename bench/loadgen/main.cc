@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--full-reports", a.full_reports,
                "every report carries the full inventory and no digest (an agent from before issue 22)");
+  app.add_flag("--expanded-figures", a.expanded_figures,
+               "reports without the inventory carry DeviceMemory readings (source strings and all) in place "
+               "of the compact MovingFigures, as an agent of the first issue-22 version does");
   app.add_flag("--uniform-fleet", a.uniform_fleet,
                "every node a K100_AI with all 8 devices free (the shape of bench/slurm/side_by_side.sh)");
   app.add_option("--tp", a.tp, "every deployment asks for this TP (default: the mixed stream)")

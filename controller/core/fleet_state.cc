@@ -99,6 +99,7 @@ absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::He
       static_cast<int32_t>(absl::ToInt64Milliseconds(options_.status_interval)));
   welcome.set_node_id(stored->node_id);
   welcome.set_accepts_inventory_digest(options_.accept_inventory_digest);
+  welcome.set_accepts_compact_figures(options_.accept_inventory_digest);
 
   std::vector<Event> events;
   bool known = false;

@@ -434,6 +434,7 @@ TEST_F(FleetStateTest, ADeltaMovesTheHeldInventorysFiguresOnly) {
   auto w = fleet_->OnHello(HelloWith(inv, true), &s);
   ASSERT_TRUE(w.ok());
   EXPECT_TRUE(w->accepts_inventory_digest());
+  EXPECT_TRUE(w->accepts_compact_figures());
 
   auto now = inv;
   now.mutable_devices(3)->mutable_device_free()->set_bytes(5LL << 30);
@@ -538,6 +539,55 @@ TEST_F(FleetStateTest, ADeltaNamingADeviceNotHeldAsksForTheInventory) {
               ::testing::HasSubstr("status.device_memory[1].index: device 5"));
 }
 
+// The compact form (DeviceFigures): applied in place and on a held view's
+// copy alike, with the sources the controller holds kept; one that keeps a
+// source the controller never had asks for the full inventory.
+TEST_F(FleetStateTest, CompactFiguresMoveTheFiguresAndKeepTheSources) {
+  RecordingSession s;
+  auto inv = Inventory(8, 60);
+  for (auto& d : *inv.mutable_devices()) d.mutable_schedulable_free()->set_source("min(smi,hip)");
+  ASSERT_TRUE(fleet_->OnHello(HelloWith(inv, true), &s).ok());
+  common::CompactFiguresWriter writer;
+  writer.Sent(inv);
+  auto compact = [&](const dcufleet::v1::NodeInventory& now) {
+    dcufleet::v1::NodeStatus st;
+    *st.mutable_inventory() = now;
+    st.set_inventory_digest(common::InventoryDigest(now));
+    writer.MakeCompactDelta(&st);
+    return st;
+  };
+  auto now = inv;
+  now.mutable_devices(3)->mutable_schedulable_free()->set_bytes(5LL << 30);
+  now.set_collected_at_ms(777);
+  dcufleet::v1::NodeStatus st = compact(now);
+  ASSERT_EQ(st.figures().index_size(), 8);
+  EXPECT_EQ(st.figures().sources_size(), 0);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", st, &s).ok());  // in place: nobody holds the view
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().SerializeAsString(), now.SerializeAsString());
+
+  auto held = fleet_->Snapshot();  // the copying path
+  now.mutable_devices(3)->mutable_schedulable_free()->set_bytes(1LL << 30);
+  now.mutable_devices(4)->mutable_schedulable_free()->set_source("hip");
+  ASSERT_TRUE(fleet_->OnStatus("node-a", compact(now), &s).ok());
+  auto view = fleet_->GetNode("node-a");
+  EXPECT_EQ(view->inventory().SerializeAsString(), now.SerializeAsString());
+  EXPECT_EQ(held[0]->inventory().devices(3).schedulable_free().bytes(), 5LL << 30);
+  EXPECT_EQ(view->reports().delta(), 2);
+  EXPECT_EQ(InventoryRequests(s), 0);
+  held.clear();
+
+  // The agent believes the controller has a holders_vram reading (it sent
+  // it in a report the controller never applied).
+  auto unseen = now;
+  unseen.mutable_devices(0)->mutable_holders_vram()->set_bytes(1);
+  unseen.mutable_devices(0)->mutable_holders_vram()->set_source("kfd");
+  writer.Sent(unseen);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", compact(unseen), &s).ok());
+  ASSERT_EQ(InventoryRequests(s), 1);
+  EXPECT_THAT(s.sent.back().inventory_request().reason(), ::testing::HasSubstr("holders_vram of device 0"));
+  EXPECT_FALSE(fleet_->GetNode("node-a")->inventory().devices(0).has_holders_vram());
+}
+
 // An agent from before issue 22: no digest, the inventory in every report.
 TEST_F(FleetStateTest, AnOlderAgentsFullReportsStillWork) {
   RecordingSession s;
@@ -568,6 +618,7 @@ TEST_F(FleetStateTest, AControllerThatDoesNotAcceptDigestsSaysSoAndNeverAsks) {
   auto w = old.OnHello(HelloWith(inv, true), &s);
   ASSERT_TRUE(w.ok());
   EXPECT_FALSE(w->accepts_inventory_digest());
+  EXPECT_FALSE(w->accepts_compact_figures());
   ASSERT_TRUE(old.OnStatus("node-a", DeltaOf(Inventory(8, 1)), &s).ok());
   EXPECT_EQ(InventoryRequests(s), 0);
   EXPECT_EQ(old.GetNode("node-a")->inventory().devices(0).schedulable_free().bytes(), 60LL << 30);

@@ -26,7 +26,8 @@ using dcufleet::v1::ControllerMessage;
 // `ask_after`-th report when asked to.
 class RecordingNodeService final : public dcufleet::v1::NodeService::Service {
  public:
-  RecordingNodeService(bool accepts, int ask_after) : accepts_(accepts), ask_after_(ask_after) {}
+  RecordingNodeService(bool accepts, int ask_after, bool accepts_compact)
+      : accepts_(accepts), ask_after_(ask_after), accepts_compact_(accepts_compact) {}
 
   grpc::Status Connect(grpc::ServerContext*,
                        grpc::ServerReaderWriter<ControllerMessage, AgentMessage>* stream) override {
@@ -39,6 +40,7 @@ class RecordingNodeService final : public dcufleet::v1::NodeService::Service {
     ControllerMessage welcome;
     welcome.mutable_welcome()->set_status_interval_ms(50);
     welcome.mutable_welcome()->set_accepts_inventory_digest(accepts_);
+    welcome.mutable_welcome()->set_accepts_compact_figures(accepts_ && accepts_compact_);
     stream->Write(welcome);
     int n = 0;
     while (stream->Read(&in)) {
@@ -69,6 +71,7 @@ class RecordingNodeService final : public dcufleet::v1::NodeService::Service {
  private:
   const bool accepts_;
   const int ask_after_;
+  const bool accepts_compact_;
   absl::Mutex mu_;
   dcufleet::v1::Hello hello_ ABSL_GUARDED_BY(mu_);
   std::vector<dcufleet::v1::NodeStatus> reports_ ABSL_GUARDED_BY(mu_);
@@ -76,8 +79,10 @@ class RecordingNodeService final : public dcufleet::v1::NodeService::Service {
 
 class LinkDeltaTest : public ::testing::Test {
  protected:
-  void Start(bool controller_accepts, bool agent_deltas, int ask_after = -1) {
-    service_ = std::make_unique<RecordingNodeService>(controller_accepts, ask_after);
+  // `controller_compact`: the controller also takes DeviceFigures (false:
+  // a controller of the first issue-22 version).
+  void Start(bool controller_accepts, bool agent_deltas, int ask_after = -1, bool controller_compact = true) {
+    service_ = std::make_unique<RecordingNodeService>(controller_accepts, ask_after, controller_compact);
     grpc::ServerBuilder b;
     b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     b.RegisterService(service_.get());
@@ -106,7 +111,7 @@ class LinkDeltaTest : public ::testing::Test {
     if (server_) server_->Shutdown(std::chrono::system_clock::now());
   }
   // What the agent reads now: `devices_` devices; free memory moves on
-  // every read.
+  // every read, and its source is `source_`.
   dcufleet::v1::NodeInventory Current() {
     dcufleet::v1::NodeInventory inv;
     inv.set_hostname("host-a");
@@ -116,6 +121,9 @@ class LinkDeltaTest : public ::testing::Test {
       d->set_index(i);
       d->set_arch("gfx928");
       d->mutable_device_free()->set_bytes((40LL << 30) + read);
+      d->mutable_device_free()->set_valid(true);
+      d->mutable_device_free()->set_read_at_ms(1000 + read);
+      d->mutable_device_free()->set_source(source_.load() ? "hip:hipMemGetInfo" : "sysfs:mem_info_vram_used");
     }
     inv.set_collected_at_ms(1000 + read);
     return inv;
@@ -129,6 +137,7 @@ class LinkDeltaTest : public ::testing::Test {
     return false;
   }
 
+  std::atomic<bool> source_{true};
   std::atomic<int> devices_{4};
   std::atomic<int64_t> reads_{0};
   int port_ = 0;
@@ -145,7 +154,8 @@ TEST_F(LinkDeltaTest, UnchangedInventoryGoesAsDigestAndMovingFigures) {
   for (const auto& r : service_->Reports()) {
     EXPECT_FALSE(r.has_inventory());
     EXPECT_EQ(r.inventory_digest(), digest);
-    ASSERT_EQ(r.device_memory_size(), 4);
+    ASSERT_EQ(r.figures().index_size(), 4);
+    EXPECT_EQ(r.device_memory_size(), 0);
     EXPECT_GT(r.collected_at_ms(), 1000);
   }
   // A device goes away: the next report carries the whole inventory, with
@@ -167,7 +177,52 @@ TEST_F(LinkDeltaTest, UnchangedInventoryGoesAsDigestAndMovingFigures) {
   ASSERT_LT(full_at + 1, reports.size());
   EXPECT_FALSE(reports[full_at + 1].has_inventory());
   EXPECT_EQ(reports[full_at + 1].inventory_digest(), reports[full_at].inventory_digest());
-  EXPECT_EQ(reports[full_at + 1].device_memory_size(), 3);
+  EXPECT_EQ(reports[full_at + 1].figures().index_size(), 3);
+}
+
+// The compact figures leave out the sources the controller already has.
+// Replayed as the controller applies them, starting from the Hello's
+// inventory, every report reproduces what the agent read, also after a
+// source changes mid-stream.
+TEST_F(LinkDeltaTest, CompactFiguresReplayedGiveWhatTheAgentRead) {
+  Start(/*controller_accepts=*/true, /*agent_deltas=*/true);
+  ASSERT_TRUE(WaitReports(3));
+  source_ = false;
+  const size_t switched = service_->Reports().size();
+  ASSERT_TRUE(WaitReports(switched + 3));
+  dcufleet::v1::NodeInventory held = service_->Hello().inventory();
+  int sources_sent = 0;
+  const auto reports = service_->Reports();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const auto& r = reports[i];
+    ASSERT_FALSE(r.has_inventory()) << i;
+    ASSERT_TRUE(common::ApplyMovingFigures(r, &held).ok()) << i;
+    sources_sent += r.figures().sources_size();
+    ASSERT_EQ(held.devices_size(), 4);
+    for (const auto& d : held.devices()) {
+      // The read that made this report: collected_at_ms - 1000.
+      EXPECT_EQ(d.device_free().bytes(), (40LL << 30) + (r.collected_at_ms() - 1000)) << i;
+      EXPECT_EQ(d.device_free().read_at_ms(), r.collected_at_ms()) << i;
+      EXPECT_TRUE(d.device_free().valid());
+    }
+  }
+  // The sources after the switch are the new ones; they went once per
+  // device (the read that crossed the switch may have been either).
+  for (const auto& d : held.devices()) EXPECT_EQ(d.device_free().source(), "sysfs:mem_info_vram_used");
+  EXPECT_EQ(sources_sent, 4);
+}
+
+// A controller of the first issue-22 version takes digests but not the
+// compact figures: the agent sends DeviceMemory readings to it.
+TEST_F(LinkDeltaTest, AControllerWithoutCompactFiguresGetsDeviceMemory) {
+  Start(/*controller_accepts=*/true, /*agent_deltas=*/true, /*ask_after=*/-1, /*controller_compact=*/false);
+  ASSERT_TRUE(WaitReports(4));
+  for (const auto& r : service_->Reports()) {
+    EXPECT_FALSE(r.has_inventory());
+    EXPECT_EQ(r.device_memory_size(), 4);
+    EXPECT_FALSE(r.has_figures());
+    EXPECT_EQ(r.device_memory(0).device_free().source(), "hip:hipMemGetInfo");
+  }
 }
 
 TEST_F(LinkDeltaTest, AnInventoryRequestIsAnsweredWithTheFullInventory) {
@@ -195,6 +250,7 @@ TEST_F(LinkDeltaTest, AnOlderControllerGetsTheFullInventoryEveryTime) {
     EXPECT_TRUE(r.has_inventory());
     EXPECT_EQ(r.inventory().devices_size(), 4);
     EXPECT_EQ(r.device_memory_size(), 0);
+    EXPECT_FALSE(r.has_figures());
   }
 }
 

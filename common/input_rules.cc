@@ -456,6 +456,14 @@ absl::Status ValidateAgentMessage(const dcufleet::v1::AgentMessage& message) {
                                                             " entries; a node has at most ",
                                                             kMaxDevicesPerNode));
       }
+      if (s.figures().index_size() > kMaxDevicesPerNode) {
+        return Invalid("status.figures.index", absl::StrCat("has ", s.figures().index_size(),
+                                                            " entries; a node has at most ", kMaxDevicesPerNode));
+      }
+      if (s.figures().sources_size() > kMaxDevicesPerNode * 8) {
+        return Invalid("status.figures.sources", absl::StrCat("has ", s.figures().sources_size(),
+                                                              " entries; at most ", kMaxDevicesPerNode * 8));
+      }
       if (s.probe_log_size() > 256) {
         return Invalid("status.probe_log", absl::StrCat("has ", s.probe_log_size(), " entries; at most 256"));
       }

@@ -262,6 +262,14 @@ TEST(AgentMessageTest, BoundsAndNames) {
   dcufleet::v1::AgentMessage many;
   for (int i = 0; i < 70000; ++i) many.mutable_status()->mutable_inventory()->add_probe_log("x");
   EXPECT_THAT(ValidateAgentMessage(many).message(), HasSubstr("status.inventory.probe_log"));
+
+  // Compact figures (issue 22) are bounded like the devices they describe.
+  dcufleet::v1::AgentMessage figures;
+  for (int i = 0; i < 65; ++i) figures.mutable_status()->mutable_figures()->add_index(i);
+  EXPECT_THAT(ValidateAgentMessage(figures).message(), HasSubstr("status.figures.index"));
+  dcufleet::v1::AgentMessage sources;
+  for (int i = 0; i < 513; ++i) sources.mutable_status()->mutable_figures()->add_sources()->set_slot(1);
+  EXPECT_THAT(ValidateAgentMessage(sources).message(), HasSubstr("status.figures.sources"));
 }
 
 TEST(PreviewTest, ShortAndEscaped) {

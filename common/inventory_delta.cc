@@ -57,7 +57,15 @@ dcufleet::v1::Device* FindDevice(dcufleet::v1::NodeInventory* inventory, int pos
   return nullptr;
 }
 
-absl::Status ApplyDeviceMemory(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory) {
+// Whether a reading changes in what a reader acts on (not its read time).
+bool ReadingMoved(bool had, const dcufleet::v1::MemoryReading& held, bool has,
+                  const dcufleet::v1::MemoryReading& now) {
+  if (had != has) return true;
+  return has && (held.bytes() != now.bytes() || held.valid() != now.valid() || held.source() != now.source());
+}
+
+absl::Status ApplyDeviceMemory(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory,
+                               bool* moved) {
   std::vector<dcufleet::v1::Device*> targets;
   targets.reserve(delta.device_memory_size());
   for (int i = 0; i < delta.device_memory_size(); ++i) {
@@ -73,11 +81,12 @@ absl::Status ApplyDeviceMemory(const dcufleet::v1::NodeStatus& delta, dcufleet::
   for (int i = 0; i < delta.device_memory_size(); ++i) {
     const dcufleet::v1::DeviceMemory& m = delta.device_memory(i);
     dcufleet::v1::Device* d = targets[i];
-#define DCU_COPY_READING(field)      \
-  if (m.has_##field()) {             \
-    *d->mutable_##field() = m.field(); \
-  } else {                           \
-    d->clear_##field();              \
+#define DCU_COPY_READING(field)                                                           \
+  *moved |= ReadingMoved(d->has_##field(), d->field(), m.has_##field(), m.field());      \
+  if (m.has_##field()) {                                                                  \
+    *d->mutable_##field() = m.field();                                                    \
+  } else {                                                                                \
+    d->clear_##field();                                                                   \
   }
     DCU_COPY_READING(host_used)
     DCU_COPY_READING(host_free)
@@ -88,12 +97,14 @@ absl::Status ApplyDeviceMemory(const dcufleet::v1::NodeStatus& delta, dcufleet::
     DCU_COPY_READING(total)
     DCU_COPY_READING(device_total)
 #undef DCU_COPY_READING
+    *moved |= d->unreclaimed_bytes() != m.unreclaimed_bytes();
     d->set_unreclaimed_bytes(m.unreclaimed_bytes());
   }
   return absl::OkStatus();
 }
 
-absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory) {
+absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory,
+                          bool* moved) {
   constexpr uint32_t kAllSlots = (1u << kFigureSlots) - 1;
   const dcufleet::v1::MovingFigures& f = delta.figures();
   const int n = f.index_size();
@@ -166,19 +177,25 @@ absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::N
     for (int s = 0; s < kFigureSlots; ++s) {
       const uint32_t bit = 1u << s;
       if ((present & bit) == 0) {
+        *moved |= (d->*kSlots[s].has)();
         (d->*kSlots[s].clear)();
         continue;
       }
+      *moved |= !(d->*kSlots[s].has)();
       dcufleet::v1::MemoryReading* r = (d->*kSlots[s].mutable_reading)();
+      *moved |= r->bytes() != f.bytes(k) || r->valid() != ((valid & bit) != 0);
       r->set_bytes(f.bytes(k));
       r->set_valid((valid & bit) != 0);
       r->set_read_at_ms(collected + (offsets ? f.read_at_offset_ms(k) : 0));
       ++k;
     }
+    *moved |= d->unreclaimed_bytes() != f.unreclaimed_bytes(i);
     d->set_unreclaimed_bytes(f.unreclaimed_bytes(i));
   }
   for (const auto& source : f.sources()) {
-    (targets[source.device()]->*kSlots[source.slot()].mutable_reading)()->set_source(source.source());
+    dcufleet::v1::MemoryReading* r = (targets[source.device()]->*kSlots[source.slot()].mutable_reading)();
+    *moved |= r->source() != source.source();
+    r->set_source(source.source());
   }
   return absl::OkStatus();
 }
@@ -237,14 +254,17 @@ void MakeDelta(dcufleet::v1::NodeStatus* status) {
 }
 
 absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
-                                dcufleet::v1::NodeInventory* inventory) {
+                                dcufleet::v1::NodeInventory* inventory, bool* moved) {
+  bool ignored = false;
+  if (moved == nullptr) moved = &ignored;
+  *moved = false;
   if (delta.device_memory_size() > 0 && delta.has_figures()) {
     return absl::InvalidArgumentError(absl::StrCat("status: carries both device_memory (",
                                                    delta.device_memory_size(),
                                                    " devices) and figures; a report sends one form"));
   }
-  absl::Status applied =
-      delta.has_figures() ? ApplyFigures(delta, inventory) : ApplyDeviceMemory(delta, inventory);
+  absl::Status applied = delta.has_figures() ? ApplyFigures(delta, inventory, moved)
+                                             : ApplyDeviceMemory(delta, inventory, moved);
   if (!applied.ok()) return applied;
   inventory->set_collected_at_ms(delta.collected_at_ms());
   inventory->set_processes_scanned(delta.processes_scanned());

@@ -36,8 +36,12 @@ void MakeDelta(dcufleet::v1::NodeStatus* status);
 // FAILED_PRECONDITION when a compact figure relies on a source the
 // controller does not hold (the two sides disagree about the previous
 // report; the full inventory mends it).
+// `moved` (optional) is set when a figure a reader acts on changed: a
+// reading's bytes, validity, source or presence, or unreclaimed_bytes; not
+// when only read times, collected_at_ms, processes_scanned or probe_log
+// did (they change with every report).
 absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
-                                dcufleet::v1::NodeInventory* inventory);
+                                dcufleet::v1::NodeInventory* inventory, bool* moved = nullptr);
 
 // The reading slots of MovingFigures, in order (node.proto).
 inline constexpr int kFigureSlots = 8;

@@ -279,6 +279,10 @@ void DeployController::BuildContext(StepContext& ctx) {
       c.valid = true;
       c.node = MakeScheduleNode(*v);
     }
+    // A report that refreshed only times may have replaced the view object
+    // without a new revision (FleetState::SnapshotVersioned): the summary
+    // stays, its pointer follows the view this pass holds.
+    c.node.view = v.get();
     ctx.sched.push_back(c.node);
     ctx.views.push_back(std::move(versioned[i].view));
   }

@@ -172,9 +172,9 @@ bool InstancesDiffer(const google::protobuf::RepeatedPtrField<dcufleet::v1::Inst
 
 }  // namespace
 
-void FleetState::PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v) {
+void FleetState::PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool times_only) {
   e.view = std::move(v);
-  e.revision = ++last_revision_;
+  if (!times_only) e.revision = ++last_revision_;
 }
 
 dcufleet::v1::NodeView* FleetState::MutableView(NodeEntry& e) {
@@ -218,12 +218,15 @@ bool FleetState::ApplyDeltaInPlaceLocked(const std::string& node, NodeEntry& e, 
     return false;
   }
   dcufleet::v1::NodeView* v = const_cast<dcufleet::v1::NodeView*>(e.view.get());  // sole owner, under mu_
-  if (!common::ApplyMovingFigures(status, v->mutable_inventory()).ok()) return false;
-  e.revision = ++last_revision_;
+  bool moved = false;
+  if (!common::ApplyMovingFigures(status, v->mutable_inventory(), &moved).ok()) return false;
   e.inventory_dirty = true;
   e.reports.set_delta(e.reports.delta() + 1);
-  if (TakeDrainLocked(node, status.has_drain() ? &status.drain() : nullptr, v, events)) *changed = true;
-  if (InstancesDiffer(v->instances(), status.instances())) *changed = true;
+  const bool drain_changed = TakeDrainLocked(node, status.has_drain() ? &status.drain() : nullptr, v, events);
+  const bool instances_changed = InstancesDiffer(v->instances(), status.instances());
+  if (drain_changed || instances_changed) *changed = true;
+  // A new revision only for what a reader acts on (SnapshotVersioned).
+  if (moved || drain_changed || instances_changed) e.revision = ++last_revision_;
   v->mutable_instances()->Swap(status.mutable_instances());
   e.last_seen = now;
   v->set_last_seen_ms(common::ToUnixMillis(now));
@@ -264,8 +267,12 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
       v->set_connected_since_ms(old.connected_since_ms());
       v->set_address(old.address());
       if (old.has_drain()) *v->mutable_drain() = old.drain();
+      // Whether anything a reader acts on changes (else the view keeps its
+      // revision: SnapshotVersioned).
+      bool visible = full;
       if (TakeDrainLocked(node, status.has_drain() ? &status.drain() : nullptr, v.get(), &events)) {
         changed = true;
+        visible = true;
       }
       if (full) {
         v->mutable_inventory()->Swap(status.mutable_inventory());
@@ -278,14 +285,16 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
         // the count shows what the agent sent.
         if (status.inventory_digest() != 0) e.reports.set_delta(e.reports.delta() + 1);
         if (delta) {
+          bool moved = false;
           absl::Status applied =
               status.inventory_digest() == e.inventory_digest
-                  ? common::ApplyMovingFigures(status, v->mutable_inventory())
+                  ? common::ApplyMovingFigures(status, v->mutable_inventory(), &moved)
                   : absl::FailedPreconditionError(absl::StrCat(
                         "its digest ", status.inventory_digest(), " is not the held inventory's ",
                         e.inventory_digest));
           if (applied.ok()) {
             e.inventory_dirty = true;
+            visible |= moved;
           } else if (now - e.inventory_requested >= kInventoryRequestEvery && e.session != nullptr) {
             // The inventory stays as it was until the full one comes.
             dcufleet::v1::ControllerMessage ask;
@@ -300,13 +309,16 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
         }
       }
       v->mutable_instances()->Swap(status.mutable_instances());
-      if (InstancesDiffer(old.instances(), v->instances())) changed = true;
+      if (InstancesDiffer(old.instances(), v->instances())) {
+        changed = true;
+        visible = true;
+      }
       e.last_seen = now;
       v->set_last_seen_ms(common::ToUnixMillis(now));
       if (!full) {
         if (auto* arena = v->GetArena()) e.view_arena_bytes = arena->SpaceAllocated();
       }
-      PublishLocked(e, std::move(v));
+      PublishLocked(e, std::move(v), /*times_only=*/!visible);
       if (e.view->state() != dcufleet::v1::NODE_READY) {
         SetStateLocked(e, dcufleet::v1::NODE_READY, "reporting again", &events);
       }

@@ -107,8 +107,15 @@ class FleetState {
   std::vector<std::shared_ptr<const dcufleet::v1::NodeView>> Snapshot() const
       ABSL_LOCKS_EXCLUDED(mu_);
   // The same with each view's revision: a number, unique across the fleet,
-  // that changes whenever the node's view does (also when it is changed in
-  // place), so a cache can tell a changed node without keeping its view.
+  // that changes whenever the node's view changes in something a reader
+  // acts on (also when it is changed in place): its state, drain,
+  // instances (beyond their timestamps), a full inventory, a memory
+  // figure's value. Not when a report only refreshes times (last_seen_ms,
+  // read times, collected_at_ms, processes_scanned, probe_log): at 10,000
+  // agents x 1/s that is nearly every report, and a reconcile pass would
+  // rebuild every node's summary each second for nothing. A cache keyed by
+  // revision takes the view itself from the snapshot (a report may have
+  // replaced the object without a new revision).
   struct VersionedView {
     std::shared_ptr<const dcufleet::v1::NodeView> view;
     uint64_t revision = 0;
@@ -152,8 +159,9 @@ class FleetState {
 
  private:
   struct NodeEntry {
-    // FleetState::VersionedView::revision; bumped by PublishLocked and
-    // MutableView, the only two ways a view changes.
+    // FleetState::VersionedView::revision; bumped by MutableView and
+    // PublishLocked (unless the new view differs in times only) and by an
+    // in-place delta that moves a figure or the instances.
     uint64_t revision = 0;
     // Copy-on-write: never changed while shared with a Snapshot() reader.
     std::shared_ptr<const dcufleet::v1::NodeView> view =
@@ -197,8 +205,9 @@ class FleetState {
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.
   dcufleet::v1::NodeView* MutableView(NodeEntry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Replaces the entry's view with `v` (a new revision).
-  void PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v)
+  // Replaces the entry's view with `v`; a new revision unless `times_only`
+  // (it differs from the old view in refreshed times only).
+  void PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool times_only = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A digest-only report of the inventory held, applied to the view in
   // place when no reader holds it; false (nothing changed) otherwise.

@@ -248,5 +248,52 @@ TEST(CompactFigures, AKeptSourceTheControllerLacksIsAFailedPrecondition) {
   EXPECT_EQ(held.SerializeAsString(), WithSources().SerializeAsString());
 }
 
+// `moved` says whether a figure a reader acts on changed; a report that
+// only refreshes times (every report of an idle node) moves nothing. Both
+// forms give the same answer.
+TEST(MovingFigures, MovedOnlyWhenAFigureChangesNotItsTime) {
+  const dcufleet::v1::NodeInventory before = WithSources();
+  auto later = [](dcufleet::v1::NodeInventory inv) {
+    inv.set_collected_at_ms(9000);
+    inv.set_processes_scanned(99);
+    for (auto& d : *inv.mutable_devices()) d.mutable_device_free()->set_read_at_ms(9000);
+    return inv;
+  };
+  struct Case {
+    const char* name;
+    std::function<void(dcufleet::v1::NodeInventory*)> change;
+    bool moved;
+  };
+  const Case cases[] = {
+      {"times only", [](auto*) {}, false},
+      {"bytes", [](auto* inv) { inv->mutable_devices(1)->mutable_device_free()->set_bytes(1); }, true},
+      {"valid", [](auto* inv) { inv->mutable_devices(0)->mutable_total()->set_valid(true); }, true},
+      {"source", [](auto* inv) { inv->mutable_devices(0)->mutable_host_free()->set_source("rocm_smi"); }, true},
+      {"a reading gone", [](auto* inv) { inv->mutable_devices(0)->clear_host_free(); }, true},
+      {"a reading new", [](auto* inv) { inv->mutable_devices(1)->mutable_holders_vram()->set_bytes(0); }, true},
+      {"unreclaimed", [](auto* inv) { inv->mutable_devices(1)->set_unreclaimed_bytes(5); }, true},
+  };
+  for (const Case& c : cases) {
+    dcufleet::v1::NodeInventory now = later(before);
+    c.change(&now);
+    for (const bool compact : {false, true}) {
+      dcufleet::v1::NodeStatus status;
+      *status.mutable_inventory() = now;
+      if (compact) {
+        CompactFiguresWriter writer;
+        writer.Sent(before);
+        writer.MakeCompactDelta(&status);
+      } else {
+        MakeDelta(&status);
+      }
+      dcufleet::v1::NodeInventory held = before;
+      bool moved = !c.moved;
+      ASSERT_TRUE(ApplyMovingFigures(status, &held, &moved).ok()) << c.name;
+      EXPECT_EQ(moved, c.moved) << c.name << (compact ? " (compact)" : " (device_memory)");
+      EXPECT_EQ(held.SerializeAsString(), now.SerializeAsString()) << c.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dcu::common

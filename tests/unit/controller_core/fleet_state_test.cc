@@ -588,6 +588,46 @@ TEST_F(FleetStateTest, CompactFiguresMoveTheFiguresAndKeepTheSources) {
   EXPECT_FALSE(fleet_->GetNode("node-a")->inventory().devices(0).has_holders_vram());
 }
 
+// A report that refreshes only times keeps the node's revision (a reconcile
+// pass keyed on it rebuilds nothing), in place and on a held view's copy
+// alike, and still shows its times; one that moves a figure or an
+// instance gives a new one.
+TEST_F(FleetStateTest, ARevisionChangesWithWhatReadersActOnNotWithTimes) {
+  RecordingSession s;
+  auto inv = Inventory(8, 60);
+  ASSERT_TRUE(fleet_->OnHello(HelloWith(inv, true), &s).ok());
+  auto revision = [&] { return fleet_->SnapshotVersioned()[0].revision; };
+  const uint64_t r0 = revision();
+
+  auto now = inv;
+  now.set_collected_at_ms(5000);
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());  // in place
+  EXPECT_EQ(revision(), r0);
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().collected_at_ms(), 5000);
+  EXPECT_EQ(fleet_->GetNode("node-a")->last_seen_ms(), common::ToUnixMillis(clock_.Now()));
+
+  auto held = fleet_->Snapshot();  // the copying path
+  now.set_collected_at_ms(6000);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
+  EXPECT_EQ(revision(), r0);
+  auto versioned = fleet_->SnapshotVersioned();
+  EXPECT_NE(versioned[0].view.get(), held[0].get()) << "a held view was changed";
+  EXPECT_EQ(versioned[0].view->inventory().collected_at_ms(), 6000);
+  versioned.clear();
+
+  now.mutable_devices(5)->mutable_schedulable_free()->set_bytes(7LL << 30);  // still held: copied
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
+  const uint64_t r1 = revision();
+  EXPECT_GT(r1, r0);
+  held.clear();
+
+  dcufleet::v1::NodeStatus with_instance = DeltaOf(now);  // in place
+  with_instance.add_instances()->set_instance_id("i-1");
+  ASSERT_TRUE(fleet_->OnStatus("node-a", with_instance, &s).ok());
+  EXPECT_GT(revision(), r1);
+}
+
 // An agent from before issue 22: no digest, the inventory in every report.
 TEST_F(FleetStateTest, AnOlderAgentsFullReportsStillWork) {
   RecordingSession s;

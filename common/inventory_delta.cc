@@ -44,17 +44,15 @@ const FigureSlot kSlots[kFigureSlots] = {
 };
 #undef DCU_FIGURE_SLOT
 
-// The device a delta's entry `position` (naming device `index`) belongs
-// to: by position first (the agent lists devices in the inventory's
-// order), by index when that fails; null when the inventory lacks it.
-dcufleet::v1::Device* FindDevice(dcufleet::v1::NodeInventory* inventory, int position, int32_t index) {
-  if (position < inventory->devices_size() && inventory->devices(position).index() == index) {
-    return inventory->mutable_devices(position);
+// The position in inventory.devices() of the device a delta's entry
+// `position` names (`index`): by position first (the agent lists devices in
+// the inventory's order), by index when that fails; -1 when it has none.
+int DevicePosition(const dcufleet::v1::NodeInventory& inventory, int position, int32_t index) {
+  if (position < inventory.devices_size() && inventory.devices(position).index() == index) return position;
+  for (int i = 0; i < inventory.devices_size(); ++i) {
+    if (inventory.devices(i).index() == index) return i;
   }
-  for (auto& candidate : *inventory->mutable_devices()) {
-    if (candidate.index() == index) return &candidate;
-  }
-  return nullptr;
+  return -1;
 }
 
 // Whether a reading changes in what a reader acts on (not its read time).
@@ -64,53 +62,65 @@ bool ReadingMoved(bool had, const dcufleet::v1::MemoryReading& held, bool has,
   return has && (held.bytes() != now.bytes() || held.valid() != now.valid() || held.source() != now.source());
 }
 
-absl::Status ApplyDeviceMemory(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory,
-                               bool* moved) {
-  std::vector<dcufleet::v1::Device*> targets;
-  targets.reserve(delta.device_memory_size());
-  for (int i = 0; i < delta.device_memory_size(); ++i) {
-    const int index = delta.device_memory(i).index();
-    dcufleet::v1::Device* d = FindDevice(inventory, i, index);
-    if (d == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("status.device_memory[", i, "].index: device ", index,
-                       " is not in the node's inventory (", inventory->devices_size(), " devices)"));
-    }
-    targets.push_back(d);
-  }
+// A delta checked against the inventory held: the device each entry
+// belongs to (its position in inventory.devices()), and whether applying it
+// moves a figure a reader acts on.
+struct Resolved {
+  std::vector<int> devices;
+  bool moved = false;
+};
+
+#define DCU_FOR_EACH_READING(X) \
+  X(host_used) X(host_free) X(device_free) X(schedulable_free) X(unreclaimed) X(holders_vram) X(total) X(device_total)
+
+absl::StatusOr<Resolved> ResolveDeviceMemory(const dcufleet::v1::NodeStatus& delta,
+                                             const dcufleet::v1::NodeInventory& inventory) {
+  Resolved r;
+  r.devices.reserve(delta.device_memory_size());
   for (int i = 0; i < delta.device_memory_size(); ++i) {
     const dcufleet::v1::DeviceMemory& m = delta.device_memory(i);
-    dcufleet::v1::Device* d = targets[i];
-#define DCU_COPY_READING(field)                                                           \
-  *moved |= ReadingMoved(d->has_##field(), d->field(), m.has_##field(), m.field());      \
-  if (m.has_##field()) {                                                                  \
-    *d->mutable_##field() = m.field();                                                    \
-  } else {                                                                                \
-    d->clear_##field();                                                                   \
+    const int at = DevicePosition(inventory, i, m.index());
+    if (at < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("status.device_memory[", i, "].index: device ", m.index(),
+                       " is not in the node's inventory (", inventory.devices_size(), " devices)"));
+    }
+    const dcufleet::v1::Device& d = inventory.devices(at);
+#define DCU_READING_MOVED(field) r.moved |= ReadingMoved(d.has_##field(), d.field(), m.has_##field(), m.field());
+    DCU_FOR_EACH_READING(DCU_READING_MOVED)
+#undef DCU_READING_MOVED
+    r.moved |= d.unreclaimed_bytes() != m.unreclaimed_bytes();
+    r.devices.push_back(at);
   }
-    DCU_COPY_READING(host_used)
-    DCU_COPY_READING(host_free)
-    DCU_COPY_READING(device_free)
-    DCU_COPY_READING(schedulable_free)
-    DCU_COPY_READING(unreclaimed)
-    DCU_COPY_READING(holders_vram)
-    DCU_COPY_READING(total)
-    DCU_COPY_READING(device_total)
-#undef DCU_COPY_READING
-    *moved |= d->unreclaimed_bytes() != m.unreclaimed_bytes();
-    d->set_unreclaimed_bytes(m.unreclaimed_bytes());
-  }
-  return absl::OkStatus();
+  return r;
 }
 
-absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::NodeInventory* inventory,
-                          bool* moved) {
+void WriteDeviceMemory(const dcufleet::v1::NodeStatus& delta, const Resolved& r,
+                       dcufleet::v1::NodeInventory* inventory) {
+  for (int i = 0; i < delta.device_memory_size(); ++i) {
+    const dcufleet::v1::DeviceMemory& m = delta.device_memory(i);
+    dcufleet::v1::Device* d = inventory->mutable_devices(r.devices[i]);
+#define DCU_COPY_READING(field)        \
+  if (m.has_##field()) {               \
+    *d->mutable_##field() = m.field(); \
+  } else {                             \
+    d->clear_##field();                \
+  }
+    DCU_FOR_EACH_READING(DCU_COPY_READING)
+#undef DCU_COPY_READING
+    d->set_unreclaimed_bytes(m.unreclaimed_bytes());
+  }
+}
+
+#undef DCU_FOR_EACH_READING
+
+absl::StatusOr<Resolved> ResolveFigures(const dcufleet::v1::NodeStatus& delta,
+                                        const dcufleet::v1::NodeInventory& inventory) {
   constexpr uint32_t kAllSlots = (1u << kFigureSlots) - 1;
   const dcufleet::v1::MovingFigures& f = delta.figures();
   const int n = f.index_size();
-  std::vector<dcufleet::v1::Device*> targets;
-  targets.reserve(n);
-  // Every check before the first write: a refused delta changes nothing.
+  Resolved r;
+  r.devices.reserve(n);
   if (f.present_size() != n || f.valid_size() != n || f.unreclaimed_bytes_size() != n) {
     return absl::InvalidArgumentError(absl::StrCat(
         "status.figures: the per-device columns differ in length (index ", n, ", present ", f.present_size(),
@@ -118,11 +128,11 @@ absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::N
   }
   int figures = 0;
   for (int i = 0; i < n; ++i) {
-    dcufleet::v1::Device* d = FindDevice(inventory, i, f.index(i));
-    if (d == nullptr) {
+    const int at = DevicePosition(inventory, i, f.index(i));
+    if (at < 0) {
       return absl::InvalidArgumentError(absl::StrCat("status.figures.index[", i, "]: device ", f.index(i),
                                                      " is not in the node's inventory (",
-                                                     inventory->devices_size(), " devices)"));
+                                                     inventory.devices_size(), " devices)"));
     }
     if ((f.present(i) & ~kAllSlots) != 0) {
       return absl::InvalidArgumentError(absl::StrCat("status.figures.present[", i, "]: 0x", absl::Hex(f.present(i)),
@@ -134,7 +144,7 @@ absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::N
                                                      absl::Hex(f.present(i)), ")"));
     }
     figures += std::popcount(f.present(i));
-    targets.push_back(d);
+    r.devices.push_back(at);
   }
   if (f.bytes_size() != figures) {
     return absl::InvalidArgumentError(
@@ -157,47 +167,71 @@ absl::Status ApplyFigures(const dcufleet::v1::NodeStatus& delta, dcufleet::v1::N
           absl::StrCat("status.figures.sources[", j, "].slot: ", source.slot(), " is not a present slot"));
     }
     named[source.device()] |= 1u << source.slot();
+    const dcufleet::v1::Device& d = inventory.devices(r.devices[source.device()]);
+    // A reading that appears is a move anyway (below).
+    if ((d.*kSlots[source.slot()].has)() && (d.*kSlots[source.slot()].get)().source() != source.source()) {
+      r.moved = true;
+    }
   }
+  int k = 0;  // the present slot's position in bytes / read_at_offset_ms
   for (int i = 0; i < n; ++i) {
+    const dcufleet::v1::Device& d = inventory.devices(r.devices[i]);
     for (int s = 0; s < kFigureSlots; ++s) {
       const uint32_t bit = 1u << s;
-      if ((f.present(i) & bit) != 0 && (named[i] & bit) == 0 && !(targets[i]->*kSlots[s].has)()) {
+      const bool had = (d.*kSlots[s].has)();
+      if ((f.present(i) & bit) == 0) {
+        r.moved |= had;
+        continue;
+      }
+      if (!had && (named[i] & bit) == 0) {
         return absl::FailedPreconditionError(
             absl::StrCat("status.figures: ", kSlots[s].name, " of device ", f.index(i),
                          " keeps its previous source, and the controller holds no reading there"));
       }
+      const dcufleet::v1::MemoryReading& held = (d.*kSlots[s].get)();
+      r.moved |= !had || held.bytes() != f.bytes(k) || held.valid() != ((f.valid(i) & bit) != 0);
+      ++k;
     }
+    r.moved |= d.unreclaimed_bytes() != f.unreclaimed_bytes(i);
   }
+  return r;
+}
+
+void WriteFigures(const dcufleet::v1::NodeStatus& delta, const Resolved& r, dcufleet::v1::NodeInventory* inventory) {
+  const dcufleet::v1::MovingFigures& f = delta.figures();
   const int64_t collected = delta.collected_at_ms();
   const bool offsets = f.read_at_offset_ms_size() != 0;
-  int k = 0;  // the present slot's position in bytes / read_at_offset_ms
-  for (int i = 0; i < n; ++i) {
-    dcufleet::v1::Device* d = targets[i];
+  int k = 0;
+  for (int i = 0; i < f.index_size(); ++i) {
+    dcufleet::v1::Device* d = inventory->mutable_devices(r.devices[i]);
     const uint32_t present = f.present(i), valid = f.valid(i);
     for (int s = 0; s < kFigureSlots; ++s) {
       const uint32_t bit = 1u << s;
       if ((present & bit) == 0) {
-        *moved |= (d->*kSlots[s].has)();
         (d->*kSlots[s].clear)();
         continue;
       }
-      *moved |= !(d->*kSlots[s].has)();
-      dcufleet::v1::MemoryReading* r = (d->*kSlots[s].mutable_reading)();
-      *moved |= r->bytes() != f.bytes(k) || r->valid() != ((valid & bit) != 0);
-      r->set_bytes(f.bytes(k));
-      r->set_valid((valid & bit) != 0);
-      r->set_read_at_ms(collected + (offsets ? f.read_at_offset_ms(k) : 0));
+      dcufleet::v1::MemoryReading* reading = (d->*kSlots[s].mutable_reading)();
+      reading->set_bytes(f.bytes(k));
+      reading->set_valid((valid & bit) != 0);
+      reading->set_read_at_ms(collected + (offsets ? f.read_at_offset_ms(k) : 0));
       ++k;
     }
-    *moved |= d->unreclaimed_bytes() != f.unreclaimed_bytes(i);
     d->set_unreclaimed_bytes(f.unreclaimed_bytes(i));
   }
   for (const auto& source : f.sources()) {
-    dcufleet::v1::MemoryReading* r = (targets[source.device()]->*kSlots[source.slot()].mutable_reading)();
-    *moved |= r->source() != source.source();
-    r->set_source(source.source());
+    (inventory->mutable_devices(r.devices[source.device()])->*kSlots[source.slot()].mutable_reading)()->set_source(
+        source.source());
   }
-  return absl::OkStatus();
+}
+
+absl::StatusOr<Resolved> Resolve(const dcufleet::v1::NodeStatus& delta, const dcufleet::v1::NodeInventory& inventory) {
+  if (delta.device_memory_size() > 0 && delta.has_figures()) {
+    return absl::InvalidArgumentError(absl::StrCat("status: carries both device_memory (",
+                                                   delta.device_memory_size(),
+                                                   " devices) and figures; a report sends one form"));
+  }
+  return delta.has_figures() ? ResolveFigures(delta, inventory) : ResolveDeviceMemory(delta, inventory);
 }
 
 }  // namespace
@@ -253,19 +287,24 @@ void MakeDelta(dcufleet::v1::NodeStatus* status) {
   status->clear_inventory();
 }
 
+absl::StatusOr<bool> MovingFiguresMove(const dcufleet::v1::NodeStatus& delta,
+                                       const dcufleet::v1::NodeInventory& inventory) {
+  absl::StatusOr<Resolved> r = Resolve(delta, inventory);
+  if (!r.ok()) return r.status();
+  return r->moved;
+}
+
 absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
                                 dcufleet::v1::NodeInventory* inventory, bool* moved) {
-  bool ignored = false;
-  if (moved == nullptr) moved = &ignored;
-  *moved = false;
-  if (delta.device_memory_size() > 0 && delta.has_figures()) {
-    return absl::InvalidArgumentError(absl::StrCat("status: carries both device_memory (",
-                                                   delta.device_memory_size(),
-                                                   " devices) and figures; a report sends one form"));
+  // Every check before the first write: a refused delta changes nothing.
+  absl::StatusOr<Resolved> r = Resolve(delta, *inventory);
+  if (!r.ok()) return r.status();
+  if (delta.has_figures()) {
+    WriteFigures(delta, *r, inventory);
+  } else {
+    WriteDeviceMemory(delta, *r, inventory);
   }
-  absl::Status applied = delta.has_figures() ? ApplyFigures(delta, inventory, moved)
-                                             : ApplyDeviceMemory(delta, inventory, moved);
-  if (!applied.ok()) return applied;
+  if (moved != nullptr) *moved = r->moved;
   inventory->set_collected_at_ms(delta.collected_at_ms());
   inventory->set_processes_scanned(delta.processes_scanned());
   *inventory->mutable_probe_log() = delta.probe_log();

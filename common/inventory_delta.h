@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "dcufleet/v1/node.pb.h"
 
 namespace dcu::common {
@@ -42,6 +43,12 @@ void MakeDelta(dcufleet::v1::NodeStatus* status);
 // did (they change with every report).
 absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
                                 dcufleet::v1::NodeInventory* inventory, bool* moved = nullptr);
+
+// The checks of ApplyMovingFigures without the writes: whether applying
+// `delta` to `inventory` would move a figure a reader acts on (see
+// `moved` above), or why it would be refused.
+absl::StatusOr<bool> MovingFiguresMove(const dcufleet::v1::NodeStatus& delta,
+                                       const dcufleet::v1::NodeInventory& inventory);
 
 // The reading slots of MovingFigures, in order (node.proto).
 inline constexpr int kFigureSlots = 8;

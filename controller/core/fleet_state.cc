@@ -174,6 +174,9 @@ bool InstancesDiffer(const google::protobuf::RepeatedPtrField<dcufleet::v1::Inst
 
 void FleetState::PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool times_only) {
   e.view = std::move(v);
+  // What replaces the view is newer than a deferred report (a newer report,
+  // a Hello) or does not carry figures at all (a restart's stored view).
+  e.times_only.reset();
   if (!times_only) e.revision = ++last_revision_;
 }
 
@@ -181,7 +184,39 @@ dcufleet::v1::NodeView* FleetState::MutableView(NodeEntry& e) {
   e.revision = ++last_revision_;
   if (e.view.use_count() != 1) e.view = std::make_shared<const dcufleet::v1::NodeView>(*e.view);
   // Sole owner (under mu_, so no reader can take it meanwhile).
-  return const_cast<dcufleet::v1::NodeView*>(e.view.get());
+  auto* v = const_cast<dcufleet::v1::NodeView*>(e.view.get());
+  // A deferred report is older than the change the caller makes (an
+  // instance event's phase): applied first.
+  if (e.times_only) {
+    ApplyTimesOnly(e, v);
+    e.times_only.reset();
+    e.inventory_dirty = true;
+  }
+  return v;
+}
+
+void FleetState::ApplyTimesOnly(const NodeEntry& e, dcufleet::v1::NodeView* view) {
+  // Checked when it was deferred, against the same inventory (any other
+  // change to it publishes a new view, which drops the deferred report).
+  (void)common::ApplyMovingFigures(*e.times_only, view->mutable_inventory());
+  *view->mutable_instances() = e.times_only->instances();
+  view->set_last_seen_ms(common::ToUnixMillis(e.times_only_at));
+}
+
+bool FleetState::DeferTimesOnlyLocked(const std::string& node, NodeEntry& e, dcufleet::v1::NodeStatus& status,
+                                      absl::Time now) {
+  const dcufleet::v1::NodeView& v = *e.view;
+  if (status.inventory_digest() != e.inventory_digest || v.state() != dcufleet::v1::NODE_READY) return false;
+  // A drain, reported or ended, goes the long way (rare, and it changes the view).
+  if (status.has_drain() || v.has_drain() || draining_.contains(node)) return false;
+  if (InstancesDiffer(v.instances(), status.instances())) return false;
+  absl::StatusOr<bool> moves = common::MovingFiguresMove(status, v.inventory());
+  if (!moves.ok() || *moves) return false;
+  e.times_only = std::move(status);
+  e.times_only_at = now;
+  e.last_seen = now;
+  e.reports.set_delta(e.reports.delta() + 1);
+  return true;
 }
 
 namespace {
@@ -227,6 +262,7 @@ bool FleetState::ApplyDeltaInPlaceLocked(const std::string& node, NodeEntry& e, 
   if (drain_changed || instances_changed) *changed = true;
   // A new revision only for what a reader acts on (SnapshotVersioned).
   if (moved || drain_changed || instances_changed) e.revision = ++last_revision_;
+  e.times_only.reset();  // this report is newer
   v->mutable_instances()->Swap(status.mutable_instances());
   e.last_seen = now;
   v->set_last_seen_ms(common::ToUnixMillis(now));
@@ -249,7 +285,8 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
     NodeEntry& e = it->second;
     const bool full = status.has_inventory();
     const bool delta = !full && options_.accept_inventory_digest && status.inventory_digest() != 0;
-    if (!(delta && ApplyDeltaInPlaceLocked(node, e, status, now, &events, &changed))) {
+    if (!(delta && (ApplyDeltaInPlaceLocked(node, e, status, now, &events, &changed) ||
+                    DeferTimesOnlyLocked(node, e, status, now)))) {
       const dcufleet::v1::NodeView& old = *e.view;
       // Without the inventory the report's view copies the held one: onto an
       // arena. With it, the report's inventory is moved in (same heap).
@@ -581,6 +618,13 @@ void FleetState::Tick() {
         64, static_cast<size_t>(static_cast<double>(nodes_.size()) /
                                 std::max(1.0, absl::ToDoubleSeconds(options_.inventory_persist_interval))) + 1);
     for (auto& [name, e] : nodes_) {
+      if (e.times_only && e.view.use_count() == 1) {
+        // Nobody holds the view now: the deferred report's times go in,
+        // in place (a Snapshot() reader sees them from here on).
+        ApplyTimesOnly(e, const_cast<dcufleet::v1::NodeView*>(e.view.get()));  // sole owner, under mu_
+        e.times_only.reset();
+        e.inventory_dirty = true;
+      }
       absl::Duration silent = now - e.last_seen;
       // Spelled only for a transition: this loop holds the lock every report
       // handler needs, once a second over every node.
@@ -644,6 +688,7 @@ std::vector<dcufleet::v1::NodeView> FleetState::ListNodes() const {
   out.reserve(nodes_.size());
   for (const auto& [name, e] : nodes_) {
     out.push_back(*e.view);
+    if (e.times_only) ApplyTimesOnly(e, &out.back());
     if (e.drops.ByteSizeLong() > 0) *out.back().mutable_drops() = e.drops;
     *out.back().mutable_reports() = e.reports;
   }
@@ -671,6 +716,7 @@ std::optional<dcufleet::v1::NodeView> FleetState::GetNode(const std::string& nam
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
   dcufleet::v1::NodeView out = *it->second.view;
+  if (it->second.times_only) ApplyTimesOnly(it->second, &out);
   if (it->second.drops.ByteSizeLong() > 0) *out.mutable_drops() = it->second.drops;
   *out.mutable_reports() = it->second.reports;
   return out;

@@ -286,6 +286,9 @@ TEST(MovingFigures, MovedOnlyWhenAFigureChangesNotItsTime) {
       } else {
         MakeDelta(&status);
       }
+      absl::StatusOr<bool> would = MovingFiguresMove(status, before);
+      ASSERT_TRUE(would.ok()) << c.name << ": " << would.status();
+      EXPECT_EQ(*would, c.moved) << c.name << (compact ? " (compact, unapplied)" : " (device_memory, unapplied)");
       dcufleet::v1::NodeInventory held = before;
       bool moved = !c.moved;
       ASSERT_TRUE(ApplyMovingFigures(status, &held, &moved).ok()) << c.name;

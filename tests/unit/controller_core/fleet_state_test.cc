@@ -607,25 +607,78 @@ TEST_F(FleetStateTest, ARevisionChangesWithWhatReadersActOnNotWithTimes) {
   EXPECT_EQ(fleet_->GetNode("node-a")->inventory().collected_at_ms(), 5000);
   EXPECT_EQ(fleet_->GetNode("node-a")->last_seen_ms(), common::ToUnixMillis(clock_.Now()));
 
-  auto held = fleet_->Snapshot();  // the copying path
+  // Held by a reader: the report is kept, not copied into a new view. The
+  // held view is untouched; GetNode and ListNodes show the report's times
+  // at once, a snapshot once nobody holds the view (Tick).
+  auto held = fleet_->Snapshot();
   now.set_collected_at_ms(6000);
+  clock_.Advance(absl::Seconds(1));
+  const int64_t at_6000 = common::ToUnixMillis(clock_.Now());
   ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
   EXPECT_EQ(revision(), r0);
-  auto versioned = fleet_->SnapshotVersioned();
-  EXPECT_NE(versioned[0].view.get(), held[0].get()) << "a held view was changed";
-  EXPECT_EQ(versioned[0].view->inventory().collected_at_ms(), 6000);
-  versioned.clear();
+  EXPECT_EQ(fleet_->Snapshot()[0].get(), held[0].get()) << "copied for a report of times only";
+  EXPECT_EQ(held[0]->inventory().collected_at_ms(), 5000);
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().collected_at_ms(), 6000);
+  EXPECT_EQ(fleet_->GetNode("node-a")->last_seen_ms(), at_6000);
+  EXPECT_EQ(fleet_->ListNodes()[0].inventory().collected_at_ms(), 6000);
+  EXPECT_EQ(fleet_->GetNode("node-a")->reports().delta(), 2);
+  fleet_->Tick();  // still held: kept
+  EXPECT_EQ(held[0]->inventory().collected_at_ms(), 5000);
+  held.clear();
+  fleet_->Tick();
+  EXPECT_EQ(fleet_->Snapshot()[0]->inventory().collected_at_ms(), 6000);
+  EXPECT_EQ(fleet_->Snapshot()[0]->last_seen_ms(), at_6000);
+  EXPECT_EQ(revision(), r0);
 
+  held = fleet_->Snapshot();
+  now.set_collected_at_ms(6500);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());  // kept
+  now.set_collected_at_ms(7000);
   now.mutable_devices(5)->mutable_schedulable_free()->set_bytes(7LL << 30);  // still held: copied
   ASSERT_TRUE(fleet_->OnStatus("node-a", DeltaOf(now), &s).ok());
   const uint64_t r1 = revision();
   EXPECT_GT(r1, r0);
+  EXPECT_NE(fleet_->Snapshot()[0].get(), held[0].get());
+  EXPECT_EQ(fleet_->Snapshot()[0]->inventory().collected_at_ms(), 7000);
+  EXPECT_EQ(fleet_->GetNode("node-a")->inventory().SerializeAsString(), now.SerializeAsString());
   held.clear();
 
   dcufleet::v1::NodeStatus with_instance = DeltaOf(now);  // in place
   with_instance.add_instances()->set_instance_id("i-1");
   ASSERT_TRUE(fleet_->OnStatus("node-a", with_instance, &s).ok());
   EXPECT_GT(revision(), r1);
+}
+
+// A kept report is older than an instance event that follows it: the
+// event's phase wins, and the report's times are not lost.
+TEST_F(FleetStateTest, AnInstanceEventAfterAKeptReportWins) {
+  RecordingSession s;
+  const auto inv = Inventory(2, 60);
+  ASSERT_TRUE(fleet_->OnHello(HelloWith(inv, true), &s).ok());
+  auto now = inv;
+  dcufleet::v1::NodeStatus first = DeltaOf(now);
+  auto* i = first.add_instances();
+  i->set_instance_id("i-1");
+  i->set_phase(dcufleet::v1::INSTANCE_LOADING);
+  ASSERT_TRUE(fleet_->OnStatus("node-a", first, &s).ok());
+
+  auto held = fleet_->Snapshot();
+  now.set_collected_at_ms(4242);
+  dcufleet::v1::NodeStatus again = DeltaOf(now);
+  *again.add_instances() = first.instances(0);
+  again.mutable_instances(0)->set_updated_at_ms(99);  // times only
+  ASSERT_TRUE(fleet_->OnStatus("node-a", again, &s).ok());
+  ASSERT_EQ(fleet_->Snapshot()[0].get(), held[0].get()) << "the report was not kept";
+
+  dcufleet::v1::InstanceEvent ready;
+  *ready.mutable_status() = first.instances(0);
+  ready.mutable_status()->set_phase(dcufleet::v1::INSTANCE_READY);
+  ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", ready, &s).ok());
+  auto view = fleet_->Snapshot()[0];
+  ASSERT_EQ(view->instances_size(), 1);
+  EXPECT_EQ(view->instances(0).phase(), dcufleet::v1::INSTANCE_READY);
+  EXPECT_EQ(view->inventory().collected_at_ms(), 4242);
+  EXPECT_EQ(held[0]->instances(0).phase(), dcufleet::v1::INSTANCE_LOADING);
 }
 
 // An agent from before issue 22: no digest, the inventory in every report.

@@ -354,6 +354,7 @@ void DeployController::ReconcileOnce() {
       removed.push_back(ReplicaKey(*d));
     }
   }
+  const absl::Time t_observed_docs = absl::Now();
   if (!work.empty() || !pools_.empty()) {
     for (const DocPtr& d : docs) {
       // An orphan holds its devices too: the node may still run it.
@@ -486,7 +487,7 @@ void DeployController::ReconcileOnce() {
   DCU_LOG_DEBUG("reconcile pass: ", node_count, " nodes, ", work.size(), " stepped, ",
                 changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),
                 " ms (context ", ms(t_context - t0), ", observe ", ms(t_observe - t_context),
-                ", select ", ms(t_select - t_observe), ", step ",
+                ", select ", ms(t_observed_docs - t_observe), ", holdings ", ms(t_select - t_observed_docs), ", step ",
                 ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
                 ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
                 ms(t_end - t_events), ")");

@@ -154,6 +154,14 @@ absl::StatusOr<Resolved> ResolveFigures(const dcufleet::v1::NodeStatus& delta,
     return absl::InvalidArgumentError(absl::StrCat("status.figures.read_at_offset_ms: ", f.read_at_offset_ms_size(),
                                                    " offsets for ", figures, " present slots"));
   }
+  for (int k = 0; k < f.read_at_offset_ms_size(); ++k) {
+    int64_t at = 0;
+    if (__builtin_add_overflow(delta.collected_at_ms(), f.read_at_offset_ms(k), &at)) {
+      return absl::InvalidArgumentError(absl::StrCat("status.figures.read_at_offset_ms[", k, "]: ",
+                                                     f.read_at_offset_ms(k), " from collected_at_ms ",
+                                                     delta.collected_at_ms(), " is past the clock's range"));
+    }
+  }
   std::vector<uint32_t> named(n, 0);
   for (int j = 0; j < f.sources_size(); ++j) {
     const dcufleet::v1::FigureSource& source = f.sources(j);

@@ -217,6 +217,14 @@ TEST(CompactFigures, MalformedFiguresAreRefusedAndNothingApplied) {
        "status.figures.sources[0].device: 2 of 2", absl::StatusCode::kInvalidArgument},
       {"both forms", [](auto* s) { s->add_device_memory()->set_index(0); }, "carries both device_memory",
        absl::StatusCode::kInvalidArgument},
+      {"a read time past the clock's range",
+       [](auto* s) {
+         s->set_collected_at_ms(INT64_MAX - 5);
+         auto* offsets = s->mutable_figures()->mutable_read_at_offset_ms();
+         offsets->Clear();
+         for (int k = 0; k < s->figures().bytes_size(); ++k) offsets->Add(k == 3 ? 10 : 0);
+       },
+       "status.figures.read_at_offset_ms[3]", absl::StatusCode::kInvalidArgument},
   };
   for (const Case& c : cases) {
     dcufleet::v1::NodeStatus spoiled = good;

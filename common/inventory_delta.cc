@@ -1,6 +1,7 @@
 #include "common/inventory_delta.h"
 
 #include <bit>
+#include <iterator>
 #include <string>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -11,19 +12,12 @@
 namespace dcu::common {
 namespace {
 
-void ClearMoving(dcufleet::v1::Device* d) {
-  d->clear_host_used();
-  d->clear_host_free();
-  d->clear_device_free();
-  d->clear_schedulable_free();
-  d->clear_unreclaimed_bytes();
-  d->clear_unreclaimed();
-  d->clear_holders_vram();
-  d->clear_total();
-  d->clear_device_total();
-}
+// The eight memory readings of a device that move between reports, in
+// MovingFigures' slot order (node.proto): the one list every form below is
+// written from.
+#define DCU_FOR_EACH_READING(X) \
+  X(host_used) X(host_free) X(device_free) X(schedulable_free) X(unreclaimed) X(holders_vram) X(total) X(device_total)
 
-// The readings of MovingFigures' slots (node.proto), in slot order.
 struct FigureSlot {
   const char* name;
   bool (dcufleet::v1::Device::*has)() const;
@@ -33,16 +27,16 @@ struct FigureSlot {
 };
 
 #define DCU_FIGURE_SLOT(field)                                                            \
-  FigureSlot {                                                                            \
-    #field, &dcufleet::v1::Device::has_##field, &dcufleet::v1::Device::field,            \
-        &dcufleet::v1::Device::mutable_##field, &dcufleet::v1::Device::clear_##field \
-  }
-const FigureSlot kSlots[kFigureSlots] = {
-    DCU_FIGURE_SLOT(host_used),        DCU_FIGURE_SLOT(host_free),    DCU_FIGURE_SLOT(device_free),
-    DCU_FIGURE_SLOT(schedulable_free), DCU_FIGURE_SLOT(unreclaimed),  DCU_FIGURE_SLOT(holders_vram),
-    DCU_FIGURE_SLOT(total),            DCU_FIGURE_SLOT(device_total),
-};
+  FigureSlot{#field, &dcufleet::v1::Device::has_##field, &dcufleet::v1::Device::field,   \
+             &dcufleet::v1::Device::mutable_##field, &dcufleet::v1::Device::clear_##field},
+const FigureSlot kSlots[] = {DCU_FOR_EACH_READING(DCU_FIGURE_SLOT)};
 #undef DCU_FIGURE_SLOT
+static_assert(std::size(kSlots) == kFigureSlots, "MovingFigures has a slot per moving reading");
+
+void ClearMoving(dcufleet::v1::Device* d) {
+  for (const FigureSlot& slot : kSlots) (d->*slot.clear)();
+  d->clear_unreclaimed_bytes();
+}
 
 // The position in inventory.devices() of the device a delta's entry
 // `position` names (`index`): by position first (the agent lists devices in
@@ -69,9 +63,6 @@ struct Resolved {
   std::vector<int> devices;
   bool moved = false;
 };
-
-#define DCU_FOR_EACH_READING(X) \
-  X(host_used) X(host_free) X(device_free) X(schedulable_free) X(unreclaimed) X(holders_vram) X(total) X(device_total)
 
 absl::StatusOr<Resolved> ResolveDeviceMemory(const dcufleet::v1::NodeStatus& delta,
                                              const dcufleet::v1::NodeInventory& inventory) {
@@ -111,8 +102,6 @@ void WriteDeviceMemory(const dcufleet::v1::NodeStatus& delta, const Resolved& r,
     d->set_unreclaimed_bytes(m.unreclaimed_bytes());
   }
 }
-
-#undef DCU_FOR_EACH_READING
 
 absl::StatusOr<Resolved> ResolveFigures(const dcufleet::v1::NodeStatus& delta,
                                         const dcufleet::v1::NodeInventory& inventory) {
@@ -274,15 +263,11 @@ void FillMovingFigures(const dcufleet::v1::NodeInventory& inventory,
   for (const auto& d : inventory.devices()) {
     dcufleet::v1::DeviceMemory* m = status->add_device_memory();
     m->set_index(d.index());
-    if (d.has_host_used()) *m->mutable_host_used() = d.host_used();
-    if (d.has_host_free()) *m->mutable_host_free() = d.host_free();
-    if (d.has_device_free()) *m->mutable_device_free() = d.device_free();
-    if (d.has_schedulable_free()) *m->mutable_schedulable_free() = d.schedulable_free();
+#define DCU_FILL_READING(field) \
+  if (d.has_##field()) *m->mutable_##field() = d.field();
+    DCU_FOR_EACH_READING(DCU_FILL_READING)
+#undef DCU_FILL_READING
     m->set_unreclaimed_bytes(d.unreclaimed_bytes());
-    if (d.has_unreclaimed()) *m->mutable_unreclaimed() = d.unreclaimed();
-    if (d.has_holders_vram()) *m->mutable_holders_vram() = d.holders_vram();
-    if (d.has_total()) *m->mutable_total() = d.total();
-    if (d.has_device_total()) *m->mutable_device_total() = d.device_total();
   }
   status->set_collected_at_ms(inventory.collected_at_ms());
   status->set_processes_scanned(inventory.processes_scanned());
@@ -319,15 +304,11 @@ absl::Status ApplyMovingFigures(const dcufleet::v1::NodeStatus& delta,
   return absl::OkStatus();
 }
 
-namespace {
-
-// What a report of `inventory` tells a stream about its readings' sources.
-template <typename Sources>
-void RememberSources(const dcufleet::v1::NodeInventory& inventory, Sources* out) {
-  out->resize(inventory.devices_size());
+void CompactFiguresWriter::Sent(const dcufleet::v1::NodeInventory& inventory) {
+  last_.resize(inventory.devices_size());
   for (int i = 0; i < inventory.devices_size(); ++i) {
     const dcufleet::v1::Device& d = inventory.devices(i);
-    auto& sources = (*out)[i];
+    DeviceSources& sources = last_[i];
     sources.index = d.index();
     sources.present = 0;
     for (int s = 0; s < kFigureSlots; ++s) {
@@ -340,10 +321,6 @@ void RememberSources(const dcufleet::v1::NodeInventory& inventory, Sources* out)
     }
   }
 }
-
-}  // namespace
-
-void CompactFiguresWriter::Sent(const dcufleet::v1::NodeInventory& inventory) { RememberSources(inventory, &last_); }
 
 void CompactFiguresWriter::MakeCompactDelta(dcufleet::v1::NodeStatus* status) {
   if (!status->has_inventory()) return;
@@ -387,11 +364,13 @@ void CompactFiguresWriter::MakeCompactDelta(dcufleet::v1::NodeStatus* status) {
     f->add_unreclaimed_bytes(d.unreclaimed_bytes());
   }
   if (all_at_collection) f->clear_read_at_offset_ms();
-  RememberSources(inventory, &last_);
+  Sent(inventory);
   status->set_collected_at_ms(collected);
   status->set_processes_scanned(inventory.processes_scanned());
   *status->mutable_probe_log() = inventory.probe_log();
   status->clear_inventory();
 }
+
+#undef DCU_FOR_EACH_READING
 
 }  // namespace dcu::common

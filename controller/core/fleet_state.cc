@@ -172,12 +172,12 @@ bool InstancesDiffer(const google::protobuf::RepeatedPtrField<dcufleet::v1::Inst
 
 }  // namespace
 
-void FleetState::PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool times_only) {
+void FleetState::PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool keep_revision) {
   e.view = std::move(v);
   // What replaces the view is newer than a deferred report (a newer report,
   // a Hello) or does not carry figures at all (a restart's stored view).
   e.times_only.reset();
-  if (!times_only) e.revision = ++last_revision_;
+  if (!keep_revision) e.revision = ++last_revision_;
 }
 
 dcufleet::v1::NodeView* FleetState::MutableView(NodeEntry& e) {
@@ -355,7 +355,7 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
       if (!full) {
         if (auto* arena = v->GetArena()) e.view_arena_bytes = arena->SpaceAllocated();
       }
-      PublishLocked(e, std::move(v), /*times_only=*/!visible);
+      PublishLocked(e, std::move(v), /*keep_revision=*/!visible);
       if (e.view->state() != dcufleet::v1::NODE_READY) {
         SetStateLocked(e, dcufleet::v1::NODE_READY, "reporting again", &events);
       }

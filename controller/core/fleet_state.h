@@ -192,10 +192,11 @@ class FleetState {
     // drain or state change; see SnapshotVersioned) and came while a reader
     // held the view. Copying the held view for each such report, and
     // freeing the copy later, was ~15% of the controller's CPU during a
-    // failover at 10,000 agents x 1/s (perf). Applied in place once nobody
-    // holds the view (the next write to it, Tick), and to the copies
-    // GetNode and ListNodes return; a newer report supersedes it. Until
-    // then a Snapshot() reader sees the previous report's times.
+    // failover at 10,000 agents x 1/s (perf). Applied before the next
+    // change to the view (MutableView), or in place by Tick once nobody
+    // holds it, and to the copies GetNode and ListNodes return; a newer
+    // report supersedes it. Until then a Snapshot() reader sees the
+    // previous report's times.
     std::optional<dcufleet::v1::NodeStatus> times_only;
     absl::Time times_only_at;
     dcufleet::v1::NodeReports reports;
@@ -215,9 +216,9 @@ class FleetState {
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.
   dcufleet::v1::NodeView* MutableView(NodeEntry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Replaces the entry's view with `v`; a new revision unless `times_only`
-  // (it differs from the old view in refreshed times only).
-  void PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool times_only = false)
+  // Replaces the entry's view with `v`; a new revision unless
+  // `keep_revision` (it differs from the old view in refreshed times only).
+  void PublishLocked(NodeEntry& e, std::shared_ptr<const dcufleet::v1::NodeView> v, bool keep_revision = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A report that refreshes times only, kept as NodeEntry::times_only when a
   // reader holds the view; false (nothing kept) when it changes more.

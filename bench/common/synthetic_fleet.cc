@@ -1,7 +1,9 @@
 #include "bench/common/synthetic_fleet.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 
 namespace dcu::bench {
 namespace {
@@ -46,6 +48,26 @@ const ArchProfile& ArchForNode(int node_index) {
 }
 
 std::string NodeName(int node_index) { return absl::StrFormat("node-%05d", node_index); }
+
+int NodeIndex(const std::string& node_name) {
+  absl::string_view digits = node_name;
+  int i = 0;
+  if (!absl::ConsumePrefix(&digits, "node-") || !absl::SimpleAtoi(digits, &i) || i < 0) return -1;
+  return NodeName(i) == node_name ? i : -1;
+}
+
+std::vector<std::string> TritonFailureLogTail(const std::string& env, const std::string& arch) {
+  std::string site = absl::StrCat(env, "/lib/python3.10/site-packages");
+  return {
+      absl::StrCat("loc(\"", site, "/vllm/attention/ops/triton_flash_attention.py\":309:0): error: "
+                   "unsupported target: '", arch, "'"),
+      "Traceback (most recent call last):",
+      absl::StrCat("  File \"", site, "/triton/backends/amd/compiler.py\", line 186, in make_llir"),
+      "    pm.run(mod)",
+      "RuntimeError: PassManager::run failed",
+  };
+}
+
 
 const std::string& Qwen3_8BConfigJson() {
   // Qwen/Qwen3-8B config.json. Fields as published for Qwen3-8B-Base

@@ -47,6 +47,14 @@ struct FleetOptions {
 
 // "node-00042".
 std::string NodeName(int node_index);
+// 42 for "node-00042"; -1 for a name NodeName did not make.
+int NodeIndex(const std::string& node_name);
+
+// The log tail of a launch that hits seed 000's triton error (see
+// bench/loadgen/catalog/SOURCE.md) from the environment `env` on `arch`: the
+// shipped rules classify it as triton_unsupported_gpu_target, a
+// deterministic failover (dcu-loadgen's failover mode, BM_FailoverPass).
+std::vector<std::string> TritonFailureLogTail(const std::string& env, const std::string& arch);
 
 // A full inventory of one node as an agent reports it: devices with host and
 // device views of memory (with sources), holders on busy devices, findings,

@@ -145,21 +145,6 @@ double SelfCpuS() {
          static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
 }
 
-// The log tail of a launch that hits seed 000's triton error (see
-// bench/loadgen/catalog/SOURCE.md): the shipped rules classify it as
-// triton_unsupported_gpu_target, a deterministic failover.
-std::vector<std::string> TritonFailureTail(const std::string& env, const std::string& arch) {
-  std::string site = absl::StrCat(env, "/lib/python3.10/site-packages");
-  return {
-      absl::StrCat("loc(\"", site, "/vllm/attention/ops/triton_flash_attention.py\":309:0): error: "
-                   "unsupported target: '", arch, "'"),
-      "Traceback (most recent call last):",
-      absl::StrCat("  File \"", site, "/triton/backends/amd/compiler.py\", line 186, in make_llir"),
-      "    pm.run(mod)",
-      "RuntimeError: PassManager::run failed",
-  };
-}
-
 class Run;
 
 // One simulated agent: its own NodeService.Connect stream (callback API), a
@@ -1408,7 +1393,7 @@ int Run::Execute() {
     err_ << "dcu-loadgen: --agents, --report-interval and --duration must be positive\n";
     return 2;
   }
-  fail_tail_ = TritonFailureTail("/opt/conda/envs/vllm-0.11.0", kFailArch);
+  fail_tail_ = TritonFailureLogTail("/opt/conda/envs/vllm-0.11.0", kFailArch);
   if (args_.controller.empty()) {
     if (!StartController()) return 2;
   } else {

@@ -127,7 +127,30 @@ std::vector<DeployController::DocPtr> DeployController::SnapshotDocs() const {
 
 void DeployController::PutDoc(Deployment d) {
   std::string key = ReplicaKey(d);
-  deployments_[std::move(key)] = std::make_shared<const Deployment>(std::move(d));
+  SetDoc(key, std::make_shared<const Deployment>(std::move(d)));
+}
+
+void DeployController::SetDoc(const std::string& key, DocPtr doc) {
+  auto it = deployments_.find(key);
+  if (it != deployments_.end()) {
+    deploy_internal::ForEachAssignedAttempt(*it->second, [&](const Attempt& a) {
+      auto n = keys_by_node_.find(a.placement().node());
+      if (n == keys_by_node_.end()) return;
+      n->second.erase(key);
+      if (n->second.empty()) keys_by_node_.erase(n);
+    });
+  }
+  if (doc) {
+    deploy_internal::ForEachAssignedAttempt(
+        *doc, [&](const Attempt& a) { keys_by_node_[a.placement().node()].insert(key); });
+  }
+  if (!doc) {
+    if (it != deployments_.end()) deployments_.erase(it);
+  } else if (it != deployments_.end()) {
+    it->second = std::move(doc);
+  } else {
+    deployments_.emplace(key, std::move(doc));
+  }
 }
 
 void DeployController::MarkDirty() {
@@ -145,8 +168,10 @@ void DeployController::OnNodeConnected(const std::string& node) {
 std::vector<InstanceSpec> DeployController::AssignedTo(const std::string& node) const {
   absl::MutexLock lock(&mu_);
   std::vector<InstanceSpec> out;
-  for (const auto& [n, d] : deployments_) {
-    deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) {
+  auto keys = keys_by_node_.find(node);
+  if (keys == keys_by_node_.end()) return out;
+  for (const std::string& key : keys->second) {
+    deploy_internal::ForEachAssignedAttempt(*deployments_.at(key), [&](const Attempt& a) {
       if (a.placement().node() == node) out.push_back(a.instance());
     });
   }
@@ -423,7 +448,7 @@ void DeployController::ReconcileOnce() {
       for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
       NoteChange(d.spec().name());
-      it->second = std::make_shared<const Deployment>(std::move(d));
+      SetDoc(it->first, std::make_shared<const Deployment>(std::move(d)));
     }
     for (const auto& key : removed) {
       auto it = deployments_.find(key);
@@ -431,7 +456,7 @@ void DeployController::ReconcileOnce() {
       for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
       const std::string name = it->second->spec().name();
       const int replica = it->second->replica();
-      deployments_.erase(it);
+      SetDoc(key, nullptr);
       if (ReplicasOf(name).empty()) {
         NoteGone(name);
         ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
@@ -446,14 +471,20 @@ void DeployController::ReconcileOnce() {
     for (const auto& n : recompute_) ctx.touched.insert(n);
     recompute_.clear();
     // Only the nodes whose set may have changed (or that reconnected) are
-    // recomputed and compared with what they were last sent.
+    // recomputed and compared with what they were last sent, from the
+    // documents assigned to them (in key order, each once).
+    std::set<std::string> keys;
     for (const auto& n : ctx.touched) {
-      if (ctx.Known(n)) desired[n];
+      if (!ctx.Known(n)) continue;
+      desired[n];
+      auto k = keys_by_node_.find(n);
+      if (k != keys_by_node_.end()) keys.insert(k->second.begin(), k->second.end());
     }
-    if (!desired.empty()) docs = SnapshotDocs();
+    docs.reserve(keys.size());
+    for (const std::string& key : keys) docs.push_back(deployments_.at(key));
   }
   // The desired sets from the documents as this pass left them, walked
-  // without mu_ (the snapshot above).
+  // without mu_ (the pointers taken above).
   for (const DocPtr& d : docs) {
     deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) {
       auto it = desired.find(a.placement().node());

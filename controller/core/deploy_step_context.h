@@ -4,6 +4,7 @@
 // deploy_admission.cc, deploy_step.cc): what one reconcile pass knows, and
 // the attempt helpers they share.
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,8 +28,9 @@ struct DeployController::StepContext {
   std::vector<ScheduleNode> sched;
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index;
   std::vector<std::pair<std::string, int64_t>> shapes;
-  // First node with a usable device, per (model, utilization, TP), valid while
-  // the pass only takes devices (Release resets it).
+  // First node with a usable device, per (model, utilization, TP): nodes
+  // before it have none. Taking devices keeps that true; releasing them on
+  // a node moves every cursor back to that node at most.
   std::map<std::tuple<std::string, double, int>, size_t> first_usable;
   std::vector<Event> events;
   // Nodes whose desired instance set may have changed in this pass.
@@ -88,12 +90,14 @@ struct DeployController::StepContext {
     n->busy_ports.insert(p.port());
   }
   // An attempt ended in this pass: its devices are free again (its port stays
-  // taken while the node still reports the instance).
+  // taken while the node still reports the instance). Only this node can
+  // have become usable: clearing the cursors instead made every failover
+  // after it walk the fleet from its first node (BM_FailoverPass).
   void Release(const dcufleet::v1::Placement& p) {
-    ScheduleNode* n = Sched(p.node());
-    if (!n) return;
-    for (int i : p.device_indices()) n->busy_devices.erase(i);
-    first_usable.clear();
+    auto it = index->find(p.node());
+    if (it == index->end() || it->second >= sched.size()) return;
+    for (int i : p.device_indices()) sched[it->second].busy_devices.erase(i);
+    for (auto& [key, first] : first_usable) first = std::min(first, it->second);
   }
 };
 

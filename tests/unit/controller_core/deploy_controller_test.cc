@@ -117,6 +117,34 @@ class DeployControllerTest : public ::testing::Test {
     for (const auto& e : *events) out.push_back(e.message);
     return out;
   }
+  // The instances a node is meant to run, found by walking every stored
+  // document (the active attempt and orphans of each deployment not
+  // deleted): the oracle for the controller's per-node index, which
+  // AssignedTo and each pass's assignments read.
+  std::multiset<std::string> AssignedByWalk(const std::string& node) {
+    std::multiset<std::string> out;
+    auto docs = deploy_store_->ListDeployments();
+    EXPECT_TRUE(docs.ok());
+    if (!docs.ok()) return out;
+    for (const auto& d : *docs) {
+      if (d.status().deleted()) continue;
+      const auto& attempts = d.status().attempts();
+      for (int i = 0; i < attempts.size(); ++i) {
+        const bool latest_active = i == attempts.size() - 1 && attempts[i].ended_at_ms() == 0;
+        if ((latest_active || attempts[i].orphaned()) && attempts[i].placement().node() == node) {
+          out.insert(attempts[i].instance_id());
+        }
+      }
+    }
+    return out;
+  }
+  void ExpectAssignedMatchesTheDocuments(std::initializer_list<std::string> nodes) {
+    for (const std::string& n : nodes) {
+      std::multiset<std::string> indexed;
+      for (const auto& spec : controller_->AssignedTo(n)) indexed.insert(spec.instance_id());
+      EXPECT_EQ(indexed, AssignedByWalk(n)) << "node " << n;
+    }
+  }
   dcufleet::v1::DeploymentSpec Spec(int tp = 4) {
     dcufleet::v1::DeploymentSpec s;
     s.set_model("qwen3-32b");
@@ -198,6 +226,7 @@ TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) 
   EXPECT_EQ(d2.status().excluded_plans(0).stack_id(), "vllm-0.11.0-bare");
   // It does not take the devices the first deployment holds.
   EXPECT_THAT(d2.status().attempts(0).placement().device_indices(), ::testing::ElementsAre(4, 5));
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(DeployControllerTest, AutoRemediationIsAppliedOnceThenBackOff) {
@@ -336,6 +365,7 @@ TEST_F(LostNodeTest, LostNodeIsRescheduledAndItsInstanceKeptAsAnOrphan) {
   auto assigned = controller_->AssignedTo("node-a");
   ASSERT_EQ(assigned.size(), 1u);
   EXPECT_EQ(assigned[0].instance_id(), first.instance_id());
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(LostNodeTest, ReturningNodeWithAReadyReplacementElsewhereStopsItsDuplicate) {
@@ -352,6 +382,7 @@ TEST_F(LostNodeTest, ReturningNodeWithAReadyReplacementElsewhereStopsItsDuplicat
   EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY);
   EXPECT_EQ(b_.last().instances_size(), 1) << "the replacement keeps serving";
   EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Contains("DuplicateStopped"));
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(LostNodeTest, ReturningNodeWithNoReadyReplacementKeepsItsInstance) {
@@ -379,6 +410,7 @@ TEST_F(LostNodeTest, ReturningNodeWithNoReadyReplacementKeepsItsInstance) {
   EXPECT_EQ(ready_outcomes, 1);
   // A superseded attempt is not a failure of its plan.
   EXPECT_EQ(d.status().failed_stacks_size(), 0);
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(LostNodeTest, ReturningNodeWithoutTheInstanceForgetsTheOrphan) {
@@ -389,6 +421,7 @@ TEST_F(LostNodeTest, ReturningNodeWithoutTheInstanceForgetsTheOrphan) {
   EXPECT_FALSE(d.status().attempts(0).orphaned());
   EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Contains("OrphanGone"));
   EXPECT_TRUE(controller_->AssignedTo("node-a").empty());
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 // Issue 16: an instance SIGKILLed while serving was "unknown (10%) → human"
@@ -543,6 +576,7 @@ TEST_F(DeployControllerTest, DeleteEmptiesTheAssignmentThenForgets) {
   controller_->ReconcileOnceForTest();
   EXPECT_EQ(controller_->Get("qwen3-32b").status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 // `dcuctl delete --wait` right after a controller restart printed "deleted;
@@ -828,6 +862,7 @@ TEST_F(ReplicaTest, ScaleDownRemovesTheWorstPlacedFirst) {
   r = controller_->Scale("qwen3-32b", 1);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT(r->removed(), ::testing::ElementsAre(1));
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(ReplicaTest, ScaleUpAddsTheLowestFreeIndexAndSurvivesARestart) {
@@ -869,6 +904,7 @@ TEST_F(ReplicaTest, ScaleUpAddsTheLowestFreeIndexAndSurvivesARestart) {
   EXPECT_THAT(rolled->deployment().rollout_message(), HasSubstr("0 of 2"));
   EXPECT_EQ(controller_->Scale("qwen3-32b", 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(controller_->Scale("nope", 2).status().code(), absl::StatusCode::kNotFound);
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(ReplicaTest, DeleteStopsEveryReplicaThenForgetsThem) {
@@ -894,6 +930,7 @@ TEST_F(ReplicaTest, DeleteStopsEveryReplicaThenForgetsThem) {
   EXPECT_TRUE(deploy_store_->ListDeployments()->empty());
   auto reasons = EventReasons("qwen3-32b");
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Deleted"), 1);
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 // Issue 16: the endpoint named the node ("node-k100:8002"), which does not
@@ -1046,6 +1083,7 @@ TEST_F(RolloutTest, SurgesFirstSoEveryReplicaKeepsServingUntilItsReplacementIs) 
   for (const auto& e : *events) {
     if (e.reason == "RolloutStarted") EXPECT_THAT(e.message, HasSubstr("max_model_len"));
   }
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 TEST_F(RolloutTest, WithoutRoomForASurgeOneGoesFirstAndTheOtherKeepsServing) {
@@ -1103,6 +1141,7 @@ TEST_F(RolloutTest, GoesOnAfterAControllerRestart) {
   Round();
   EXPECT_TRUE(AllRun(4096));
   EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
 // Issue 20: a node whose batch job nears its end drains; its replicas move

@@ -287,6 +287,7 @@ void DeployController::BuildContext(StepContext& ctx) {
   std::vector<FleetState::VersionedView> versioned = fleet_->SnapshotVersioned();
   ctx.views.clear();
   ctx.views.reserve(versioned.size());
+  ctx.revisions.reserve(versioned.size());
   // A node's scheduling summary is rebuilt only when its view's revision
   // changed since the last pass; the name index only when the set of nodes
   // changed.
@@ -309,6 +310,7 @@ void DeployController::BuildContext(StepContext& ctx) {
     // stays, its pointer follows the view this pass holds.
     c.node.view = v.get();
     ctx.sched.push_back(c.node);
+    ctx.revisions.push_back(versioned[i].revision);
     ctx.views.push_back(std::move(versioned[i].view));
   }
   if (!same_names) {
@@ -316,8 +318,10 @@ void DeployController::BuildContext(StepContext& ctx) {
     index->reserve(ctx.views.size());
     for (size_t i = 0; i < ctx.views.size(); ++i) (*index)[ctx.views[i]->name()] = i;
     index_cache_ = std::move(index);
+    ++index_epoch_;
   }
   ctx.index = index_cache_;
+  ctx.index_epoch = index_epoch_;
   // Few distinct shapes: a short list, not a set keyed by strings.
   for (const auto& n : ctx.sched) {
     if (!n.ready || n.arch.empty()) continue;
@@ -325,6 +329,16 @@ void DeployController::BuildContext(StepContext& ctx) {
     for (const auto& [arch, total] : ctx.shapes) known |= total == n.device_total && arch == n.arch;
     if (!known) ctx.shapes.emplace_back(n.arch, n.device_total);
   }
+}
+
+bool DeployController::StillObserved(const ObserveMemo& memo, const StepContext& ctx) {
+  if (memo.index_epoch != ctx.index_epoch || ctx.now_ms >= memo.inputs.recheck_at_ms) return false;
+  for (const auto& [position, revision] : memo.inputs.nodes) {
+    // Unknown then is unknown now: the index is the same.
+    if (position == std::string::npos) continue;
+    if (position >= ctx.revisions.size() || ctx.revisions[position] != revision) return false;
+  }
+  return true;
 }
 
 void DeployController::ReconcileOnce() {
@@ -372,13 +386,23 @@ void DeployController::ReconcileOnce() {
   // before the holdings are: a pass with nothing to step (most wake-ups of
   // a steady fleet: a report, a phase already followed) skips the walk that
   // takes every attempt's devices and ports (BM_SteadyPass).
+  // A document whose inputs have not changed since the last pass observed
+  // it is not observed again (ObserveMemo); the memo keeps only this pass's
+  // documents.
+  absl::flat_hash_map<const Deployment*, ObserveMemo> memo;
+  memo.reserve(docs.size());
   for (const DocPtr& d : docs) {
-    if (Observe(*d, ctx) != Transition::kNone) {
+    if (auto m = observe_memo_.find(d.get()); m != observe_memo_.end() && StillObserved(m->second, ctx)) {
+      memo.insert(observe_memo_.extract(m));
+    } else if (ObservedInputs inputs; Observe(*d, ctx, &inputs) != Transition::kNone) {
       work.push_back(*d);
-    } else if (d->status().deleted() && !HasActiveAttempt(*d)) {
-      removed.push_back(ReplicaKey(*d));
+      continue;
+    } else {
+      memo.emplace(d.get(), ObserveMemo{d, ctx.index_epoch, std::move(inputs)});
     }
+    if (d->status().deleted() && !HasActiveAttempt(*d)) removed.push_back(ReplicaKey(*d));
   }
+  observe_memo_.swap(memo);
   const absl::Time t_observed_docs = absl::Now();
   if (!work.empty() || !pools_.empty()) {
     for (const DocPtr& d : docs) {

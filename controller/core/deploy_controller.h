@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -152,9 +153,19 @@ class DeployController : public FleetListener {
     kFollowReport,   // the node reports something new about the instance
     kReconcileOrphan,  // a lost node is back: keep or stop its orphaned instance
   };
+  // What an answer of Observe rests on besides the document: the nodes it
+  // looked at (position in the pass's views and revision; npos for a name
+  // the pass does not know) and the first time the clock alone could
+  // change it (INT64_MAX: never).
+  struct ObservedInputs {
+    absl::InlinedVector<std::pair<size_t, uint64_t>, 2> nodes;
+    int64_t recheck_at_ms = INT64_MAX;
+  };
   // Pure; Step() acts on its answer and the pass selects by it, so "does it
-  // need a step" and the step itself come from one function.
-  Transition Observe(const dcufleet::v1::Deployment& d, const StepContext& ctx) const;
+  // need a step" and the step itself come from one function. With `inputs`,
+  // also says what the answer read.
+  Transition Observe(const dcufleet::v1::Deployment& d, const StepContext& ctx,
+                     ObservedInputs* inputs = nullptr) const;
   // Advances one deployment; returns true when it changed.
   bool Step(dcufleet::v1::Deployment& d, StepContext& ctx);
   void BuildContext(StepContext& ctx);
@@ -332,6 +343,22 @@ class DeployController : public FleetListener {
   std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
       ABSL_GUARDED_BY(cache_mu_);
+  // Per document (held, so its address is not reused while the entry
+  // lives): the last pass's Observe answered kNone from these inputs, and
+  // with the same document, the same revisions at the same positions (same
+  // index_epoch_) and a clock before recheck_at_ms it would again. Observing
+  // every deployment was the select phase of every pass (7 ms at 4,000
+  // deployments uncontended, up to 70 ms during a failover, BENCHMARKS.md).
+  struct ObserveMemo {
+    DocPtr doc;
+    uint64_t index_epoch = 0;
+    ObservedInputs inputs;
+  };
+  absl::flat_hash_map<const dcufleet::v1::Deployment*, ObserveMemo> observe_memo_
+      ABSL_GUARDED_BY(reconcile_mu_);
+  static bool StillObserved(const ObserveMemo& memo, const StepContext& ctx);
+  // Grows whenever the pass's name index is rebuilt (node positions move).
+  uint64_t index_epoch_ ABSL_GUARDED_BY(cache_mu_) = 0;
   // Deployments with a replica on an older spec, or one the rollout is
   // still removing (rebuilt by Load from the documents' target_spec).
   std::set<std::string> rolling_ ABSL_GUARDED_BY(mu_);

@@ -151,10 +151,23 @@ bool DeployController::TryLaunch(Deployment& d, StepContext& ctx) {
 }
 
 DeployController::Transition DeployController::Observe(const Deployment& d,
-                                                       const StepContext& ctx) const {
+                                                       const StepContext& ctx,
+                                                       ObservedInputs* inputs) const {
   // Pure: what Step() would do to `d`, or kNone when nothing has happened to
   // it. The pass selects deployments with it, and Step() acts on its answer,
-  // so the two cannot disagree.
+  // so the two cannot disagree. Every node and every time it reads goes
+  // through these two, so `inputs` is complete (ObserveMemo relies on it).
+  auto node_named = [&](const std::string& name) -> const NodeView* {
+    const size_t i = ctx.Position(name);
+    if (inputs) inputs->nodes.emplace_back(i, i == std::string::npos ? 0 : ctx.revisions[i]);
+    return i == std::string::npos ? nullptr : ctx.views[i].get();
+  };
+  // True once `at_ms` has passed; until then the answer holds until it does.
+  auto reached = [&](int64_t at_ms) {
+    if (ctx.now_ms >= at_ms) return true;
+    if (inputs) inputs->recheck_at_ms = std::min(inputs->recheck_at_ms, at_ms);
+    return false;
+  };
   const auto& st = d.status();
   const Attempt* a = nullptr;
   if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
@@ -162,7 +175,7 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
   }
   if (st.deleted()) {
     if (!a) return Transition::kNone;
-    const NodeView* nv = ctx.Node(a->placement().node());
+    const NodeView* nv = node_named(a->placement().node());
     if (!nv || nv->state() == dcufleet::v1::NODE_LOST) return Transition::kStopDeleted;
     // A node that is not connected (NotReady: after a controller restart,
     // before its agent is back) cannot say whether the instance still runs:
@@ -177,7 +190,7 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
   // instances): settle any orphan on it before anything else.
   for (const auto& o : st.attempts()) {
     if (!o.orphaned()) continue;
-    const NodeView* on = ctx.Node(o.placement().node());
+    const NodeView* on = node_named(o.placement().node());
     if (on && on->state() == dcufleet::v1::NODE_READY) return Transition::kReconcileOrphan;
   }
   if (!a) {
@@ -185,9 +198,9 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
         st.phase() == dcufleet::v1::DEPLOYMENT_READY) {
       return Transition::kNone;
     }
-    return st.next_attempt_at_ms() <= ctx.now_ms ? Transition::kLaunch : Transition::kNone;
+    return reached(st.next_attempt_at_ms()) ? Transition::kLaunch : Transition::kNone;
   }
-  const NodeView* node = ctx.Node(a->placement().node());
+  const NodeView* node = node_named(a->placement().node());
   if (!node || node->state() == dcufleet::v1::NODE_LOST) return Transition::kNodeLost;
   const InstanceStatus* is = FindInstance(*node, a->instance_id());
   if (!is) {
@@ -196,7 +209,7 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
     // give up on the attempt.
     int64_t deadline = a->created_at_ms() + d.spec().startup_timeout_s() * 1000LL +
                        absl::ToInt64Milliseconds(options_.report_grace);
-    return node->state() == dcufleet::v1::NODE_READY && ctx.now_ms > deadline
+    return node->state() == dcufleet::v1::NODE_READY && reached(deadline + 1)
                ? Transition::kReportOverdue
                : Transition::kNone;
   }

@@ -26,7 +26,11 @@ struct DeployController::StepContext {
   // (no copies), in name order, and what the scheduler reads of each.
   std::vector<std::shared_ptr<const dcufleet::v1::NodeView>> views;
   std::vector<ScheduleNode> sched;
+  // Each view's revision (FleetState::SnapshotVersioned), by position.
+  std::vector<uint64_t> revisions;
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index;
+  // DeployController::index_epoch_ as of this pass's index.
+  uint64_t index_epoch = 0;
   std::vector<std::pair<std::string, int64_t>> shapes;
   // First node with a usable device, per (model, utilization, TP): nodes
   // before it have none. Taking devices keeps that true; releasing them on
@@ -57,8 +61,13 @@ struct DeployController::StepContext {
   // Null for a node the pass does not know, and for every node once the
   // pass has let go of the views (ReleaseViews).
   const dcufleet::v1::NodeView* Node(const std::string& name) const {
+    const size_t i = Position(name);
+    return i == std::string::npos ? nullptr : views[i].get();
+  }
+  // The node's position in `views`; npos when unknown or let go.
+  size_t Position(const std::string& name) const {
     auto it = index->find(name);
-    return it == index->end() || it->second >= views.size() ? nullptr : views[it->second].get();
+    return it == index->end() || it->second >= views.size() ? std::string::npos : it->second;
   }
   // After the step nothing reads the views: held, each one makes its node's
   // next report copy the whole view instead of changing it in place

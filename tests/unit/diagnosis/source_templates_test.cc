@@ -462,6 +462,140 @@ const std::vector<Template>& Templates() {
       {"huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py validate_repo_id",
        "huggingface_hub.errors.HFValidationError: Cannot have -- or .. in repo_id: '../models/Qwen2-7B'.",
        "model_path_not_found"},
+      // ------------------ rules from sources, again (2026-12-05): memory, config
+      {"ggml-org/llama.cpp ggml/src/ggml.c ggml_aligned_malloc",
+       "ggml_aligned_malloc: insufficient memory (attempted to allocate 24576.00 MB)\n"
+       "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 25769803776\n"
+       "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+       "max_model_len_exceeds_kv_capacity"},
+      {"ggml-org/llama.cpp ggml/src/ggml.c ggml_aligned_malloc (the weights)",
+       "ggml_aligned_malloc: insufficient memory (attempted to allocate 60438.47 MB)\n"
+       "llama_model_load: error loading model: unable to allocate CPU buffer\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp src/llama-model.cpp load_tensors (a host buffer type)",
+       "llama_model_load: error loading model: unable to allocate CUDA_Host buffer",
+       "cuda_oom_model_load"},
+      {"huggingface/transformers src/transformers/quantizers/quantizer_bnb_4bit.py",
+       "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM "
+       "to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping "
+       "these modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True` and pass a custom "
+       "`device_map` to `from_pretrained`.",
+       "cuda_oom_model_load"},
+      {"torvalds/linux mm/oom_kill.c (dmesg pasted with the log)",
+       "Loading safetensors checkpoint shards:  60% Completed | 3/5\n"
+       "[ 9912.004] Out of memory: Killed process 4242 (python3) total-vm:98765432kB, anon-rss:61234567kB, "
+       "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:123456kB oom_score_adj:0",
+       "cuda_oom_model_load"},
+      {"google/sentencepiece src/sentencepiece_processor.cc (Load)",
+       "RuntimeError: Internal: src/sentencepiece_processor.cc(1101) "
+       "[model_proto->ParseFromArray(serialized.data(), serialized.size())]",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers src/transformers/convert_slow_tokenizer.py",
+       "ValueError: Converting from Tiktoken failed, if a converter for SentencePiece is available, provide "
+       "a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
+       "['AlbertTokenizer', 'BartTokenizer']",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py",
+       "ValueError: Cannot instantiate this tokenizer from a slow version. If it's based on sentencepiece, "
+       "make sure you have sentencepiece installed.",
+       "config_or_tokenizer_error"},
+      // -------------- rules from sources, again (2026-12-05): model path, arch
+      {"huggingface/transformers src/transformers/utils/hub.py cached_files (GatedRepoError)",
+       "OSError: You are trying to access a gated repo.\n"
+       "Make sure to have access to it at https://huggingface.co/org/gated-model.\n"
+       "401 Client Error. (Request ID: Root=1-abc;def)",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub (the hub's gate text, re-raised alone)",
+       "RuntimeError: 403 Forbidden: Access to model org/gated-model is restricted and you are not in the "
+       "authorized list.",
+       "model_path_not_found"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (no weights in the directory)",
+       "OSError: /data/models/qwen does not appear to have a file named pytorch_model.bin, "
+       "model.safetensors, tf_model.h5, model.ckpt or flax_model.msgpack.",
+       "model_path_not_found"},
+      {"psf/requests HTTPError for the hub's API (no token)",
+       "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+       "https://huggingface.co/api/models/org/model/revision/main",
+       "model_path_not_found"},
+      {"modelscope/modelscope modelscope/hub/errors.py handle_http_response",
+       "ERROR - Authentication token does not exist, failed to access model org/model which may not exist "
+       "or may be private. Please login first.\n"
+       "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: "
+       "https://www.modelscope.cn/api/v1/models/org/model/revisions",
+       "model_path_not_found"},
+      {"vllm-project/vllm vllm/model_executor/models/registry.py _raise_for_unsupported (dropped)",
+       "ValueError: Model architecture MPTForCausalLM was supported in vLLM until v0.10.2, and is not "
+       "supported anymore. Please use an older version of vLLM if you want to use this model architecture.",
+       "unsupported_model_architecture"},
+      {"vllm-project/vllm vllm/model_executor/models/registry.py _try_resolve_transformers",
+       "ValueError: The Transformers implementation of 'FooForCausalLM' is not compatible with vLLM.",
+       "unsupported_model_architecture"},
+      {"ollama/ollama model/model.go New (the Ollama engine)",
+       "time=2025-06-01T10:00:00.000Z level=ERROR source=server.go:1 msg=\"llama runner terminated\" "
+       "error=\"unsupported model architecture \\\"qwen3next\\\"\"",
+       "unsupported_model_architecture"},
+      {"ollama/ollama llm/server.go (debug: only a switch to the llama.cpp runner)",
+       "time=2025-06-01T10:00:00.000Z level=DEBUG source=server.go:1 msg=\"model not yet supported by "
+       "Ollama engine, switching to compatibility mode\" model=/x/blobs/sha256-1 error=\"unsupported model "
+       "architecture \\\"qwen2\\\"\"\n"
+       "time=2025-06-01T10:00:05.000Z level=INFO source=server.go:1 msg=\"llama runner started in 2.01 seconds\"",
+       "unknown"},
+      // ------------ rules from sources, again (2026-12-05): device, NCCL, triton
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorInvalidImage) via torch",
+       "RuntimeError: HIP error: device kernel image is invalid\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+       "below might be incorrect.",
+       "hip_invalid_device_function"},
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorInvalidImage by name)",
+       "hipModuleLoadData failed: hipErrorInvalidImage", "hip_invalid_device_function"},
+      {"pytorch/pytorch aten/src/ATen/native/cuda/Blas.cpp (_scaled_mm)",
+       "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 "
+       "or 8.9, or ROCm MI300+",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu",
+       "RuntimeError: cutlass_scaled_mm, csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu:265,\n"
+       "NotImplementedError: No compiled cutlass_scaled_mm for a compute capability less than CUDA device "
+       "capability: 121",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu (MoE)",
+       "NotImplementedError: No compiled cutlass_scaled_mm for CUDA device capability: 80. Required "
+       "capability: 90",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm csrc/quantization/fp4/nvfp4_quant_entry.cu",
+       "NotImplementedError: No compiled nvfp4 quantization kernel", "unsupported_gpu_arch_runtime"},
+      {"ROCm/rocBLAS library/include/internal/rocblas-types.h (rocblas_status_arch_mismatch)",
+       "RuntimeError: rocBLAS error: rocblas_status_arch_mismatch when calling `rocblas_gemm_ex(...)`",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/amp/autocast_mode.py",
+       "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (watchdog)",
+       "[rank1]:[E1204 10:00:00.000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+       "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+       "ran for 600041 milliseconds before timing out.",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch ProcessGroupNCCL.cpp (abort after another rank's OOM: the OOM is the cause)",
+       "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+       "capacity of 23.64 GiB of which 1.06 GiB is free.\n"
+       "[rank0]: torch.distributed.DistBackendError: NCCL communicator was aborted on rank 0.",
+       "cuda_oom_model_load"},
+      {"llvm/llvm-project llvm/lib/MC/MCSubtargetInfo.cpp via triton",
+       "'gfx1150' is not a recognized processor for this target (ignoring processor)\n"
+       "  File \"/x/triton/compiler/compiler.py\", line 300, in compile\n"
+       "    next_module = compile_ir(module, metadata)\n"
+       "RuntimeError: PassManager::run failed",
+       "triton_unsupported_gpu_target"},
+      {"llvm/llvm-project MCSubtargetInfo.cpp for a CPU name (numba/llvmlite): no GPU target",
+       "'znver5' is not a recognized processor for this target (ignoring processor)\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"triton-lang/triton python/triton/runtime/build.py (triton <= 3.0, <tmpdir>/main.c)",
+       "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpq1w2e3/main.c', '-O3', "
+       "'-I/x/triton/common/../third_party/cuda/include', '-I/usr/include/python3.10', '-I/tmp/tmpq1w2e3', "
+       "'-shared', '-fPIC', '-lcuda', '-o', '/tmp/tmpq1w2e3/_fwd_kernel.cpython-310-x86_64-linux-gnu.so']' "
+       "returned non-zero exit status 1.",
+       "triton_kernel_compile_failure"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -535,6 +535,11 @@ const std::vector<Template>& Templates() {
        "time=2025-06-01T10:00:00.000Z level=ERROR source=server.go:1 msg=\"llama runner terminated\" "
        "error=\"unsupported model architecture \\\"qwen3next\\\"\"",
        "unsupported_model_architecture"},
+      {"ollama/ollama convert/convert.go LoadModelMetadata (ollama create)",
+       "converting model\nError: unsupported architecture \"Glm4vForConditionalGeneration\"",
+       "unsupported_model_architecture"},
+      {"a Go program refusing a CPU architecture (not a model's)",
+       "Error: unsupported architecture \"riscv64\"", "unknown"},
       {"ollama/ollama llm/server.go (debug: only a switch to the llama.cpp runner)",
        "time=2025-06-01T10:00:00.000Z level=DEBUG source=server.go:1 msg=\"model not yet supported by "
        "Ollama engine, switching to compatibility mode\" model=/x/blobs/sha256-1 error=\"unsupported model "

@@ -1,5 +1,7 @@
 #include "controller/service/server_security.h"
 
+#include <climits>
+
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -69,6 +71,20 @@ void ApplyServerLimits(grpc::ServerBuilder* builder) {
   // controllers, the new leader is found (issue 21). gRPC's default
   // refuses pings closer than 5 min apart without data with GOAWAY.
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
+  // No server keepalive pings and no BDP probing (issue 22). Both re-arm a
+  // timer on every read, and Debian's libgrpc 1.51 is built without NDEBUG,
+  // so every timer set or cancelled also walks gRPC's debug hash of all
+  // pending timers (timer_generic.cc, 1,009 buckets) under a lock: with
+  // 10,000 agent streams reporting every second that was 14-18% of the
+  // controller's CPU (perf, BENCHMARKS.md). What they would give is not
+  // needed here: the server's keepalive pings a peer after 2 h of silence
+  // while agents report every second and are declared NotReady after 15 s
+  // of silence (FleetState::Tick), and their own pings find a dead
+  // controller; BDP grows the receive window for bulk uploads, and what the
+  // controller receives is reports, events and specs of a few KB (a 16 MiB
+  // request at most, a few hundred round trips of gRPC's 64 KiB window).
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
 }
 
 }  // namespace dcu::controller

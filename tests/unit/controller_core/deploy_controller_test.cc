@@ -229,6 +229,33 @@ TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) 
   ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
+// An instance its node never reports fails once the start-up deadline and
+// the report grace have passed, and not before: the passes in between find
+// nothing to do and remember until when that holds (ObserveMemo); the first
+// pass after the deadline acts.
+TEST_F(DeployControllerTest, AnInstanceItsNodeNeverReportsFailsAfterTheDeadlineNotBefore) {
+  RecordingSession a;
+  Connect("node-a", &a);
+  auto spec = Spec();
+  spec.set_startup_timeout_s(100);  // + 60 s report grace: 160 s
+  ASSERT_TRUE(controller_->Deploy(spec, false).ok());
+  controller_->ReconcileOnceForTest();
+  ASSERT_EQ(Get("qwen3-32b").status().attempts_size(), 1);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(absl::Seconds(50));
+    controller_->ReconcileOnceForTest();
+  }
+  auto before = Get("qwen3-32b");
+  ASSERT_EQ(before.status().attempts_size(), 1);
+  EXPECT_EQ(before.status().attempts(0).ended_at_ms(), 0) << "150 s: still within the deadline";
+  clock_.Advance(absl::Seconds(11));
+  controller_->ReconcileOnceForTest();
+  auto after = Get("qwen3-32b");
+  ASSERT_GE(after.status().attempts_size(), 1);
+  EXPECT_NE(after.status().attempts(0).ended_at_ms(), 0) << "161 s: past the deadline";
+  EXPECT_EQ(after.status().attempts(0).message(), "the agent never reported the instance");
+}
+
 TEST_F(DeployControllerTest, AutoRemediationIsAppliedOnceThenBackOff) {
   diagnoser_.Add("wvSplitK", "missing_custom_op", "auto", "set_env", {{"VLLM_ROCM_USE_SKINNY_GEMM", "0"}});
   RecordingSession a;

@@ -131,18 +131,25 @@ void DeployController::PutDoc(Deployment d) {
 }
 
 void DeployController::SetDoc(const std::string& key, DocPtr doc) {
+  // The nodes are collected first and the index changed outside the
+  // callbacks: clang's thread-safety analysis does not see mu_ held inside a
+  // lambda.
+  auto nodes_of = [](const Deployment& d) {
+    absl::InlinedVector<const std::string*, 2> nodes;
+    deploy_internal::ForEachAssignedAttempt(d, [&](const Attempt& a) { nodes.push_back(&a.placement().node()); });
+    return nodes;
+  };
   auto it = deployments_.find(key);
   if (it != deployments_.end()) {
-    deploy_internal::ForEachAssignedAttempt(*it->second, [&](const Attempt& a) {
-      auto n = keys_by_node_.find(a.placement().node());
-      if (n == keys_by_node_.end()) return;
+    for (const std::string* node : nodes_of(*it->second)) {
+      auto n = keys_by_node_.find(*node);
+      if (n == keys_by_node_.end()) continue;
       n->second.erase(key);
       if (n->second.empty()) keys_by_node_.erase(n);
-    });
+    }
   }
   if (doc) {
-    deploy_internal::ForEachAssignedAttempt(
-        *doc, [&](const Attempt& a) { keys_by_node_[a.placement().node()].insert(key); });
+    for (const std::string* node : nodes_of(*doc)) keys_by_node_[*node].insert(key);
   }
   if (!doc) {
     if (it != deployments_.end()) deployments_.erase(it);

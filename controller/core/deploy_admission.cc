@@ -653,6 +653,7 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
   Deployment d;
   StepContext ctx;
   BuildContext(ctx);
+  BuildSchedule(ctx);
   {
     absl::MutexLock lock(&mu_);
     auto it = deployments_.find(spec.name());

@@ -295,40 +295,58 @@ void DeployController::BuildContext(StepContext& ctx) {
   ctx.views.clear();
   ctx.views.reserve(versioned.size());
   ctx.revisions.reserve(versioned.size());
-  // A node's scheduling summary is rebuilt only when its view's revision
-  // changed since the last pass; the name index only when the set of nodes
-  // changed.
+  // The name index is rebuilt only when the set of nodes changed.
   absl::MutexLock lock(&cache_mu_);
-  bool same_names = index_cache_ && index_cache_->size() == versioned.size();
-  ctx.sched.reserve(versioned.size());
-  if (node_cache_.size() != versioned.size()) node_cache_.resize(versioned.size());
+  bool same_names = index_cache_ && index_names_.size() == versioned.size();
   for (size_t i = 0; i < versioned.size(); ++i) {
-    const auto& v = versioned[i].view;
-    CachedNode& c = node_cache_[i];
-    if (!c.valid || c.revision != versioned[i].revision || c.name != v->name()) {
-      if (!c.valid || c.name != v->name()) same_names = false;
-      c.name = v->name();
-      c.revision = versioned[i].revision;
-      c.valid = true;
-      c.node = MakeScheduleNode(*v);
-    }
-    // A report that refreshed only times may have replaced the view object
-    // without a new revision (FleetState::SnapshotVersioned): the summary
-    // stays, its pointer follows the view this pass holds.
-    c.node.view = v.get();
-    ctx.sched.push_back(c.node);
+    if (same_names && index_names_[i] != versioned[i].view->name()) same_names = false;
     ctx.revisions.push_back(versioned[i].revision);
     ctx.views.push_back(std::move(versioned[i].view));
   }
   if (!same_names) {
     auto index = std::make_shared<absl::flat_hash_map<std::string, size_t>>();
     index->reserve(ctx.views.size());
-    for (size_t i = 0; i < ctx.views.size(); ++i) (*index)[ctx.views[i]->name()] = i;
+    index_names_.clear();
+    index_names_.reserve(ctx.views.size());
+    for (size_t i = 0; i < ctx.views.size(); ++i) {
+      (*index)[ctx.views[i]->name()] = i;
+      index_names_.push_back(ctx.views[i]->name());
+    }
     index_cache_ = std::move(index);
     ++index_epoch_;
   }
   ctx.index = index_cache_;
   ctx.index_epoch = index_epoch_;
+}
+
+void DeployController::BuildSchedule(StepContext& ctx) {
+  // A node's scheduling summary is rebuilt only when its view's revision
+  // changed since it was built; the pass copies one per node (what it
+  // takes devices from), so only a pass that schedules or takes holdings
+  // asks for them: at 10,000 nodes the copies were most of a pass with
+  // nothing to step (BM_SteadyPass). Checked against this pass's views, not
+  // assumed: a dry run may have rebuilt the cache from a newer snapshot
+  // since BuildContext.
+  absl::MutexLock lock(&cache_mu_);
+  ctx.sched.clear();
+  ctx.shapes.clear();
+  ctx.sched.reserve(ctx.views.size());
+  if (node_cache_.size() != ctx.views.size()) node_cache_.resize(ctx.views.size());
+  for (size_t i = 0; i < ctx.views.size(); ++i) {
+    const NodeView& v = *ctx.views[i];
+    CachedNode& c = node_cache_[i];
+    if (!c.valid || c.revision != ctx.revisions[i] || c.name != v.name()) {
+      c.name = v.name();
+      c.revision = ctx.revisions[i];
+      c.valid = true;
+      c.node = MakeScheduleNode(v);
+    }
+    // A report that refreshed only times may have replaced the view object
+    // without a new revision (FleetState::SnapshotVersioned): the summary
+    // stays, its pointer follows the view this pass holds.
+    c.node.view = &v;
+    ctx.sched.push_back(c.node);
+  }
   // Few distinct shapes: a short list, not a set keyed by strings.
   for (const auto& n : ctx.sched) {
     if (!n.ready || n.arch.empty()) continue;
@@ -412,6 +430,7 @@ void DeployController::ReconcileOnce() {
   observe_memo_.swap(memo);
   const absl::Time t_observed_docs = absl::Now();
   if (!work.empty() || !pools_.empty()) {
+    BuildSchedule(ctx);
     for (const DocPtr& d : docs) {
       // An orphan holds its devices too: the node may still run it.
       deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) { ctx.Take(a.placement()); });

@@ -168,7 +168,11 @@ class DeployController : public FleetListener {
                      ObservedInputs* inputs = nullptr) const;
   // Advances one deployment; returns true when it changed.
   bool Step(dcufleet::v1::Deployment& d, StepContext& ctx);
+  // The pass's views, their revisions and the name index.
   void BuildContext(StepContext& ctx);
+  // The scheduling summaries of those views (ctx.sched, ctx.shapes): only
+  // for a pass that schedules or takes holdings, and for a dry run.
+  void BuildSchedule(StepContext& ctx);
   static std::tuple<std::string, double, int> CursorKey(const dcufleet::v1::DeploymentSpec& spec);
   void EndOnLostNode(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   // A node that was lost is Ready again and has said what it runs: an
@@ -343,6 +347,8 @@ class DeployController : public FleetListener {
   std::vector<CachedNode> node_cache_ ABSL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index_cache_
       ABSL_GUARDED_BY(cache_mu_);
+  // The names of index_cache_, by position (whether the set of nodes moved).
+  std::vector<std::string> index_names_ ABSL_GUARDED_BY(cache_mu_);
   // Per document (held, so its address is not reused while the entry
   // lives): the last pass's Observe answered kNone from these inputs, and
   // with the same document, the same revisions at the same positions (same

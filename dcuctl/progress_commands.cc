@@ -8,7 +8,6 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/startup_view.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
-#include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "modelkit/startup_progress.h"
 
@@ -19,12 +18,7 @@ constexpr std::streamoff kMaxRead = std::streamoff{64} << 20;
 
 // The top finding of the built-in rules, for a failed start-up.
 std::string Diagnose(const std::string& text) {
-  auto rules = modelkit::ParseDiagnosisRules(modelkit::EmbeddedDiagnosisRulesText(),
-                                             modelkit::kEmbeddedDiagnosisRulesName,
-                                             modelkit::AllDiagnosisActions());
-  if (!rules.ok()) return "";
-  auto classifier =
-      modelkit::LogClassifier::Create(*rules, std::string(modelkit::kEmbeddedDiagnosisRulesName));
+  auto classifier = modelkit::BuiltInClassifier(modelkit::AllDiagnosisActions());
   if (!classifier.ok()) return "";
   auto result = classifier->Classify(modelkit::SplitLogLines(text, /*tail_lines=*/2000), {});
   if (result.findings_size() == 0) return "";

@@ -27,8 +27,7 @@
 #include "controller/adapters/catalog_knowledge.h"
 #include "controller/adapters/classifier_diagnoser.h"
 #include "controller/core/remediation_policy.h"
-#include "modelkit/diagnosis/diagnosis_rules.h"
-#include "modelkit/diagnosis/embedded_rules.h"
+#include "modelkit/diagnosis/log_classifier.h"
 #include "modelkit/catalog_loader.h"
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
@@ -253,11 +252,7 @@ class BenchController {
     }
     controller::Diagnoser* diagnoser = &diagnoser_;
     if (real_diagnosis) {
-      auto rules = modelkit::ParseDiagnosisRules(modelkit::EmbeddedDiagnosisRulesText(),
-                                                 modelkit::kEmbeddedDiagnosisRulesName,
-                                                 controller::RemediationPolicy::HandledActions());
-      auto classifier = rules.ok() ? modelkit::LogClassifier::Create(*rules, "embedded")
-                                   : absl::StatusOr<modelkit::LogClassifier>(rules.status());
+      auto classifier = modelkit::BuiltInClassifier(controller::RemediationPolicy::HandledActions());
       if (!classifier.ok()) {
         error_ = std::string(classifier.status().message());
         return;

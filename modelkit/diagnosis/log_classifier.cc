@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/status_util.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_normalizer.h"
 #include "modelkit/diagnosis/log_structure.h"
@@ -306,6 +307,12 @@ std::vector<std::string> LogClassifier::FallbackFeaturesOf(const std::vector<std
 
 int LogClassifier::rule_count() const { return compiled_->rules.rule_size(); }
 int LogClassifier::pattern_count() const { return static_cast<int>(compiled_->patterns.size()); }
+
+absl::StatusOr<LogClassifier> BuiltInClassifier(const DiagnosisActionSet& supported) {
+  auto rules = ParseDiagnosisRules(EmbeddedDiagnosisRulesText(), kEmbeddedDiagnosisRulesName, supported);
+  if (!rules.ok()) return rules.status();
+  return LogClassifier::Create(*rules, std::string(kEmbeddedDiagnosisRulesName));
+}
 
 absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
                                                     std::string rules_source) {

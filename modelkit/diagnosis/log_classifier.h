@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "dcufleet/v1/diagnosis.pb.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 
 namespace re2 {
 class RE2;
@@ -96,6 +97,12 @@ class LogClassifier {
 };
 
 inline constexpr double kFallbackConfidenceScale = 0.3;
+
+// The classifier over the rules built into the binary
+// (EmbeddedDiagnosisRulesText, named kEmbeddedDiagnosisRulesName in
+// messages), refusing a rule whose action is not in `supported`; without
+// the learned fallback.
+absl::StatusOr<LogClassifier> BuiltInClassifier(const DiagnosisActionSet& supported);
 
 // Splits a log into lines: '\n' separated, a trailing '\r' dropped, and only
 // the last `max_lines` kept when max_lines > 0 (a tail).

@@ -70,6 +70,23 @@ LogClassifier* LogClassifierTest::classifier_ = nullptr;
 // Every message the two incident reports quote (copied verbatim into the
 // corpus as seed*.log, see index.tsv) lands in its class with the
 // remediation the reports arrived at by hand.
+// The rules built into the binary: what dcuctl and the benchmarks use away
+// from the source tree. They classify the seed's triton error, and a
+// program that executes no action refuses them, naming a rule.
+TEST(BuiltInClassifierTest, ClassifiesAndRefusesActionsItsCallerCannotRun) {
+  auto classifier = BuiltInClassifier(AllDiagnosisActions());
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  DiagnosisResult r = classifier->Classify(
+      {"loc(\"/opt/conda/envs/vllm/lib/python3.10/site-packages/vllm/attention/ops/"
+       "triton_flash_attention.py\":309:0): error: unsupported target: 'gfx928'"},
+      {});
+  ASSERT_GT(r.findings_size(), 0);
+  EXPECT_EQ(r.findings(0).failure_class(), "triton_unsupported_gpu_target");
+  auto refused = BuiltInClassifier(DiagnosisActionSet{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("built-in rules"));
+}
+
 TEST_F(LogClassifierTest, EverySeedMessageMapsToItsClass) {
   const std::map<std::string, std::string> expected = {
       {"seed000_free_memory.log", "startup_free_memory_below_utilization"},

@@ -429,8 +429,10 @@ void DeployController::ReconcileOnce() {
   }
   observe_memo_.swap(memo);
   const absl::Time t_observed_docs = absl::Now();
+  absl::Time t_summaries = t_observed_docs;
   if (!work.empty() || !pools_.empty()) {
     BuildSchedule(ctx);
+    t_summaries = absl::Now();
     for (const DocPtr& d : docs) {
       // An orphan holds its devices too: the node may still run it.
       deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) { ctx.Take(a.placement()); });
@@ -568,7 +570,8 @@ void DeployController::ReconcileOnce() {
   DCU_LOG_DEBUG("reconcile pass: ", node_count, " nodes, ", work.size(), " stepped, ",
                 changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),
                 " ms (context ", ms(t_context - t0), ", observe ", ms(t_observe - t_context),
-                ", select ", ms(t_observed_docs - t_observe), ", holdings ", ms(t_select - t_observed_docs), ", step ",
+                ", select ", ms(t_observed_docs - t_observe), ", summaries ", ms(t_summaries - t_observed_docs), ", holdings ",
+                ms(t_select - t_summaries), ", step ",
                 ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
                 ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
                 ms(t_end - t_events), ")");

@@ -156,6 +156,11 @@ void InstanceSupervisor::Fail(const std::string& message, bool stop_instance,
 }
 
 void InstanceSupervisor::UpdateProgress() {
+  AdvanceProgress();
+  PublishProgress();
+}
+
+void InstanceSupervisor::AdvanceProgress() {
   const dcufleet::v1::StartupProgress before = progress_;
   constexpr size_t kTailBytes = 64 << 10;
   auto tail = runtime_->ReadLogTail(spec_.instance_id(), kTailBytes);
@@ -179,7 +184,6 @@ void InstanceSupervisor::UpdateProgress() {
     last_progress_ = now;
     progress_.set_last_progress_ms(common::ToUnixMillis(now));
   }
-  PublishProgress();
 }
 
 void InstanceSupervisor::PublishProgress() {
@@ -276,6 +280,11 @@ bool InstanceSupervisor::CheckHealth() {
     });
     return false;
   }
+  // The engine answered, so everything it logged before answering is in the
+  // log now; the last read may have come a moment before its final lines
+  // (the last shard, the "ready" line). Read once more so the READY status
+  // never shows 3/4 shards for an engine that loaded all 4.
+  AdvanceProgress();
   int64_t now = common::ToUnixMillis(clock_->Now());
   // The health chain confirms what the log said (or says it when the log
   // did not: an engine without uvicorn's lines).
@@ -290,6 +299,8 @@ bool InstanceSupervisor::CheckHealth() {
   shown.clear_last_progress_ms();
   Update([&](InstanceStatus* s) {
     *s->mutable_startup() = shown;
+    s->set_shards_loaded(progress_.shards_loaded());
+    s->set_shards_total(progress_.shards_total());
     s->set_phase(dcufleet::v1::INSTANCE_READY);
     s->set_last_check("POST /v1/completions: 200");
     s->set_ready_at_ms(now);

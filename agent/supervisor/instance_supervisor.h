@@ -97,7 +97,9 @@ class InstanceSupervisor {
   void Fail(const std::string& message, bool stop_instance, const RuntimeInstance* exited);
   // One pass of the health sequence; true when READY.
   bool CheckHealth();
-  // Reads the log tail (and the Triton cache) into progress_ and publishes it.
+  // Reads the log (and Triton's cache) into progress_ without publishing.
+  void AdvanceProgress();
+  // AdvanceProgress, then publishes the result.
   void UpdateProgress();
   void PublishProgress();
   std::vector<std::string> LogTail();

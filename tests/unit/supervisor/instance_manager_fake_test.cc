@@ -24,6 +24,10 @@ class ScriptedHttp : public common::HttpClient {
     paths.push_back(req.method + " " + req.path);
     common::HttpResponse r;
     if (!up) return absl::UnavailableError("connection refused");
+    if (on_first_answer) {
+      on_first_answer();
+      on_first_answer = nullptr;
+    }
     r.status = 200;
     if (req.path == "/v1/models") r.body = R"({"object":"list","data":[{"id":")" + listed + R"("}]})";
     if (req.path == "/v1/completions") r.body = R"({"choices":[{"text":"x"}]})";
@@ -31,6 +35,9 @@ class ScriptedHttp : public common::HttpClient {
   }
   absl::Mutex mu_;
   bool up = true;
+  // Runs once, before the first request that is answered: what the engine
+  // does in the moment between the agent's last log read and its answer.
+  std::function<void()> on_first_answer;
   std::string listed = "qwen3-32b";
   std::vector<std::string> paths;
 };
@@ -183,6 +190,35 @@ TEST_F(FakeManagerTest, ExitWhileStartingCarriesLogTail) {
   EXPECT_THAT(failed->log_tail(), ::testing::Contains("ImportError: x"));
   EXPECT_EQ(failed->shards_loaded(), 7);
   EXPECT_EQ(failed->shards_total(), 17);
+}
+
+// The engine logs its last shard and starts listening between the agent's
+// log read and its health check: READY must still show every shard (the
+// race the real-process test saw as "3 of 4").
+TEST_F(FakeManagerTest, ReadyShowsTheShardsTheEngineLoggedBeforeItAnswered) {
+  {
+    absl::MutexLock lock(&http_.mu_);
+    http_.up = false;
+  }
+  manager_->Apply(1, {Spec("a")});
+  absl::Time deadline = absl::Now() + absl::Seconds(2);
+  while (runtime_.start_calls() < 1 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  runtime_.AppendLog("a", "\rLoading safetensors checkpoint shards:  75% Completed | 3/4 [00:03<00:01]");
+  auto loading = Wait("a", dcufleet::v1::INSTANCE_LOADING);
+  ASSERT_TRUE(loading);
+  EXPECT_EQ(loading->shards_loaded(), 3);
+  {
+    absl::MutexLock lock(&http_.mu_);
+    http_.on_first_answer = [this] {
+      runtime_.AppendLog("a", "\rLoading safetensors checkpoint shards: 100% Completed | 4/4 [00:04<00:00]\n");
+    };
+    http_.up = true;
+  }
+  auto ready = Wait("a", dcufleet::v1::INSTANCE_READY);
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->shards_loaded(), 4);
+  EXPECT_EQ(ready->shards_total(), 4);
+  EXPECT_EQ(ready->startup().shards_loaded(), 4);
 }
 
 }  // namespace

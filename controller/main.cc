@@ -20,6 +20,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/malloc_name.h"
 #include "common/protobuf_log.h"
 #include "common/net.h"
 #include "common/version.h"
@@ -533,7 +534,7 @@ int main(int argc, char** argv) {
   if (store_lock) (void)store_lock->UpdateHolder(holder(absl::StrCat(hp->host, ":", bound_port)));
   DCU_LOG_INFO("dcu-controller ", dcu::common::kVersion, " listening on ", hp->host, ":",
                bound_port, ", database '", db_shown, "' (schema ", schema.ok() ? *schema : 0, "), ",
-               security->summary);
+               security->summary, ", ", dcu::common::MallocName());
   // Agents of the pools' jobs dial this controller unless the pools name
   // another address.
   for (auto& p : pools) {

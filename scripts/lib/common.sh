@@ -19,6 +19,9 @@ DCU_PRODUCT_PACKAGES=(
   # Issue 21: libpq, the client library of the PostgreSQL store (--db
   # postgres://...).
   libpq-dev
+  # Issue 22: tcmalloc for dcu-controller (controller/CMakeLists.txt says
+  # why; BENCHMARKS.md "An allocator for the controller").
+  libgoogle-perftools-dev
   procps curl ca-certificates
 )
 # What only the tests and benchmarks need, on top (scripts/test).

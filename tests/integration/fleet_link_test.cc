@@ -149,6 +149,10 @@ TEST_F(FleetLinkTest, TwoAgentsRegisterSurviveKillsAndControllerRestart) {
       << controller->Log() << agent_a->Log();
   auto nodes = NodesByName();
   ASSERT_EQ(nodes.size(), 2u);
+  // The start-up line names the malloc the controller runs on: tcmalloc
+  // when the build links it (the default), so a build that silently lost
+  // it (an --as-needed linker dropping an unreferenced library) fails here.
+  EXPECT_THAT(controller->Log(), HasSubstr(DCU_CONTROLLER_MALLOC));
   EXPECT_EQ(nodes["node-k100"]["inventory"]["devices"].size(), 8u);
   EXPECT_EQ(nodes["node-z100"]["inventory"]["devices"].size(), 4u);
   EXPECT_EQ(nodes["node-k100"]["inventory"]["devices"][0]["arch"], "gfx928");

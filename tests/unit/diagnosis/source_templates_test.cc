@@ -713,6 +713,57 @@ const std::vector<Template>& Templates() {
        "INFO 06-01 10:00:01 [cuda.py:1] Using XFormers backend.\n"
        "INFO:     Application startup complete.",
        "unknown"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/BlockManager.cc (no KV block fits)",
+       "[TM][INFO] [BlockManager] block_size = 64 MB\n"
+       "[TM][INFO] [BlockManager] max_block_count = 0\n"
+       "[TM][INFO] [BlockManager] chunk_size = 0",
+       "no_cache_blocks"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/BlockManager.cc (a healthy count)",
+       "[TM][INFO] [BlockManager] block_size = 64 MB\n"
+       "[TM][INFO] [BlockManager] max_block_count = 1024\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:23333 (Press CTRL+C to quit)",
+       "unknown"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/check_env/cuda.py CudaChecker",
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:53 - <CUDA> check failed!\n"
+       "cuda is not available.",
+       "wrong_platform_build"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/check_env/cuda.py (fp8 on a pre-Hopper card)",
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:53 - <CUDA> check failed!\n"
+       "model_format=fp8 requires sm>=9.0.",
+       "unsupported_gpu_arch_runtime"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/check_env/deeplink.py",
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:51 - ModuleNotFoundError: No module named "
+       "'dlinfer'\n"
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:53 - <dlinfer> check failed!\n"
+       "dlinfer is not available.",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference models/__init__.py + utils/flash_attn.py (no CUDA)",
+       "WARN text_generation_launcher: Could not import Flash Attention enabled models: CUDA is not "
+       "available\n"
+       "ERROR text_generation_launcher: Error when initializing model\n"
+       "NotImplementedError: Sharded Llama requires Flash Attention enabled models.",
+       "wrong_platform_build"},
+      {"huggingface/text-generation-inference utils/flash_attn.py (no flash-attention kernel for the card)",
+       "WARN text_generation_launcher: Could not import Flash Attention enabled models: GPU with CUDA "
+       "capability 6 1 is not supported\n"
+       "NotImplementedError: Sharded Llama requires Flash Attention enabled models.",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/text-generation-inference utils/flash_attn.py (V2 refused, V1 used: a warning)",
+       "WARN text_generation_launcher: Unable to use Flash Attention V2: GPU with CUDA capability 7 5 is "
+       "not supported for Flash Attention V2\n"
+       "INFO text_generation_router: Connected",
+       "unknown"},
+      {"huggingface/text-generation-inference utils/flash_attn.py attention()",
+       "  File \"/x/text_generation_server/utils/flash_attn.py\", line 120, in attention\n"
+       "    raise NotImplementedError(\"flash attention is not installed\")\n"
+       "NotImplementedError: flash attention is not installed",
+       "missing_custom_op"},
+      {"vllm-project/vllm model_executor/layers/quantization/utils/marlin_utils_fp4.py (a warning)",
+       "WARNING 06-01 10:00:00 [marlin_utils_fp4.py:1] Your GPU does not have native support for FP4 "
+       "computation but FP4 quantization is being used. Weight-only FP4 compression will be used "
+       "leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -764,6 +764,18 @@ const std::vector<Template>& Templates() {
        "leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.\n"
        "INFO:     Application startup complete.",
        "unknown"},
+      {"ROCm/composable_kernel include/ck/host_utility/hip_check_error.hpp (hipErrorNoBinaryForGpu)",
+       "terminate called after throwing an instance of 'std::runtime_error'\n"
+       "  what():  HIP Function Failed (/x/ck/host_utility/kernel_launch.hpp,77) no kernel image is "
+       "available for execution on the device",
+       "hip_invalid_device_function"},
+      {"ROCm/composable_kernel hip_check_error.hpp (hipErrorIllegalAddress)",
+       "RuntimeError: HIP Function Failed (/x/aiter/csrc/include/hip_compat.h,41) an illegal memory "
+       "access was encountered",
+       "hip_runtime_error"},
+      {"ROCm/composable_kernel hip_check_error.hpp (hipErrorOutOfMemory)",
+       "RuntimeError: HIP Function Failed (/x/ck/device_memory.cpp,12) out of memory",
+       "cuda_oom_model_load"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

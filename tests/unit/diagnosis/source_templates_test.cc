@@ -776,6 +776,28 @@ const std::vector<Template>& Templates() {
       {"ROCm/composable_kernel hip_check_error.hpp (hipErrorOutOfMemory)",
        "RuntimeError: HIP Function Failed (/x/ck/device_memory.cpp,12) out of memory",
        "cuda_oom_model_load"},
+      {"huggingface/text-generation-inference models/__init__.py (flash-attention's csrc modules absent)",
+       "WARN text_generation_launcher: Could not import Flash Attention enabled models: No module named "
+       "'dropout_layer_norm'\n"
+       "ERROR text_generation_launcher: Error when initializing model\n"
+       "NotImplementedError: Sharded Llama requires Flash Attention enabled models.",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference custom_modeling/mamba_modeling.py",
+       "  File \"/x/text_generation_server/models/custom_modeling/mamba_modeling.py\", line 5, in <module>\n"
+       "    import selective_scan_cuda\n"
+       "ModuleNotFoundError: No module named 'selective_scan_cuda'",
+       "missing_custom_op"},
+      {"flashinfer-ai/flashinfer absent under sgl-project/sglang (raised)",
+       "  File \"/x/sglang/srt/layers/attention/flashinfer_backend.py\", line 30, in <module>\n"
+       "    from flashinfer import BatchDecodeWithPagedKVCacheWrapper\n"
+       "ModuleNotFoundError: No module named 'flashinfer'",
+       "missing_custom_op"},
+      {"sgl-project/sglang srt/models/registry.py (an optional model's import, logged; it serves)",
+       "WARNING 06-01 10:00:00 Ignore import error when loading sglang.srt.models.foo: No module named "
+       "'flashinfer'\n"
+       "[2025-06-01 10:00:01] Load weight begin. avail mem=78.50 GB\n"
+       "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

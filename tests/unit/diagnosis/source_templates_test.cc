@@ -601,6 +601,203 @@ const std::vector<Template>& Templates() {
        "'-shared', '-fPIC', '-lcuda', '-o', '/tmp/tmpq1w2e3/_fwd_kernel.cpython-310-x86_64-linux-gnu.so']' "
        "returned non-zero exit status 1.",
        "triton_kernel_compile_failure"},
+      // ------------------------- round: rules from sources, a fourth time
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorInvalidKernelFile's text) via torch",
+       "RuntimeError: HIP error: invalid kernel file\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+       "below might be incorrect.\n"
+       "For debugging consider passing AMD_SERIALIZE_KERNEL=3",
+       "hip_invalid_device_function"},
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorInvalidKernelFile by name, a library's check)",
+       "RuntimeError: hipModuleLoad(&module, \"/x/kernels/moe_dispatch.hsaco\") failed: "
+       "hipErrorInvalidKernelFile",
+       "hip_invalid_device_function"},
+      {"triton-lang/triton third_party/amd/backend/driver.c (hipErrorNoBinaryForGpu's text)",
+       "  File \"/x/triton/backends/amd/driver.py\", line 479, in __call__\n"
+       "    self.launch(*args, **kwargs)\n"
+       "RuntimeError: Triton Error [HIP]:  Code: 209, Messsage: no kernel image is available for "
+       "execution on the device",
+       "hip_invalid_device_function"},
+      {"triton-lang/triton third_party/amd/backend/driver.c (newer 'Message', invalid kernel file)",
+       "RuntimeError: Triton Error [HIP]: Code: 218, Message: invalid kernel file",
+       "hip_invalid_device_function"},
+      {"ROCm/clr rocclr/device/devprogram.cpp (AMD_LOG_LEVEL=1)",
+       ":1:devprogram.cpp           :1873: 99887766 us: 4242: [tid:0x7f00aa11bb22] Error: The program "
+       "ISA amdgcn-amd-amdhsa--gfx1030 is not compatible with the device ISA "
+       "amdgcn-amd-amdhsa--gfx1031Error: create kernel metadata map using COMgr\n"
+       "Error: Cannot create kernels.",
+       "hip_invalid_device_function"},
+      {"ROCm/ROCR-Runtime runtime/hsa-runtime/core/runtime/runtime.cpp (VMFaultHandler)",
+       "INFO 06-01 10:00:00 [model_runner.py:1] Loading model weights took 14.9 GiB\n"
+       "Memory critical error by agent node-0 (Agent handle: 0x5a5a1234) on address 0x7f0012345000. "
+       "Reason: Memory in use.\n"
+       "Aborted (core dumped)",
+       "hip_runtime_error"},
+      {"triton-lang/triton third_party/nvidia/backend/driver.c (cuGetErrorString: out of memory)",
+       "RuntimeError: Triton Error [CUDA]: out of memory", "cuda_oom_model_load"},
+      {"triton-lang/triton third_party/amd/backend/driver.c (hipErrorOutOfMemory's text)",
+       "RuntimeError: Triton Error [HIP]:  Code: 2, Messsage: out of memory", "cuda_oom_model_load"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/__init__.py (newer: from . import _turbomind)",
+       "ModuleNotFoundError: No module named 'lmdeploy.turbomind._turbomind'", "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/__init__.py (the binding absent from the package)",
+       "ImportError: cannot import name '_turbomind' from 'lmdeploy.turbomind' "
+       "(/x/site-packages/lmdeploy/turbomind/__init__.py)",
+       "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/archs.py autoget_backend (a warning: it falls back and serves)",
+       "lmdeploy - WARNING - archs.py:48 - Fallback to pytorch engine because turbomind engine is not "
+       "installed correctly. If you insist to use turbomind engine, you may need to reinstall lmdeploy "
+       "from pypi or build from source and try again.\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:23333 (Press CTRL+C to quit)",
+       "unknown"},
+      {"vllm-project/vllm-ascend (the compiled ops, raised)",
+       "  File \"/x/vllm_ascend/worker/worker.py\", line 12, in <module>\n"
+       "    import vllm_ascend.vllm_ascend_C  # noqa: F401\n"
+       "ModuleNotFoundError: No module named 'vllm_ascend.vllm_ascend_C'",
+       "missing_custom_op"},
+      {"vllm-project/vllm-ascend vllm_ascend/device_allocator/camem.py (an ERROR line of a run that serves)",
+       "ERROR 06-01 10:00:00 camem.py:69] Failed to import vllm_ascend_C:No module named "
+       "'vllm_ascend.vllm_ascend_C'\n"
+       "INFO 06-01 10:01:00 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"facebookresearch/xformers xformers/ops/fmha/common.py (a build without CUDA operators)",
+       "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+       "     query       : shape=(1, 2048, 32, 128) (torch.float16)\n"
+       "     key         : shape=(1, 2048, 32, 128) (torch.float16)\n"
+       "     value       : shape=(1, 2048, 32, 128) (torch.float16)\n"
+       "     attn_bias   : <class 'xformers.ops.fmha.attn_bias.BlockDiagonalCausalMask'>\n"
+       "     p           : 0.0\n"
+       "`flshattF@v2.5.6` is not supported because:\n"
+       "    xFormers wasn't build with CUDA support\n"
+       "    requires device with capability > (8, 0) but your GPU has capability (7, 0) (too old)\n"
+       "`cutlassF` is not supported because:\n"
+       "    xFormers wasn't build with CUDA support",
+       "missing_custom_op"},
+      {"facebookresearch/xformers (operators too new for the card, the build is sound)",
+       "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+       "     query       : shape=(1, 2048, 32, 128) (torch.bfloat16)\n"
+       "`flshattF@v2.5.6` is not supported because:\n"
+       "    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)\n"
+       "    bf16 is only supported on A100+ GPUs",
+       "unsupported_gpu_arch_runtime"},
+      {"facebookresearch/xformers xformers/__init__.py (import warning; the run goes on)",
+       "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+       "    PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.3.1+cu121)\n"
+       "    Python  3.10.14 (you have 3.10.14)\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"sgl-project/sglang python/sglang/srt/utils.py get_device",
+       "  File \"/x/sglang/srt/server_args.py\", line 300, in __post_init__\n"
+       "    self.device = get_device()\n"
+       "RuntimeError: No accelerator (CUDA, XPU, HPU) is available.",
+       "wrong_platform_build"},
+      {"sgl-project/sglang python/sglang/srt/utils/common.py get_device (newer)",
+       "RuntimeError: No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) or platform plugin is available.",
+       "wrong_platform_build"},
+      {"python/cpython Modules/_ctypes/callproc.c load_library (Windows)",
+       "FileNotFoundError: Could not find module 'C:\\Users\\me\\venv\\Lib\\site-packages\\llama_cpp\\lib\\"
+       "llama.dll' (or one of its dependencies). Try using the full path with constructor syntax.",
+       "shared_lib_undefined_symbol"},
+      {"abetlen/llama-cpp-python llama_cpp/_ctypes_extensions.py load_shared_library",
+       "  File \"/x/llama_cpp/llama_cpp.py\", line 38, in <module>\n"
+       "    _lib = load_shared_library(_lib_base_name, _base_path)\n"
+       "FileNotFoundError: Shared library with base name 'llama' not found",
+       "shared_lib_undefined_symbol"},
+      {"glibc elf/dl-load.c (executable stack refused, glibc >= 2.41)",
+       "ImportError: libctranslate2-0a1b2c3d.so.4.4.0: cannot enable executable stack as shared object "
+       "requires: Invalid argument",
+       "shared_lib_undefined_symbol"},
+      {"vllm-project/vllm vllm/attention/utils/fa_utils.py (an ERROR line; vLLM picks another backend)",
+       "ERROR 06-01 10:00:00 [fa_utils.py:57] Cannot use FA version 2 is not supported due to FA2 is "
+       "only supported on devices with compute capability >= 8\n"
+       "INFO 06-01 10:00:01 [cuda.py:1] Using XFormers backend.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/BlockManager.cc (no KV block fits)",
+       "[TM][INFO] [BlockManager] block_size = 64 MB\n"
+       "[TM][INFO] [BlockManager] max_block_count = 0\n"
+       "[TM][INFO] [BlockManager] chunk_size = 0",
+       "no_cache_blocks"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/BlockManager.cc (a healthy count)",
+       "[TM][INFO] [BlockManager] block_size = 64 MB\n"
+       "[TM][INFO] [BlockManager] max_block_count = 1024\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:23333 (Press CTRL+C to quit)",
+       "unknown"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/check_env/cuda.py CudaChecker",
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:53 - <CUDA> check failed!\n"
+       "cuda is not available.",
+       "wrong_platform_build"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/check_env/cuda.py (fp8 on a pre-Hopper card)",
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:53 - <CUDA> check failed!\n"
+       "model_format=fp8 requires sm>=9.0.",
+       "unsupported_gpu_arch_runtime"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/check_env/deeplink.py",
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:51 - ModuleNotFoundError: No module named "
+       "'dlinfer'\n"
+       "2025-06-01 10:00:00,000 - lmdeploy - ERROR - base.py:53 - <dlinfer> check failed!\n"
+       "dlinfer is not available.",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference models/__init__.py + utils/flash_attn.py (no CUDA)",
+       "WARN text_generation_launcher: Could not import Flash Attention enabled models: CUDA is not "
+       "available\n"
+       "ERROR text_generation_launcher: Error when initializing model\n"
+       "NotImplementedError: Sharded Llama requires Flash Attention enabled models.",
+       "wrong_platform_build"},
+      {"huggingface/text-generation-inference utils/flash_attn.py (no flash-attention kernel for the card)",
+       "WARN text_generation_launcher: Could not import Flash Attention enabled models: GPU with CUDA "
+       "capability 6 1 is not supported\n"
+       "NotImplementedError: Sharded Llama requires Flash Attention enabled models.",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/text-generation-inference utils/flash_attn.py (V2 refused, V1 used: a warning)",
+       "WARN text_generation_launcher: Unable to use Flash Attention V2: GPU with CUDA capability 7 5 is "
+       "not supported for Flash Attention V2\n"
+       "INFO text_generation_router: Connected",
+       "unknown"},
+      {"huggingface/text-generation-inference utils/flash_attn.py attention()",
+       "  File \"/x/text_generation_server/utils/flash_attn.py\", line 120, in attention\n"
+       "    raise NotImplementedError(\"flash attention is not installed\")\n"
+       "NotImplementedError: flash attention is not installed",
+       "missing_custom_op"},
+      {"vllm-project/vllm model_executor/layers/quantization/utils/marlin_utils_fp4.py (a warning)",
+       "WARNING 06-01 10:00:00 [marlin_utils_fp4.py:1] Your GPU does not have native support for FP4 "
+       "computation but FP4 quantization is being used. Weight-only FP4 compression will be used "
+       "leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"ROCm/composable_kernel include/ck/host_utility/hip_check_error.hpp (hipErrorNoBinaryForGpu)",
+       "terminate called after throwing an instance of 'std::runtime_error'\n"
+       "  what():  HIP Function Failed (/x/ck/host_utility/kernel_launch.hpp,77) no kernel image is "
+       "available for execution on the device",
+       "hip_invalid_device_function"},
+      {"ROCm/composable_kernel hip_check_error.hpp (hipErrorIllegalAddress)",
+       "RuntimeError: HIP Function Failed (/x/aiter/csrc/include/hip_compat.h,41) an illegal memory "
+       "access was encountered",
+       "hip_runtime_error"},
+      {"ROCm/composable_kernel hip_check_error.hpp (hipErrorOutOfMemory)",
+       "RuntimeError: HIP Function Failed (/x/ck/device_memory.cpp,12) out of memory",
+       "cuda_oom_model_load"},
+      {"huggingface/text-generation-inference models/__init__.py (flash-attention's csrc modules absent)",
+       "WARN text_generation_launcher: Could not import Flash Attention enabled models: No module named "
+       "'dropout_layer_norm'\n"
+       "ERROR text_generation_launcher: Error when initializing model\n"
+       "NotImplementedError: Sharded Llama requires Flash Attention enabled models.",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference custom_modeling/mamba_modeling.py",
+       "  File \"/x/text_generation_server/models/custom_modeling/mamba_modeling.py\", line 5, in <module>\n"
+       "    import selective_scan_cuda\n"
+       "ModuleNotFoundError: No module named 'selective_scan_cuda'",
+       "missing_custom_op"},
+      {"flashinfer-ai/flashinfer absent under sgl-project/sglang (raised)",
+       "  File \"/x/sglang/srt/layers/attention/flashinfer_backend.py\", line 30, in <module>\n"
+       "    from flashinfer import BatchDecodeWithPagedKVCacheWrapper\n"
+       "ModuleNotFoundError: No module named 'flashinfer'",
+       "missing_custom_op"},
+      {"sgl-project/sglang srt/models/registry.py (an optional model's import, logged; it serves)",
+       "WARNING 06-01 10:00:00 Ignore import error when loading sglang.srt.models.foo: No module named "
+       "'flashinfer'\n"
+       "[2025-06-01 10:00:01] Load weight begin. avail mem=78.50 GB\n"
+       "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

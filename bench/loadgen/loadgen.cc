@@ -339,6 +339,10 @@ class Run {
   Samples connect_;
   Samples ingest_;          // report handed to gRPC -> GetNode shows it (client view)
   Samples ingest_server_;   // NodeStatus.sent_at_ms -> NodeView.last_seen_ms (controller clock)
+  // The round trip of the GetNode that saw the report: the part of ingest_
+  // that is the probe's own RPC, not the report's way in (on a saturated
+  // host it is most of ingest_'s tail).
+  Samples probe_round_trip_;
   Samples failover_;        // FAILED report -> next plan's Assignment at an agent
 
   // Lock order: probe_mu_ and mu_ are never held together; a Samples' own
@@ -788,14 +792,17 @@ void Run::Prober() {
       dcufleet::v1::GetNodeRequest req;
       req.set_name(name);
       dcufleet::v1::NodeView view;
+      const int64_t asked_us = NowUs();
       grpc::Status st = stub->GetNode(&ctx, req, &view);
       if (!st.ok()) {
         if (st.error_code() != grpc::StatusCode::NOT_FOUND) rpc_errors_.fetch_add(1);
         break;
       }
       if (view.inventory().collected_at_ms() >= p.tag) {
-        ingest_.Add(NowUs() - p.sent_us);
+        const int64_t answered_us = NowUs();
+        ingest_.Add(answered_us - p.sent_us);
         ingest_server_.Add(1000 * std::max<int64_t>(0, view.last_seen_ms() - p.tag));
+        probe_round_trip_.Add(answered_us - asked_us);
         seen = true;
         break;
       }
@@ -884,6 +891,7 @@ bool Run::RunIngest(nlohmann::json* j) {
 void Run::MeasureWindow(nlohmann::json* j) {
   ingest_.Clear();
   ingest_server_.Clear();
+  probe_round_trip_.Clear();
   const int64_t timeouts0 = probe_timeouts_.load();
   ProcSample c0 = ReadProc(controller_pid_);
   double self0 = SelfCpuS();
@@ -915,12 +923,14 @@ void Run::MeasureWindow(nlohmann::json* j) {
   int64_t events = events_sent_.load() - events0;
   auto in = ingest_.Summarize();
   auto srv = ingest_server_.Summarize();
+  auto rtt = probe_round_trip_.Summarize();
   const int64_t timeouts = probe_timeouts_.load() - timeouts0;
   double cores = c0.ok && c1.ok ? (c1.cpu_s - c0.cpu_s) / secs : -1;
   out_ << absl::StrFormat("steady state: %.1f s, %d reports (%.0f/s), %d instance events\n", secs,
                           written, static_cast<double>(written) / secs, events);
   out_ << "ingest latency (report handed to gRPC -> visible via FleetService.GetNode): " << Fmt(in) << "\n";
   out_ << "ingest latency (controller clock: sent_at_ms -> last_seen_ms, ms resolution): " << Fmt(srv) << "\n";
+  out_ << "probe round trip (the GetNode that saw the report): " << Fmt(rtt) << "\n";
   out_ << absl::StrFormat("probe timeouts (report not visible within 5 s): %d\n", timeouts);
   if (c1.ok) {
     out_ << absl::StrFormat(
@@ -934,6 +944,7 @@ void Run::MeasureWindow(nlohmann::json* j) {
   (*j)["instance_events"] = events;
   (*j)["ingest_latency"] = ToJson(in);
   (*j)["ingest_latency_controller_clock"] = ToJson(srv);
+  (*j)["probe_round_trip"] = ToJson(rtt);
   (*j)["probe_timeouts"] = timeouts;
   (*j)["controller_cores"] = cores;
   (*j)["controller_peak_cores_1s"] = peak_cores;

@@ -102,6 +102,27 @@ class ChildProcess {
     }
   }
   int pid() const { return pid_; }
+  // ReadLine() for the scripts that print "ready" and then `exec sleep`:
+  // after "ready" it also waits for that exec to finish. Until then a scan
+  // may read the process mid-exec, when the kernel shows its environ empty
+  // for a moment (the new image's stack is not set up yet): an instance
+  // marker is not seen and a managed or leftover holder is classed as
+  // unmanaged (a fresh-Debian run of scripts/test saw exactly that).
+  std::string ReadReady() {
+    std::string line = ReadLine();
+    if (line != "ready") return line;
+    const std::string proc = "/proc/" + std::to_string(pid_);
+    for (int i = 0; i < 5000; ++i) {
+      std::ifstream comm(proc + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      std::ifstream environ(proc + "/environ");
+      // PATH is always in the environment (the constructor adds it).
+      if (name == "sleep" && environ.peek() != std::ifstream::traits_type::eof()) return line;
+      usleep(1000);
+    }
+    return "ready, but the exec of sleep did not finish within 5 s";
+  }
   std::string ReadLine() {
     char buf[256];
     if (!out_ || !fgets(buf, sizeof(buf), out_)) return "";

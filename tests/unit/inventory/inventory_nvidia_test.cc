@@ -72,7 +72,7 @@ class NvidiaInventoryTest : public ::testing::Test {
     auto c = std::make_unique<ChildProcess>(
         absl::StrCat("exec 3<'", root_, "/dev/nvidiactl'; exec 4<'", root_, "/dev/nvidia0'; echo ready; exec sleep 1000"),
         env);
-    EXPECT_EQ(c->ReadLine(), "ready");
+    EXPECT_EQ(c->ReadReady(), "ready");
     return c;
   }
   TempDir tmp_;

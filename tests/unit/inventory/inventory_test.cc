@@ -65,7 +65,7 @@ TEST_F(InventoryTest, SeedNodeFullReport) {
   ChildProcess worker(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
                                    "/dev/dri/renderD129'; echo ready; exec sleep 1000"),
                       {{kInstanceMarkerEnv, "inst-0p6b"}});
-  ASSERT_EQ(worker.ReadLine(), "ready");
+  ASSERT_EQ(worker.ReadReady(), "ready");
   dcu::testing::WriteFile(absl::StrCat(root_, "/sys/class/kfd/kfd/proc/", worker.pid(), "/vram_51111"),
                           absl::StrCat(50 * kGiB, "\n"));
   options_.live_instance_ids = {"inst-qwen32b"};
@@ -147,7 +147,7 @@ TEST_F(InventoryTest, PeriodicCollectReadsOnlyKfdProcessesButSeesThem) {
   ChildProcess worker(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
                                    "/dev/dri/renderD130'; echo ready; exec sleep 1000"),
                       {{kInstanceMarkerEnv, "inst-live"}});
-  ASSERT_EQ(worker.ReadLine(), "ready");
+  ASSERT_EQ(worker.ReadReady(), "ready");
   // KFD lists every process that opened /dev/kfd.
   dcu::testing::WriteFile(absl::StrCat(root_, "/sys/class/kfd/kfd/proc/", worker.pid(), "/vram_52222"), "1024\n");
   options_.probes = {"sysfs_kfd"};
@@ -173,7 +173,7 @@ TEST_F(InventoryTest, AllocationKeepsOnlyAllocatedDevices) {
   ChildProcess other_job(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
                                       "/dev/dri/renderD129'; echo ready; exec sleep 1000"),
                        std::map<std::string, std::string>{});
-  ASSERT_EQ(other_job.ReadLine(), "ready");
+  ASSERT_EQ(other_job.ReadReady(), "ready");
   dcufleet::v1::NodeAllocation a;
   a.set_scheduler("slurm");
   a.set_job_id("42");

@@ -38,7 +38,7 @@ class NvidiaScanTest : public ::testing::Test {
     std::map<std::string, std::string> env;
     if (!marker.empty()) env[kInstanceMarkerEnv] = marker;
     auto c = std::make_unique<ChildProcess>(script, env);
-    EXPECT_EQ(c->ReadLine(), "ready");
+    EXPECT_EQ(c->ReadReady(), "ready");
     return c;
   }
   static const ScannedProcess* Find(const ProcScanResult& r, int pid) {

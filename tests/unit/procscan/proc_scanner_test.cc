@@ -41,7 +41,7 @@ class ProcScanTest : public ::testing::Test {
     std::map<std::string, std::string> env;
     if (!marker.empty()) env[kInstanceMarkerEnv] = marker;
     auto c = std::make_unique<ChildProcess>(script, env);
-    EXPECT_EQ(c->ReadLine(), "ready");
+    EXPECT_EQ(c->ReadReady(), "ready");
     return c;
   }
   const ScannedProcess* Find(const ProcScanResult& r, int pid) {
@@ -146,7 +146,7 @@ TEST_F(ProcScanTest, FilesOutsideTheRootDoNotCount) {
   TempDir other;
   dcu::testing::WriteFile(other.path() + "/dev/kfd", "");
   ChildProcess c(absl::StrCat("exec 3<'", other.path(), "/dev/kfd'; echo ready; exec sleep 1000"), {});
-  ASSERT_EQ(c.ReadLine(), "ready");
+  ASSERT_EQ(c.ReadReady(), "ready");
   auto r = ScanDeviceHolders(options_, {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Find(*r, c.pid()), nullptr);

@@ -37,7 +37,7 @@ class ReaperTest : public ::testing::Test {
     std::map<std::string, std::string> env;
     if (!marker.empty()) env[kInstanceMarkerEnv] = marker;
     auto c = std::make_unique<ChildProcess>(script, env);
-    EXPECT_EQ(c->ReadLine(), "ready");
+    EXPECT_EQ(c->ReadReady(), "ready");
     return c;
   }
   NodeInventory Inventory(const absl::flat_hash_set<std::string>& live) {

@@ -186,18 +186,21 @@ void InstanceSupervisor::AdvanceProgress() {
   }
 }
 
-void InstanceSupervisor::PublishProgress() {
-  dcufleet::v1::StartupProgress shown = progress_;
+void InstanceSupervisor::ShowProgress(InstanceStatus* s) const {
+  *s->mutable_startup() = progress_;
   // Changes with every line: kept for the stall message, not sent each time.
-  shown.clear_last_line();
-  shown.clear_last_progress_ms();
+  s->mutable_startup()->clear_last_line();
+  s->mutable_startup()->clear_last_progress_ms();
+  s->set_shards_loaded(progress_.shards_loaded());
+  s->set_shards_total(progress_.shards_total());
+}
+
+void InstanceSupervisor::PublishProgress() {
   const bool weights = progress_.shards_total() > 0 ||
                        (progress_.phase() >= dcufleet::v1::STARTUP_LOADING_WEIGHTS &&
                         progress_.phase() != dcufleet::v1::STARTUP_FAILED);
   Update([&](InstanceStatus* s) {
-    *s->mutable_startup() = shown;
-    s->set_shards_loaded(progress_.shards_loaded());
-    s->set_shards_total(progress_.shards_total());
+    ShowProgress(s);
     if (weights && s->phase() == dcufleet::v1::INSTANCE_STARTING) {
       s->set_phase(dcufleet::v1::INSTANCE_LOADING);
     }
@@ -294,13 +297,8 @@ bool InstanceSupervisor::CheckHealth() {
     progress_.set_phase_since_ms(now);
     progress_.set_phase_line("POST /v1/completions: 200");
   }
-  dcufleet::v1::StartupProgress shown = progress_;
-  shown.clear_last_line();
-  shown.clear_last_progress_ms();
   Update([&](InstanceStatus* s) {
-    *s->mutable_startup() = shown;
-    s->set_shards_loaded(progress_.shards_loaded());
-    s->set_shards_total(progress_.shards_total());
+    ShowProgress(s);
     s->set_phase(dcufleet::v1::INSTANCE_READY);
     s->set_last_check("POST /v1/completions: 200");
     s->set_ready_at_ms(now);

@@ -102,6 +102,9 @@ class InstanceSupervisor {
   // AdvanceProgress, then publishes the result.
   void UpdateProgress();
   void PublishProgress();
+  // What a status shows of progress_ (startup, shards), for every update
+  // that carries it.
+  void ShowProgress(dcufleet::v1::InstanceStatus* s) const;
   std::vector<std::string> LogTail();
   void DoStop();
   // After FAILED: wait for stop or detach.

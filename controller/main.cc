@@ -34,8 +34,6 @@
 #include "controller/core/deploy_controller.h"
 #include "controller/core/fleet_state.h"
 #include "controller/core/remediation_policy.h"
-#include "modelkit/diagnosis/diagnosis_rules.h"
-#include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "common/http_server.h"
 #include "controller/service/controller_metrics.h"
@@ -401,23 +399,11 @@ int main(int argc, char** argv) {
                                          "diagnosis/rules.txtpb");
   // Only rules whose actions the reconciler executes are loadable. With no
   // file given or found, the rules built into the binary.
-  auto rules = rules_file.empty()
-                   ? dcu::modelkit::ParseDiagnosisRules(
-                         dcu::modelkit::EmbeddedDiagnosisRulesText(),
-                         dcu::modelkit::kEmbeddedDiagnosisRulesName,
-                         dcu::controller::RemediationPolicy::HandledActions())
-                   : dcu::modelkit::LoadDiagnosisRulesFile(
-                         rules_file, dcu::controller::RemediationPolicy::HandledActions());
-  if (rules_file.empty()) rules_file = std::string(dcu::modelkit::kEmbeddedDiagnosisRulesName);
-  if (!rules.ok()) {
-    std::cerr << "dcu-controller: diagnosis rules '" << rules_file
-              << "': " << rules.status().message() << "\n";
-    return 1;
-  }
-  auto classifier = dcu::modelkit::LogClassifier::Create(*rules, rules_file);
+  auto classifier = dcu::modelkit::LoadClassifier(
+      rules_file, dcu::controller::RemediationPolicy::HandledActions());
   if (!classifier.ok()) {
-    std::cerr << "dcu-controller: diagnosis rules '" << rules_file
-              << "': " << classifier.status().message() << "\n";
+    std::cerr << "dcu-controller: " << classifier.status().message()
+              << " (fix the file, or start without --diagnosis-rules and $DCU_DIAGNOSIS_RULES to use the built-in rules)\n";
     return 1;
   }
   dcu::controller::ClassifierDiagnoser diagnoser(std::move(*classifier));

@@ -237,18 +237,8 @@ int RunDiagnoseLog(const DiagnoseLogArgs& args, std::ostream& out, std::ostream&
 
   // --rules, $DCU_DIAGNOSIS_RULES, the source tree's or /etc's file; else the
   // rules built into this binary (an installed dcuctl run from anywhere).
-  std::string rules_path = ResolveDiagnosisRulesPath(args.rules_path);
-  auto rules = rules_path.empty()
-                   ? modelkit::ParseDiagnosisRules(modelkit::EmbeddedDiagnosisRulesText(),
-                                                   modelkit::kEmbeddedDiagnosisRulesName,
-                                                   modelkit::AllDiagnosisActions())
-                   : modelkit::LoadDiagnosisRulesFile(rules_path, modelkit::AllDiagnosisActions());
-  if (rules_path.empty()) rules_path = std::string(modelkit::kEmbeddedDiagnosisRulesName);
-  if (!rules.ok()) {
-    err << "error: " << rules.status().message() << "\n";
-    return 2;
-  }
-  auto classifier = modelkit::LogClassifier::Create(*rules, rules_path);
+  auto classifier = modelkit::LoadClassifier(ResolveDiagnosisRulesPath(args.rules_path),
+                                             modelkit::AllDiagnosisActions());
   if (!classifier.ok()) {
     err << "error: " << classifier.status().message() << "\n";
     return 2;

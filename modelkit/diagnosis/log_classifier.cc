@@ -308,10 +308,20 @@ std::vector<std::string> LogClassifier::FallbackFeaturesOf(const std::vector<std
 int LogClassifier::rule_count() const { return compiled_->rules.rule_size(); }
 int LogClassifier::pattern_count() const { return static_cast<int>(compiled_->patterns.size()); }
 
-absl::StatusOr<LogClassifier> BuiltInClassifier(const DiagnosisActionSet& supported) {
-  auto rules = ParseDiagnosisRules(EmbeddedDiagnosisRulesText(), kEmbeddedDiagnosisRulesName, supported);
+absl::StatusOr<LogClassifier> LoadClassifier(const std::string& rules_path,
+                                             const DiagnosisActionSet& supported) {
+  const std::string source =
+      rules_path.empty() ? std::string(kEmbeddedDiagnosisRulesName) : rules_path;
+  auto rules = rules_path.empty()
+                   ? ParseDiagnosisRules(EmbeddedDiagnosisRulesText(), kEmbeddedDiagnosisRulesName,
+                                         supported)
+                   : LoadDiagnosisRulesFile(rules_path, supported);
   if (!rules.ok()) return rules.status();
-  return LogClassifier::Create(*rules, std::string(kEmbeddedDiagnosisRulesName));
+  return LogClassifier::Create(*rules, source);
+}
+
+absl::StatusOr<LogClassifier> BuiltInClassifier(const DiagnosisActionSet& supported) {
+  return LoadClassifier("", supported);
 }
 
 absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,

@@ -98,10 +98,15 @@ class LogClassifier {
 
 inline constexpr double kFallbackConfidenceScale = 0.3;
 
-// The classifier over the rules built into the binary
-// (EmbeddedDiagnosisRulesText, named kEmbeddedDiagnosisRulesName in
-// messages), refusing a rule whose action is not in `supported`; without
-// the learned fallback.
+// The classifier over the rules file at `rules_path`, or, when the path is
+// empty, over the rules built into the binary (EmbeddedDiagnosisRulesText,
+// named kEmbeddedDiagnosisRulesName in messages); refusing a rule whose
+// action is not in `supported`; without the learned fallback. Errors name
+// the file or "built-in rules". The one place a program turns "a rules file
+// if one was given or found, else the built-in rules" into a classifier.
+absl::StatusOr<LogClassifier> LoadClassifier(const std::string& rules_path,
+                                             const DiagnosisActionSet& supported);
+// LoadClassifier over the built-in rules.
 absl::StatusOr<LogClassifier> BuiltInClassifier(const DiagnosisActionSet& supported);
 
 // Splits a log into lines: '\n' separated, a trailing '\r' dropped, and only

@@ -87,6 +87,28 @@ TEST(BuiltInClassifierTest, ClassifiesAndRefusesActionsItsCallerCannotRun) {
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("built-in rules"));
 }
 
+
+// A rules file when one is given (the source tree's, here: the same rules the
+// binary embeds), the built-in rules when the path is empty; a file that is
+// missing or does not parse is refused naming the file.
+TEST(LoadClassifierTest, TakesTheFileWhenGivenAndTheBuiltInRulesOtherwise) {
+  auto from_file = LoadClassifier(SourceDir() + "/deploy/diagnosis/rules.txtpb", AllDiagnosisActions());
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  auto built_in = LoadClassifier("", AllDiagnosisActions());
+  ASSERT_TRUE(built_in.ok()) << built_in.status();
+  EXPECT_EQ(from_file->rule_count(), built_in->rule_count());
+  EXPECT_GT(built_in->rule_count(), 0);
+
+  auto missing = LoadClassifier("/nonexistent/dir/rules.txtpb", AllDiagnosisActions());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/nonexistent/dir/rules.txtpb"));
+
+  const std::string broken = ::testing::TempDir() + "/broken_rules.txtpb";
+  std::ofstream(broken) << "rule { id: \"half\" \n";
+  auto unparsable = LoadClassifier(broken, AllDiagnosisActions());
+  ASSERT_FALSE(unparsable.ok());
+  EXPECT_THAT(std::string(unparsable.status().message()), HasSubstr(broken));
+}
 TEST_F(LogClassifierTest, EverySeedMessageMapsToItsClass) {
   const std::map<std::string, std::string> expected = {
       {"seed000_free_memory.log", "startup_free_memory_below_utilization"},

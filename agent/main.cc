@@ -38,6 +38,7 @@
 #include "common/enum_names.h"
 #include "common/http_client.h"
 #include "common/http_server.h"
+#include "common/mutex_mode.h"
 #include "common/net.h"
 #include "common/path_confine.h"
 #include "common/ids.h"
@@ -74,6 +75,7 @@ std::string ProtoJson(const google::protobuf::Message& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dcu::common::TurnOffDeadlockDetectionInReleaseBuilds();
   // libprotobuf's own lines (a hostile peer's garbage) through our logger, rate-limited.
   dcu::common::RouteProtobufLogs();
   dcu::common::SetLogComponent("dcu-agent");

@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/malloc_name.h"
+#include "common/mutex_mode.h"
 #include "common/protobuf_log.h"
 #include "common/net.h"
 #include "common/version.h"
@@ -56,13 +57,7 @@ void OnStopSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef NDEBUG
-  // absl's deadlock detector walks a lock graph on every Mutex acquisition:
-  // 3-6% of the controller's CPU at 10,000 reports/s (BENCHMARKS.md). Off in
-  // release builds; debug builds and every test binary keep it (it found
-  // real inversions there).
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-#endif
+  dcu::common::TurnOffDeadlockDetectionInReleaseBuilds();
   // libprotobuf's own lines (a hostile peer's garbage) through our logger, rate-limited.
   dcu::common::RouteProtobufLogs();
   dcu::common::SetLogComponent("dcu-controller");

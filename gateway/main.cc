@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/http_server.h"
 #include "common/logging.h"
+#include "common/mutex_mode.h"
 #include "common/net.h"
 #include "gateway/api_keys.h"
 #include "gateway/controller_replica_source.h"
@@ -22,6 +23,7 @@
 #include "gateway/serving_table.h"
 
 int main(int argc, char** argv) {
+  dcu::common::TurnOffDeadlockDetectionInReleaseBuilds();
   CLI::App app{"dcu-gateway: one OpenAI-compatible endpoint for the fleet's models"};
   std::string listen = "127.0.0.1:8080";
   std::string replicas_file, api_keys_file, port_file, pick = "least-score";

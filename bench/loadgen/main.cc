@@ -4,8 +4,10 @@
 #include <iostream>
 
 #include "bench/loadgen/loadgen.h"
+#include "common/mutex_mode.h"
 
 int main(int argc, char** argv) {
+  dcu::common::TurnOffDeadlockDetectionInReleaseBuilds();
   dcu::bench::LoadgenArgs a;
   CLI::App app{"dcu-loadgen: simulated dcu-agents against a real dcu-controller (loopback only)"};
   app.add_option("--mode", a.mode, "ingest | place | failover")->capture_default_str();

@@ -258,5 +258,3 @@ BENCHMARK(BM_LoadAndCompileRules)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace dcu::modelkit
-
-BENCHMARK_MAIN();

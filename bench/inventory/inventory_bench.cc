@@ -148,5 +148,3 @@ void BM_SysfsProbeOnly(benchmark::State& state) {
 BENCHMARK(BM_SysfsProbeOnly)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-
-BENCHMARK_MAIN();

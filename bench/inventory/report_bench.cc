@@ -85,5 +85,3 @@ BENCHMARK_CAPTURE(BM_TakeReport, expanded, Form::kExpanded)->Unit(benchmark::kMi
 BENCHMARK_CAPTURE(BM_TakeReport, compact, Form::kCompact)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-
-BENCHMARK_MAIN();

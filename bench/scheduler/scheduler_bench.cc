@@ -470,5 +470,3 @@ BENCHMARK_TEMPLATE(BM_ReconcilePass, true)
 
 }  // namespace
 }  // namespace dcu::bench
-
-BENCHMARK_MAIN();

@@ -208,5 +208,3 @@ BENCHMARK(BM_UpdateInventory)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace dcu::bench
-
-BENCHMARK_MAIN();

@@ -138,5 +138,3 @@ BENCHMARK(BM_FetchFromPeer)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FetchFromPeerWithSha256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -217,5 +217,3 @@ void BM_Sha256Content(benchmark::State& state) {
 BENCHMARK(BM_Sha256Content)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -111,10 +111,33 @@ constexpr double kDecemberHHeldOutFloorPercent = 86.2;  // 25/29 = 86.21
 // right; nothing tuned).
 // 288/331 after the rules-from-sources-a-fourth-time round and the
 // 2026-12g/h collections (16 new dev threads, 15 right; nothing tuned on them).
-constexpr double kDevFloorPercent = 87.0;  // 288/331 = 87.01
+// 299/349 after the 2026-12i/j collections (18 new dev threads, 11 right
+// with the rules of the round before; nothing tuned on them yet).
+constexpr double kDevFloorPercent = 85.6;  // 299/349 = 85.67
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;
+
+// The held-out splits, in the order they were collected, each with its
+// floor above. The original split comes first (its secondary causes are
+// printed).
+struct HeldOutSplit {
+  const char* dir;
+  const char* name;
+  double floor_percent;
+};
+constexpr HeldOutSplit kHeldOutSplits[] = {
+    {"heldout", "held-out", kHeldOutFloorPercent},
+    {"heldout-fresh", "fresh held-out", kFreshHeldOutFloorPercent},
+    {"heldout-2026-12", "held-out 2026-12", kDecemberHeldOutFloorPercent},
+    {"heldout-2026-12b", "held-out 2026-12b", kDecemberBHeldOutFloorPercent},
+    {"heldout-2026-12c", "held-out 2026-12c", kDecemberCHeldOutFloorPercent},
+    {"heldout-2026-12d", "held-out 2026-12d", kDecemberDHeldOutFloorPercent},
+    {"heldout-2026-12e", "held-out 2026-12e", kDecemberEHeldOutFloorPercent},
+    {"heldout-2026-12f", "held-out 2026-12f", kDecemberFHeldOutFloorPercent},
+    {"heldout-2026-12g", "held-out 2026-12g", kDecemberGHeldOutFloorPercent},
+    {"heldout-2026-12h", "held-out 2026-12h", kDecemberHHeldOutFloorPercent},
+};
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).
 using testing::SourceDir;
@@ -375,41 +398,18 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
     return;
   }
   // Held-out: the score only; its misses are not printed.
-  SplitScore held = ScoreSplit(*classifier, root + "/heldout", false);
-  SplitScore fresh = ScoreSplit(*classifier, root + "/heldout-fresh", false);
-  SplitScore dec = ScoreSplit(*classifier, root + "/heldout-2026-12", false);
-  SplitScore dec_b = ScoreSplit(*classifier, root + "/heldout-2026-12b", false);
-  SplitScore dec_c = ScoreSplit(*classifier, root + "/heldout-2026-12c", false);
-  SplitScore dec_d = ScoreSplit(*classifier, root + "/heldout-2026-12d", false);
-  SplitScore dec_e = ScoreSplit(*classifier, root + "/heldout-2026-12e", false);
-  SplitScore dec_f = ScoreSplit(*classifier, root + "/heldout-2026-12f", false);
-  SplitScore dec_g = ScoreSplit(*classifier, root + "/heldout-2026-12g", false);
-  SplitScore dec_h = ScoreSplit(*classifier, root + "/heldout-2026-12h", false);
+  std::vector<SplitScore> scores;
+  for (const HeldOutSplit& split : kHeldOutSplits) {
+    scores.push_back(ScoreSplit(*classifier, root + "/" + split.dir, false));
+    ASSERT_GT(scores.back().total, 0) << split.dir;
+  }
+  const SplitScore& held = scores[0];
   ASSERT_GT(dev.total, 0);
-  ASSERT_GT(held.total, 0);
-  ASSERT_GT(fresh.total, 0);
-  ASSERT_GT(dec.total, 0);
-  ASSERT_GT(dec_b.total, 0);
-  ASSERT_GT(dec_c.total, 0);
-  ASSERT_GT(dec_d.total, 0);
-  ASSERT_GT(dec_e.total, 0);
-  ASSERT_GT(dec_f.total, 0);
-  ASSERT_GT(dec_g.total, 0);
-  ASSERT_GT(dec_h.total, 0);
   std::cout << std::fixed << std::setprecision(1) << "dev top-1: " << dev.correct << "/"
             << dev.total << " = " << pct(dev) << "% (showing their decisive line "
             << dev.correct - dev.cut_correct << "/" << dev.total - dev.cut_total << ", cut before it "
             << dev.cut_correct << "/" << dev.cut_total << ")\n";
-  PrintHeldOut("held-out", held);
-  PrintHeldOut("fresh held-out", fresh);
-  PrintHeldOut("held-out 2026-12", dec);
-  PrintHeldOut("held-out 2026-12b", dec_b);
-  PrintHeldOut("held-out 2026-12c", dec_c);
-  PrintHeldOut("held-out 2026-12d", dec_d);
-  PrintHeldOut("held-out 2026-12e", dec_e);
-  PrintHeldOut("held-out 2026-12f", dec_f);
-  PrintHeldOut("held-out 2026-12g", dec_g);
-  PrintHeldOut("held-out 2026-12h", dec_h);
+  for (size_t i = 0; i < scores.size(); ++i) PrintHeldOut(kHeldOutSplits[i].name, scores[i]);
   std::cout << "secondary causes among the findings: dev " << dev.secondary_found << "/"
             << dev.secondary_total << " (after a right top-1: " << dev.secondary_in_order
             << "), held-out " << held.secondary_found << "/" << held.secondary_total
@@ -427,16 +427,9 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
   // may only get better on logs it has never seen. The goal of issue 15
   // (95%) is not reached yet.
   EXPECT_GE(pct(dev), kDevFloorPercent);
-  EXPECT_GE(pct(held), kHeldOutFloorPercent);
-  EXPECT_GE(pct(fresh), kFreshHeldOutFloorPercent);
-  EXPECT_GE(pct(dec), kDecemberHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_b), kDecemberBHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_c), kDecemberCHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_d), kDecemberDHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_e), kDecemberEHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_f), kDecemberFHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_g), kDecemberGHeldOutFloorPercent);
-  EXPECT_GE(pct(dec_h), kDecemberHHeldOutFloorPercent);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    EXPECT_GE(pct(scores[i]), kHeldOutSplits[i].floor_percent) << kHeldOutSplits[i].dir;
+  }
 }
 
 // A second, independent labeller (docs/diagnosis.md, "How far the labels

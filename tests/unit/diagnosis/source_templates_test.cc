@@ -798,6 +798,95 @@ const std::vector<Template>& Templates() {
        "[2025-06-01 10:00:01] Load weight begin. avail mem=78.50 GB\n"
        "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
        "unknown"},
+      // ------------------------------- round: rules from sources, a fifth time
+      {"pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (a per-process memory fraction)",
+       "torch.OutOfMemoryError: Allocation on device 1 would exceed allowed memory. (out of memory)\n"
+       "Currently allocated     : 11.20 GiB\n"
+       "Requested               : 2.00 GiB\n"
+       "Device limit            : 12.00 GiB",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm csrc/cumem_allocator.cpp CUDA_CHECK (sleep mode wake_up)",
+       "  File \"/x/vllm/device_allocator/cumem.py\", line 80, in create_and_map\n"
+       "    python_create_and_map(*allocation_handle)\n"
+       "RuntimeError: CUDA Error: out of memory at /src/csrc/cumem_allocator.cpp:71",
+       "cuda_oom_model_load"},
+      {"NVIDIA/nccl src/include/checks.h CUDACHECK (its WARN as torch's NCCL error's last error)",
+       "torch.distributed.DistBackendError: NCCL error in: /x/ProcessGroupNCCL.cpp:1970, unhandled cuda "
+       "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+       "Last error:\n"
+       "Cuda failure 'out of memory'",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm vllm/config.py _get_and_verify_max_len (bare assert)",
+       "  File \"/x/vllm/config.py\", line 1700, in _get_and_verify_max_len\n"
+       "    assert \"factor\" in rope_scaling\n"
+       "AssertionError",
+       "config_or_tokenizer_error"},
+      {"nomic-ai/gpt4all gpt4all-backend llmodel.h BadArchError (Python bindings)",
+       "  File \"/x/gpt4all/_pyllmodel.py\", line 260, in __init__\n"
+       "    raise RuntimeError(f\"Unable to instantiate model: {e}\")\n"
+       "RuntimeError: Unable to instantiate model: Unsupported model architecture: t5",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp src/llama-model.cpp load_hparams",
+       "llama_model_load: error loading model: error loading model hyperparameters: unsupported model "
+       "architecture: mamba3\n"
+       "llama_load_model_from_file: failed to load model",
+       "unsupported_model_architecture"},
+      {"vllm-project/vllm vllm/model_executor/models/minicpmv.py (MiniCPMV.__new__)",
+       "ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0. Got version: (5, 0)",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp ggml/src/gguf.cpp gguf_init_from_file (an empty model path)",
+       "gguf_init_from_file: failed to open '': 'Invalid argument'\n"
+       "llama_model_load: error loading model: llama_model_loader: failed to load model from \n"
+       "llama_load_model_from_file: failed to load model",
+       "model_path_not_found"},
+      {"ggml-org/llama.cpp ggml/src/gguf.cpp gguf_init_from_file (a directory given as the model)",
+       "gguf_init_from_file_impl: failed to open '/srv/models/qwen': 'Is a directory'",
+       "model_path_not_found"},
+      {"sgl-project/sglang python/sglang/srt/utils.py wait_port_available",
+       "ValueError: rpc_port at 31005 is not available in 30 seconds. rpc_port is used by a process "
+       "already. process.name()='python3' process.cmdline()=['python3', '-m', 'sglang.launch_server']",
+       "port_in_use"},
+      {"ggml-org/llama.cpp tools/server/server.cpp (a Unix socket path as the host)",
+       "main: setting address family to AF_UNIX\n"
+       "main: couldn't bind HTTP server socket, hostname: /run/llm/api.sock, port: 8080",
+       "unknown"},
+      {"ggml-org/llama.cpp tools/server/server.cpp (a TCP host: the port is taken)",
+       "main: binding port with default address family\n"
+       "main: couldn't bind HTTP server socket, hostname: 0.0.0.0, port: 8080",
+       "port_in_use"},
+      {"vllm-project/vllm vllm/_custom_ops.py (0.4.x, compiled ops absent)",
+       "  File \"/x/vllm/_custom_ops.py\", line 28, in rms_norm\n"
+       "    vllm_ops.rms_norm(out, input, weight, epsilon)\n"
+       "NameError: name 'vllm_ops' is not defined",
+       "missing_custom_op"},
+      {"S-LoRA/S-LoRA slora/models/peft/lora_unordered_batch_infer.py",
+       "  File \"/x/slora/models/peft/lora_unordered_batch_infer.py\", line 9, in <module>\n"
+       "    from slora._kernels import dispatch_bgmv\n"
+       "ModuleNotFoundError: No module named 'slora._kernels'",
+       "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/__init__.py bootstrap (Windows)",
+       "  File \"C:\\x\\lmdeploy\\__init__.py\", line 25, in bootstrap\n"
+       "    assert CUDA_PATH is not None, 'Can not find $env:CUDA_PATH'\n"
+       "AssertionError: Can not find $env:CUDA_PATH",
+       "wrong_platform_build"},
+      {"martin-olivier/dylib include/dylib.hpp (janhq/cortex.cpp engine loader)",
+       "20250101 10:00:00.000000 UTC 100 ERROR Could not load engine: Could not load library "
+       "\"C:\\app\\engines\\cortex.llamacpp\\engine.dll\"\n"
+       "The specified procedure could not be found. - server.cc:120",
+       "shared_lib_undefined_symbol"},
+      {"vllm-project/vllm vllm/worker/worker.py _check_if_gpu_supports_dtype (a lower-cased paste)",
+       "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your "
+       "tesla t4 gpu has compute capability 7.5.",
+       "unsupported_gpu_arch_runtime"},
+      {"triton-lang/triton python/triton/runtime/errors.py OutOfResources (str(e) only)",
+       "!!! Exception during processing !!! out of resource: shared memory, Required: 98304, Hardware "
+       "limit: 65536. Reducing block sizes or `num_stages` may help.",
+       "triton_kernel_compile_failure"},
+      {"ROCm/ROCR-Runtime core/runtime/hsa.cpp hsa_status_string (the name split from its text)",
+       ":0:rocdevice.cpp            :2900: 1234567890 us:  Callback: Queue 0x7f00 aborting with error : HSA\n"
+       "_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to execute an illegal shader instruction. code: 0x2a",
+       "hip_runtime_error"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -887,6 +887,21 @@ const std::vector<Template>& Templates() {
        ":0:rocdevice.cpp            :2900: 1234567890 us:  Callback: Queue 0x7f00 aborting with error : HSA\n"
        "_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to execute an illegal shader instruction. code: 0x2a",
        "hip_runtime_error"},
+      {"sgl-project/mini-sglang python/minisgl/engine/engine.py _determine_num_pages",
+       "  File \"/x/minisgl/engine/engine.py\", line 140, in _determine_num_pages\n"
+       "    assert num_pages > 1, \"Not enough memory for KV cache, try reducing --num-tokens\"\n"
+       "AssertionError: Not enough memory for KV cache, try reducing --num-tokens",
+       "no_cache_blocks"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh ggml_cuda_error (peer copy, no NCCL)",
+       "CUDA error: peer access is not supported between these two devices\n"
+       "  current device: 1, in function ggml_cuda_set_peer_access at /src/ggml/src/ggml-cuda/ggml-cuda.cu:1300\n"
+       "  cudaDeviceEnablePeerAccess(id_other, 0)\n"
+       "/src/ggml/src/ggml-cuda/ggml-cuda.cu:70: CUDA error",
+       "unknown"},
+      {"vllm-project/vllm csrc/custom_all_reduce.cuh CUDACHECK (the custom all-reduce needs peer access)",
+       "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:300 'peer access is not supported between "
+       "these two devices'",
+       "nccl_rccl_init_failure"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

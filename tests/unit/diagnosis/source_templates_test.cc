@@ -902,6 +902,23 @@ const std::vector<Template>& Templates() {
        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:300 'peer access is not supported between "
        "these two devices'",
        "nccl_rccl_init_failure"},
+      {"apache/tvm src/runtime/cuda/cuda_common.h CUDA_CALL (mlc-llm)",
+       "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+       "  File \"/workspace/tvm/src/runtime/cuda/cuda_device_api.cc\", line 140\n"
+       "InternalError: Check failed: (e == cudaSuccess || e == cudaErrorCudartUnloading) is false: CUDA: "
+       "out of memory",
+       "cuda_oom_model_load"},
+      {"apache/tvm src/runtime/rocm/rocm_common.h ROCM_CALL (mlc-llm on ROCm)",
+       "InternalError: Check failed: (e == hipSuccess) is false: ROCM HIP: out of memory",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp ggml_vk_create_buffer",
+       "ggml_vulkan: Device memory allocation of size 2147483648 failed.\n"
+       "llama_model_load: error loading model: unable to allocate backend buffer",
+       "cuda_oom_model_load"},
+      {"nomic-ai/gpt4all gpt4all-backend/src/llmodel.cpp (MissingImplementationError, Python bindings)",
+       "WARNING: CUDA runtime libraries not found. Try `pip install \"gpt4all[cuda]\"`\n"
+       "RuntimeError: Unable to instantiate model: Could not find any implementations for backend: cuda",
+       "shared_lib_undefined_symbol"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -873,7 +873,7 @@ const std::vector<Template>& Templates() {
       {"martin-olivier/dylib include/dylib.hpp (janhq/cortex.cpp engine loader)",
        "20250101 10:00:00.000000 UTC 100 ERROR Could not load engine: Could not load library "
        "\"C:\\app\\engines\\cortex.llamacpp\\engine.dll\"\n"
-       "The specified procedure could not be found. - server.cc:120",
+       "Unknown error (FormatMessage failed) - server.cc:120",
        "shared_lib_undefined_symbol"},
       {"vllm-project/vllm vllm/worker/worker.py _check_if_gpu_supports_dtype (a lower-cased paste)",
        "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your "
@@ -912,8 +912,7 @@ const std::vector<Template>& Templates() {
        "InternalError: Check failed: (e == hipSuccess) is false: ROCM HIP: out of memory",
        "cuda_oom_model_load"},
       {"ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp ggml_vk_create_buffer",
-       "ggml_vulkan: Device memory allocation of size 2147483648 failed.\n"
-       "llama_model_load: error loading model: unable to allocate backend buffer",
+       "ggml_vulkan: Device memory allocation of size 2147483648 failed.",
        "cuda_oom_model_load"},
       {"nomic-ai/gpt4all gpt4all-backend/src/llmodel.cpp (MissingImplementationError, Python bindings)",
        "WARNING: CUDA runtime libraries not found. Try `pip install \"gpt4all[cuda]\"`\n"

@@ -799,8 +799,9 @@ const std::vector<Template>& Templates() {
        "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
        "unknown"},
       // ------------------------------- round: rules from sources, a fifth time
-      {"pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (a per-process memory fraction)",
-       "torch.OutOfMemoryError: Allocation on device 1 would exceed allowed memory. (out of memory)\n"
+      {"pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (a per-process memory fraction; str(e) only)",
+       "!!! Exception during processing !!! Allocation on device 1 would exceed allowed memory. (out of "
+       "memory)\n"
        "Currently allocated     : 11.20 GiB\n"
        "Requested               : 2.00 GiB\n"
        "Device limit            : 12.00 GiB",

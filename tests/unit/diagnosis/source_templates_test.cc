@@ -919,6 +919,14 @@ const std::vector<Template>& Templates() {
        "WARNING: CUDA runtime libraries not found. Try `pip install \"gpt4all[cuda]\"`\n"
        "RuntimeError: Unable to instantiate model: Could not find any implementations for backend: cuda",
        "shared_lib_undefined_symbol"},
+      {"ollama/ollama os.Open of a model blob on Windows (Go os.PathError, ERROR_FILE_NOT_FOUND)",
+       "Error: open C:\\Users\\ana\\.ollama\\models\\blobs\\sha256-0123abcd: The system cannot find the file "
+       "specified.",
+       "model_path_not_found"},
+      {"nomic-ai/gpt4all gpt4all-bindings/java (LLModel)",
+       "Exception in thread \"main\" java.lang.IllegalStateException: Model file does not exist: "
+       "/home/ana/models/mistral-7b.Q4_0.gguf",
+       "model_path_not_found"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

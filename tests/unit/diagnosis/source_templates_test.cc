@@ -927,6 +927,15 @@ const std::vector<Template>& Templates() {
        "Exception in thread \"main\" java.lang.IllegalStateException: Model file does not exist: "
        "/home/ana/models/mistral-7b.Q4_0.gguf",
        "model_path_not_found"},
+      {"nomic-ai/gpt4all gpt4all-backend llmodel_c.cpp llmodel_model_create2 (errno, Python bindings)",
+       "  File \"/x/gpt4all/pyllmodel.py\", line 200, in __init__\n"
+       "    raise ValueError(f\"Unable to instantiate model: code={err.code}, {err.message}\")\n"
+       "ValueError: Unable to instantiate model: code=2, No such file or directory",
+       "model_path_not_found"},
+      {"nomic-ai/gpt4all gpt4all-backend llmodel_c.cpp (no implementation recognised the file: no class)",
+       "ValueError: Unable to instantiate model: code=129, Model format not supported (no matching "
+       "implementation found)",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -936,6 +936,10 @@ const std::vector<Template>& Templates() {
        "ValueError: Unable to instantiate model: code=129, Model format not supported (no matching "
        "implementation found)",
        "unknown"},
+      {"NVIDIA/TensorRT-LLM cpp/include/tensorrt_llm/common/cudaUtils.h check()",
+       "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): "
+       "out of memory (/src/tensorrt_llm/runtime/tllmBuffers.h:125)",
+       "cuda_oom_model_load"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -940,6 +940,17 @@ const std::vector<Template>& Templates() {
        "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): "
        "out of memory (/src/tensorrt_llm/runtime/tllmBuffers.h:125)",
        "cuda_oom_model_load"},
+      {"golang/go src/os/exec_posix.go ProcessState.String (Windows STATUS_DLL_NOT_FOUND, Ollama)",
+       "time=2025-06-01T10:00:00.000+02:00 level=ERROR source=sched.go:455 msg=\"error loading llama server\" "
+       "error=\"llama runner process has terminated: exit status 0xc0000135\"\n"
+       "Error: llama runner process has terminated: exit status 0xc0000135",
+       "shared_lib_undefined_symbol"},
+      {"Windows STATUS_INVALID_IMAGE_FORMAT as a decimal exit code (a launcher's subprocess)",
+       "ERROR: llama-server exited with code 3221225595",
+       "shared_lib_undefined_symbol"},
+      {"golang/go src/os/exec_posix.go: a small exit status stays a follow-on (no class)",
+       "Error: llama runner process has terminated: exit status 2",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

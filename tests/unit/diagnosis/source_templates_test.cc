@@ -951,6 +951,9 @@ const std::vector<Template>& Templates() {
       {"golang/go src/os/exec_posix.go: a small exit status stays a follow-on (no class)",
        "Error: llama runner process has terminated: exit status 2",
        "unknown"},
+      {"nomic-ai/gpt4all gpt4all-chat/src/chatllm.cpp ChatLLM::loadDefaultModel",
+       "[Warning] (Mon Jun 2 10:00:00 2025): ERROR: Could not find any model to load",
+       "model_path_not_found"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

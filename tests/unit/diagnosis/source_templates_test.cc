@@ -798,6 +798,162 @@ const std::vector<Template>& Templates() {
        "[2025-06-01 10:00:01] Load weight begin. avail mem=78.50 GB\n"
        "[2025-06-01 10:00:09] The server is fired up and ready to roll!",
        "unknown"},
+      // ------------------------------- round: rules from sources, a fifth time
+      {"pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (a per-process memory fraction; str(e) only)",
+       "!!! Exception during processing !!! Allocation on device 1 would exceed allowed memory. (out of "
+       "memory)\n"
+       "Currently allocated     : 11.20 GiB\n"
+       "Requested               : 2.00 GiB\n"
+       "Device limit            : 12.00 GiB",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm csrc/cumem_allocator.cpp CUDA_CHECK (sleep mode wake_up)",
+       "  File \"/x/vllm/device_allocator/cumem.py\", line 80, in create_and_map\n"
+       "    python_create_and_map(*allocation_handle)\n"
+       "RuntimeError: CUDA Error: out of memory at /src/csrc/cumem_allocator.cpp:71",
+       "cuda_oom_model_load"},
+      {"NVIDIA/nccl src/include/checks.h CUDACHECK (its WARN as torch's NCCL error's last error)",
+       "torch.distributed.DistBackendError: NCCL error in: /x/ProcessGroupNCCL.cpp:1970, unhandled cuda "
+       "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+       "Last error:\n"
+       "Cuda failure 'out of memory'",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm vllm/config.py _get_and_verify_max_len (bare assert)",
+       "  File \"/x/vllm/config.py\", line 1700, in _get_and_verify_max_len\n"
+       "    assert \"factor\" in rope_scaling\n"
+       "AssertionError",
+       "config_or_tokenizer_error"},
+      {"nomic-ai/gpt4all gpt4all-backend llmodel.h BadArchError (Python bindings)",
+       "  File \"/x/gpt4all/_pyllmodel.py\", line 260, in __init__\n"
+       "    raise RuntimeError(f\"Unable to instantiate model: {e}\")\n"
+       "RuntimeError: Unable to instantiate model: Unsupported model architecture: t5",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp src/llama-model.cpp load_hparams",
+       "llama_model_load: error loading model: error loading model hyperparameters: unsupported model "
+       "architecture: mamba3\n"
+       "llama_load_model_from_file: failed to load model",
+       "unsupported_model_architecture"},
+      {"vllm-project/vllm vllm/model_executor/models/minicpmv.py (MiniCPMV.__new__)",
+       "ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0. Got version: (5, 0)",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp ggml/src/gguf.cpp gguf_init_from_file (an empty model path)",
+       "gguf_init_from_file: failed to open '': 'Invalid argument'\n"
+       "llama_model_load: error loading model: llama_model_loader: failed to load model from \n"
+       "llama_load_model_from_file: failed to load model",
+       "model_path_not_found"},
+      {"ggml-org/llama.cpp ggml/src/gguf.cpp gguf_init_from_file (a directory given as the model)",
+       "gguf_init_from_file_impl: failed to open '/srv/models/qwen': 'Is a directory'",
+       "model_path_not_found"},
+      {"sgl-project/sglang python/sglang/srt/utils.py wait_port_available",
+       "ValueError: rpc_port at 31005 is not available in 30 seconds. rpc_port is used by a process "
+       "already. process.name()='python3' process.cmdline()=['python3', '-m', 'sglang.launch_server']",
+       "port_in_use"},
+      {"ggml-org/llama.cpp tools/server/server.cpp (a Unix socket path as the host)",
+       "main: setting address family to AF_UNIX\n"
+       "main: couldn't bind HTTP server socket, hostname: /run/llm/api.sock, port: 8080",
+       "unknown"},
+      {"ggml-org/llama.cpp tools/server/server.cpp (a TCP host: the port is taken)",
+       "main: binding port with default address family\n"
+       "main: couldn't bind HTTP server socket, hostname: 0.0.0.0, port: 8080",
+       "port_in_use"},
+      {"vllm-project/vllm vllm/_custom_ops.py (0.4.x, compiled ops absent)",
+       "  File \"/x/vllm/_custom_ops.py\", line 28, in rms_norm\n"
+       "    vllm_ops.rms_norm(out, input, weight, epsilon)\n"
+       "NameError: name 'vllm_ops' is not defined",
+       "missing_custom_op"},
+      {"S-LoRA/S-LoRA slora/models/peft/lora_unordered_batch_infer.py",
+       "  File \"/x/slora/models/peft/lora_unordered_batch_infer.py\", line 9, in <module>\n"
+       "    from slora._kernels import dispatch_bgmv\n"
+       "ModuleNotFoundError: No module named 'slora._kernels'",
+       "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/__init__.py bootstrap (Windows)",
+       "  File \"C:\\x\\lmdeploy\\__init__.py\", line 25, in bootstrap\n"
+       "    assert CUDA_PATH is not None, 'Can not find $env:CUDA_PATH'\n"
+       "AssertionError: Can not find $env:CUDA_PATH",
+       "wrong_platform_build"},
+      {"martin-olivier/dylib include/dylib.hpp (janhq/cortex.cpp engine loader)",
+       "20250101 10:00:00.000000 UTC 100 ERROR Could not load engine: Could not load library "
+       "\"C:\\app\\engines\\cortex.llamacpp\\engine.dll\"\n"
+       "Unknown error (FormatMessage failed) - server.cc:120",
+       "shared_lib_undefined_symbol"},
+      {"vllm-project/vllm vllm/worker/worker.py _check_if_gpu_supports_dtype (a lower-cased paste)",
+       "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your "
+       "tesla t4 gpu has compute capability 7.5.",
+       "unsupported_gpu_arch_runtime"},
+      {"triton-lang/triton python/triton/runtime/errors.py OutOfResources (str(e) only)",
+       "!!! Exception during processing !!! out of resource: shared memory, Required: 98304, Hardware "
+       "limit: 65536. Reducing block sizes or `num_stages` may help.",
+       "triton_kernel_compile_failure"},
+      {"ROCm/ROCR-Runtime core/runtime/hsa.cpp hsa_status_string (the name split from its text)",
+       ":0:rocdevice.cpp            :2900: 1234567890 us:  Callback: Queue 0x7f00 aborting with error : HSA\n"
+       "_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to execute an illegal shader instruction. code: 0x2a",
+       "hip_runtime_error"},
+      {"sgl-project/mini-sglang python/minisgl/engine/engine.py _determine_num_pages",
+       "  File \"/x/minisgl/engine/engine.py\", line 140, in _determine_num_pages\n"
+       "    assert num_pages > 1, \"Not enough memory for KV cache, try reducing --num-tokens\"\n"
+       "AssertionError: Not enough memory for KV cache, try reducing --num-tokens",
+       "no_cache_blocks"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/common.cuh ggml_cuda_error (peer copy, no NCCL)",
+       "CUDA error: peer access is not supported between these two devices\n"
+       "  current device: 1, in function ggml_cuda_set_peer_access at /src/ggml/src/ggml-cuda/ggml-cuda.cu:1300\n"
+       "  cudaDeviceEnablePeerAccess(id_other, 0)\n"
+       "/src/ggml/src/ggml-cuda/ggml-cuda.cu:70: CUDA error",
+       "unknown"},
+      {"vllm-project/vllm csrc/custom_all_reduce.cuh CUDACHECK (the custom all-reduce needs peer access)",
+       "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:300 'peer access is not supported between "
+       "these two devices'",
+       "nccl_rccl_init_failure"},
+      {"apache/tvm src/runtime/cuda/cuda_common.h CUDA_CALL (mlc-llm)",
+       "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+       "  File \"/workspace/tvm/src/runtime/cuda/cuda_device_api.cc\", line 140\n"
+       "InternalError: Check failed: (e == cudaSuccess || e == cudaErrorCudartUnloading) is false: CUDA: "
+       "out of memory",
+       "cuda_oom_model_load"},
+      {"apache/tvm src/runtime/rocm/rocm_common.h ROCM_CALL (mlc-llm on ROCm)",
+       "InternalError: Check failed: (e == hipSuccess) is false: ROCM HIP: out of memory",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp ggml_vk_create_buffer",
+       "ggml_vulkan: Device memory allocation of size 2147483648 failed.",
+       "cuda_oom_model_load"},
+      {"nomic-ai/gpt4all gpt4all-backend/src/llmodel.cpp (MissingImplementationError, Python bindings)",
+       "WARNING: CUDA runtime libraries not found. Try `pip install \"gpt4all[cuda]\"`\n"
+       "RuntimeError: Unable to instantiate model: Could not find any implementations for backend: cuda",
+       "shared_lib_undefined_symbol"},
+      {"ollama/ollama os.Open of a model blob on Windows (Go os.PathError, ERROR_FILE_NOT_FOUND)",
+       "Error: open C:\\Users\\ana\\.ollama\\models\\blobs\\sha256-0123abcd: The system cannot find the file "
+       "specified.",
+       "model_path_not_found"},
+      {"nomic-ai/gpt4all gpt4all-bindings/java (LLModel)",
+       "Exception in thread \"main\" java.lang.IllegalStateException: Model file does not exist: "
+       "/home/ana/models/mistral-7b.Q4_0.gguf",
+       "model_path_not_found"},
+      {"nomic-ai/gpt4all gpt4all-backend llmodel_c.cpp llmodel_model_create2 (errno, Python bindings)",
+       "  File \"/x/gpt4all/pyllmodel.py\", line 200, in __init__\n"
+       "    raise ValueError(f\"Unable to instantiate model: code={err.code}, {err.message}\")\n"
+       "ValueError: Unable to instantiate model: code=2, No such file or directory",
+       "model_path_not_found"},
+      {"nomic-ai/gpt4all gpt4all-backend llmodel_c.cpp (no implementation recognised the file: no class)",
+       "ValueError: Unable to instantiate model: code=129, Model format not supported (no matching "
+       "implementation found)",
+       "unknown"},
+      {"NVIDIA/TensorRT-LLM cpp/include/tensorrt_llm/common/cudaUtils.h check()",
+       "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): "
+       "out of memory (/src/tensorrt_llm/runtime/tllmBuffers.h:125)",
+       "cuda_oom_model_load"},
+      {"golang/go src/os/exec_posix.go ProcessState.String (Windows STATUS_DLL_NOT_FOUND, Ollama)",
+       "time=2025-06-01T10:00:00.000+02:00 level=ERROR source=sched.go:455 msg=\"error loading llama server\" "
+       "error=\"llama runner process has terminated: exit status 0xc0000135\"\n"
+       "Error: llama runner process has terminated: exit status 0xc0000135",
+       "shared_lib_undefined_symbol"},
+      {"Windows STATUS_INVALID_IMAGE_FORMAT as a decimal exit code (a launcher's subprocess)",
+       "ERROR: llama-server exited with code 3221225595",
+       "shared_lib_undefined_symbol"},
+      {"golang/go src/os/exec_posix.go: a small exit status stays a follow-on (no class)",
+       "Error: llama runner process has terminated: exit status 2",
+       "unknown"},
+      {"nomic-ai/gpt4all gpt4all-chat/src/chatllm.cpp ChatLLM::loadDefaultModel",
+       "[Warning] (Mon Jun 2 10:00:00 2025): ERROR: Could not find any model to load",
+       "model_path_not_found"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

@@ -7,17 +7,18 @@
 namespace dcu::modelkit {
 
 // Trains the learned fallback (fallback_model.h) offline, from the labelled
-// first corpus (tests/data/launch-logs) and the dev split of the
-// generalisation corpus (tests/data/diagnosis-corpus/dev) ONLY — never from
-// heldout/ or heldout-fresh/, which this code does not open.
+// first corpus (tests/data/launch-logs), the dev split of the generalisation
+// corpus (tests/data/diagnosis-corpus/dev) and the held-out splits already
+// read and scored (kSpentHeldOutSplits in the .cc) ONLY — never from a
+// held-out split still to be read, which this code does not open.
 //
 // The smoothing and the abstention threshold are chosen by
 // leave-one-thread-out cross-validation (a thread = a source URL without its
 // #fragment; every log of a thread is left out together): for each
 // candidate, the rules and the fallback together classify every log of a
 // thread with a model trained on the other threads, and the candidate with
-// the most right answers wins (the middle of the best plateau of
-// thresholds). The model written is trained on every log with the chosen
+// the most right answers less one per wrong guess wins (kWrongGuessCost;
+// the best mean over a window of thresholds). The model written is trained on every log with the chosen
 // parameters. Deterministic: the same corpus and rules give the same bytes.
 struct FallbackTrainingResult {
   std::string model_text;  // deploy/diagnosis/fallback_model.tsv

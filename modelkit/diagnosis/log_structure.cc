@@ -269,7 +269,11 @@ class StructureReader {
         state_ = State::kOutside;
         break;
       case State::kMessage:
-        if (!text.empty() && !IsInterleavedNoise(line) && continuation_lines_ < kMaxContinuationLines &&
+        // Another process's INFO/WARNING line between a message's lines is
+        // skipped, as between frames: it must not cut the message short
+        // (the same log with and without it reads the same).
+        if (IsInterleavedNoise(line)) return;
+        if (!text.empty() && continuation_lines_ < kMaxContinuationLines &&
             !ParsePythonExceptionHeader(text, /*strict=*/true, nullptr, nullptr) &&
             !StartsNativeError(text)) {
           RaisedError& error = out_.errors.back();

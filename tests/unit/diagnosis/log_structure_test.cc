@@ -134,6 +134,25 @@ TEST(LogStructureTest, InterleavedRanksKeepTheirException) {
   EXPECT_FALSE(s.ErrorLineMissing());
 }
 
+// Another process's INFO line between an exception line and the line that
+// continues its message is skipped, as between frames: the message reads
+// the same with and without it (DiagnosisCorpusTest.NoiseDoesNotChangeTheAnswer
+// found a message cut short by it).
+TEST(LogStructureTest, InterleavedInfoLineDoesNotCutAMessageShort) {
+  const std::string error = "ValueError: The model's max seq len (32768) is larger than";
+  const std::string rest = "the maximum number of tokens that can be stored in KV cache (7600).";
+  const std::string info =
+      "(VllmWorkerProcess pid=77) INFO 04-17 20:54:26 [multiproc_worker_utils.py:225] Worker ready";
+  LogStructure plain = ReadLogStructure(Normalize({"Traceback (most recent call last):",
+                                                   "  File \"/x/vllm/engine.py\", line 3, in f",
+                                                   error, rest}));
+  LogStructure noisy = ReadLogStructure(Normalize({"Traceback (most recent call last):",
+                                                   "  File \"/x/vllm/engine.py\", line 3, in f",
+                                                   error, info, rest}));
+  EXPECT_EQ(Terminal(plain).message, Terminal(noisy).message);
+  EXPECT_NE(Terminal(noisy).message.find("KV cache (7600)"), std::string::npos) << Terminal(noisy).message;
+}
+
 TEST(LogStructureTest, PrefixesAnsiAndTimestampsDoNotChangeTheResult) {
   std::vector<std::string> plain = {
       "Traceback (most recent call last):",

@@ -212,21 +212,31 @@ bool CutBeforeTheDecisiveLine(const std::string& note) {
   return re2::RE2::PartialMatch(note, kCut);
 }
 
-std::vector<Entry> ReadIndex(const std::string& dir) {
-  std::vector<Entry> entries;
-  std::string text = ReadFile(dir + "/index.tsv");
+// The rows of a tab-separated file with a header line: each row's fields,
+// the header left out; a row with fewer than `min_fields` is a test failure
+// (named with the file) and skipped.
+std::vector<std::vector<std::string>> ReadTsvRows(const std::string& path, size_t min_fields) {
+  std::vector<std::vector<std::string>> rows;
   bool header = true;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+  for (absl::string_view line : absl::StrSplit(ReadFile(path), '\n', absl::SkipEmpty())) {
     if (header) {
       header = false;
       continue;
     }
     std::vector<std::string> fields = absl::StrSplit(line, '\t');
-    if (fields.size() < 4) {
-      ADD_FAILURE() << "index.tsv line without 4 fields: " << line;
+    if (fields.size() < min_fields) {
+      ADD_FAILURE() << path << ": a line with fewer than " << min_fields << " fields: " << line;
       continue;
     }
-    entries.push_back({fields[0], fields[1], fields[2], fields[3], fields.size() > 5 ? fields[5] : ""});
+    rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+std::vector<Entry> ReadIndex(const std::string& dir) {
+  std::vector<Entry> entries;
+  for (const auto& f : ReadTsvRows(dir + "/index.tsv", 4)) {
+    entries.push_back({f[0], f[1], f[2], f[3], f.size() > 5 ? f[5] : ""});
   }
   return entries;
 }
@@ -474,22 +484,14 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
 // index.tsv after the fact (to make a score look better, say) shows here.
 TEST(DiagnosisCorpusTest, SecondLabellerAgreesWithTheCorpusLabels) {
   const std::string root = SourceDir() + "/tests/data/diagnosis-corpus";
-  std::string text = ReadFile(root + "/second-labeller.tsv");
-  ASSERT_FALSE(text.empty()) << root << "/second-labeller.tsv";
   std::map<std::string, std::map<std::string, std::string>> labels;  // split -> file -> label
   int rows = 0, agree = 0, unsure = 0, unsure_agree = 0;
   std::map<std::string, std::pair<int, int>> by_split;
   std::set<std::string> seen;
-  bool header = true;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    if (header) {
-      header = false;
-      continue;
-    }
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    ASSERT_GE(f.size(), 4u) << "second-labeller.tsv: line without split, file, label, confidence: " << line;
+  // split, file, label, confidence, why
+  for (const auto& f : ReadTsvRows(root + "/second-labeller.tsv", 4)) {
     const std::string& split = f[0];
-    ASSERT_TRUE(split.rfind("heldout", 0) == 0) << "not a held-out split: " << line;
+    ASSERT_TRUE(split.rfind("heldout", 0) == 0) << "not a held-out split: " << split << "/" << f[1];
     if (!labels.count(split)) {
       for (const Entry& e : ReadIndex(root + "/" + split)) labels[split][e.file] = e.label;
       ASSERT_FALSE(labels[split].empty()) << split << "/index.tsv";
@@ -498,7 +500,7 @@ TEST(DiagnosisCorpusTest, SecondLabellerAgreesWithTheCorpusLabels) {
     ASSERT_NE(it, labels[split].end()) << "second-labeller.tsv names " << split << "/" << f[1]
                                        << ", which is not in that split's index.tsv";
     ASSERT_TRUE(seen.insert(split + "/" + f[1]).second) << "labelled twice: " << f[1];
-    ASSERT_TRUE(f[3] == "sure" || f[3] == "unsure") << line;
+    ASSERT_TRUE(f[3] == "sure" || f[3] == "unsure") << f[1] << ": confidence '" << f[3] << "'";
     ++rows;
     const bool same = f[2] == it->second;
     agree += same;
@@ -563,7 +565,7 @@ TEST(DiagnosisCorpusTest, NoiseDoesNotChangeTheAnswer) {
   auto classifier = ShippedClassifier();
   ASSERT_TRUE(classifier.ok()) << classifier.status();
   int checked = 0;
-  for (const std::string dir : {SourceDir() + "/tests/data/launch-logs",
+  for (const std::string& dir : {SourceDir() + "/tests/data/launch-logs",
                                 SourceDir() + "/tests/data/diagnosis-corpus/dev"}) {
     for (const Entry& e : ReadIndex(dir)) {
       std::string text = ReadFile(dir + "/" + e.file);

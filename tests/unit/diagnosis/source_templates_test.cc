@@ -954,6 +954,76 @@ const std::vector<Template>& Templates() {
       {"nomic-ai/gpt4all gpt4all-chat/src/chatllm.cpp ChatLLM::loadDefaultModel",
        "[Warning] (Mon Jun 2 10:00:00 2025): ERROR: Could not find any model to load",
        "model_path_not_found"},
+      // ------------------------------------- sixth rules-from-sources round
+      {"ml-explore/mlx-lm mlx_lm/utils.py _get_classes (raised)",
+       "Traceback (most recent call last):\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/mlx_lm/utils.py\", line 66, in _get_classes\n"
+       "    raise ValueError(msg)\n"
+       "ValueError: Model type fancyformer not supported.",
+       "unsupported_model_architecture"},
+      {"ml-explore/mlx-lm mlx_lm/utils.py _get_classes (the root logger's line)",
+       "ERROR:root:Model type zeta_moe not supported.",
+       "unsupported_model_architecture"},
+      {"Blaizzy/mlx-vlm mlx_vlm/utils.py get_model_and_args (LM Studio's MLX runtime)",
+       "Error when loading model: ValueError: Model type omni9 not supported. Error: No module named "
+       "'mlx_vlm.models.omni9'",
+       "unsupported_model_architecture"},
+      {"Blaizzy/mlx-audio (per category)",
+       "ValueError: Model type whisperx not supported for stt.",
+       "unsupported_model_architecture"},
+      {"a program's own 'Model type' check (no raised type, no root logger): not MLX's",
+       "Model type stl not supported for conversion!",
+       "unknown"},
+      {"turboderp-org/exllamav2 exllamav2/config.py ExLlamaV2Config.prepare (missing tensor prefix)",
+       "  File \"/usr/lib/python3/dist-packages/exllamav2/config.py\", line 301, in prepare\n"
+       "    raise ValueError(f\" ## Could not find {prefix}.* in model\")\n"
+       "ValueError:  ## Could not find model.layers.0.mlp.gate_proj.* in model",
+       "unsupported_model_architecture"},
+      {"turboderp-org/exllamav2 exllamav2/config.py prepare (no .safetensors)",
+       "ValueError:  ## No .safetensors files found in /models/some-model-exl2",
+       "model_path_not_found"},
+      {"ml-explore/mlx-lm mlx_lm/utils.py load_model (no safetensors)",
+       "FileNotFoundError: No safetensors found in /Users/me/models/foo-7b",
+       "model_path_not_found"},
+      {"google/sentencepiece python/src/sentencepiece/__init__.py _batchnize _func",
+       "  File \"/venv/lib/python3.10/site-packages/sentencepiece/__init__.py\", line 1172, in _func\n"
+       "    raise IndexError('piece id is out of range.')\n"
+       "IndexError: piece id is out of range.",
+       "config_or_tokenizer_error"},
+      {"vllm-project/vllm vllm/vllm_flash_attn/__init__.py (no FA2/FA3 extension)",
+       "ImportError: vllm.vllm_flash_attn requires the CUDA flash attention extensions (_vllm_fa2_C or "
+       "_vllm_fa3_C). On ROCm, use upstream flash_attn.",
+       "missing_custom_op"},
+      {"CPython Python/ceval.c import_from for ROCm/aiter (namespace package, no built module)",
+       "ImportError: cannot import name 'fused_topk' from 'aiter' (unknown location)",
+       "missing_custom_op"},
+      {"ROCm/aiter absent (raised)",
+       "ModuleNotFoundError: No module named 'aiter'",
+       "missing_custom_op"},
+      {"vllm-project/vllm vllm/v1/attention/backends/flash_attn.py (0.7.x) bare assert as the source line",
+       "  File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/attention/backends/flash_attn.py\", line 140, "
+       "in __init__\n"
+       "    assert is_fa_version_supported(self.fa_version)\n"
+       "AssertionError",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm_flash_attn's reason when the extension did not import: not the arch",
+       "ERROR 03-01 10:00:00 flash_attn.py:120] Cannot use FA version 2 is not supported due to FA2 is "
+       "unavaible due to: libcudart.so.12: cannot open shared object file: No such file or directory\n"
+       "  File \"/x/vllm/v1/attention/backends/flash_attn.py\", line 140, in __init__\n"
+       "    assert is_fa_version_supported(self.fa_version)\n"
+       "AssertionError",
+       "shared_lib_undefined_symbol"},
+      {"vllm-project/vllm vllm/utils.py get_open_port (INFO: it stepped past the port)",
+       "INFO 03-01 10:00:00 utils.py:500] Port 9090 is already in use, trying port 9091\n"
+       "KeyError: 'model.layers.0.self_attn.qkv_proj.weight'",
+       "unknown"},
+      {"a port taken, as SGLang's own check says it (control: still port_in_use)",
+       "Exception: Port 30000 is already in use. Please choose another port.",
+       "port_in_use"},
+      {"cudart cudaErrorInsufficientDriver (error 35): a driver/toolkit mismatch, no class",
+       "CUDA error 35 at /tmp/llama.cpp/ggml-cuda.cu:5522: CUDA driver version is insufficient for CUDA "
+       "runtime version",
+       "unknown"},
       // ------------------------------------- non-Python error formats (structure)
       {"glog LOG(FATAL) (lmdeploy turbomind, any glog server)",
        "I1204 12:34:56.000001  77 server.cc:10] loading\n"

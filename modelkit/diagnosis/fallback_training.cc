@@ -90,10 +90,8 @@ std::string Pct(int a, int b) {
 }  // namespace
 
 absl::StatusOr<FallbackTrainingResult> TrainFallbackFromCorpus(const std::string& source_dir) {
-  auto rules = LoadDiagnosisRulesFile(source_dir + "/" + std::string(kDefaultDiagnosisRulesPath),
-                                      AllDiagnosisActions());
-  if (!rules.ok()) return rules.status();
-  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  auto classifier =
+      LoadClassifier(source_dir + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
   if (!classifier.ok()) return classifier.status();
 
   std::vector<Doc> docs;

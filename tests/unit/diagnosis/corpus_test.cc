@@ -193,10 +193,8 @@ std::string ReadFile(const std::string& path) { return testing::ReadFileOrEmpty(
 // The shipped rules with the shipped learned fallback, as dcuctl runs them.
 // DCU_CORPUS_NO_FALLBACK=1 scores the rules alone.
 absl::StatusOr<LogClassifier> ShippedClassifier() {
-  auto rules = LoadDiagnosisRulesFile(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath),
-                                      AllDiagnosisActions());
-  if (!rules.ok()) return rules.status();
-  auto classifier = LogClassifier::Create(*rules, "rules.txtpb");
+  auto classifier =
+      LoadClassifier(SourceDir() + "/" + std::string(kDefaultDiagnosisRulesPath), AllDiagnosisActions());
   if (!classifier.ok()) return classifier.status();
   if (std::getenv("DCU_CORPUS_NO_FALLBACK") != nullptr) return classifier;
   auto model = FallbackModel::Parse(

@@ -451,17 +451,17 @@ TEST_F(LogClassifierTest, TracebackCutBeforeItsErrorLineGivesAFramesFinding) {
       "INFO 04-17 20:54:26 [model_runner.py:1] Starting to load model /models/Qwen3-32B...",
       "(VllmWorker rank=5 pid=3073) Traceback (most recent call last):",
       "(VllmWorker rank=5 pid=3073)   File \"/v/vllm/v1/worker/gpu_worker.py\", line 136, in "
-      "load_model",
-      "(VllmWorker rank=5 pid=3073)     self.model_runner.load_model()",
+      "determine_available_memory",
+      "(VllmWorker rank=5 pid=3073)     self.model_runner.profile_run()",
       "(VllmWorker rank=5 pid=3073)   File \"/v/vllm/v1/worker/gpu_model_runner.py\", line 1167, "
-      "in load_model",
-      "(VllmWorker rank=5 pid=3073)     self.model = get_model(vllm_config=self.vllm_config)",
+      "in profile_run",
+      "(VllmWorker rank=5 pid=3073)     hidden_states = self._dummy_run(self.max_num_tokens)",
   };
   DiagnosisResult result = classifier_->Classify(lines);
   ASSERT_GE(result.findings_size(), 1);
   const DiagnosisFinding& f = result.findings(0);
-  EXPECT_EQ(f.failure_class(), "cuda_oom_model_load");
-  EXPECT_EQ(f.rule_id(), "oom.model_load_frames");
+  EXPECT_EQ(f.failure_class(), "no_cache_blocks");
+  EXPECT_EQ(f.rule_id(), "no_cache_blocks.frames");
   EXPECT_EQ(f.basis(), dcufleet::v1::FINDING_BASIS_TRACEBACK_FRAMES);
   EXPECT_THAT(f.explanation(),
               HasSubstr("inferred from the traceback frames; the error line is missing"));

@@ -269,6 +269,30 @@ const std::vector<Template>& Templates() {
        "nccl_rccl_init_failure"},
       {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
        "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+       "unknown"},  // no device visible: not a build for another platform
+      // Device not visible (seventh rules round): the corpus labels these
+      // `unknown`; the CUDA wording on a host the log shows is ROCm is a CUDA
+      // build there.
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (HIP build)",
+       "  File \"/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py\", line 247, in _lazy_init\n"
+       "    torch._C._cuda_init()\n"
+       "RuntimeError: No HIP GPUs are available",
+       "unknown"},
+      {"ROCm/clr hipamd/src/hip_error.cpp (hipErrorNoDevice)",
+       "RuntimeError: HIP error: no ROCm-capable device is detected\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+       "might be incorrect.",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (CUDA build, no device)",
+       "RuntimeError: No CUDA GPUs are available",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (CUDA build on a ROCm host)",
+       "INFO: ROCm 6.2.0 detected on /opt/rocm, gfx90a\n"
+       "RuntimeError: No CUDA GPUs are available",
+       "wrong_platform_build"},
+      {"NVIDIA cudart cudaErrorNoDevice text (CUDA build on a Hygon DCU host)",
+       "hy-smi: DCU 0 Hygon Z100 dtk-24.04\n"
+       "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
        "wrong_platform_build"},
       // ------------------------------------------------- device and kernels
       {"ROCm/clr hipamd/src/hip_code_object.cpp",
@@ -1085,6 +1109,22 @@ const std::vector<Template>& Templates() {
        "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1. The current "
        "PyTorch install supports CUDA capabilities sm_70 sm_80.\n"
        "INFO:     Application startup complete.",
+       "unknown"},
+      {"vllm-project/vllm vllm/v1/worker/gpu_worker.py determine_available_memory (memory went up)",
+       "AssertionError: Error in memory profiling. Initial free memory 30.5 GiB, current free memory "
+       "41.2 GiB. This happens when other processes sharing the same container release GPU memory "
+       "while vLLM is profiling during initialization. To fix this, ensure consistent GPU memory "
+       "allocation or isolate vLLM in its own container.",
+       "unknown"},
+      {"psf/requests src/requests/models.py Response.json (an HTTP body, not a config file)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/requests/models.py\", line 978, in json\n"
+       "    raise RequestsJSONDecodeError(e.msg, e.doc, e.pos)\n"
+       "requests.exceptions.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+       "unknown"},
+      {"sgl-project/sglang python/sglang/srt/distributed/parallel_state.py get_tp_group (import skipped)",
+       "WARNING:sglang.srt.models.registry:Ignore import error when loading sglang.srt.models.foo_llama. "
+       "tensor model parallel group is not initialized\n"
+       "ERROR | app.cli:main:12 - No GPU found.",
        "unknown"},
       {"ggml-org/llama.cpp (pinned memory warning, it goes on)",
        "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"

@@ -1126,6 +1126,64 @@ const std::vector<Template>& Templates() {
        "tensor model parallel group is not initialized\n"
        "ERROR | app.cli:main:12 - No GPU found.",
        "unknown"},
+      // Seventh rules round: HCCL, Docker's published port, Paddle's and
+      // mlc-llm's OOM, model paths, TensorRT's engine arch.
+      {"Ascend/pytorch torch_npu/csrc/distributed/HCCLUtils.hpp HCCL_CHECK_ERROR",
+       "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function "
+       "error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error "
+       "code is 7\n"
+       "[ERROR] 2026-01-02-10:00:00 (PID:4242, Device:1, RankID:-1) ERR02200 DIST call hccl api failed.",
+       "nccl_rccl_init_failure"},
+      {"Ascend/pytorch torch_npu ProcessGroupHCCL C10D_HCCL_CHECK",
+       "RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64\n"
+       "[ERROR] 2026-01-02-10:00:00 (PID:4242, Device:3, RankID:3) ERR02200 DIST call hccl api failed.",
+       "nccl_rccl_init_failure"},
+      {"Ascend ascend-transformer-boost src/atb/runner/hccl_runner.cpp HcclRunner",
+       "[2026-01-02 10:00:00.000] [error] [4242] [hccl_runner.cpp:169] AllReduceHcclRunner:0 HcclGetRootInfo "
+       "fail, error:1, rank:0\n"
+       "[2026-01-02 10:00:00.001] [error] [4242] [hccl_runner.cpp:72] AllReduceHcclRunner:0 get hccl comm fail "
+       "by rank:0",
+       "nccl_rccl_init_failure"},
+      {"moby/moby libnetwork/portallocator/portallocator.go alreadyAllocatedErr",
+       "docker: Error response from daemon: driver failed programming external connectivity on endpoint "
+       "llm-server (0123abcd): Bind for 0.0.0.0:11434 failed: port is already allocated.",
+       "port_in_use"},
+      {"PaddlePaddle paddle/phi/core/memory/allocation/cuda_allocator.cc PADDLE_THROW_BAD_ALLOC",
+       "ResourceExhaustedError: \n\nOut of memory error on GPU 0. Cannot allocate 512.000000MB memory on GPU 0, "
+       "23.500000GB memory has been allocated and available memory is only 120.000000MB.",
+       "cuda_oom_model_load"},
+      {"mlc-ai/mlc-llm cpp/serve/config.cc EstimateMemoryUsageOnMode",
+       "TVMError: Check failed: (output_res.IsOk()) is false: Insufficient GPU memory error: The available "
+       "single GPU memory is 10240.000 MB, which is less than the sum of model weight size (9000.500 MB) and "
+       "temporary buffer size (2048.000 MB).",
+       "cuda_oom_model_load"},
+      {"oobabooga/text-generation-webui modules/models.py load_model",
+       "12:00:00-000000 INFO     Loading \"my-model-7b\"\n"
+       "12:00:00-000001 ERROR    The path to the model does not exist. Exiting.",
+       "model_path_not_found"},
+      {"ggml-org/ggml examples/gpt-2 main.cpp gpt2_model_load",
+       "gpt2_model_load: loading model from 'models/gpt-2-117M/ggml-model.bin'\n"
+       "gpt2_model_load: failed to open 'models/gpt-2-117M/ggml-model.bin'\n"
+       "main: failed to load model from 'models/gpt-2-117M/ggml-model.bin'",
+       "model_path_not_found"},
+      {"ggml-org/ggml examples (bad magic: a file of another format, not a missing path)",
+       "gpt2_model_load: loading model from 'models/model.bin'\n"
+       "gpt2_model_load: invalid model file 'models/model.bin' (bad magic)",
+       "unknown"},
+      {"meta-llama/llama llama/generation.py Llama.build",
+       "    assert len(checkpoints) > 0, f\"no checkpoint files found in {ckpt_dir}\"\n"
+       "AssertionError: no checkpoint files found in llama-2-13b/",
+       "model_path_not_found"},
+      {"NVIDIA TensorRT deserializeEngine error 6 (NVIDIA/trt-samples-for-hackathon-cn)",
+       "[TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.6 got "
+       "compute 9.0, please rebuild.\n"
+       "[TRT] [E] 2: [engine.cpp::deserializeEngine::951] Error Code 2: Internal Error (Assertion "
+       "engine->deserialize(start, size, allocator, runtime) failed. )",
+       "unsupported_gpu_arch_runtime"},
+      {"NVIDIA TensorRT deserializeEngine error 6, version sibling (not the arch)",
+       "[TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library "
+       "version 10.3.0.26 got 10.1.0.27, please rebuild.",
+       "unknown"},
       {"ggml-org/llama.cpp (pinned memory warning, it goes on)",
        "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"
        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",

@@ -56,7 +56,12 @@ namespace {
 // - 82.4% (122/148) after the seventh rules-from-sources round (stop 40;
 //   spent splits read as development material): the frames-only OOM rule
 //   removed, the device-not-visible texts left `unknown`.
-constexpr double kHeldOutFloorPercent = 82.4;  // 122/148 = 82.43
+// - 80.4% (119/148) with the fallback retrained after that round (stop 40,
+//   alpha 0.50, threshold 0.94): lowered on purpose. The rules alone give
+//   119 on this split; the 3 more were the earlier fallback's answers on a
+//   split it was trained on (resubstitution), which the retrained, more
+//   cautious fallback no longer gives.
+constexpr double kHeldOutFloorPercent = 80.4;  // 119/148 = 80.41
 // The fresh held-out split (heldout-fresh/: threads new to the corpus in the
 // round after rules2, split from the new dev threads by sha1(URL) before any
 // scoring, scored once at the end of that round): a floor at what it measured

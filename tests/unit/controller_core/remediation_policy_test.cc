@@ -265,8 +265,11 @@ TEST_F(RemediationPolicyTest, ShippedRulesThatUsedToFallThroughNowAct) {
   // source-template round (config_or_tokenizer.sentencepiece_no_file audits
   // the tokenizer files like config_or_tokenizer.load) and one more
   // (hip.kernel_gpu_fault retries like hip.runtime_error), and one more with
-  // the second sources round (nccl.collective_aborted retries like nccl.error).
-  EXPECT_EQ(acting_rules.size(), 14u);
+  // the second sources round (nccl.collective_aborted retries like nccl.error);
+  // one fewer since the seventh rules round removed the frames-only
+  // oom.model_load_frames (it replanned memory; wrong on more unseen logs
+  // than it was right on).
+  EXPECT_EQ(acting_rules.size(), 13u);
 }
 
 TEST(UpgradeStoredFindingsTest, StringKindsAndActionsBecomeEnums) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/enum_names.h"
 #include "common/ids.h"
 #include "common/inventory_delta.h"
@@ -66,87 +67,162 @@ absl::Status FleetState::Load() {
 
 absl::StatusOr<dcufleet::v1::Welcome> FleetState::OnHello(const dcufleet::v1::Hello& hello,
                                                           NodeSession* session) {
+  absl::Notification registered;
+  absl::StatusOr<dcufleet::v1::Welcome> result;
+  OnHelloAsync(hello, session, [&](absl::StatusOr<dcufleet::v1::Welcome> welcome) {
+    result = std::move(welcome);
+    registered.Notify();
+  });
+  registered.WaitForNotification();
+  return result;
+}
+
+void FleetState::OnHelloAsync(dcufleet::v1::Hello hello, NodeSession* session, HelloDone done) {
   absl::Time now = clock_->Now();
-  int64_t now_ms = common::ToUnixMillis(now);
+  absl::Status refused;
   {
     // Before the store is touched: a flooding node reconnecting at once must
     // not cost a write per attempt.
     absl::MutexLock lock(&mu_);
     auto it = nodes_.find(hello.node_name());
     if (it != nodes_.end() && now < it->second.flood_until) {
-      return absl::ResourceExhaustedError(absl::StrCat(
+      refused = absl::ResourceExhaustedError(absl::StrCat(
           "node '", hello.node_name(), "' was disconnected for sending instance events beyond ",
           kInstanceEventsPerSecond, "/s; it may reconnect in ",
           common::HumanDuration(absl::ToInt64Milliseconds(it->second.flood_until - now))));
     }
   }
-  NodeRecord rec;
-  rec.name = hello.node_name();
-  rec.agent_version = hello.agent_version();
-  rec.capabilities.assign(hello.capabilities().begin(), hello.capabilities().end());
-  rec.inventory = hello.inventory();
-  rec.state = "Ready";
-  rec.state_reason = "agent connected";
-  rec.registered_at_ms = now_ms;
-  rec.last_seen_ms = now_ms;
+  if (!refused.ok()) {
+    done(std::move(refused));
+    return;
+  }
+  {
+    absl::MutexLock lock(&hello_mu_);
+    pending_hellos_.push_back(PendingHello{std::move(hello), session, std::move(done)});
+    // Whoever is registering takes this one into its next commit: this
+    // thread goes back to its pool at once.
+    if (registering_) return;
+    registering_ = true;
+  }
+  // This thread registers until no Hello waits (group commit): the Hellos
+  // that arrive while one commit runs go into the next.
+  while (true) {
+    std::vector<PendingHello> batch;
+    {
+      absl::MutexLock lock(&hello_mu_);
+      if (pending_hellos_.empty()) {
+        registering_ = false;
+        return;
+      }
+      const size_t n = std::min(pending_hellos_.size(), kMaxHellosPerCommit);
+      batch.reserve(n);
+      for (size_t k = 0; k < n; ++k) {
+        batch.push_back(std::move(pending_hellos_.front()));
+        pending_hellos_.pop_front();
+      }
+    }
+    RegisterHellos(batch);
+  }
+}
+
+void FleetState::RegisterHellos(std::vector<PendingHello>& batch) {
+  absl::Time now = clock_->Now();
+  int64_t now_ms = common::ToUnixMillis(now);
+  std::vector<NodeRecord> records;
+  records.reserve(batch.size());
+  for (const PendingHello& p : batch) {
+    const dcufleet::v1::Hello& hello = p.hello;
+    NodeRecord rec;
+    rec.name = hello.node_name();
+    rec.agent_version = hello.agent_version();
+    rec.capabilities.assign(hello.capabilities().begin(), hello.capabilities().end());
+    rec.inventory = hello.inventory();
+    rec.state = "Ready";
+    rec.state_reason = "agent connected";
+    rec.registered_at_ms = now_ms;
+    rec.last_seen_ms = now_ms;
+    records.push_back(std::move(rec));
+  }
   // Durable first: a node the controller acknowledged must survive a crash.
-  auto stored = store_->RegisterNode(rec);
-  if (!stored.ok()) return stored.status();
+  // One transaction for the whole batch.
+  const absl::Time commit_start = absl::Now();
+  absl::StatusOr<std::vector<NodeRecord>> stored = store_->RegisterNodes(records);
+  DCU_LOG_DEBUG("registered ", batch.size(), " node(s) in one commit (",
+                absl::FormatDuration(absl::Now() - commit_start), ")");
+  if (!stored.ok()) {
+    for (PendingHello& p : batch) p.done(stored.status());
+    return;
+  }
 
-  dcufleet::v1::Welcome welcome;
-  welcome.set_controller_version(common::kVersion);
-  welcome.set_status_interval_ms(
-      static_cast<int32_t>(absl::ToInt64Milliseconds(options_.status_interval)));
-  welcome.set_node_id(stored->node_id);
-  welcome.set_accepts_inventory_digest(options_.accept_inventory_digest);
-  welcome.set_accepts_compact_figures(options_.accept_inventory_digest);
-
+  std::vector<dcufleet::v1::Welcome> welcomes(batch.size());
+  std::vector<bool> known(batch.size(), false);
   std::vector<Event> events;
-  bool known = false;
   {
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = nodes_.try_emplace(hello.node_name());
-    known = !inserted;
-    NodeEntry& e = it->second;
-    auto v = std::make_shared<dcufleet::v1::NodeView>();
-    v->set_node_id(stored->node_id);
-    v->set_name(hello.node_name());
-    v->set_agent_version(hello.agent_version());
-    for (const auto& c : hello.capabilities()) v->add_capabilities(c);
-    *v->mutable_inventory() = hello.inventory();
-    for (const auto& i : hello.instances()) *v->add_instances() = i;
-    v->set_registered_at_ms(stored->registered_at_ms);
-    v->set_address(!hello.advertise_address().empty()
-                       ? hello.advertise_address()
-                       : std::string(common::HostOfGrpcPeer(session ? session->Peer() : "")));
-    v->set_last_seen_ms(now_ms);
-    v->set_connected_since_ms(now_ms);
-    v->set_state(dcufleet::v1::NODE_READY);
-    v->set_state_reason("agent connected");
-    TakeDrainLocked(hello.node_name(), hello.has_drain() ? &hello.drain() : nullptr, v.get(),
-                    &events);
-    PublishLocked(e, std::move(v));
-    e.last_seen = now;
-    e.inventory_persisted = now;
-    e.inventory_dirty = false;
-    e.session = session;
-    e.inventory_digest = options_.accept_inventory_digest ? hello.inventory_digest() : 0;
-    e.inventory_requested = absl::Time();
-    e.reports.set_full(e.reports.full() + 1);
-    events.push_back(Event{0, now_ms, "node", hello.node_name(), "Normal",
-                           known ? "Reconnected" : "Registered",
-                           absl::StrCat("agent ", hello.agent_version(), " from ",
-                                        session ? session->Peer() : "?", " with ",
-                                        hello.inventory().devices_size(), " devices")});
-    dcufleet::v1::ControllerMessage msg;
-    *msg.mutable_welcome() = welcome;
-    if (session) session->Send(msg);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      const dcufleet::v1::Hello& hello = batch[k].hello;
+      NodeSession* session = batch[k].session;
+      const NodeRecord& row = (*stored)[k];
+      dcufleet::v1::Welcome& welcome = welcomes[k];
+      welcome.set_controller_version(common::kVersion);
+      welcome.set_status_interval_ms(
+          static_cast<int32_t>(absl::ToInt64Milliseconds(options_.status_interval)));
+      welcome.set_node_id(row.node_id);
+      welcome.set_accepts_inventory_digest(options_.accept_inventory_digest);
+      welcome.set_accepts_compact_figures(options_.accept_inventory_digest);
+
+      auto [it, inserted] = nodes_.try_emplace(hello.node_name());
+      known[k] = !inserted;
+      NodeEntry& e = it->second;
+      auto v = std::make_shared<dcufleet::v1::NodeView>();
+      v->set_node_id(row.node_id);
+      v->set_name(hello.node_name());
+      v->set_agent_version(hello.agent_version());
+      for (const auto& c : hello.capabilities()) v->add_capabilities(c);
+      *v->mutable_inventory() = hello.inventory();
+      for (const auto& i : hello.instances()) *v->add_instances() = i;
+      v->set_registered_at_ms(row.registered_at_ms);
+      v->set_address(!hello.advertise_address().empty()
+                         ? hello.advertise_address()
+                         : std::string(common::HostOfGrpcPeer(session ? session->Peer() : "")));
+      v->set_last_seen_ms(now_ms);
+      v->set_connected_since_ms(now_ms);
+      v->set_state(dcufleet::v1::NODE_READY);
+      v->set_state_reason("agent connected");
+      TakeDrainLocked(hello.node_name(), hello.has_drain() ? &hello.drain() : nullptr, v.get(),
+                      &events);
+      PublishLocked(e, std::move(v));
+      e.last_seen = now;
+      e.inventory_persisted = now;
+      e.inventory_dirty = false;
+      e.session = session;
+      e.inventory_digest = options_.accept_inventory_digest ? hello.inventory_digest() : 0;
+      e.inventory_requested = absl::Time();
+      e.reports.set_full(e.reports.full() + 1);
+      events.push_back(Event{0, now_ms, "node", hello.node_name(), "Normal",
+                             known[k] ? "Reconnected" : "Registered",
+                             absl::StrCat("agent ", hello.agent_version(), " from ",
+                                          session ? session->Peer() : "?", " with ",
+                                          hello.inventory().devices_size(), " devices")});
+      dcufleet::v1::ControllerMessage msg;
+      *msg.mutable_welcome() = welcome;
+      if (session) session->Send(msg);
+    }
   }
   FlushEvents(events);
-  DCU_LOG_INFO("node '", hello.node_name(), "' ", known ? "reconnected" : "registered", " (",
-               hello.inventory().devices_size(), " devices)");
-  if (listener_) listener_->OnNodeConnected(hello.node_name());
-  return welcome;
+  std::vector<std::string> lines;
+  lines.reserve(batch.size());
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const dcufleet::v1::Hello& hello = batch[k].hello;
+    lines.push_back(absl::StrCat("node '", hello.node_name(), "' ",
+                                 known[k] ? "reconnected" : "registered", " (",
+                                 hello.inventory().devices_size(), " devices)"));
+  }
+  common::LogLines(common::LogLevel::kInfo, lines);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    if (listener_) listener_->OnNodeConnected(batch[k].hello.node_name());
+    batch[k].done(std::move(welcomes[k]));
+  }
 }
 
 namespace {

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -68,7 +70,19 @@ class FleetState {
   // Welcome and later assignments; it replaces any previous session of the
   // same node. Returns the Welcome that was sent.
   absl::StatusOr<dcufleet::v1::Welcome> OnHello(const dcufleet::v1::Hello& hello,
-                                                NodeSession* session) ABSL_LOCKS_EXCLUDED(mu_);
+                                                NodeSession* session)
+      ABSL_LOCKS_EXCLUDED(mu_, hello_mu_);
+  // The same, answered through `done` (with the Welcome, or why the Hello
+  // was refused). Registrations are committed in groups (issue 22): a Hello
+  // that arrives while another thread commits is queued and this call
+  // returns at once; that thread commits it with the next group and calls
+  // `done`. So `done` may run on another thread, before or after this
+  // returns; it must not call back into OnHello.
+  using HelloDone = std::function<void(absl::StatusOr<dcufleet::v1::Welcome>)>;
+  void OnHelloAsync(dcufleet::v1::Hello hello, NodeSession* session, HelloDone done)
+      ABSL_LOCKS_EXCLUDED(mu_, hello_mu_);
+  // The most Hellos one registration transaction takes.
+  static constexpr size_t kMaxHellosPerCommit = 512;
   // Records a periodic report. FAILED_PRECONDITION when `session` is not the
   // node's current session (a stale stream).
   // A report with the inventory replaces the node's inventory; one with only
@@ -246,6 +260,15 @@ class FleetState {
                       std::vector<Event>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlushEvents(const std::vector<Event>& events) ABSL_LOCKS_EXCLUDED(mu_);
 
+  struct PendingHello {
+    dcufleet::v1::Hello hello;
+    NodeSession* session = nullptr;
+    HelloDone done;
+  };
+  // Registers a group of Hellos: one store transaction, then the views,
+  // Welcomes, events and answers.
+  void RegisterHellos(std::vector<PendingHello>& batch) ABSL_LOCKS_EXCLUDED(mu_, hello_mu_);
+
   NodeStore* const store_;
   EventLog* const events_;
   const common::Clock* const clock_;
@@ -257,6 +280,11 @@ class FleetState {
   std::set<std::string> draining_ ABSL_GUARDED_BY(mu_);
   // The last revision given to a view (NodeEntry::revision).
   uint64_t last_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // Hellos waiting for the next registration commit, and whether a thread
+  // is committing (it takes them; see OnHelloAsync). Never held with mu_.
+  absl::Mutex hello_mu_;
+  std::deque<PendingHello> pending_hellos_ ABSL_GUARDED_BY(hello_mu_);
+  bool registering_ ABSL_GUARDED_BY(hello_mu_) = false;
   // Command id -> result, filled by OnCommandResult.
   std::map<std::string, std::optional<dcufleet::v1::CommandResult>> pending_commands_
       ABSL_GUARDED_BY(mu_);

@@ -50,10 +50,16 @@ class AgentStreamReactor final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    if (node_.empty() || incoming_.has_goodbye()) {
-      // The Hello registers the node durably, a Goodbye records it Lost:
-      // off gRPC's threads. No read is outstanding meanwhile, so the
-      // stream's messages stay in order.
+    if (node_.empty()) {
+      // The Hello registers the node durably: off gRPC's threads, and in a
+      // group with the Hellos of other streams (FleetState::OnHelloAsync).
+      // No read is outstanding until it is answered, so the stream's
+      // messages stay in order.
+      blocking_->Post([this] { HandleHello(); });
+      return;
+    }
+    if (incoming_.has_goodbye()) {
+      // A Goodbye records the node Lost: off gRPC's threads too.
       blocking_->Post([this] { Continue(Handle(incoming_)); });
       return;
     }
@@ -130,28 +136,38 @@ class AgentStreamReactor final
   }
 
  private:
-  absl::Status Handle(AgentMessage& msg) {
-    // Who may speak, then what they may say (security.md): both before the
-    // fleet state sees anything, so a refused message changes nothing.
+  // Who may speak, then what they may say (security.md): both before the
+  // fleet state sees anything, so a refused message changes nothing.
+  absl::Status CheckCaller(const AgentMessage& msg) const {
     if (!identity_.ok()) return identity_.status();
-    if (absl::Status s = common::ValidateAgentMessage(msg); !s.ok()) return s;
-    if (node_.empty()) {
-      if (!msg.has_hello()) {
-        return absl::FailedPreconditionError("the first message on a stream must be Hello");
-      }
-      if (absl::Status s = CheckNodeName(*identity_, "hello.node_name", msg.hello().node_name());
-          !s.ok()) {
-        return s;
-      }
-      // The name this stream may speak for: refusals from here on count on it.
-      claimed_ = msg.hello().node_name();
-      // Agents authenticate with certificates; a token in Hello is never kept.
-      msg.mutable_hello()->clear_token();
-      auto welcome = fleet_->OnHello(msg.hello(), this);
-      if (!welcome.ok()) return welcome.status();
-      node_ = msg.hello().node_name();
-      return absl::OkStatus();
+    return common::ValidateAgentMessage(msg);
+  }
+
+  // The stream's first message. Answered when its registration is committed
+  // (Continue from whichever thread committed it).
+  void HandleHello() {
+    absl::Status s = CheckCaller(incoming_);
+    if (s.ok() && !incoming_.has_hello()) {
+      s = absl::FailedPreconditionError("the first message on a stream must be Hello");
     }
+    if (s.ok()) s = CheckNodeName(*identity_, "hello.node_name", incoming_.hello().node_name());
+    if (!s.ok()) {
+      Continue(s);
+      return;
+    }
+    // The name this stream may speak for: refusals from here on count on it.
+    claimed_ = incoming_.hello().node_name();
+    // Agents authenticate with certificates; a token in Hello is never kept.
+    incoming_.mutable_hello()->clear_token();
+    fleet_->OnHelloAsync(std::move(*incoming_.mutable_hello()), this,
+                         [this](absl::StatusOr<dcufleet::v1::Welcome> welcome) {
+                           if (welcome.ok()) node_ = claimed_;
+                           Continue(welcome.status());
+                         });
+  }
+
+  absl::Status Handle(AgentMessage& msg) {
+    if (absl::Status s = CheckCaller(msg); !s.ok()) return s;
     switch (msg.body_case()) {
       case AgentMessage::kHello:
         return absl::FailedPreconditionError(

@@ -24,6 +24,8 @@ class SqlStore : public NodeStore, public EventLog {
   explicit SqlStore(std::shared_ptr<Db> db) : db_(std::move(db)) {}
 
   absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) override;
+  absl::StatusOr<std::vector<NodeRecord>> RegisterNodes(
+      const std::vector<NodeRecord>& nodes) override;
   absl::Status UpdateInventory(const std::string& name,
                                const dcufleet::v1::NodeInventory& inventory,
                                int64_t last_seen_ms) override;

@@ -2,8 +2,10 @@
 // instantiate it for one database: sqlite_store.cc and pg_store.cc.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/legacy_fields.h"
@@ -50,45 +52,93 @@ absl::StatusOr<std::unique_ptr<SqlStore<Db>>> SqlStore<Db>::Open(const std::stri
   return std::make_unique<SqlStore<Db>>(std::shared_ptr<Db>(std::move(db)));
 }
 
+namespace sql_store_internal {
+
+// Names looked up per SELECT when a group registers: on PostgreSQL each
+// SELECT is a round trip even in a pipelined transaction (its rows are
+// read), and a statement per name made a group of 512 Hellos take ~1.2 s
+// there (bench/loadgen/connect_storm.sh). A fixed width keeps one prepared
+// statement; a short chunk repeats its last name.
+constexpr size_t kRegisterLookupWidth = 64;
+
+// The node_id and registered_at_ms of the rows named, for those that exist.
+template <typename Db>
+absl::Status LookUpNodeIds(Db& db, const std::vector<NodeRecord>& nodes,
+                           absl::flat_hash_map<std::string, std::pair<std::string, int64_t>>* found) {
+  std::string sql = "SELECT node_id, name, registered_at_ms FROM nodes WHERE name IN (";
+  for (size_t k = 0; k < kRegisterLookupWidth; ++k) absl::StrAppend(&sql, k ? ", ?" : "?");
+  sql += ")";
+  for (size_t start = 0; start < nodes.size(); start += kRegisterLookupWidth) {
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(sql));
+    for (size_t k = 0; k < kRegisterLookupWidth; ++k) {
+      const size_t at = std::min(start + k, nodes.size() - 1);
+      q->Bind(static_cast<int>(k + 1), nodes[at].name);
+    }
+    while (true) {
+      DCU_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      (*found)[q->ColumnText(1)] = {q->ColumnText(0), q->ColumnInt(2)};
+    }
+    DCU_RETURN_IF_ERROR(q->Reset());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sql_store_internal
+
 template <typename Db>
 absl::StatusOr<NodeRecord> SqlStore<Db>::RegisterNode(const NodeRecord& node) {
-  NodeRecord out;
+  DCU_ASSIGN_OR_RETURN(std::vector<NodeRecord> out, RegisterNodes({node}));
+  return std::move(out.front());
+}
+
+template <typename Db>
+absl::StatusOr<std::vector<NodeRecord>> SqlStore<Db>::RegisterNodes(
+    const std::vector<NodeRecord>& nodes) {
+  std::vector<NodeRecord> out;
+  if (nodes.empty()) return out;
   absl::Status s = db_->Transaction([&](Db& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto find, db.Prepare(absl::StrCat("SELECT ", kNodeColumns,
-                                                            " FROM nodes WHERE name = ?")));
-    find->Bind(1, node.name);
-    DCU_ASSIGN_OR_RETURN(bool exists, find->Step());
-    std::string inventory = node.inventory.SerializeAsString();
-    std::string caps = absl::StrJoin(node.capabilities, ",");
-    if (exists) {
-      out = ReadNodeRow(*find);
-      DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
-          "UPDATE nodes SET agent_version = ?, capabilities = ?, inventory = ?, state = ?, "
-          "state_reason = ?, last_seen_ms = ?, updated_at_ms = ? WHERE name = ?"));
-      upd->Bind(1, node.agent_version).Bind(2, caps).BindBlob(3, inventory).Bind(4, node.state)
-          .Bind(5, node.state_reason).Bind(6, node.last_seen_ms).Bind(7, node.last_seen_ms)
-          .Bind(8, node.name);
-      DCU_RETURN_IF_ERROR(upd->Run());
-    } else {
-      out.node_id = common::NewId("node");
-      out.registered_at_ms = node.registered_at_ms;
-      DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
-          "INSERT INTO nodes(node_id, name, agent_version, capabilities, inventory, state, "
-          "state_reason, registered_at_ms, last_seen_ms, updated_at_ms) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-      ins->Bind(1, out.node_id).Bind(2, node.name).Bind(3, node.agent_version).Bind(4, caps)
-          .BindBlob(5, inventory).Bind(6, node.state).Bind(7, node.state_reason)
-          .Bind(8, node.registered_at_ms).Bind(9, node.last_seen_ms).Bind(10, node.last_seen_ms);
-      DCU_RETURN_IF_ERROR(ins->Run());
+    out.clear();  // a retried transaction starts over
+    out.reserve(nodes.size());
+    // The rows that exist keep their node_id and registered_at_ms; a name
+    // twice in the group is inserted once, then updated.
+    absl::flat_hash_map<std::string, std::pair<std::string, int64_t>> existing;
+    DCU_RETURN_IF_ERROR(sql_store_internal::LookUpNodeIds(db, nodes, &existing));
+    // Writes return no rows: pipelined on PostgreSQL, one round trip for all.
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(
+        "UPDATE nodes SET agent_version = ?, capabilities = ?, inventory = ?, state = ?, "
+        "state_reason = ?, last_seen_ms = ?, updated_at_ms = ? WHERE name = ?"));
+    DCU_ASSIGN_OR_RETURN(auto ins, db.Prepare(
+        "INSERT INTO nodes(node_id, name, agent_version, capabilities, inventory, state, "
+        "state_reason, registered_at_ms, last_seen_ms, updated_at_ms) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (const NodeRecord& node : nodes) {
+      std::string inventory = node.inventory.SerializeAsString();
+      std::string caps = absl::StrJoin(node.capabilities, ",");
+      NodeRecord stored = node;
+      auto it = existing.find(node.name);
+      if (it != existing.end()) {
+        stored.node_id = it->second.first;
+        stored.registered_at_ms = it->second.second;
+        upd->Bind(1, node.agent_version).Bind(2, caps).BindBlob(3, inventory).Bind(4, node.state)
+            .Bind(5, node.state_reason).Bind(6, node.last_seen_ms).Bind(7, node.last_seen_ms)
+            .Bind(8, node.name);
+        DCU_RETURN_IF_ERROR(upd->Run());
+        DCU_RETURN_IF_ERROR(upd->Reset());
+      } else {
+        stored.node_id = common::NewId("node");
+        ins->Bind(1, stored.node_id).Bind(2, node.name).Bind(3, node.agent_version).Bind(4, caps)
+            .BindBlob(5, inventory).Bind(6, node.state).Bind(7, node.state_reason)
+            .Bind(8, node.registered_at_ms).Bind(9, node.last_seen_ms).Bind(10, node.last_seen_ms);
+        DCU_RETURN_IF_ERROR(ins->Run());
+        DCU_RETURN_IF_ERROR(ins->Reset());
+        existing[node.name] = {stored.node_id, stored.registered_at_ms};
+      }
+      out.push_back(std::move(stored));
     }
     return absl::OkStatus();
   });
   DCU_RETURN_IF_ERROR(s);
-  std::string node_id = out.node_id;
-  int64_t registered = out.registered_at_ms;
-  out = node;
-  out.node_id = node_id;
-  out.registered_at_ms = registered;
   return out;
 }
 

@@ -6,6 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+
 namespace dcu::controller {
 namespace {
 
@@ -54,6 +61,111 @@ TEST_F(FleetStateTest, HelloRegistersAndWelcomes) {
   EXPECT_EQ(StateOf("node-a"), dcufleet::v1::NODE_READY);
   EXPECT_EQ(fleet_->GetNode("node-a")->inventory().devices_size(), 8);
   EXPECT_EQ(store_->ListNodes()->size(), 1u);
+}
+
+// A NodeStore over a real SQLite store whose first RegisterNodes waits
+// until the test opens the gate, and which records each call's size.
+class GatedNodeStore : public NodeStore {
+ public:
+  explicit GatedNodeStore(SqliteStore* real) : real_(real) {}
+  absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) override {
+    return real_->RegisterNode(node);
+  }
+  absl::StatusOr<std::vector<NodeRecord>> RegisterNodes(
+      const std::vector<NodeRecord>& nodes) override {
+    {
+      absl::MutexLock lock(&mu_);
+      batch_sizes_.push_back(nodes.size());
+      if (!entered_.HasBeenNotified()) entered_.Notify();
+    }
+    gate_.WaitForNotification();
+    if (!fail_with_.ok()) return fail_with_;
+    return real_->RegisterNodes(nodes);
+  }
+  absl::Status UpdateNodeStates(const std::vector<StateUpdate>& updates) override {
+    return real_->UpdateNodeStates(updates);
+  }
+  absl::Status UpdateInventory(const std::string& name, const dcufleet::v1::NodeInventory& inv,
+                               int64_t last_seen_ms) override {
+    return real_->UpdateInventory(name, inv, last_seen_ms);
+  }
+  absl::StatusOr<std::vector<NodeRecord>> ListNodes() override { return real_->ListNodes(); }
+  absl::Status DeleteNode(const std::string& name) override { return real_->DeleteNode(name); }
+
+  std::vector<size_t> BatchSizes() {
+    absl::MutexLock lock(&mu_);
+    return batch_sizes_;
+  }
+  absl::Notification entered_;
+  absl::Notification gate_;
+  absl::Status fail_with_;
+
+ private:
+  SqliteStore* const real_;
+  absl::Mutex mu_;
+  std::vector<size_t> batch_sizes_ ABSL_GUARDED_BY(mu_);
+};
+
+// Issue 22: a connect storm paid one commit per Hello. Hellos that arrive
+// while a registration commits are queued, answered nothing yet, and go
+// into the next commit together; each gets its own Welcome.
+TEST_F(FleetStateTest, HellosThatArriveDuringACommitAreRegisteredInOneTransaction) {
+  GatedNodeStore gated(store_.get());
+  FleetState fleet(&gated, store_.get(), &clock_, opts_);
+  constexpr int kLater = 9;
+  std::vector<RecordingSession> sessions(kLater + 1);
+  absl::Mutex mu;
+  std::map<std::string, absl::StatusOr<dcufleet::v1::Welcome>> answers;
+  auto answer_for = [&](const std::string& name) {
+    return [&, name](absl::StatusOr<dcufleet::v1::Welcome> w) {
+      absl::MutexLock lock(&mu);
+      answers.emplace(name, std::move(w));
+    };
+  };
+  // The first Hello's thread commits it and waits in the store.
+  std::thread first([&] { fleet.OnHelloAsync(MakeHello("node-0", 2), &sessions[0], answer_for("node-0")); });
+  gated.entered_.WaitForNotification();
+  for (int i = 1; i <= kLater; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    // Returns at once: the committing thread takes it.
+    fleet.OnHelloAsync(MakeHello(name, 2), &sessions[i], answer_for(name));
+  }
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(answers.empty()) << "answered before the registration was durable";
+  }
+  gated.gate_.Notify();
+  first.join();
+
+  EXPECT_THAT(gated.BatchSizes(), ::testing::ElementsAre(1u, static_cast<size_t>(kLater)));
+  std::set<std::string> ids;
+  ASSERT_EQ(answers.size(), static_cast<size_t>(kLater + 1));
+  for (int i = 0; i <= kLater; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    ASSERT_TRUE(answers.at(name).ok()) << name << ": " << answers.at(name).status();
+    ids.insert(answers.at(name)->node_id());
+    ASSERT_EQ(sessions[i].sent.size(), 1u) << name;
+    EXPECT_EQ(sessions[i].sent[0].welcome().node_id(), answers.at(name)->node_id());
+    EXPECT_EQ(fleet.GetNode(name)->state(), dcufleet::v1::NODE_READY);
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kLater + 1)) << "node ids must differ";
+  EXPECT_EQ(store_->ListNodes()->size(), static_cast<size_t>(kLater + 1));
+}
+
+// A commit that fails refuses every Hello in it, and none is half
+// registered: no view, no Welcome sent, no row.
+TEST_F(FleetStateTest, AFailedRegistrationCommitRefusesEveryHelloInIt) {
+  GatedNodeStore gated(store_.get());
+  gated.fail_with_ = absl::UnavailableError("disk I/O error");
+  gated.gate_.Notify();
+  FleetState fleet(&gated, store_.get(), &clock_, opts_);
+  RecordingSession s;
+  auto w = fleet.OnHello(MakeHello("node-a", 2), &s);
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(std::string(w.status().message()), ::testing::HasSubstr("disk I/O error"));
+  EXPECT_TRUE(s.sent.empty());
+  EXPECT_FALSE(fleet.GetNode("node-a").has_value());
+  EXPECT_TRUE(store_->ListNodes()->empty());
 }
 
 // The node's address (what endpoints carry) comes from the agent's

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -247,6 +248,62 @@ TEST_P(StoreConformance, DeploymentsReplaceListAndDelete) {
   std::map<std::string, int64_t> by_node(gens->begin(), gens->end());
   EXPECT_EQ(by_node["node-a"], 5);
   EXPECT_EQ(by_node["node-b"], 9);
+}
+
+// Issue 22: a group of Hellos registers in one transaction, in order; a
+// name twice in one group is one row (the later registration updates it),
+// and a name registered before keeps its id.
+TEST_P(StoreConformance, RegisterNodesInOneCallKeepsOrderIdsAndOneRowPerName) {
+  auto before = nodes_->RegisterNode(MakeNode("node-a", 8));
+  ASSERT_TRUE(before.ok()) << before.status();
+  NodeRecord a_again = MakeNode("node-a", 2);
+  NodeRecord b = MakeNode("node-b", 4);
+  NodeRecord b_again = MakeNode("node-b", 6);
+  b_again.last_seen_ms = 7000;
+  auto stored = nodes_->RegisterNodes({a_again, b, b_again});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 3u);
+  EXPECT_EQ((*stored)[0].node_id, before->node_id);
+  EXPECT_EQ((*stored)[0].name, "node-a");
+  EXPECT_EQ((*stored)[1].name, "node-b");
+  EXPECT_NE((*stored)[1].node_id, before->node_id);
+  EXPECT_EQ((*stored)[2].node_id, (*stored)[1].node_id);
+  auto all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  std::map<std::string, NodeRecord> by_name;
+  for (auto& n : *all) by_name[n.name] = n;
+  EXPECT_EQ(by_name["node-a"].inventory.devices_size(), 2);
+  EXPECT_EQ(by_name["node-b"].inventory.devices_size(), 6);
+  EXPECT_EQ(by_name["node-b"].last_seen_ms, 7000);
+  EXPECT_TRUE(nodes_->RegisterNodes({})->empty());
+}
+
+// A group wider than one lookup statement (64 names): rows that exist in a
+// later chunk keep their ids, the others are inserted once each.
+TEST_P(StoreConformance, RegisterNodesAcrossLookupChunks) {
+  std::map<std::string, std::string> earlier_ids;
+  for (int i = 70; i < 80; ++i) {
+    auto r = nodes_->RegisterNode(MakeNode(absl::StrCat("n-", i), 1));
+    ASSERT_TRUE(r.ok()) << r.status();
+    earlier_ids[r->name] = r->node_id;
+  }
+  std::vector<NodeRecord> group;
+  for (int i = 0; i < 150; ++i) group.push_back(MakeNode(absl::StrCat("n-", i), 2));
+  auto stored = nodes_->RegisterNodes(group);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 150u);
+  std::set<std::string> ids;
+  for (const NodeRecord& r : *stored) {
+    ids.insert(r.node_id);
+    auto earlier = earlier_ids.find(r.name);
+    if (earlier != earlier_ids.end()) EXPECT_EQ(r.node_id, earlier->second) << r.name;
+  }
+  EXPECT_EQ(ids.size(), 150u);
+  auto all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 150u);
+  for (const NodeRecord& r : *all) EXPECT_EQ(r.inventory.devices_size(), 2) << r.name;
 }
 
 TEST_P(StoreConformance, ApiKeysCreateListRevoke) {

@@ -100,7 +100,10 @@ constexpr double kDecemberCHeldOutFloorPercent = 98.0;  // 49/50
 // 28/31 after the rules-from-sources-again round (its second scoring).
 // 30/31 after the rules-from-sources-a-fifth-time round (spent splits read as development material).
 // 31/31 with the fallback trained on the spent splits too (stop 39).
-constexpr double kDecemberDHeldOutFloorPercent = 100.0;  // 31/31
+// Lowered on purpose in stop 40: with 2026-12m/n spent too, the fallback's
+// cross-validation chose threshold 1.00 (it no longer answers), so this is
+// the rules' figure; the one more was the fallback's resubstitution answer.
+constexpr double kDecemberDHeldOutFloorPercent = 96.7;  // 30/31 = 96.77
 // The fifth held-out split of 2026-12 (heldout-2026-12e/: 14 threads new to
 // the corpus, the same collection rule, split from 9 new dev threads by
 // sha1(URL) by a collector that ran nothing, scored once at the end of the
@@ -131,7 +134,10 @@ constexpr double kDecemberHHeldOutFloorPercent = 93.1;  // 27/29 = 93.10
 // at what they measured. Raised after the sixth rules-from-sources round
 // (which used them as development material, so these are development
 // figures now): 23/23 and 36/36 (rules alone 21/23 and 36/36).
-constexpr double kDecemberIHeldOutFloorPercent = 100.0;  // 23/23
+// Lowered on purpose in stop 40: with 2026-12m/n spent too, the fallback's
+// cross-validation chose threshold 1.00 (it no longer answers), so this is
+// the rules' figure; the two more were the fallback's resubstitution answers.
+constexpr double kDecemberIHeldOutFloorPercent = 91.3;  // 21/23 = 91.30
 constexpr double kDecemberJHeldOutFloorPercent = 100.0;  // 36/36
 // The eleventh and twelfth (heldout-2026-12k/: 31 threads from Chinese-
 // language and vendor communities, Ascend, PaddlePaddle, Hygon DCU;
@@ -178,7 +184,9 @@ constexpr double kDecemberNHeldOutFloorPercent = 80.0;  // 28/35
 // beside that round (16 of them right; nothing tuned on them).
 // 335/383 after the seventh round, with the 17 dev threads of the
 // 2026-12m/n collections (15 of them right; nothing tuned on them).
-constexpr double kDevFloorPercent = 87.4;  // 335/383 = 87.47
+// 334/383 once the fallback, retrained with 2026-12m/n spent, chose
+// threshold 1.00 (it no longer answers; the rules' figure).
+constexpr double kDevFloorPercent = 87.2;  // 334/383 = 87.21
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

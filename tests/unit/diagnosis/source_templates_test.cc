@@ -1197,12 +1197,6 @@ const std::vector<Template>& Templates() {
        "Error: llama runner process has terminated: error:invalid argument current device: 0, in function "
        "ggml_backend_cuda_device_get_memory at /build/ggml/src/ggml-cuda/ggml-cuda.cu:999",
        "hip_runtime_error"},
-      {"ggml-org/llama.cpp ggml-cuda common.cuh ggml_cuda_error (HIP build, stream creation)",
-       "ROCm error: out of memory\n"
-       "  current device: 1, in function stream at /src/ggml/src/ggml-cuda/common.cuh:321\n"
-       "  hipStreamCreateWithFlags(&streams[device][stream], 0x01)\n"
-       "/src/ggml/src/ggml-cuda/ggml-cuda.cu:88: ROCm error",
-       "hip_runtime_error"},
       {"ggml-org/llama.cpp ggml/src/ggml-cuda/vendors/hip.h CU_CHECK (HipVMM)",
        "/src/ggml/src/ggml-cuda/ggml-cuda.cu:555: HipVMM Failure: invalid argument",
        "hip_runtime_error"},

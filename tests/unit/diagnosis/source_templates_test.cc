@@ -1184,6 +1184,27 @@ const std::vector<Template>& Templates() {
        "[TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library "
        "version 10.3.0.26 got 10.1.0.27, please rebuild.",
        "unknown"},
+      // ------------------------- round: rules from sources, an eighth time
+      {"ggml-org/llama.cpp ggml-cuda common.cuh ggml_cuda_error (HIP build, device-memory query)",
+       "ggml_cuda_init: found 1 ROCm devices:\n"
+       "  Device 0: AMD Radeon Example, compute capability 9.0, VMM: no\n"
+       "CUDA error: invalid argument\n"
+       "  current device: 0, in function ggml_backend_cuda_get_device_memory at /src/ggml-cuda.cu:1234\n"
+       "  hipMemGetInfo(free, total)\n"
+       "GGML_ASSERT: /src/ggml-cuda.cu:77: !\"CUDA error\"",
+       "hip_runtime_error"},
+      {"ollama runner end (ggml_cuda_error function line of the device-memory query)",
+       "Error: llama runner process has terminated: error:invalid argument current device: 0, in function "
+       "ggml_backend_cuda_device_get_memory at /build/ggml/src/ggml-cuda/ggml-cuda.cu:999",
+       "hip_runtime_error"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/vendors/hip.h CU_CHECK (HipVMM)",
+       "/src/ggml/src/ggml-cuda/ggml-cuda.cu:555: HipVMM Failure: invalid argument",
+       "hip_runtime_error"},
+      {"ROCm/clr hip_error.cpp hipErrorNotFound via ggml_cuda_error",
+       "CUDA error: named symbol not found\n"
+       "  current device: 0, in function ggml_cuda_op_mul_mat at /src/ggml-cuda.cu:4321\n"
+       "  hipGetLastError()",
+       "hip_invalid_device_function"},
       {"ggml-org/llama.cpp (pinned memory warning, it goes on)",
        "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"
        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",

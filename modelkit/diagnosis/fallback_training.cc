@@ -43,7 +43,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout",          "heldout-fresh",    "heldout-2026-12",  "heldout-2026-12b",
     "heldout-2026-12c", "heldout-2026-12d", "heldout-2026-12e", "heldout-2026-12f",
     "heldout-2026-12g", "heldout-2026-12h", "heldout-2026-12i", "heldout-2026-12j",
-    "heldout-2026-12k", "heldout-2026-12l", "heldout-2026-12m", "heldout-2026-12n"};
+    "heldout-2026-12k", "heldout-2026-12l", "heldout-2026-12m", "heldout-2026-12n",
+    "heldout-2026-12o", "heldout-2026-12p"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

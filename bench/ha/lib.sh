@@ -45,6 +45,12 @@ pg_start() {
   exit 1
 }
 
+# fresh_pg NAME: an empty database per run, so no run inherits another's rows.
+fresh_pg() {
+  "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U dcufleet -d postgres -q -c "CREATE DATABASE $1" >/dev/null
+  echo "postgres://dcufleet@127.0.0.1:$PG_PORT/$1"
+}
+
 # Three controllers on PG_URL: ctl_start INDEX [extra dcu-controller flags].
 # CTL_ARGS (array) is added to every start; CTL_PORTS and CTL_PID are
 # indexed 0..2; CTL_ADDRS is the list clients are given.

@@ -30,12 +30,6 @@ BIN="${DCU_BENCH_BIN:-$BUILD_DIR/bin}"
 source "$HA_DIR/lib.sh"
 pg_start
 
-# fresh_pg NAME: an empty database per run, so no run inherits another's rows.
-fresh_pg() {
-  "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U dcufleet -d postgres -q -c "CREATE DATABASE $1" >/dev/null
-  echo "postgres://dcufleet@127.0.0.1:$PG_PORT/$1"
-}
-
 run() {  # BACKEND MODE ROUND
   local db out="$WORK/$1-$2-$3.json"
   local pipeline=1

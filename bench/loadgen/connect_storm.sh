@@ -33,11 +33,6 @@ ulimit -n $((AGENTS + 2000)) 2>/dev/null || {
   exit 2
 }
 
-fresh_pg() {
-  "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U dcufleet -d postgres -q -c "CREATE DATABASE $1" >/dev/null
-  echo "postgres://dcufleet@127.0.0.1:$PG_PORT/$1"
-}
-
 run() {  # WHICH(current|baseline) BACKEND ROUND
   local ctl="$BIN/dcu-controller" db txt="$WORK/$1-$2-$3.txt"
   [ "$1" = baseline ] && ctl="$BASELINE"

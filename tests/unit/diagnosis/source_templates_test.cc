@@ -1205,6 +1205,13 @@ const std::vector<Template>& Templates() {
        "  current device: 0, in function ggml_cuda_op_mul_mat at /src/ggml-cuda.cu:4321\n"
        "  hipGetLastError()",
        "hip_invalid_device_function"},
+      {"ggml-org/llama.cpp ggml_cuda_init on a CUDA build: the same text is cudaErrorSymbolNotFound",
+       "ggml_cuda_init: found 1 CUDA devices:\n"
+       "  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes\n"
+       "CUDA error: named symbol not found\n"
+       "  current device: 0, in function ggml_cuda_op_mul_mat at /src/ggml-cuda.cu:4321\n"
+       "  cudaGetLastError()",
+       "unknown"},
       {"ggml-org/llama.cpp (pinned memory warning, it goes on)",
        "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"
        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",

@@ -156,12 +156,15 @@ void FleetState::RegisterHellos(std::vector<PendingHello>& batch) {
 
   std::vector<dcufleet::v1::Welcome> welcomes(batch.size());
   std::vector<bool> known(batch.size(), false);
+  std::vector<int> devices(batch.size());
   std::vector<Event> events;
   {
     absl::MutexLock lock(&mu_);
     for (size_t k = 0; k < batch.size(); ++k) {
-      const dcufleet::v1::Hello& hello = batch[k].hello;
+      // The Hello is ours: its inventory and instances move into the view.
+      dcufleet::v1::Hello& hello = batch[k].hello;
       NodeSession* session = batch[k].session;
+      devices[k] = hello.inventory().devices_size();
       const NodeRecord& row = (*stored)[k];
       dcufleet::v1::Welcome& welcome = welcomes[k];
       welcome.set_controller_version(common::kVersion);
@@ -179,8 +182,8 @@ void FleetState::RegisterHellos(std::vector<PendingHello>& batch) {
       v->set_name(hello.node_name());
       v->set_agent_version(hello.agent_version());
       for (const auto& c : hello.capabilities()) v->add_capabilities(c);
-      *v->mutable_inventory() = hello.inventory();
-      for (const auto& i : hello.instances()) *v->add_instances() = i;
+      *v->mutable_inventory() = std::move(*hello.mutable_inventory());
+      *v->mutable_instances() = std::move(*hello.mutable_instances());
       v->set_registered_at_ms(row.registered_at_ms);
       v->set_address(!hello.advertise_address().empty()
                          ? hello.advertise_address()
@@ -203,7 +206,7 @@ void FleetState::RegisterHellos(std::vector<PendingHello>& batch) {
                              known[k] ? "Reconnected" : "Registered",
                              absl::StrCat("agent ", hello.agent_version(), " from ",
                                           session ? session->Peer() : "?", " with ",
-                                          hello.inventory().devices_size(), " devices")});
+                                          devices[k], " devices")});
       dcufleet::v1::ControllerMessage msg;
       *msg.mutable_welcome() = welcome;
       if (session) session->Send(msg);
@@ -213,10 +216,9 @@ void FleetState::RegisterHellos(std::vector<PendingHello>& batch) {
   std::vector<std::string> lines;
   lines.reserve(batch.size());
   for (size_t k = 0; k < batch.size(); ++k) {
-    const dcufleet::v1::Hello& hello = batch[k].hello;
-    lines.push_back(absl::StrCat("node '", hello.node_name(), "' ",
-                                 known[k] ? "reconnected" : "registered", " (",
-                                 hello.inventory().devices_size(), " devices)"));
+    lines.push_back(absl::StrCat("node '", batch[k].hello.node_name(), "' ",
+                                 known[k] ? "reconnected" : "registered", " (", devices[k],
+                                 " devices)"));
   }
   common::LogLines(common::LogLevel::kInfo, lines);
   for (size_t k = 0; k < batch.size(); ++k) {

@@ -265,7 +265,8 @@ class FleetState {
     NodeSession* session = nullptr;
     HelloDone done;
   };
-  // Registers a group of Hellos: one store transaction, then the views,
+  // Registers a group of Hellos: one store transaction, then the views
+  // (each Hello's inventory and instances are moved into its view), the
   // Welcomes, events and answers.
   void RegisterHellos(std::vector<PendingHello>& batch) ABSL_LOCKS_EXCLUDED(mu_, hello_mu_);
 

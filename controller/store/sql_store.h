@@ -23,7 +23,6 @@ class SqlStore : public NodeStore, public EventLog {
   static absl::StatusOr<std::unique_ptr<SqlStore>> Open(const std::string& path);
   explicit SqlStore(std::shared_ptr<Db> db) : db_(std::move(db)) {}
 
-  absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) override;
   absl::StatusOr<std::vector<NodeRecord>> RegisterNodes(
       const std::vector<NodeRecord>& nodes) override;
   absl::Status UpdateInventory(const std::string& name,

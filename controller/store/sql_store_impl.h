@@ -87,12 +87,6 @@ absl::Status LookUpNodeIds(Db& db, const std::vector<NodeRecord>& nodes,
 }  // namespace sql_store_internal
 
 template <typename Db>
-absl::StatusOr<NodeRecord> SqlStore<Db>::RegisterNode(const NodeRecord& node) {
-  DCU_ASSIGN_OR_RETURN(std::vector<NodeRecord> out, RegisterNodes({node}));
-  return std::move(out.front());
-}
-
-template <typename Db>
 absl::StatusOr<std::vector<NodeRecord>> SqlStore<Db>::RegisterNodes(
     const std::vector<NodeRecord>& nodes) {
   std::vector<NodeRecord> out;

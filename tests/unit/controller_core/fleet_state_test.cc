@@ -68,9 +68,6 @@ TEST_F(FleetStateTest, HelloRegistersAndWelcomes) {
 class GatedNodeStore : public NodeStore {
  public:
   explicit GatedNodeStore(SqliteStore* real) : real_(real) {}
-  absl::StatusOr<NodeRecord> RegisterNode(const NodeRecord& node) override {
-    return real_->RegisterNode(node);
-  }
   absl::StatusOr<std::vector<NodeRecord>> RegisterNodes(
       const std::vector<NodeRecord>& nodes) override {
     {
@@ -157,14 +154,37 @@ TEST_F(FleetStateTest, HellosThatArriveDuringACommitAreRegisteredInOneTransactio
 TEST_F(FleetStateTest, AFailedRegistrationCommitRefusesEveryHelloInIt) {
   GatedNodeStore gated(store_.get());
   gated.fail_with_ = absl::UnavailableError("disk I/O error");
-  gated.gate_.Notify();
   FleetState fleet(&gated, store_.get(), &clock_, opts_);
-  RecordingSession s;
-  auto w = fleet.OnHello(MakeHello("node-a", 2), &s);
-  ASSERT_FALSE(w.ok());
-  EXPECT_THAT(std::string(w.status().message()), ::testing::HasSubstr("disk I/O error"));
-  EXPECT_TRUE(s.sent.empty());
-  EXPECT_FALSE(fleet.GetNode("node-a").has_value());
+  constexpr int kHellos = 4;
+  std::vector<RecordingSession> sessions(kHellos);
+  absl::Mutex mu;
+  std::map<std::string, absl::Status> answers;
+  auto answer_for = [&](const std::string& name) {
+    return [&, name](absl::StatusOr<dcufleet::v1::Welcome> w) {
+      absl::MutexLock lock(&mu);
+      answers.emplace(name, w.status());
+    };
+  };
+  // The first commit waits in the store while three more Hellos queue, so
+  // the second (failing) commit holds three.
+  std::thread first([&] { fleet.OnHelloAsync(MakeHello("node-0", 2), &sessions[0], answer_for("node-0")); });
+  gated.entered_.WaitForNotification();
+  for (int i = 1; i < kHellos; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    fleet.OnHelloAsync(MakeHello(name, 2), &sessions[i], answer_for(name));
+  }
+  gated.gate_.Notify();
+  first.join();
+
+  EXPECT_THAT(gated.BatchSizes(), ::testing::ElementsAre(1u, 3u));
+  ASSERT_EQ(answers.size(), static_cast<size_t>(kHellos));
+  for (int i = 0; i < kHellos; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    EXPECT_EQ(answers.at(name).code(), absl::StatusCode::kUnavailable) << name;
+    EXPECT_THAT(std::string(answers.at(name).message()), ::testing::HasSubstr("disk I/O error"));
+    EXPECT_TRUE(sessions[i].sent.empty()) << name;
+    EXPECT_FALSE(fleet.GetNode(name).has_value()) << name;
+  }
   EXPECT_TRUE(store_->ListNodes()->empty());
 }
 

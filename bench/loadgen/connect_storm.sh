@@ -34,24 +34,22 @@ ulimit -n $((AGENTS + 2000)) 2>/dev/null || {
 }
 
 run() {  # WHICH(current|baseline) BACKEND ROUND
-  local ctl="$BIN/dcu-controller" db txt="$WORK/$1-$2-$3.txt"
+  local ctl="$BIN/dcu-controller" db out="$WORK/$1-$2-$3"
   [ "$1" = baseline ] && ctl="$BASELINE"
-  if [ "$2" = sqlite ]; then db="$WORK/$1-$2-$3.db"; else db="$(fresh_pg "c_$1_$3")"; fi
+  if [ "$2" = sqlite ]; then db="$out.db"; else db="$(fresh_pg "c_$1_$3")"; fi
+  local ok=1
   "$BIN/dcu-loadgen" --controller-bin "$ctl" --db "$db" --mode ingest --agents "$AGENTS" \
     --agents-per-connection 1 --connect-rate "$AGENTS" --report-interval 5 --duration 3 --warmup 1 \
-    --keep-log "$WORK/$1-$2-$3.controller.log" \
-    >"$txt" 2>&1 || true
-  grep -q '^connect:' "$txt" || { echo "loadgen $1 $2 round $3 failed:" >&2; tail -20 "$txt" >&2; exit 1; }
-  # "connect: 10000/10000 agents welcomed in 11.26 s (888/s); Hello -> Welcome p50 60.84 ms  p90 ... p99 436.26 ms ..."
-  python3 - "$1" "$2" "$3" "$txt" <<'PY'
-import re, sys
-which, backend, rnd, path = sys.argv[1:]
-line = next(l for l in open(path) if l.startswith("connect:"))
-m = re.search(r"welcomed in ([\d.]+) s \((\d+)/s\).*p50 ([\d.]+) ms.*p99 ([\d.]+) ms", line)
-errors = next((l.strip() for l in open(path) if l.startswith("errors:")), "")
-ok = any(l.startswith("result: completed without errors") for l in open(path))
-print(f"| {backend} | {which} | {rnd} | {m.group(1)} s | {m.group(2)}/s | {m.group(3)} ms | {m.group(4)} ms |"
-      + (" |" if ok else f" {errors} |"))
+    --keep-log "$out.controller.log" --json "$out.json" >"$out.txt" 2>&1 || ok=0
+  [ -s "$out.json" ] || { echo "loadgen $1 $2 round $3 failed:" >&2; tail -20 "$out.txt" >&2; exit 1; }
+  python3 - "$1" "$2" "$3" "$out.json" "$ok" <<'PY'
+import json, sys
+which, backend, rnd, path, ok = sys.argv[1:]
+j = json.load(open(path))
+c = j["connect_latency"]
+rate = j["welcomed"] / max(j["connect_s"], 1e-9)
+errors = "" if ok == "1" else f'{j["stream_errors"]} stream, {j["write_errors"]} write, {j["rpc_errors"]} RPC errors'
+print(f'| {backend} | {which} | {rnd} | {j["connect_s"]:.2f} s | {rate:.0f}/s | {c["p50_ms"]:.2f} ms | {c["p99_ms"]:.2f} ms | {errors} |')
 PY
 }
 

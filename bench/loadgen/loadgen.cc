@@ -285,7 +285,10 @@ class Run {
  private:
   bool StartController();
   void StopController();
+  // Dials every agent; sets connect_s_ to how long until all were welcomed
+  // (or it gave up).
   bool ConnectAgents();
+  double connect_s_ = 0;
   void Ticker();
   void Prober();
   bool RunIngest(nlohmann::json* j);
@@ -724,6 +727,7 @@ bool Run::ConnectAgents() {
   bool ok = testing::WaitFor([&] { return welcomed_.load() >= args_.agents || stream_errors_.load() > 0; },
                              absl::Seconds(args_.timeout_s));
   double all_s = static_cast<double>(NowUs() - t0) / 1e6;
+  connect_s_ = all_s;
   auto s = connect_.Summarize();
   out_ << absl::StrFormat("connect: %d/%d agents welcomed in %.2f s (%.0f/s); Hello -> Welcome %s\n",
                           welcomed_.load(), args_.agents, all_s,
@@ -1428,6 +1432,7 @@ int Run::Execute() {
   bool ok = ConnectAgents();
   auto cs = connect_.Summarize();
   j["connect_latency"] = ToJson(cs);
+  j["connect_s"] = connect_s_;
   j["welcomed"] = welcomed_.load();
   if (ok) {
     if (args_.mode == "ingest") {

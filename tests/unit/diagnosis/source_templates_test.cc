@@ -1216,6 +1216,82 @@ const std::vector<Template>& Templates() {
        "WARNING: failed to allocate 512.00 MB of pinned memory: out of memory\n"
        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
        "unknown"},
+      // ------------------------------ round: rules from sources, a ninth time
+      {"huggingface/transformers src/transformers/configuration_utils.py get_config_dict",
+       "OSError: Can't load config for 'acme/widget-7b'. If you were trying to load it from "
+       "'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
+       "Otherwise, make sure 'acme/widget-7b' is the correct path to a directory containing a config.json file",
+       "model_path_not_found"},
+      {"huggingface/transformers configuration_utils.py (4.0-4.9 wording)",
+       "OSError: Can't load config for 'widget-base'. Make sure that:\n"
+       "\n"
+       "- 'widget-base' is a correct model identifier listed on 'https://huggingface.co/models'\n"
+       "\n"
+       "- or 'widget-base' is the correct path to a directory containing a config.json file",
+       "model_path_not_found"},
+      {"modelscope/modelscope modelscope/hub/api.py HubApi.repo_exists",
+       "Traceback (most recent call last):\n"
+       "  File \"/opt/conda/lib/python3.11/site-packages/modelscope/hub/api.py\", line 640, in repo_exists\n"
+       "    raise Exception('Invalid repo_id: %s, must be of format namespace/name' % repo_type)\n"
+       "Exception: Invalid repo_id: model, must be of format namespace/name",
+       "model_path_not_found"},
+      {"modelscope/modelscope hub/api.py repo_exists for a dataset path (not a model)",
+       "Exception: Invalid repo_id: dataset, must be of format namespace/name", "unknown"},
+      {"oobabooga/text-generation-webui modules/GPTQ_loader.py load_quantized",
+       "2023-05-01 10:00:00 INFO:Loading widget-13B-GPTQ-4bit-128g...\n"
+       "2023-05-01 10:00:01 ERROR:Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "model_path_not_found"},
+      {"oobabooga/text-generation-webui GPTQ_loader.py given a GGML file (a format, not a path)",
+       "INFO:Loading widget-13B.ggmlv3.q4_0.bin...\n"
+       "ERROR:Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "unknown"},
+      {"huggingface/transformers.js src/utils/hub.js getModelFile (local_files_only)",
+       "Error: `local_files_only=true` or `env.allowRemoteModels=false` and file was not found locally at "
+       "\"/srv/app/models/acme/widget-small/onnx/model_quantized.onnx\".\n"
+       "    at getModelFile (file:///srv/app/node_modules/@huggingface/transformers/src/utils/hub.js:500:27)",
+       "model_path_not_found"},
+      {"huggingface/transformers.js src/utils/hub.js handleError (ERROR_MAPPING[404])",
+       "Error: Could not locate file: \"https://huggingface.co/acme/widget-small/resolve/main/onnx/model.onnx\".",
+       "model_path_not_found"},
+      {"psf/requests adapters.py HTTPAdapter.send + urllib3 MaxRetryError (hub unreachable)",
+       "requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', "
+       "port=443): Max retries exceeded with url: /api/models/acme/widget-7b/revision/main (Caused by "
+       "NameResolutionError(\\\"<urllib3.connection.HTTPSConnection object at 0x7f00>: Failed to resolve "
+       "'huggingface.co' ([Errno -3] Temporary failure in name resolution)\\\"))\"), '(Request ID: 1234)')",
+       "model_path_not_found"},
+      {"psf/requests: another host unreachable (not the model hub)",
+       "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.org', port=443): Max retries "
+       "exceeded with url: /v1/usage (Caused by NewConnectionError('Failed to establish a new connection'))",
+       "unknown"},
+      {"huggingface/transformers models/auto/configuration_auto.py (frame line without its space)",
+       "  File \"/env/lib/python3.9/site-packages/transformers/models/auto/configuration_auto.py\",line 710, "
+       "in from_pretrained\n"
+       "    config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]\n"
+       "  File \"/env/lib/python3.9/site-packages/transformers/models/auto/configuration_auto.py\",line 420, "
+       "in __getitem__\n"
+       "    raise KeyError(key)\n"
+       "KeyError: 'widgetformer'",
+       "unsupported_model_architecture"},
+      {"li-plus/chatglm.cpp chatglm.cpp Pipeline (CHATGLM_THROW invalid model type)",
+       "RuntimeError: /src/chatglm.cpp/chatglm.cpp:1846 invalid model type 5", "unsupported_model_architecture"},
+      {"li-plus/chatglm.cpp chatglm.cpp Pipeline (file version newer than the build)",
+       "RuntimeError: /src/chatglm.cpp/chatglm.cpp:1783 only support version 1 or 2 for now but got 3",
+       "unsupported_model_architecture"},
+      {"turboderp/exllamav2 exllamav2/ext.py (import exllamav2_ext, JIT build not possible)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.11/site-packages/exllamav2/ext.py\", line 14, in <module>\n"
+       "    import exllamav2_ext\n"
+       "ModuleNotFoundError: No module named 'exllamav2_ext'",
+       "missing_custom_op"},
+      {"qwopqwop200/GPTQ-for-LLaMa quant.py (import quant_cuda)",
+       "  File \"/app/repositories/GPTQ-for-LLaMa/quant.py\", line 5, in <module>\n"
+       "    import quant_cuda\n"
+       "ModuleNotFoundError: No module named 'quant_cuda'",
+       "missing_custom_op"},
+      {"mit-han-lab/llm-awq awq/quantize/qmodule.py (import awq_inference_engine)",
+       "    import awq_inference_engine  # with CUDA kernels\n"
+       "ModuleNotFoundError: No module named 'awq_inference_engine'",
+       "missing_custom_op"},
   };
   return kTemplates;
 }

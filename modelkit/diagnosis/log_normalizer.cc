@@ -212,6 +212,52 @@ void StripSeparatedFields(absl::string_view& s, LineSeverity& severity) {
   }
 }
 
+// mudler/LocalAI pkg/model/process.go: a backend process's output, relayed
+// line by line through zerolog's console writer (time.Kitchen and a
+// three-letter level): "12:31PM DBG GRPC(<model>-127.0.0.1:46589): stderr
+// <the backend's line>" (also "stdout"). The time and level go here; the
+// GRPC(...) relay prefix in StripLocalAiRelayPrefix.
+bool StripZerologConsolePrefix(absl::string_view& s, LineSeverity& severity) {
+  size_t i = 0;
+  while (i < s.size() && i < 2 && IsDigit(s[i])) ++i;
+  if (i == 0 || i + 7 > s.size() || s[i] != ':' || !IsDigit(s[i + 1]) || !IsDigit(s[i + 2])) {
+    return false;
+  }
+  absl::string_view ampm = s.substr(i + 3, 2);
+  if ((ampm != "AM" && ampm != "PM") || s[i + 5] != ' ') return false;
+  absl::string_view rest = s.substr(i + 6);
+  static constexpr absl::string_view kLevels[] = {"TRC ", "DBG ", "INF ", "WRN ", "ERR ", "FTL ", "PNC "};
+  for (absl::string_view level : kLevels) {
+    if (absl::StartsWith(rest, level)) {
+      if (level == "WRN ") {
+        severity = LineSeverity::kWarning;
+      } else if (level == "ERR " || level == "FTL " || level == "PNC ") {
+        severity = LineSeverity::kError;
+      } else {
+        severity = LineSeverity::kDebugInfo;
+      }
+      s = rest.substr(level.size());
+      return true;
+    }
+  }
+  return false;
+}
+
+bool StripLocalAiRelayPrefix(absl::string_view& s, LineSeverity& severity) {
+  if (!absl::StartsWith(s, "GRPC(")) return false;
+  for (absl::string_view stream : {absl::string_view("): stderr"), absl::string_view("): stdout")}) {
+    size_t at = s.find(stream);
+    if (at == absl::string_view::npos || at > 512) continue;
+    size_t end = at + stream.size();
+    if (end < s.size() && s[end] != ' ') continue;
+    s.remove_prefix(end < s.size() ? end + 1 : end);
+    // The relayed line's own level (if any) is read from its text.
+    severity = LineSeverity::kUnknown;
+    return true;
+  }
+  return false;
+}
+
 // uvicorn: "INFO:     ...", "ERROR:    ...", "ERROR (uvicorn.error):  ...".
 bool StripUvicornLevel(absl::string_view& s, LineSeverity& severity) {
   size_t i = 0;
@@ -404,6 +450,37 @@ bool IsExceptionLine(absl::string_view text) {
   return i == text.size() || text[i] == ':';
 }
 
+// xorbitsai/xoscar xoscar/backends/message.pyx (_AsCauseBase.__str__): an
+// error raised in an actor (Xinference's model workers) reaches the caller
+// with "[address=<host:port>, pid=<n>] " in front of its message, once per
+// actor it crossed ("ValueError: [address=0.0.0.0:37239, pid=310] Model
+// architectures ['X'] are not supported"). The message is the engine's:
+// the prefix goes, so that templates anchored on "<Type>: <message>" read
+// it as they read the engine's own line.
+static void StripXoscarCausePrefix(std::string& text) {
+  static constexpr absl::string_view kOpen = ": [address=";
+  size_t colon = absl::string_view(text).find(kOpen);
+  if (colon == std::string::npos) return;
+  // Only right after the exception type (a dotted name without blanks).
+  for (size_t i = 0; i < colon; ++i) {
+    if (text[i] == ' ' || text[i] == '\t') return;
+  }
+  size_t start = colon + 2;
+  size_t end = start;
+  while (absl::StartsWith(absl::string_view(text).substr(end), kOpen.substr(2))) {
+    size_t pid = text.find(", pid=", end);
+    if (pid == std::string::npos) break;
+    size_t close = pid + 6;
+    while (close < text.size() && IsDigit(text[close])) ++close;
+    if (close == pid + 6 || close >= text.size() || text[close] != ']') break;
+    // No blank inside the address.
+    if (absl::string_view(text).substr(end, pid - end).find(' ') != absl::string_view::npos) break;
+    end = close + 1;
+    while (end < text.size() && text[end] == ' ') ++end;
+  }
+  if (end > start) text.erase(start, end - start);
+}
+
 NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   NormalizedLine result;
   std::string stripped;
@@ -438,6 +515,8 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
     char c = s[0];
     if (c == '(' && StripParenPrefix(s)) continue;
     if (c == '[' && StripBracketPrefix(s, severity, fatal)) continue;
+    if (IsDigit(c) && StripZerologConsolePrefix(s, severity)) continue;
+    if (c == 'G' && StripLocalAiRelayPrefix(s, severity)) continue;
     if (IsDigit(c)) {
       size_t ts = TimestampLength(s);
       if (ts > 0 && ts < s.size() && s[ts] == ' ') {
@@ -467,6 +546,7 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   result.text = std::string(s);
   result.exception = IsExceptionLine(result.text);
+  if (result.exception) StripXoscarCausePrefix(result.text);
   result.level_from_prefix = severity != LineSeverity::kUnknown;
   result.fatal_prefix = fatal;
   result.severity = severity != LineSeverity::kUnknown

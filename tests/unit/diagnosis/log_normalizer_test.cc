@@ -197,6 +197,36 @@ TEST(IsExceptionLineTest, RecognisesPythonAndNativeErrors) {
   EXPECT_FALSE(IsExceptionLine(""));
 }
 
+// xorbitsai/xoscar backends/message.pyx _AsCauseBase.__str__: Xinference's
+// actors put "[address=..., pid=...] " in front of the message, once per
+// actor; only right after an exception's type.
+TEST(NormalizeLogLineTest, XoscarCausePrefixGoes) {
+  EXPECT_EQ(NormalizeLogLine("KeyError: [address=0.0.0.0:41234, pid=99] 'widget'").text, "KeyError: 'widget'");
+  EXPECT_EQ(NormalizeLogLine("ValueError: [address=0.0.0.0:1, pid=2] [address=127.0.0.1:3, pid=4] "
+                             "Model architectures ['X'] are not supported")
+                .text,
+            "ValueError: Model architectures ['X'] are not supported");
+  EXPECT_TRUE(NormalizeLogLine("KeyError: [address=0.0.0.0:41234, pid=99] 'widget'").exception);
+  // Not an exception line, or not the actor's form: kept.
+  EXPECT_EQ(NormalizeLogLine("launching [address=0.0.0.0:1, pid=2] x").text, "launching [address=0.0.0.0:1, pid=2] x");
+  EXPECT_EQ(NormalizeLogLine("ValueError: [address=a b, pid=2] x").text, "ValueError: [address=a b, pid=2] x");
+}
+
+// mudler/LocalAI pkg/model/process.go relays a backend's output through
+// zerolog's console writer: "3:04PM DBG GRPC(<id>-<addr>): stderr <line>".
+TEST(NormalizeLogLineTest, LocalAiRelayPrefixGoes) {
+  NormalizedLine line = NormalizeLogLine("12:31PM DBG GRPC(my-model-127.0.0.1:46589): stderr KeyError: 'widget'");
+  EXPECT_EQ(line.text, "KeyError: 'widget'");
+  EXPECT_TRUE(line.exception);
+  EXPECT_EQ(NormalizeLogLine("2025-12-10T13:31:09.126595216+01:00 9:05AM DBG GRPC(m-127.0.0.1:1): stdout "
+                             "llama_model_load: error loading model: x")
+                .text,
+            "llama_model_load: error loading model: x");
+  EXPECT_EQ(NormalizeLogLine("12:31PM ERR failed to load model").text, "failed to load model");
+  EXPECT_EQ(NormalizeLogLine("12:31PM ERR failed").severity, LineSeverity::kError);
+  EXPECT_EQ(NormalizeLogLine("GRPC(service) is ready").text, "GRPC(service) is ready");
+}
+
 TEST(NormalizeLogLineTest, NeverCrashesOnBinaryOrHugeInput) {
   std::string junk;
   for (int i = 0; i < 4096; ++i) junk.push_back(static_cast<char>(i % 256));

@@ -1259,6 +1259,12 @@ const std::vector<Template>& Templates() {
        "NameResolutionError(\\\"<urllib3.connection.HTTPSConnection object at 0x7f00>: Failed to resolve "
        "'huggingface.co' ([Errno -3] Temporary failure in name resolution)\\\"))\"), '(Request ID: 1234)')",
        "model_path_not_found"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp (split GGUF part missing)",
+       "gguf_init_from_file: failed to open GGUF file '/models/widget-00002-of-00003.gguf'\n"
+       "llama_model_load: error loading model: llama_model_loader: failed to load GGUF split from "
+       "/models/widget-00002-of-00003.gguf\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "model_path_not_found"},
       {"psf/requests: another host unreachable (not the model hub)",
        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.org', port=443): Max retries "
        "exceeded with url: /v1/usage (Caused by NewConnectionError('Failed to establish a new connection'))",
@@ -1288,6 +1294,30 @@ const std::vector<Template>& Templates() {
        "    import quant_cuda\n"
        "ModuleNotFoundError: No module named 'quant_cuda'",
        "missing_custom_op"},
+      {"xorbitsai/xoscar backends/message.pyx (Xinference worker) + transformers configuration_auto.py",
+       "  File \"/opt/conda/lib/python3.10/site-packages/xinference/core/worker.py\", line 900, in launch_builtin_model\n"
+       "    await model_ref.load()\n"
+       "  File \"/opt/conda/lib/python3.10/site-packages/transformers/models/auto/configuration_auto.py\", line "
+       "1000, in from_pretrained\n"
+       "    config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]\n"
+       "KeyError: [address=0.0.0.0:40001, pid=1234] 'widgetformer'",
+       "unsupported_model_architecture"},
+      {"xorbitsai/xoscar backends/message.pyx (Xinference worker) + Python json/decoder.py",
+       "json.decoder.JSONDecodeError: [address=0.0.0.0:40001, pid=1234] Expecting value: line 1 column 1 (char 0)",
+       "config_or_tokenizer_error"},
+      {"mudler/LocalAI pkg/model/process.go relay + google/sentencepiece __init__.py LoadFromFile",
+       "3:04PM DBG GRPC(widget-7b-127.0.0.1:40001): stderr Traceback (most recent call last):\n"
+       "3:04PM DBG GRPC(widget-7b-127.0.0.1:40001): stderr   File \"/env/lib/python3.10/site-packages/"
+       "sentencepiece/__init__.py\", line 310, in LoadFromFile\n"
+       "3:04PM DBG GRPC(widget-7b-127.0.0.1:40001): stderr     return _sentencepiece.SentencePieceProcessor_"
+       "LoadFromFile(self, arg)\n"
+       "3:04PM DBG GRPC(widget-7b-127.0.0.1:40001): stderr TypeError: not a string",
+       "config_or_tokenizer_error"},
+      {"mudler/LocalAI pkg/model/process.go relay of a healthy backend (DBG lines)",
+       "3:04PM DBG GRPC(widget-7b-127.0.0.1:40001): stderr llama_model_loader: loaded meta data with 30 "
+       "key-value pairs\n"
+       "3:04PM DBG GRPC(widget-7b-127.0.0.1:40001): stdout Server listening on 127.0.0.1:40001",
+       "unknown"},
       {"mit-han-lab/llm-awq awq/quantize/qmodule.py (import awq_inference_engine)",
        "    import awq_inference_engine  # with CUDA kernels\n"
        "ModuleNotFoundError: No module named 'awq_inference_engine'",

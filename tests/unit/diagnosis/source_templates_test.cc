@@ -1265,6 +1265,13 @@ const std::vector<Template>& Templates() {
        "/models/widget-00002-of-00003.gguf\n"
        "llama_model_load_from_file_impl: failed to load model",
        "model_path_not_found"},
+      {"LostRuins/koboldcpp koboldcpp.py main (exit_with_error 2)",
+       "Loading Chat Completions Adapter: None\n"
+       "==========\n"
+       "Cannot find text model file: /home/user/models/widget-7b.Q4_K_M.gguf",
+       "model_path_not_found"},
+      {"LostRuins/koboldcpp koboldcpp.py main (the mmproj sibling)",
+       "Cannot find mmproj file: C:\\models\\widget-mmproj-f16.gguf", "model_path_not_found"},
       {"psf/requests: another host unreachable (not the model hub)",
        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.org', port=443): Max retries "
        "exceeded with url: /v1/usage (Caused by NewConnectionError('Failed to establish a new connection'))",

@@ -44,7 +44,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12c", "heldout-2026-12d", "heldout-2026-12e", "heldout-2026-12f",
     "heldout-2026-12g", "heldout-2026-12h", "heldout-2026-12i", "heldout-2026-12j",
     "heldout-2026-12k", "heldout-2026-12l", "heldout-2026-12m", "heldout-2026-12n",
-    "heldout-2026-12o", "heldout-2026-12p"};
+    "heldout-2026-12o", "heldout-2026-12p",
+    "heldout-2026-12q", "heldout-2026-12r", "heldout-2026-12s", "heldout-2026-12t"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

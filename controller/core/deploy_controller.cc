@@ -487,6 +487,13 @@ void DeployController::ReconcileOnce() {
   // Per node whose set may have changed: its instances, pointing into the
   // document snapshot `docs` (kept until the push is done).
   DesiredSets desired;
+  // Watchers are told (NoteChange/NoteGone) only once this pass's events
+  // are in the log: a watcher woken by a new revision reads the document
+  // and its events together, and `dcuctl deploy --watch`, which stops at
+  // the first Ready revision, printed the state without the events that
+  // led to it (seen under load: the attempt's last start-up phases).
+  std::vector<std::string> changed_names;
+  std::vector<std::string> removed_names;
   {
     absl::MutexLock lock(&mu_);
     for (auto& d : changed) {
@@ -499,7 +506,7 @@ void DeployController::ReconcileOnce() {
       // Nodes of the attempts before and after: their desired sets change.
       for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
-      NoteChange(d.spec().name());
+      changed_names.push_back(d.spec().name());
       SetDoc(it->first, std::make_shared<const Deployment>(std::move(d)));
     }
     for (const auto& key : removed) {
@@ -509,12 +516,11 @@ void DeployController::ReconcileOnce() {
       const std::string name = it->second->spec().name();
       const int replica = it->second->replica();
       SetDoc(key, nullptr);
+      removed_names.push_back(name);
       if (ReplicasOf(name).empty()) {
-        NoteGone(name);
         ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
                                    "all instances stopped"});
       } else {
-        NoteChange(name);
         ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "ReplicaRemoved",
                                    absl::StrCat("replica ", replica, " stopped and removed")});
       }
@@ -547,6 +553,18 @@ void DeployController::ReconcileOnce() {
   if (events_ && !ctx.events.empty()) {
     absl::Status es = events_->AppendEvents(ctx.events);
     if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
+  }
+  if (!changed_names.empty() || !removed_names.empty()) {
+    absl::MutexLock lock(&mu_);
+    for (const auto& name : changed_names) NoteChange(name);
+    // Checked again: a Deploy of the same name may have come in between.
+    for (const auto& name : removed_names) {
+      if (ReplicasOf(name).empty()) {
+        NoteGone(name);
+      } else {
+        NoteChange(name);
+      }
+    }
   }
   // One write for the pass's event lines (a fleet filling up logs
   // thousands per pass).

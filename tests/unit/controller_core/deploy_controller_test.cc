@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "controller/core/replica_set.h"
 #include "controller/core/serving_view.h"
 #include "controller/store/sqlite_deployment_store.h"
@@ -187,6 +189,82 @@ TEST_F(DeployControllerTest, PicksTheVerifiedBarePlanAndAssignsIt) {
   ASSERT_EQ(knowledge_.outcomes.size(), 1u);
   EXPECT_TRUE(knowledge_.outcomes[0].ready);
   EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::ElementsAre("Created", "Scheduled", "Ready"));
+}
+
+// An event log whose AppendEvents can be held while a pass is in it.
+class HeldEventLog : public EventLog {
+ public:
+  explicit HeldEventLog(EventLog* inner) : inner_(inner) {}
+  absl::Status AppendEvent(const Event& e) override { return inner_->AppendEvent(e); }
+  absl::Status AppendEvents(const std::vector<Event>& events) override {
+    absl::MutexLock lock(&mu_);
+    if (hold_) {
+      held_ = true;
+      mu_.Await(absl::Condition(+[](bool* hold) { return !*hold; }, &hold_));
+    }
+    return inner_->AppendEvents(events);
+  }
+  absl::StatusOr<std::vector<Event>> ListEvents(const std::string& kind, const std::string& subject,
+                                                int limit) override {
+    return inner_->ListEvents(kind, subject, limit);
+  }
+  void Hold() {
+    absl::MutexLock lock(&mu_);
+    hold_ = true;
+  }
+  void WaitUntilHeld() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&held_));
+  }
+  void Release() {
+    absl::MutexLock lock(&mu_);
+    hold_ = false;
+  }
+
+ private:
+  EventLog* const inner_;
+  absl::Mutex mu_;
+  bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// A watcher (WatchDeployment, `dcuctl deploy --watch`) reads a new revision
+// and then the events: the revision must not be visible before the pass's
+// events are in the log, or a watch that stops at Ready never prints the
+// events that led to it (seen under load in ScenarioTest.Seed000...).
+TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass) {
+  HeldEventLog events(store_.get());
+  fleet_->SetListener(nullptr);
+  DeployController::Options o;
+  o.interval = absl::ZeroDuration();
+  o.jitter_seed = 42;
+  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
+                                                   deploy_store_.get(), &events, &clock_, o);
+  fleet_->SetListener(controller_.get());
+  ASSERT_TRUE(controller_->Load().ok());
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_READY);
+  const int64_t before = Get("qwen3-32b").revision();
+
+  events.Hold();
+  std::thread pass([&] { controller_->ReconcileOnceForTest(); });
+  events.WaitUntilHeld();
+  // The pass has stored and published the Ready document; its events wait.
+  auto seen = controller_->WaitForChange("qwen3-32b", before, absl::Milliseconds(50));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->revision(), before) << "a new revision was visible before its events";
+  events.Release();
+  pass.join();
+  seen = controller_->WaitForChange("qwen3-32b", before, absl::Seconds(5));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_GT(seen->revision(), before);
+  EXPECT_EQ(seen->status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::ElementsAre("Created", "Scheduled", "Ready"));
+  fleet_->SetListener(nullptr);
+  controller_.reset();
 }
 
 TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) {

@@ -378,9 +378,17 @@ TEST_F(FakeVllmTest, StreamsServerSentEventsAndExportsVllmMetrics) {
   req.method = "GET";
   req.path = "/metrics";
   req.body.clear();
-  resp = http.Send(req);
-  ASSERT_TRUE(resp.ok());
   const std::string labels = "{engine=\"0\",model_name=\"tiny\"}";
+  // A stream's last chunk can reach the client before the engine counts the
+  // request finished (in vLLM too, the stat loggers run apart from the
+  // response): read until the finished request leaves the running gauge.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  do {
+    resp = http.Send(req);
+    ASSERT_TRUE(resp.ok());
+    if (absl::StrContains(resp->body, "vllm:num_requests_running" + labels + " 0.0")) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  } while (absl::Now() < deadline);
   EXPECT_THAT(resp->body, HasSubstr("# TYPE vllm:num_requests_running gauge"));
   EXPECT_THAT(resp->body, HasSubstr("vllm:num_requests_running" + labels + " 0.0"));
   EXPECT_THAT(resp->body, HasSubstr("vllm:num_requests_waiting" + labels + " 0.0"));

@@ -70,6 +70,13 @@ class FallbackModel {
   // `min_doc_freq` examples are dropped.
   static FallbackModel Train(const std::vector<const FallbackExample*>& examples,
                              double alpha, int min_doc_freq, double threshold);
+  // The same counts under another smoothing: exactly what Train with
+  // `alpha` would have built (the counts do not depend on it), without
+  // counting again (cross-validation tries every alpha on each fold).
+  void Resmooth(double alpha) {
+    alpha_ = alpha;
+    Finish();
+  }
 
   // The model file's text (see above) and back.
   std::string Serialize() const;

@@ -63,6 +63,29 @@ FallbackModel TinyModel(double threshold) {
   return FallbackModel::Train({&a, &b, &c, &d}, 0.1, 1, threshold);
 }
 
+// Cross-validation counts each fold once and re-smooths it per alpha
+// (fallback_training.cc): that must be the model Train builds with the alpha.
+TEST(FallbackModelTest, ResmoothIsWhatTrainBuildsWithThatAlpha) {
+  FallbackModel resmoothed = TinyModel(0.4);  // alpha 0.1
+  const FallbackModel at_first_alpha = TinyModel(0.4);
+  resmoothed.Resmooth(1.0);
+  static const FallbackExample a{{"t:frobnicationerror", "m:quux", "m:refused"}, "port_in_use"};
+  static const FallbackExample b{{"t:frobnicationerror", "m:quux", "m:refused", "m:bar"},
+                                 "port_in_use"};
+  static const FallbackExample c{{"t:valueerror", "m:zorp", "m:exhausted"}, "cuda_oom_model_load"};
+  static const FallbackExample d{{"t:valueerror", "m:zorp", "m:exhausted", "m:bar"},
+                                 "cuda_oom_model_load"};
+  const FallbackModel direct = FallbackModel::Train({&a, &b, &c, &d}, 1.0, 1, 0.4);
+  EXPECT_EQ(resmoothed.Serialize(), direct.Serialize());
+  const std::vector<std::string> probe = {"t:frobnicationerror", "m:bar", "m:unseen"};
+  const FallbackGuess r = resmoothed.Predict(probe);
+  const FallbackGuess t = direct.Predict(probe);
+  EXPECT_EQ(r.failure_class, t.failure_class);
+  EXPECT_DOUBLE_EQ(r.confidence, t.confidence);
+  // Not vacuous: the smoothing moves the confidence.
+  EXPECT_NE(at_first_alpha.Predict(probe).confidence, r.confidence);
+}
+
 TEST(FallbackModelTest, SerializeParseRoundTrips) {
   FallbackModel m = TinyModel(0.4);
   auto parsed = FallbackModel::Parse(m.Serialize(), "tiny");

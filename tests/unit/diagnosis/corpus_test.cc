@@ -176,7 +176,12 @@ constexpr double kDecemberPHeldOutFloorPercent = 84.8;   // 28/33 = 84.85 (was 2
 constexpr double kDecemberQHeldOutFloorPercent = 95.2;   // 20/21 = 95.24
 constexpr double kDecemberRHeldOutFloorPercent = 100.0;  // 36/36
 constexpr double kDecemberSHeldOutFloorPercent = 71.4;   // 5/7 = 71.43
-constexpr double kDecemberTHeldOutFloorPercent = 78.5;   // 11/14 = 78.57
+// 2026-12t lowered on purpose after stop 41's label review
+// (label-review-stop41.tsv): three AutoGPTQ "Could not find model" rows the
+// collector had flagged as judgement calls are model_path_not_found by a
+// blind second labeller's sure reading (the rule fixed before its answers);
+// the rules answer one of the three (11/14 as first read).
+constexpr double kDecemberTHeldOutFloorPercent = 71.4;   // 10/14 = 71.43
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -91,6 +92,10 @@ std::string Pct(int a, int b) {
 }
 
 }  // namespace
+
+std::vector<std::string> SpentHeldOutSplits() {
+  return std::vector<std::string>(std::begin(kSpentHeldOutSplits), std::end(kSpentHeldOutSplits));
+}
 
 absl::StatusOr<FallbackTrainingResult> TrainFallbackFromCorpus(const std::string& source_dir) {
   auto classifier =

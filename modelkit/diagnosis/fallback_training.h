@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -24,6 +25,12 @@ struct FallbackTrainingResult {
   std::string model_text;  // deploy/diagnosis/fallback_model.tsv
   std::string report;      // the cross-validation figures, for people
 };
+
+// The held-out split directories (under tests/data/diagnosis-corpus) that
+// have been read and are trained on. The corpus test checks that they are
+// exactly its splits with a recorded first reading, so the two lists cannot
+// drift apart by hand.
+std::vector<std::string> SpentHeldOutSplits();
 
 // `source_dir`: the checkout root (rules from deploy/diagnosis/rules.txtpb).
 absl::StatusOr<FallbackTrainingResult> TrainFallbackFromCorpus(const std::string& source_dir);

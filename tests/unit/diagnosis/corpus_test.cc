@@ -17,6 +17,7 @@
 #include "re2/re2.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
 #include "modelkit/diagnosis/fallback_model.h"
+#include "modelkit/diagnosis/fallback_training.h"
 #include "modelkit/diagnosis/log_classifier.h"
 #include "tests/testing/test_env.h"
 #include "gtest/gtest.h"
@@ -557,6 +558,29 @@ TEST(DiagnosisCorpusTest, GeneralisationCorpusDevAndHeldOut) {
 // excerpt that exists; the agreement is printed with the disagreements, and
 // must stay at the level the classifier's goal needs: a label changed in an
 // index.tsv after the fact (to make a score look better, say) shows here.
+// A split gets its floor when its first reading is recorded, and from then
+// on the fallback trains on it (kSpentHeldOutSplits in fallback_training.cc):
+// the two lists must name the same splits, or the fallback either trains on
+// a split still to be read or misses one already spent.
+TEST(DiagnosisCorpusTest, TheFallbackTrainsOnExactlyTheSplitsAlreadyRead) {
+  std::set<std::string> read;
+  for (const HeldOutSplit& s : kHeldOutSplits) {
+    if (s.floor_percent > 0) read.insert(s.dir);
+  }
+  const std::vector<std::string> spent_list = SpentHeldOutSplits();
+  const std::set<std::string> spent(spent_list.begin(), spent_list.end());
+  EXPECT_EQ(spent_list.size(), spent.size()) << "a split is named twice in kSpentHeldOutSplits";
+  for (const std::string& dir : read) {
+    EXPECT_TRUE(spent.count(dir)) << dir << " has a recorded first reading (a floor) but the "
+                                  << "fallback does not train on it: add it to kSpentHeldOutSplits";
+  }
+  for (const std::string& dir : spent) {
+    EXPECT_TRUE(read.count(dir)) << dir << " is trained on but has no recorded first reading "
+                                 << "(a floor in kHeldOutSplits): the fallback would see a "
+                                 << "split before it is read";
+  }
+}
+
 TEST(DiagnosisCorpusTest, SecondLabellerAgreesWithTheCorpusLabels) {
   const std::string root = SourceDir() + "/tests/data/diagnosis-corpus";
   std::map<std::string, std::map<std::string, std::string>> labels;  // split -> file -> label

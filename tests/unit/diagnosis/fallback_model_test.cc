@@ -53,14 +53,18 @@ TEST(FallbackModelTest, EmbeddedModelIsTheCheckedInFile) {
   EXPECT_LE(model->threshold(), 1.0);
 }
 
-FallbackModel TinyModel(double threshold) {
+std::vector<const FallbackExample*> TinyExamples() {
   static const FallbackExample a{{"t:frobnicationerror", "m:quux", "m:refused"}, "port_in_use"};
   static const FallbackExample b{{"t:frobnicationerror", "m:quux", "m:refused", "m:bar"},
                                  "port_in_use"};
   static const FallbackExample c{{"t:valueerror", "m:zorp", "m:exhausted"}, "cuda_oom_model_load"};
   static const FallbackExample d{{"t:valueerror", "m:zorp", "m:exhausted", "m:bar"},
                                  "cuda_oom_model_load"};
-  return FallbackModel::Train({&a, &b, &c, &d}, 0.1, 1, threshold);
+  return {&a, &b, &c, &d};
+}
+
+FallbackModel TinyModel(double threshold) {
+  return FallbackModel::Train(TinyExamples(), 0.1, 1, threshold);
 }
 
 // Cross-validation counts each fold once and re-smooths it per alpha
@@ -69,13 +73,7 @@ TEST(FallbackModelTest, ResmoothIsWhatTrainBuildsWithThatAlpha) {
   FallbackModel resmoothed = TinyModel(0.4);  // alpha 0.1
   const FallbackModel at_first_alpha = TinyModel(0.4);
   resmoothed.Resmooth(1.0);
-  static const FallbackExample a{{"t:frobnicationerror", "m:quux", "m:refused"}, "port_in_use"};
-  static const FallbackExample b{{"t:frobnicationerror", "m:quux", "m:refused", "m:bar"},
-                                 "port_in_use"};
-  static const FallbackExample c{{"t:valueerror", "m:zorp", "m:exhausted"}, "cuda_oom_model_load"};
-  static const FallbackExample d{{"t:valueerror", "m:zorp", "m:exhausted", "m:bar"},
-                                 "cuda_oom_model_load"};
-  const FallbackModel direct = FallbackModel::Train({&a, &b, &c, &d}, 1.0, 1, 0.4);
+  const FallbackModel direct = FallbackModel::Train(TinyExamples(), 1.0, 1, 0.4);
   EXPECT_EQ(resmoothed.Serialize(), direct.Serialize());
   const std::vector<std::string> probe = {"t:frobnicationerror", "m:bar", "m:unseen"};
   const FallbackGuess r = resmoothed.Predict(probe);

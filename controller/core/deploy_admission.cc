@@ -620,7 +620,8 @@ void DeployController::CommitReplicaSteps(std::vector<Deployment> docs,
     }
     PutDoc(std::move(d));
   }
-  for (const auto& n : names) NoteChange(n);
+  // Announced with the pass's events (AnnounceChanges).
+  for (const auto& n : names) announce_after_events_.push_back(n);
   dirty_ = true;
 }
 

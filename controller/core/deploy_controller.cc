@@ -487,13 +487,6 @@ void DeployController::ReconcileOnce() {
   // Per node whose set may have changed: its instances, pointing into the
   // document snapshot `docs` (kept until the push is done).
   DesiredSets desired;
-  // Watchers are told (NoteChange/NoteGone) only once this pass's events
-  // are in the log: a watcher woken by a new revision reads the document
-  // and its events together, and `dcuctl deploy --watch`, which stops at
-  // the first Ready revision, printed the state without the events that
-  // led to it (seen under load: the attempt's last start-up phases).
-  std::vector<std::string> changed_names;
-  std::vector<std::string> removed_names;
   {
     absl::MutexLock lock(&mu_);
     for (auto& d : changed) {
@@ -506,7 +499,7 @@ void DeployController::ReconcileOnce() {
       // Nodes of the attempts before and after: their desired sets change.
       for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
-      changed_names.push_back(d.spec().name());
+      announce_after_events_.push_back(d.spec().name());
       SetDoc(it->first, std::make_shared<const Deployment>(std::move(d)));
     }
     for (const auto& key : removed) {
@@ -516,7 +509,7 @@ void DeployController::ReconcileOnce() {
       const std::string name = it->second->spec().name();
       const int replica = it->second->replica();
       SetDoc(key, nullptr);
-      removed_names.push_back(name);
+      announce_after_events_.push_back(name);
       if (ReplicasOf(name).empty()) {
         ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
                                    "all instances stopped"});
@@ -554,18 +547,7 @@ void DeployController::ReconcileOnce() {
     absl::Status es = events_->AppendEvents(ctx.events);
     if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
   }
-  if (!changed_names.empty() || !removed_names.empty()) {
-    absl::MutexLock lock(&mu_);
-    for (const auto& name : changed_names) NoteChange(name);
-    // Checked again: a Deploy of the same name may have come in between.
-    for (const auto& name : removed_names) {
-      if (ReplicasOf(name).empty()) {
-        NoteGone(name);
-      } else {
-        NoteChange(name);
-      }
-    }
-  }
+  AnnounceChanges();
   // One write for the pass's event lines (a fleet filling up logs
   // thousands per pass).
   if (common::GetLogLevel() <= common::LogLevel::kInfo) {
@@ -593,6 +575,20 @@ void DeployController::ReconcileOnce() {
                 ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
                 ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
                 ms(t_end - t_events), ")");
+}
+
+void DeployController::AnnounceChanges() {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& name : announce_after_events_) {
+    // A name whose last replica went is gone, unless a Deploy of the same
+    // name came in since.
+    if (ReplicasOf(name).empty()) {
+      NoteGone(name);
+    } else {
+      NoteChange(name);
+    }
+  }
+  announce_after_events_.clear();
 }
 
 void DeployController::PushAssignments(const DesiredSets& desired) {

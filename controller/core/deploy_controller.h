@@ -306,6 +306,15 @@ class DeployController : public FleetListener {
   // Per deployment name: grows whenever any of its replicas changes (what
   // watchers compare; a replica's own revision is its document's).
   std::map<std::string, int64_t> revisions_ ABSL_GUARDED_BY(mu_);
+  // Names a reconcile pass changed (its own steps, rollouts, evacuations),
+  // announced to watchers (NoteChange/NoteGone) by AnnounceChanges only once
+  // the pass's events are in the log: a watcher woken by a new revision
+  // reads the document and its events together (`dcuctl deploy --watch`,
+  // which stops at the first Ready revision, printed the state without the
+  // events that led to it). A pass that fails to persist leaves them to the
+  // next pass.
+  std::vector<std::string> announce_after_events_ ABSL_GUARDED_BY(mu_);
+  void AnnounceChanges() ABSL_LOCKS_EXCLUDED(mu_);
   // Grows with every change of any deployment (WaitForAnyChange).
   int64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   // The one way revisions_ changes: a deployment's counter and changes_.

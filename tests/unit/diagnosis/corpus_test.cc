@@ -62,7 +62,11 @@ namespace {
 //   119 on this split; the 3 more were the earlier fallback's answers on a
 //   split it was trained on (resubstitution), which the retrained, more
 //   cautious fallback no longer gives.
-constexpr double kHeldOutFloorPercent = 80.4;  // 119/148 = 80.41
+// - 79.7% (118/148) after stop 42's judgement calls relabelled
+//   localgpt-257 (a GGML repository handed to transformers' tokenizer
+//   loader) config_or_tokenizer_error -> unknown: the rules read the
+//   tokenizer error as the old label did; lowered on purpose.
+constexpr double kHeldOutFloorPercent = 79.7;  // 118/148 = 79.73
 // The fresh held-out split (heldout-fresh/: threads new to the corpus in the
 // round after rules2, split from the new dev threads by sha1(URL) before any
 // scoring, scored once at the end of that round): a floor at what it measured

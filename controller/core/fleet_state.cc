@@ -348,6 +348,16 @@ bool FleetState::ApplyDeltaInPlaceLocked(const std::string& node, NodeEntry& e, 
   return true;
 }
 
+absl::StatusOr<FleetState::NodeEntry*> FleetState::ConnectedEntryLocked(const std::string& node,
+                                                                        const NodeSession* session) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.session != session) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("node '", node, "' is not connected on this stream"));
+  }
+  return &it->second;
+}
+
 absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeStatus status,
                                   NodeSession* session) {
   absl::Time now = clock_->Now();
@@ -355,12 +365,9 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
   bool changed = false;
   {
     absl::MutexLock lock(&mu_);
-    auto it = nodes_.find(node);
-    if (it == nodes_.end() || it->second.session != session) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("node '", node, "' is not connected on this stream"));
-    }
-    NodeEntry& e = it->second;
+    absl::StatusOr<NodeEntry*> entry = ConnectedEntryLocked(node, session);
+    if (!entry.ok()) return entry.status();
+    NodeEntry& e = **entry;
     const bool full = status.has_inventory();
     const bool delta = !full && options_.accept_inventory_digest && status.inventory_digest() != 0;
     if (!(delta && (ApplyDeltaInPlaceLocked(node, e, status, now, &events, &changed) ||
@@ -459,12 +466,9 @@ absl::Status FleetState::OnInstanceEventLocked(const std::string& node,
   *applied = false;
   absl::Time now = clock_->Now();
   absl::MutexLock lock(&mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.session != session) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("node '", node, "' is not connected on this stream"));
-  }
-  NodeEntry& e = it->second;
+  absl::StatusOr<NodeEntry*> entry = ConnectedEntryLocked(node, session);
+  if (!entry.ok()) return entry.status();
+  NodeEntry& e = **entry;
   e.last_seen = now;
   // What a node may say, in rate and in content (docs/security.md): events
   // past the node's budget, or about an instance that is neither assigned

@@ -227,6 +227,12 @@ class FleetState {
   void CountDropLocked(NodeEntry& e, const std::string& node, Drop drop, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // The entry of `node` when `session` is the stream it is connected on
+  // (a report or event from a replaced stream must not touch it); else
+  // FailedPrecondition naming the node.
+  absl::StatusOr<NodeEntry*> ConnectedEntryLocked(const std::string& node, const NodeSession* session)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // The entry's view, writable: in place when no reader holds it, else a copy
   // that replaces it.
   dcufleet::v1::NodeView* MutableView(NodeEntry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -1438,6 +1438,20 @@ const std::vector<Template>& Templates() {
       {"modelscope/modelscope modelscope/hub/snapshot_download.py (1.x)",
        "modelscope.hub.errors.NotExistError: The specified branch or tag : v9.9.9 not exist!",
        "model_path_not_found"},
+      {"ollama/ollama server/images.go PullModel (the registry's 412 relayed)",
+       "Error: pull model manifest: 412: The model you are attempting to pull requires a newer version of "
+       "Ollama.",
+       "unsupported_model_architecture"},
+      {"facebookincubator/gloo gloo/transport/tcp/device.cc lookupAddrForIface (torch's CPU group)",
+       "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+       "Unable to find address for: eth7",
+       "nccl_rccl_init_failure"},
+      {"another program's host lookup (not gloo)",
+       "Unable to find address for: widget.example.com",
+       "unknown"},
+      {"pytorch/pytorch torch/distributed/distributed_c10d.py _new_process_group_helper",
+       "RuntimeError: Distributed package doesn't have NCCL built in",
+       "wrong_platform_build"},
   };
   return kTemplates;
 }

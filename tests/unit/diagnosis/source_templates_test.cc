@@ -1452,6 +1452,28 @@ const std::vector<Template>& Templates() {
       {"pytorch/pytorch torch/distributed/distributed_c10d.py _new_process_group_helper",
        "RuntimeError: Distributed package doesn't have NCCL built in",
        "wrong_platform_build"},
+      {"huggingface/transformers src/transformers/modeling_utils.py _flash_attn_2_can_dispatch",
+       "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the "
+       "package flash_attn seems to be not installed. Please refer to the documentation of "
+       "https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.",
+       "missing_custom_op"},
+      {"huggingface/transformers src/transformers/modeling_utils.py _flash_attn_2_can_dispatch (old flash_attn)",
+       "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: you "
+       "need flash_attn package version to be greater or equal than 2.1.0. Detected version 1.0.9. Please refer "
+       "to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to "
+       "install Flash Attention 2.",
+       "missing_custom_op"},
+      {"huggingface/transformers src/transformers/modeling_utils.py _flash_attn_2_can_dispatch (no device)",
+       "ValueError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: Flash "
+       "Attention 2 is not available on CPU. Please make sure torch can access a CUDA device.",
+       "unknown"},
+      {"NVIDIA/TensorRT-LLM tensorrt_llm/_torch/models/modeling_auto.py AutoModelForCausalLM.from_config",
+       "ValueError: Unknown architecture for AutoModelForCausalLM: Widget3ForCausalLM",
+       "unsupported_model_architecture"},
+      {"NVIDIA/TensorRT-LLM tensorrt_llm/models/automodel.py TopModelMixin.from_hugging_face",
+       "NotImplementedError: The given huggingface model architecture Widget3ForCausalLM is not supported in "
+       "TRT-LLM yet",
+       "unsupported_model_architecture"},
   };
   return kTemplates;
 }

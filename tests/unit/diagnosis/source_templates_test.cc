@@ -1474,6 +1474,9 @@ const std::vector<Template>& Templates() {
        "NotImplementedError: The given huggingface model architecture Widget3ForCausalLM is not supported in "
        "TRT-LLM yet",
        "unsupported_model_architecture"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (no device visible: unknown)",
+       "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -1477,6 +1477,16 @@ const std::vector<Template>& Templates() {
       {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (no device visible: unknown)",
        "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
        "unknown"},
+      {"huggingface/transformers src/transformers/dynamic_module_utils.py resolve_trust_remote_code (a flag)",
+       "ValueError: The repository for /models/widget contains custom code which must be executed to correctly "
+       "load the model. You can inspect the repository content at https://hf.co//models/widget.\n"
+       "Please pass the argument `trust_remote_code=True` to allow custom code to be run.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/configuration_utils.py from_pretrained (a warning, then healthy)",
+       "You are using a model of type widget2 to instantiate a model of type llama. This is not supported for all "
+       "configurations of models and can yield errors.\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -1329,6 +1329,164 @@ const std::vector<Template>& Templates() {
        "    import awq_inference_engine  # with CUDA kernels\n"
        "ModuleNotFoundError: No module named 'awq_inference_engine'",
        "missing_custom_op"},
+      // ---------------------------------------------- rules round 10 (stop 42)
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (no device visible: SOURCE.md, settled in stop 42)",
+       "rocBLAS error: Could not initialize Tensile host: No devices found\n"
+       "time=2025-01-01T10:00:00.000Z level=ERROR source=sched.go:455 msg=\"error loading llama server\" "
+       "error=\"llama runner process has terminated: signal: aborted (core dumped)\"",
+       "unknown"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (no device, but the arch's Tensile library named)",
+       "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory "
+       "for GPU arch : gfx1036\n"
+       "rocBLAS error: Could not initialize Tensile host: No devices found",
+       "rocm_library_missing_arch"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (another reason)",
+       "rocBLAS error: Could not initialize Tensile host:\nregex_error(error_backref): The expression contained an "
+       "invalid back reference.",
+       "rocm_library_missing_arch"},
+      {"huggingface/transformers tokenization_utils_base.py (a GGUF repo given to the tokenizer loader)",
+       "OSError: Can't load tokenizer for 'SomeOrg/Widget-13B-GGUF'. If you were trying to load it from "
+       "'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
+       "Otherwise, make sure 'SomeOrg/Widget-13B-GGUF' is the correct path to a directory containing all "
+       "relevant files for a LlamaTokenizerFast tokenizer.",
+       "unknown"},
+      {"huggingface/transformers tokenization_utils_base.py (the model's own repo)",
+       "OSError: Can't load tokenizer for 'someorg/widget-7b'. If you were trying to load it from "
+       "'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
+       "Otherwise, make sure 'someorg/widget-7b' is the correct path to a directory containing all relevant "
+       "files for a LlamaTokenizerFast tokenizer.",
+       "config_or_tokenizer_error"},
+      {"huggingface/transformers tokenization_utils_base.py (the hub cache's root given as the model)",
+       "OSError: Can't load tokenizer for '/home/u/.cache/huggingface/hub/'. If you were trying to load it "
+       "from 'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
+       "Otherwise, make sure '/home/u/.cache/huggingface/hub/' is the correct path to a directory containing "
+       "all relevant files for a BertTokenizer tokenizer.",
+       "model_path_not_found"},
+      {"huggingface/transformers modeling_utils.py (a GPTQ repo given to the plain loader)",
+       "OSError: SomeOrg/widget-7B-GPTQ does not appear to have a file named pytorch_model.bin, tf_model.h5, "
+       "model.ckpt or flax_model.msgpack.",
+       "unknown"},
+      {"huggingface/transformers modeling_utils.py (a 4bit-128g folder given to the plain loader)",
+       "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or flax_model.msgpack "
+       "found in directory models/widget-13b-4bit-128g.",
+       "unknown"},
+      {"huggingface/transformers modeling_utils.py (a repo without weights)",
+       "OSError: someorg/widget-7b does not appear to have a file named pytorch_model.bin, tf_model.h5, "
+       "model.ckpt or flax_model.msgpack.",
+       "model_path_not_found"},
+      {"AutoGPTQ/AutoGPTQ / ModelCloud/GPTQModel quantization config (quantize_config.json absent)",
+       "FileNotFoundError: [Errno 2] No such file or directory: "
+       "'/data/hub/someorg/widget-0_5b-gptq-int4/quantize_config.json'",
+       "unknown"},
+      {"triton-lang/triton python/triton/compiler/compiler.py (v2.1/2.2) ttgir_to_llir",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.10/site-packages/triton/compiler/compiler.py\", line 543, in compile\n"
+       "    next_module = compile_kernel(module)\n"
+       "  File \"/env/lib/python3.10/site-packages/triton/compiler/compiler.py\", line 167, in ttgir_to_llir\n"
+       "    return translate_triton_gpu_to_llvmir(mod, target.capability, tma_infos, runtime.TARGET.NVVM)\n"
+       "IndexError: map::at",
+       "triton_kernel_compile_failure"},
+      {"a C++ extension's std::map::at outside triton (pybind11 IndexError)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.10/site-packages/widget/ops.py\", line 12, in forward\n"
+       "    return _C.widget_forward(x)\n"
+       "IndexError: map::at",
+       "unknown"},
+      {"huggingface/transformers v2.x tokenization_utils.py _from_pretrained",
+       "OSError: Model name 'someorg/widget-base' was not found in tokenizers model name list "
+       "(bert-base-uncased, bert-large-uncased, bert-base-cased). We assumed 'someorg/widget-base' was a path, "
+       "a model identifier, or url to a directory containing vocabulary files named ['vocab.txt'] but "
+       "couldn't find such vocabulary files at this path or url.",
+       "model_path_not_found"},
+      {"huggingface/pytorch-pretrained-BERT modeling.py from_pretrained (logger.error, then None)",
+       "ERROR:pytorch_pretrained_bert.modeling:Model name '/data/widget' was not found in model name list "
+       "(bert-base-uncased, bert-large-uncased). We assumed '/data/widget/bert_config.json' was a path or url "
+       "but couldn't find any file associated to this path or url.",
+       "model_path_not_found"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/rotary.py",
+       "NotImplementedError: rope scaling type longrope is not implemented or invalid",
+       "config_or_tokenizer_error"},
+      {"Python import of a transformers model class newer than the installed library",
+       "ImportError: cannot import name 'Widget3ForConditionalGeneration' from 'transformers' "
+       "(/env/lib/python3.10/site-packages/transformers/__init__.py)",
+       "unsupported_model_architecture"},
+      {"huggingface/transformers src/transformers/utils/import_utils.py _LazyModule.__getattr__",
+       "AttributeError: module transformers has no attribute Widget3ForCausalLM",
+       "unsupported_model_architecture"},
+      {"Python import of a transformers utility (not a model class)",
+       "ImportError: cannot import name 'GenerationConfig' from 'transformers' "
+       "(/env/lib/python3.10/site-packages/transformers/__init__.py)",
+       "unknown"},
+      {"pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier (1.x)",
+       "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+       "store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier (2.x)",
+       "torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank "
+       "3, for key: store_based_barrier_key:1 (world_size=4, num_workers_joined=3, timeout=0:30:00 error=)",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch distributed_c10d.py (another rank's OOM first, then the barrier timeout)",
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of "
+       "23.65 GiB of which 1.20 GiB is free.\n"
+       "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+       "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
+       "cuda_oom_model_load"},
+      {"pytorch/pytorch distributed_c10d.py (the barrier completing: healthy)",
+       "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:"
+       "store_based_barrier_key:1 with 2 nodes.",
+       "unknown"},
+      {"modelscope/modelscope modelscope/hub/snapshot_download.py (1.x)",
+       "modelscope.hub.errors.NotExistError: The specified branch or tag : v9.9.9 not exist!",
+       "model_path_not_found"},
+      {"ollama/ollama server/images.go PullModel (the registry's 412 relayed)",
+       "Error: pull model manifest: 412: The model you are attempting to pull requires a newer version of "
+       "Ollama.",
+       "unsupported_model_architecture"},
+      {"facebookincubator/gloo gloo/transport/tcp/device.cc lookupAddrForIface (torch's CPU group)",
+       "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+       "Unable to find address for: eth7",
+       "nccl_rccl_init_failure"},
+      {"another program's host lookup (not gloo)",
+       "Unable to find address for: widget.example.com",
+       "unknown"},
+      {"pytorch/pytorch torch/distributed/distributed_c10d.py _new_process_group_helper",
+       "RuntimeError: Distributed package doesn't have NCCL built in",
+       "wrong_platform_build"},
+      {"huggingface/transformers src/transformers/modeling_utils.py _flash_attn_2_can_dispatch",
+       "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the "
+       "package flash_attn seems to be not installed. Please refer to the documentation of "
+       "https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.",
+       "missing_custom_op"},
+      {"huggingface/transformers src/transformers/modeling_utils.py _flash_attn_2_can_dispatch (old flash_attn)",
+       "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: you "
+       "need flash_attn package version to be greater or equal than 2.1.0. Detected version 1.0.9. Please refer "
+       "to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to "
+       "install Flash Attention 2.",
+       "missing_custom_op"},
+      {"huggingface/transformers src/transformers/modeling_utils.py _flash_attn_2_can_dispatch (no device)",
+       "ValueError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: Flash "
+       "Attention 2 is not available on CPU. Please make sure torch can access a CUDA device.",
+       "unknown"},
+      {"NVIDIA/TensorRT-LLM tensorrt_llm/_torch/models/modeling_auto.py AutoModelForCausalLM.from_config",
+       "ValueError: Unknown architecture for AutoModelForCausalLM: Widget3ForCausalLM",
+       "unsupported_model_architecture"},
+      {"NVIDIA/TensorRT-LLM tensorrt_llm/models/automodel.py TopModelMixin.from_hugging_face",
+       "NotImplementedError: The given huggingface model architecture Widget3ForCausalLM is not supported in "
+       "TRT-LLM yet",
+       "unsupported_model_architecture"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (no device visible: unknown)",
+       "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+       "unknown"},
+      {"huggingface/transformers src/transformers/dynamic_module_utils.py resolve_trust_remote_code (a flag)",
+       "ValueError: The repository for /models/widget contains custom code which must be executed to correctly "
+       "load the model. You can inspect the repository content at https://hf.co//models/widget.\n"
+       "Please pass the argument `trust_remote_code=True` to allow custom code to be run.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/configuration_utils.py from_pretrained (a warning, then healthy)",
+       "You are using a model of type widget2 to instantiate a model of type llama. This is not supported for all "
+       "configurations of models and can yield errors.\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
   };
   return kTemplates;
 }

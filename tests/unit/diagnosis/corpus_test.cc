@@ -66,7 +66,9 @@ namespace {
 //   localgpt-257 (a GGML repository handed to transformers' tokenizer
 //   loader) config_or_tokenizer_error -> unknown: the rules read the
 //   tokenizer error as the old label did; lowered on purpose.
-constexpr double kHeldOutFloorPercent = 79.7;  // 118/148 = 79.73
+// - 80.4% (119/148) again after the tenth rules round (stop 42): the rules
+//   keep quiet on a GGML repository in the tokenizer loader.
+constexpr double kHeldOutFloorPercent = 80.4;  // 119/148 = 80.41
 // The fresh held-out split (heldout-fresh/: threads new to the corpus in the
 // round after rules2, split from the new dev threads by sha1(URL) before any
 // scoring, scored once at the end of that round): a floor at what it measured
@@ -219,7 +221,9 @@ constexpr double kDecemberTHeldOutFloorPercent = 78.5;   // 11/14 = 78.57 after 
 // 365/418 with the stop-42 relabels (dev/ollama-6144 -> unknown, read as a
 // class before) and the 2026-12o..t dev threads; 367/418 after the tenth
 // rules round (ollama-6144, gmm-12).
-constexpr double kDevFloorPercent = 87.7;  // 367/418 = 87.80
+// 368/418 with dev/qwen-vl-371 relabelled by the stop-42 call (weights
+// under another name: model_path_not_found, which the rules answer).
+constexpr double kDevFloorPercent = 88.0;  // 368/418 = 88.04
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

@@ -46,7 +46,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12g", "heldout-2026-12h", "heldout-2026-12i", "heldout-2026-12j",
     "heldout-2026-12k", "heldout-2026-12l", "heldout-2026-12m", "heldout-2026-12n",
     "heldout-2026-12o", "heldout-2026-12p",
-    "heldout-2026-12q", "heldout-2026-12r", "heldout-2026-12s", "heldout-2026-12t"};
+    "heldout-2026-12q", "heldout-2026-12r", "heldout-2026-12s", "heldout-2026-12t",
+    "heldout-2026-12u", "heldout-2026-12v", "heldout-2026-12w", "heldout-2026-12x"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

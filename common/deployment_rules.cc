@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/enum_names.h"
@@ -40,8 +42,20 @@ constexpr DeploymentNumberRule kRules[] = {
      .default_value = 3, .help = "launches of one stack before failing over to the next"},
 };
 
+// Each rule's field, looked up once: Deploy and DeployMany validate every
+// spec with these rules, and a name lookup per rule and use was ~2.6% of the
+// controller's CPU in a placement wave (perf, stop 42).
 const FieldDescriptor* FieldOf(const DeploymentNumberRule& rule) {
-  return DeploymentSpec::descriptor()->FindFieldByName(std::string(rule.field));
+  static const auto* const fields = [] {
+    auto* v = new std::vector<const FieldDescriptor*>();
+    for (const auto& r : kRules) v->push_back(DeploymentSpec::descriptor()->FindFieldByName(std::string(r.field)));
+    return v;
+  }();
+  const auto* const end = kRules + std::size(kRules);
+  if (&rule < kRules || &rule >= end) {  // a copy of a rule, not one of kRules
+    return DeploymentSpec::descriptor()->FindFieldByName(std::string(rule.field));
+  }
+  return (*fields)[static_cast<size_t>(&rule - kRules)];
 }
 
 std::string Number(double v, bool integer) {
@@ -156,14 +170,22 @@ absl::Status ValidateDeploymentSpec(const DeploymentSpec& spec, absl::string_vie
   }
   DCU_RETURN_IF_ERROR(CheckServedModelName(f("served_model_name"), spec.served_model_name()));
   for (const auto& rule : kRules) {
-    DCU_RETURN_IF_ERROR(CheckDeploymentNumber(rule, GetDeploymentNumber(spec, rule), f(rule.field)));
+    const double v = GetDeploymentNumber(spec, rule);
+    // The field's label is built only for an error (no allocation per rule).
+    if (!CheckDeploymentNumber(rule, v, rule.field).ok()) {
+      return CheckDeploymentNumber(rule, v, f(rule.field));
+    }
   }
-  // Across fields, on the values that will be used.
-  DeploymentSpec used = ApplyDeploymentDefaults(spec);
-  if (used.backoff_max_s() < used.backoff_initial_s()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(f("backoff_max_s"), ": ", used.backoff_max_s(), " is below backoff_initial_s ",
-                     used.backoff_initial_s()));
+  // Across fields, on the values that will be used (a 0 takes the default).
+  auto used = [&](absl::string_view field) {
+    const DeploymentNumberRule& rule = *FindDeploymentNumberRule(field);
+    const double v = GetDeploymentNumber(spec, rule);
+    return v == 0 ? rule.default_value : v;
+  };
+  const double backoff_initial_s = used("backoff_initial_s"), backoff_max_s = used("backoff_max_s");
+  if (backoff_max_s < backoff_initial_s) {
+    return absl::InvalidArgumentError(absl::StrCat(f("backoff_max_s"), ": ", backoff_max_s,
+                                                   " is below backoff_initial_s ", backoff_initial_s));
   }
   return absl::OkStatus();
 }

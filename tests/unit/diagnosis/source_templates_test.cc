@@ -1629,6 +1629,29 @@ const std::vector<Template>& Templates() {
        "Otherwise, make sure '/models/widget-vl' is the correct path to a directory containing a "
        "preprocessor_config.json file",
        "unknown"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/chat.py (a converted workspace's tokenizer folder given to transformers)",
+       "OSError: /ws/widget-70b/triton_models/tokenizer does not appear to have a file named config.json. Checkout "
+       "'https://huggingface.co//ws/widget-70b/triton_models/tokenizer/None' for available files.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/utils/hub.py cached_file (a model folder without config.json)",
+       "OSError: /ws/widget-70b does not appear to have a file named config.json. Checkout "
+       "'https://huggingface.co//ws/widget-70b/None' for available files.",
+       "model_path_not_found"},
+      {"vllm-project/vllm vllm/worker/worker.py determine_num_available_blocks (cut in profile_run's forward)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/worker/worker.py\", line 179, in determine_num_available_blocks\n"
+       "    self.model_runner.profile_run()\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/worker/model_runner.py\", line 923, in profile_run\n"
+       "    self.execute_model(model_input, kv_caches, intermediate_tensors)\n",
+       "unknown"},
+      {"vllm-project/vllm vllm/engine/llm_engine.py _initialize_kv_caches (cut in the sizing itself)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/engine/llm_engine.py\", line 340, in _initialize_kv_caches\n"
+       "    self.model_executor.determine_num_available_blocks())\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/executor/gpu_executor.py\", line 114, in "
+       "determine_num_available_blocks\n"
+       "    return self.driver_worker.determine_num_available_blocks()\n",
+       "no_cache_blocks"},
   };
   return kTemplates;
 }

@@ -1652,6 +1652,18 @@ const std::vector<Template>& Templates() {
        "determine_num_available_blocks\n"
        "    return self.driver_worker.determine_num_available_blocks()\n",
        "no_cache_blocks"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler (2.3+ timeout wording)",
+       "[rank1]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either "
+       "an error or timeout) detected by watchdog at work: 12, last enqueued NCCL work: 12, last completed NCCL "
+       "work: 11.\n"
+       "[rank1]:[E1003 18:37:01.833621509 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 1] Timeout at NCCL "
+       "work: 12, last enqueued NCCL work: 12, last completed NCCL work: 11.",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch ProcessGroupNCCL.cpp watchdogHandler (an error, not a timeout: not read)",
+       "[rank1]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either "
+       "an error or timeout) detected by watchdog at work: 12, last enqueued NCCL work: 12, last completed NCCL "
+       "work: 11.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -1664,6 +1664,23 @@ const std::vector<Template>& Templates() {
        "an error or timeout) detected by watchdog at work: 12, last enqueued NCCL work: 12, last completed NCCL "
        "work: 11.",
        "unknown"},
+      {"huggingface/transformers src/transformers/quantizers/quantizer_finegrained_fp8.py validate_environment",
+       "ValueError: FP8 quantized models is only supported on GPUs with compute capability >= 8.9 (e.g 4090/H100), "
+       "actual = `8.0`",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/transformers quantizer_finegrained_fp8.py (later: a warning, it dequantizes and goes on)",
+       "FP8 quantized models is only supported on GPUs with compute capability >= 8.9 (e.g 4090/H100), actual = "
+       "`8.0`. We will default to dequantizing the model to bf16. Feel free to use a different quantization method "
+       "like bitsandbytes or torchao\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/model_loader/weight_utils.py get_quant_config (no quant config file)",
+       "ValueError: Cannot find the config file for awq",
+       "unknown"},
+      {"huggingface/text-embeddings-inference router/src/lib.rs (no pooling given or found: a flag)",
+       "Error: `--pooling` arg is not set and we could not find a pooling configuration (`1_Pooling/config.json`) "
+       "for this model.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -1487,6 +1487,200 @@ const std::vector<Template>& Templates() {
        "configurations of models and can yield errors.\n"
        "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
        "unknown"},
+      // ---------------------------------------- rules round 11 (stop 42)
+      {"huggingface/text-generation-inference server/text_generation_server/models/custom_modeling/"
+       "flash_llama_modeling.py FlashLlamaAttention (KV heads // shards == 0)",
+       "[rank1]:   File \"/opt/conda/lib/python3.11/site-packages/text_generation_server/models/custom_modeling/"
+       "flash_llama_modeling.py\", line 210, in __init__\n"
+       "[rank1]:     self.num_groups = self.num_heads // self.num_key_value_heads\n"
+       "[rank1]: ZeroDivisionError: integer division or modulo by zero\n"
+       "Error: ShardCannotStart",
+       "tp_not_divisible_heads"},
+      {"a ZeroDivisionError of another program (no KV-head split in the log)",
+       "Traceback (most recent call last):\n"
+       "  File \"/srv/widget/stats.py\", line 10, in rate\n"
+       "    return total // count\n"
+       "ZeroDivisionError: integer division or modulo by zero",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/awq.py create_weights (TP 4)",
+       "INFO 03-01 10:00:00 llm_engine.py:100] Initializing an LLM engine (v0.4.2) with config: "
+       "model='/models/widget-awq', tokenizer='/models/widget-awq', tensor_parallel_size=4, quantization=awq\n"
+       "ValueError: The input size is not aligned with the quantized weight shape. This can be caused by too "
+       "large tensor parallel size.",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/awq.py create_weights (TP 1: not the TP)",
+       "INFO 03-01 10:00:00 llm_engine.py:100] Initializing an LLM engine (v0.4.2) with config: "
+       "model='/models/widget-awq', tokenizer='/models/widget-awq', tensor_parallel_size=1, quantization=awq\n"
+       "ValueError: The output size is not aligned with the quantized weight shape. This can be caused by too "
+       "large tensor parallel size.",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/utils/marlin_utils.py "
+       "verify_marlin_supports_shape (TP 2)",
+       "INFO 03-01 10:00:00 [core.py:60] Initializing a V1 LLM engine (v0.9.0) with config: "
+       "model='/models/widget-gptq', quantization=gptq_marlin, tensor_parallel_size=2, pipeline_parallel_size=1\n"
+       "ValueError: Weight output_size_per_partition = 1408 is not divisible by  min_thread_n = 64. Consider "
+       "reducing tensor_parallel_size or running with --quantization gptq.",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm marlin_utils.py verify_marlin_supports_shape (TP 1: the model's shape, not the TP)",
+       "INFO 03-01 10:00:00 [core.py:60] Initializing a V1 LLM engine (v0.9.0) with config: "
+       "model='/models/widget-awq', quantization=awq_marlin, tensor_parallel_size=1, pipeline_parallel_size=1\n"
+       "ValueError: Weight input_size_per_partition = 10944 is not divisible by min_thread_k = 128. Consider "
+       "reducing tensor_parallel_size or running with --quantization gptq.",
+       "unknown"},
+      {"AutoGPTQ/AutoGPTQ auto_gptq/nn_modules/qlinear/qlinear_exllama.py QuantLinear.__init__",
+       "ValueError: Trying to use the exllama backend, but could not import the C++/CUDA dependencies with the "
+       "following error: No module named 'exllama_kernels'",
+       "missing_custom_op"},
+      {"ModelCloud/GPTQModel gptqmodel/nn_modules/qlinear/marlin.py MarlinQuantLinear.__init__",
+       "ValueError: Trying to use the marlin backend, but could not import the C++/CUDA dependencies with the "
+       "following error: cannot import name 'gptqmodel_marlin_kernels'",
+       "missing_custom_op"},
+      {"ModelCloud/GPTQModel qlinear/exllamav2.py (the import error is a library the loader cannot find)",
+       "ValueError: Trying to use the exllama v2 backend, but could not import the C++/CUDA dependencies with the "
+       "following error: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+       "shared_lib_undefined_symbol"},
+      {"casper-hansen/AutoAWQ awq/modules/fused/norm.py (unguarded import awq_ext)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.10/site-packages/awq/modules/fused/norm.py\", line 3, in <module>\n"
+       "    import awq_ext  # with CUDA kernels\n"
+       "ModuleNotFoundError: No module named 'awq_ext'",
+       "missing_custom_op"},
+      {"AutoGPTQ/AutoGPTQ qlinear_cuda.py (the guarded import only warns; the run goes on)",
+       "WARNING - CUDA extension not installed.\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      {"huggingface/text-embeddings-inference backends/candle/src/lib.rs CandleBackend::new (model_type)",
+       "Error: Could not create backend\n\n"
+       "Caused by:\n"
+       "    Could not start backend: Model is not supported\n\n"
+       "    Caused by:\n"
+       "        unknown variant `widget3`, expected one of `bert`, `xlm-roberta`, `camembert`, `roberta`, "
+       "`distilbert`, `nomic_bert`, `mistral`, `new`, `qwen2` at line 20 column 25",
+       "unsupported_model_architecture"},
+      {"huggingface/text-embeddings-inference backends/candle/src/lib.rs (another serde error: not the arch)",
+       "Error: Could not create backend\n\n"
+       "Caused by:\n"
+       "    Could not start backend: Model is not supported\n\n"
+       "    Caused by:\n"
+       "        missing field `hidden_act` at line 30 column 1",
+       "unknown"},
+      {"huggingface/text-embeddings-inference backends/candle/src/lib.rs (compute_cap.rs)",
+       "Error: Could not create backend\n\n"
+       "Caused by:\n"
+       "    Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/text-embeddings-inference backends/candle/src/lib.rs (fp16 / flash attention / CPU: several causes)",
+       "Error: Could not create backend\n\n"
+       "Caused by:\n"
+       "    Could not start backend: Qwen2 is only supported on Cuda devices in fp16 with flash attention enabled",
+       "unknown"},
+      {"pytorch/pytorch torch/__init__.py _load_dll_libraries (WinError 193 on a DLL)",
+       "OSError: [WinError 193] %1 is not a valid Win32 application. Error loading "
+       "\"C:\\\\env\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\cudnn64_9.dll\" or one of its dependencies.",
+       "shared_lib_undefined_symbol"},
+      {"pytorch/pytorch torch/__init__.py _load_dll_libraries (WinError 1114 on a DLL)",
+       "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "
+       "\"C:\\\\env\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\c10.dll\" or one of its dependencies.",
+       "shared_lib_undefined_symbol"},
+      {"CPython subprocess on Windows (WinError 193 starting a program, no DLL)",
+       "OSError: [WinError 193] %1 is not a valid Win32 application",
+       "unknown"},
+      {"NVIDIA driver under WSL (nvidia-smi / NVML: the device is not visible)",
+       "Failed to initialize NVML: GPU access blocked by the operating system",
+       "unknown"},
+      {"vllm-project/vllm vllm/lora/worker_manager.py _load_adapter (path typo or a merged model: several causes)",
+       "ValueError: Loading lora widget-sql failed: No adapter found for /data/loras/widget-sql",
+       "unknown"},
+      {"huggingface/peft src/peft/config.py PeftConfigMixin.from_pretrained (no adapter_config.json: several causes)",
+       "ValueError: Can't find 'adapter_config.json' at '/data/loras/widget-sql'",
+       "unknown"},
+      {"vllm-project/vllm vllm/lora/worker_manager.py _load_adapter (rank above --max-lora-rank: a flag)",
+       "ValueError: LoRA rank 128 is greater than max_lora_rank 64.",
+       "unknown"},
+      {"vllm-project/vllm vllm/lora/models.py from_local_checkpoint (target modules the engine does not take)",
+       "ValueError: While loading /data/loras/widget, expected target modules in ['q_proj', 'k_proj', 'v_proj', "
+       "'o_proj'] but received ['lm_head']. Please verify that the loaded LoRA module is correct",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/model_loader/loader.py (LoRA asked of a model without LoRA support)",
+       "ValueError: Model WidgetForCausalLM does not support LoRA, but LoRA is enabled. Support for this model "
+       "may be added in the future. If this is important to you, please open an issue on github.",
+       "unknown"},
+      {"pytorch/pytorch nn/modules/module.py load_state_dict (an adapter trained on another base)",
+       "RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
+       "\tsize mismatch for base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight: copying a "
+       "param with shape torch.Size([8, 4096]) from checkpoint, the shape in current model is "
+       "torch.Size([8, 5120]).",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py _verify_quantization (the flag and the checkpoint disagree)",
+       "ValueError: Quantization method specified in the model config (gptq) does not match the quantization "
+       "method specified in the `quantization` argument (awq).",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/awq.py AWQConfig (a bit width it lacks)",
+       "ValueError: Currently, only 4-bit weight quantization is supported for AWQ, but got 8 bits.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/quantizers/quantizer_bnb_4bit.py (an old bitsandbytes)",
+       "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes: "
+       "`pip install -U bitsandbytes`",
+       "unknown"},
+      {"huggingface/transformers src/transformers/image_processing_base.py get_image_processor_dict "
+       "(no processor file: a path or another format, several causes)",
+       "OSError: Can't load image processor for '/models/widget-vl'. If you were trying to load it from "
+       "'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
+       "Otherwise, make sure '/models/widget-vl' is the correct path to a directory containing a "
+       "preprocessor_config.json file",
+       "unknown"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/chat.py (a converted workspace's tokenizer folder given to transformers)",
+       "OSError: /ws/widget-70b/triton_models/tokenizer does not appear to have a file named config.json. Checkout "
+       "'https://huggingface.co//ws/widget-70b/triton_models/tokenizer/None' for available files.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/utils/hub.py cached_file (a model folder without config.json)",
+       "OSError: /ws/widget-70b does not appear to have a file named config.json. Checkout "
+       "'https://huggingface.co//ws/widget-70b/None' for available files.",
+       "model_path_not_found"},
+      {"vllm-project/vllm vllm/worker/worker.py determine_num_available_blocks (cut in profile_run's forward)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/worker/worker.py\", line 179, in determine_num_available_blocks\n"
+       "    self.model_runner.profile_run()\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/worker/model_runner.py\", line 923, in profile_run\n"
+       "    self.execute_model(model_input, kv_caches, intermediate_tensors)\n",
+       "unknown"},
+      {"vllm-project/vllm vllm/engine/llm_engine.py _initialize_kv_caches (cut in the sizing itself)",
+       "Traceback (most recent call last):\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/engine/llm_engine.py\", line 340, in _initialize_kv_caches\n"
+       "    self.model_executor.determine_num_available_blocks())\n"
+       "  File \"/env/lib/python3.11/site-packages/vllm/executor/gpu_executor.py\", line 114, in "
+       "determine_num_available_blocks\n"
+       "    return self.driver_worker.determine_num_available_blocks()\n",
+       "no_cache_blocks"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler (2.3+ timeout wording)",
+       "[rank1]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either "
+       "an error or timeout) detected by watchdog at work: 12, last enqueued NCCL work: 12, last completed NCCL "
+       "work: 11.\n"
+       "[rank1]:[E1003 18:37:01.833621509 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 1] Timeout at NCCL "
+       "work: 12, last enqueued NCCL work: 12, last completed NCCL work: 11.",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch ProcessGroupNCCL.cpp watchdogHandler (an error, not a timeout: not read)",
+       "[rank1]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either "
+       "an error or timeout) detected by watchdog at work: 12, last enqueued NCCL work: 12, last completed NCCL "
+       "work: 11.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/quantizers/quantizer_finegrained_fp8.py validate_environment",
+       "ValueError: FP8 quantized models is only supported on GPUs with compute capability >= 8.9 (e.g 4090/H100), "
+       "actual = `8.0`",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/transformers quantizer_finegrained_fp8.py (later: a warning, it dequantizes and goes on)",
+       "FP8 quantized models is only supported on GPUs with compute capability >= 8.9 (e.g 4090/H100), actual = "
+       "`8.0`. We will default to dequantizing the model to bf16. Feel free to use a different quantization method "
+       "like bitsandbytes or torchao\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/model_loader/weight_utils.py get_quant_config (no quant config file)",
+       "ValueError: Cannot find the config file for awq",
+       "unknown"},
+      {"huggingface/text-embeddings-inference router/src/lib.rs (no pooling given or found: a flag)",
+       "Error: `--pooling` arg is not set and we could not find a pooling configuration (`1_Pooling/config.json`) "
+       "for this model.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -47,7 +47,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12k", "heldout-2026-12l", "heldout-2026-12m", "heldout-2026-12n",
     "heldout-2026-12o", "heldout-2026-12p",
     "heldout-2026-12q", "heldout-2026-12r", "heldout-2026-12s", "heldout-2026-12t",
-    "heldout-2026-12u", "heldout-2026-12v", "heldout-2026-12w", "heldout-2026-12x"};
+    "heldout-2026-12u", "heldout-2026-12v", "heldout-2026-12w", "heldout-2026-12x",
+    "heldout-2026-12y", "heldout-2026-12z", "heldout-2026-12za", "heldout-2026-12zb"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

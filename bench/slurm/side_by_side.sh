@@ -72,8 +72,11 @@ queued_tasks() { squeue -h -r -o '%i' 2>/dev/null | wc -l; }
 
 slurm_round() {  # prints placements/s
   local id t0 t1 n ids=() i
+  # `exec sleep`: the batch shell becomes the sleep, so a running task is
+  # slurmstepd and one process, not three — at 1,000 nodes (2,000 tasks) the
+  # reaping after a round was what a 2-core host could not keep up with.
   if [ "$SLURM_JOBS" = array ]; then
-    id="$(sbatch --parsable -H --array="1-$JOBS" --gres=dcu:4 -n1 -o /dev/null --wrap 'sleep 86400')" ||
+    id="$(sbatch --parsable -H --array="1-$JOBS" --gres=dcu:4 -n1 -o /dev/null --wrap 'exec sleep 86400')" ||
       { echo "sbatch refused the array of $JOBS tasks" >&2; return 1; }
     id="${id%%;*}"
     ids=("$id")
@@ -82,7 +85,7 @@ slurm_round() {  # prints placements/s
     # answers with a quick scheduling attempt (sched_config.html), where an
     # array's tasks wait for the main loop or backfill.
     for i in $(seq 1 "$JOBS"); do
-      id="$(sbatch --parsable -H --gres=dcu:4 -n1 -o /dev/null --wrap 'sleep 86400')" ||
+      id="$(sbatch --parsable -H --gres=dcu:4 -n1 -o /dev/null --wrap 'exec sleep 86400')" ||
         { echo "sbatch refused job $i of $JOBS" >&2; return 1; }
       ids+=("${id%%;*}")
     done

@@ -205,7 +205,7 @@ constexpr double kDecemberXHeldOutFloorPercent = 82.6;   // 19/23 = 82.61
 // frozen (6b7bb7b; the fallback does not answer): floors at what that
 // first reading measured; spent since.
 constexpr double kDecemberYHeldOutFloorPercent = 100.0;  // 16/16
-constexpr double kDecemberZHeldOutFloorPercent = 81.2;   // 13/16 = 81.25
+constexpr double kDecemberZHeldOutFloorPercent = 87.5;   // 14/16 with SGLang's refusal read (13/16 first)
 constexpr double kDecemberZAHeldOutFloorPercent = 81.8;  // 9/11 = 81.82
 constexpr double kDecemberZBHeldOutFloorPercent = 95.2;  // 20/21 = 95.24
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails

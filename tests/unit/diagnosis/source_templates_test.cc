@@ -115,6 +115,15 @@ const std::vector<Template>& Templates() {
       {"vllm-project/vllm vllm/platforms/rocm.py verify_model_arch",
        "ValueError: Model architecture 'MambaForCausalLM' is not supported by ROCm for now.",
        "unsupported_model_architecture"},
+      {"sgl-project/sglang python/sglang/srt/model_loader/utils.py resolve_transformers_arch",
+       "ValueError: FalconForCausalLM has no SGlang implementation and the Transformers implementation "
+       "is not compatible with SGLang.",
+       "unsupported_model_architecture"},
+      // Its warning when the Transformers backend can serve the model: not a failure.
+      {"sgl-project/sglang python/sglang/srt/model_loader/utils.py resolve_transformers_arch (warning)",
+       "[2025-06-01 10:00:00] FalconForCausalLM has no SGLang implementation, falling back to Transformers "
+       "implementation. Some features may not be supported and performance may not be optimal.",
+       "unknown"},
       // -------------------------------------------------- model and config
       {"vllm-project/vllm vllm/model_executor/models/registry.py",
        "ValueError: Cannot find model module. 'FooForCausalLM' is not a registered model in the "

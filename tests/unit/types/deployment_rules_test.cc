@@ -208,6 +208,12 @@ TEST_F(DeploymentRulesTest, BackoffMaxBelowInitialIsRefusedByEdgeAndCore) {
               HasSubstr("spec.backoff_max_s: 30 is below"));
   s.clear_backoff_max_s();  // the default, 300
   EXPECT_TRUE(common::ValidateDeploymentSpec(s).ok());
+  // Compared on the values that will be used: an initial left 0 is its
+  // default, 10.
+  s.clear_backoff_initial_s();
+  s.set_backoff_max_s(5);
+  EXPECT_THAT(common::ValidateDeploymentSpec(s).message(),
+              HasSubstr("spec.backoff_max_s: 5 is below backoff_initial_s 10"));
 }
 
 TEST_F(DeploymentRulesTest, DefaultsComeFromTheTable) {

@@ -594,32 +594,35 @@ void DeployController::AnnounceChanges() {
 void DeployController::PushAssignments(const DesiredSets& desired) {
   std::vector<std::pair<std::string, int64_t>> sent;
   for (const auto& [node, specs] : desired) {
-    // The message is built once: its bytes without a generation are what
-    // the node was last sent (one serialisation per node, not one per
-    // instance plus copies), and it is moved into the node's queue.
-    dcufleet::v1::ControllerMessage msg;
-    auto* assignment = msg.mutable_assignment();
-    assignment->mutable_instances()->Reserve(static_cast<int>(specs.size()));
-    for (const InstanceSpec* s : specs) *assignment->add_instances() = *s;
-    std::string key = assignment->SerializeAsString();
+    // Each instance's bytes are encoded once per node (assignment_wire.h):
+    // the set is compared with what the node was last sent by its ids, and
+    // the message is those bytes laid end to end.
+    auto previous = sent_.find(node);
+    EncodedAssignment next =
+        EncodeAssignment(specs, previous == sent_.end() ? nullptr : &previous->second);
+    const bool same = previous != sent_.end() && previous->second.delivered &&
+                      previous->second.SameInstances(next);
     int64_t gen = 0;
     {
       absl::MutexLock lock(&mu_);
-      auto it = last_sent_.find(node);
-      bool resend = resend_.count(node) > 0;
-      if (it != last_sent_.end() && it->second == key && !resend) continue;
-      if (it == last_sent_.end() || it->second != key) {
-        gen = std::max(generations_[node] + 1, absl::ToUnixMillis(clock_->Now()));
-      } else {
-        gen = generations_[node];
-      }
+      const bool resend = resend_.count(node) > 0;
+      if (same && !resend) continue;
+      // A set the node has not seen (or may not have: the last send failed)
+      // gets a new generation; a reconnected node is sent its set again as
+      // it was.
+      gen = same ? generations_[node] : std::max(generations_[node] + 1, absl::ToUnixMillis(clock_->Now()));
     }
-    assignment->set_generation(gen);
-    if (!fleet_->SendToNode(node, std::move(msg))) continue;  // sent again on reconnect
+    std::vector<std::string> ids;
+    ids.reserve(next.instances.size());
+    for (const auto& e : next.instances) ids.push_back(e.first);
+    next.delivered =
+        fleet_->SendAssignment(node, std::move(ids), EncodedAssignmentMessage(gen, next.instances));
+    const bool delivered = next.delivered;
+    sent_[node] = std::move(next);
+    if (!delivered) continue;  // sent again on reconnect
     sent.emplace_back(node, gen);
     absl::MutexLock lock(&mu_);
     generations_[node] = gen;
-    last_sent_[node] = std::move(key);
     resend_.erase(node);
   }
   if (!sent.empty()) {

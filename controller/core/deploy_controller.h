@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "controller/core/assignment_wire.h"
 #include "controller/core/deploy_metrics.h"
 #include "controller/core/fleet_state.h"
 #include "controller/core/knowledge.h"
@@ -215,7 +216,8 @@ class DeployController : public FleetListener {
   // caller keeps alive).
   using DesiredSets =
       absl::flat_hash_map<std::string, std::vector<const dcufleet::v1::InstanceSpec*>>;
-  void PushAssignments(const DesiredSets& desired) ABSL_LOCKS_EXCLUDED(mu_);
+  void PushAssignments(const DesiredSets& desired) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
   // Records `spec` as the target of every live replica of an existing
   // deployment (a rollout; replica_set.h NextRolloutStep) and answers with
@@ -331,7 +333,6 @@ class DeployController : public FleetListener {
     return it == revisions_.end() ? 1 : it->second;
   }
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::string> last_sent_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);
   // Nodes whose desired sets changed outside a pass (Delete).
   std::set<std::string> recompute_ ABSL_GUARDED_BY(mu_);
@@ -339,6 +340,9 @@ class DeployController : public FleetListener {
   std::set<std::string> observe_ ABSL_GUARDED_BY(mu_);
   // Only the reconcile pass touches it.
   absl::Time last_observed_all_ ABSL_GUARDED_BY(reconcile_mu_) = absl::InfinitePast();
+  // Per node, the Assignment it was last sent, each instance's bytes encoded
+  // once (assignment_wire.h); only the pass pushes.
+  std::map<std::string, EncodedAssignment> sent_ ABSL_GUARDED_BY(reconcile_mu_);
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;

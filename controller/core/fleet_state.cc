@@ -850,4 +850,15 @@ bool FleetState::SendToNode(const std::string& node, dcufleet::v1::ControllerMes
   return it->second.session->Send(std::move(message));
 }
 
+bool FleetState::SendAssignment(const std::string& node, std::vector<std::string> instance_ids,
+                                dcufleet::v1::ControllerMessage message) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.session == nullptr) return false;
+  auto& assigned = it->second.assigned;
+  assigned.clear();
+  for (auto& id : instance_ids) assigned.insert(std::move(id));
+  return it->second.session->Send(std::move(message));
+}
+
 }  // namespace dcu::controller

@@ -148,6 +148,11 @@ class FleetState {
   // Sends `message` to the node's current session. False when not connected.
   bool SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends an Assignment encoded ahead (assignment_wire.h: it is not readable
+  // from `message` in memory); `instance_ids` are the instances it lists,
+  // the ones the node's events may speak of.
+  bool SendAssignment(const std::string& node, std::vector<std::string> instance_ids,
+                      dcufleet::v1::ControllerMessage message) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Sends a one-shot command and waits for the agent's CommandResult.
   // UNAVAILABLE when the node is not connected, DEADLINE_EXCEEDED on timeout.

@@ -28,7 +28,11 @@ using dcufleet::v1::ControllerMessage;
 class RecordingSession : public NodeSession {
  public:
   bool Send(ControllerMessage m) override {
-    if (m.has_assignment()) assignments.push_back(m.assignment());
+    // What the agent reads: the message as it goes on the wire (an
+    // Assignment is encoded ahead, assignment_wire.h).
+    ControllerMessage wire;
+    EXPECT_TRUE(wire.ParseFromString(m.SerializeAsString()));
+    if (wire.has_assignment()) assignments.push_back(wire.assignment());
     return true;
   }
   std::string Peer() const override { return "test"; }

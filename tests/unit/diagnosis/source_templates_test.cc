@@ -1690,6 +1690,91 @@ const std::vector<Template>& Templates() {
        "Error: `--pooling` arg is not set and we could not find a pooling configuration (`1_Pooling/config.json`) "
        "for this model.",
        "unknown"},
+      // -------------------------------------- twelfth rules round (stop 43)
+      {"huggingface/text-generation-inference server/text_generation_server/utils/hub.py weight_hub_files (a quantised repo: another loader's format)",
+       "huggingface_hub.utils._errors.EntryNotFoundError: No .bin weights found for model TheBloke/widget-13B-GPTQ and revision None.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/utils/hub.py weight_hub_files (a plain repo id)",
+       "huggingface_hub.utils._errors.EntryNotFoundError: No .safetensors weights found for model acme/widget-7b and revision main.",
+       "model_path_not_found"},
+      {"triton-lang/triton python/triton/runtime/build.py _build (-lcuda) and GNU binutils ld/ldfile.c",
+       "/usr/bin/ld: skipping incompatible /usr/lib/libcuda.so when searching for -lcuda\n"
+       "/usr/bin/ld: cannot find -lcuda: No such file or directory\n"
+       "collect2: error: ld returned 1 exit status",
+       "shared_lib_undefined_symbol"},
+      {"triton-lang/triton python/triton/runtime/build.py _build (-lcuda) and LLVM lld",
+       "ld.lld: error: unable to find library -lcuda\n"
+       "clang: error: linker command failed with exit code 1 (use -v to see invocation)",
+       "shared_lib_undefined_symbol"},
+      {"GNU binutils ld/ldfile.c (a library that is not the GPU runtime's: a build's own problem)",
+       "/usr/bin/ld: cannot find -lwidget\n"
+       "collect2: error: ld returned 1 exit status",
+       "unknown"},
+      {"vllm-project/vllm vllm/v1/attention/backends/flash_attn.py FlashAttentionImpl.__init__ (fp8 KV cache)",
+       "NotImplementedError: FlashAttention does not support fp8 kv-cache on this device.",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm vllm/config.py _get_and_verify_max_len (max_model_len above the model's derived maximum: a flag)",
+       "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+       "  Value error, User-specified max_model_len (131072) is greater than the derived max_model_len (max_position_embeddings=32768 or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+       "unknown"},
+      {"sgl-project/sglang python/sglang/srt/configs/model_config.py (context_length above the derived one: a flag)",
+       "ValueError: User-specified context_length (131072) is greater than the derived context_length (32768). This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ from max_position_embeddings in the model's config. To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+       "unknown"},
+      {"ggml-org/llama.cpp src/llama-context.cpp and tools/server (a warning; the server caps the slot and starts)",
+       "llama_context: n_ctx_seq (49152) > n_ctx_train (40960) -- possible training context overflow\n"
+       "load_model: the slot context (49152) exceeds the training context of the model (40960) - capping\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+      {"vllm-project/vllm vllm/executor/ray_utils.py _wait_until_pg_ready (Ray cluster short of resources)",
+       "ValueError: Cannot provide a placement group of placement_group_specs=[{'GPU': 1.0, 'node:10.0.0.2': 0.001}, {'GPU': 1.0}] within 1800 seconds. See `ray status` and `ray list nodes` to make sure the cluster has enough resources.",
+       "unknown"},
+      {"NVIDIA/nccl src/misc/shmutils.cc ncclShmOpen (a container's /dev/shm too small) via torch ProcessGroupNCCL",
+       "host:42:42 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-AbCdEf to 9637892 bytes\n"
+       "host:42:42 [0] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-AbCdEf (size 9637888)\n"
+       "host:42:42 [0] NCCL INFO transport/shm.cc:114 -> 2\n"
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+       "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+       "Last error:\n"
+       "Error while creating shared memory segment /dev/shm/nccl-AbCdEf (size 9637888)",
+       "nccl_rccl_init_failure"},
+      {"huggingface/transformers src/transformers/tokenization_utils_base.py get_chat_template (no template: a base model or a flag)",
+       "ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed! For information about writing templates and setting the tokenizer.chat_template attribute, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating",
+       "unknown"},
+      {"vllm-project/vllm vllm/entrypoints/chat_utils.py load_chat_template (a --chat-template path that is not there)",
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/entrypoints/chat_utils.py\", line 1100, in load_chat_template\n"
+       "    with open(chat_template) as f:\n"
+       "FileNotFoundError: [Errno 2] No such file or directory: '/models/templates/widget.jinja'\n"
+       "\n"
+       "The above exception was the direct cause of the following exception:\n"
+       "\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/entrypoints/chat_utils.py\", line 1110, in load_chat_template\n"
+       "    raise ValueError(msg) from e\n"
+       "ValueError: The supplied chat template (/models/templates/widget.jinja) looks like a file path, but it failed to be opened. Tried: /models/templates/widget.jinja and /usr/lib/python3/dist-packages/vllm/transformers_utils/chat_templates/widget.jinja. Reason: [Errno 2] No such file or directory: '/models/templates/widget.jinja'",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py SpeculativeConfig (draft-model speculation refused by this vLLM: a flag)",
+       "NotImplementedError: Speculative decoding with draft model is not supported yet. Please consider using other speculative decoding methods such as ngram, medusa, eagle, or deepseek_mtp.",
+       "unknown"},
+      {"vllm-project/vllm vllm/engine/arg_utils.py _raise_or_fallback (a warning on a Colab T4; V0 starts)",
+       "WARNING 05-10 11:48:41 [arg_utils.py:1533] Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"triton-lang/triton (ptxas refusing bf16 below sm_80: a ptxas failure, the corpus's triton_kernel_compile_failure call)",
+       "RuntimeError: Internal Triton PTX codegen error: \n"
+       "ptxas /tmp/tmpab12cd.ptx, line 212; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+       "ptxas fatal   : Ptx assembly aborted due to errors",
+       "triton_kernel_compile_failure"},
+      {"pytorch/pytorch torch/xpu/__init__.py _lazy_init (a torch without XPU on an Intel GPU host)",
+       "AssertionError: Torch not compiled with XPU enabled",
+       "wrong_platform_build"},
+      {"HabanaAI pytorch integration synapse_helpers (an HPU the runtime cannot acquire: absent or held)",
+       "RuntimeError: synStatus=8 [Device not found] Device acquire failed.",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp (no Vulkan device: a device not visible; it runs on the CPU)",
+       "ggml_vulkan: No devices found.\n"
+       "llama_model_load_from_file_impl: using device CPU",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -1775,6 +1775,27 @@ const std::vector<Template>& Templates() {
        "ggml_vulkan: No devices found.\n"
        "llama_model_load_from_file_impl: using device CPU",
        "unknown"},
+      {"vllm-project/vllm vllm/attention/backends/flash_attn.py FlashAttentionMetadataBuilder.build (Gemma-2's soft cap needs FlashInfer: a backend flag), raised in the profile run",
+       "[rank0]: Traceback (most recent call last):\n"
+       "[rank0]:   File \"/env/lib/python3.10/site-packages/vllm/worker/worker.py\", line 223, in determine_num_available_blocks\n"
+       "[rank0]:     self.model_runner.profile_run()\n"
+       "[rank0]:   File \"/env/lib/python3.10/site-packages/vllm/attention/backends/flash_attn.py\", line 286, in build\n"
+       "[rank0]:     raise ValueError(\n"
+       "[rank0]: ValueError: Please use Flashinfer backend for models with logits_soft_cap (i.e., Gemma-2). Otherwise, the output might be wrong. Set Flashinfer backend by export VLLM_ATTENTION_BACKEND=FLASHINFER.",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py LoRAConfig.verify_with_scheduler_config (two flags that do not go together)",
+       "ValueError: LoRA is not supported with chunked prefill yet.",
+       "unknown"},
+      {"vllm-project/vllm vllm/executor/ray_distributed_executor.py _init_workers_ray (no GPU for the driver in the placement group)",
+       "ValueError: Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the driver on a GPU node.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/custom_modeling/flash_*_modeling.py (heads over shards)",
+       "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 14 and `num_shards`: 4",
+       "tp_not_divisible_heads"},
+      {"triton-lang/triton build.py with GNU ld: the 32-bit copy skipped, the 64-bit one found (a healthy start-up)",
+       "/usr/bin/ld: skipping incompatible /usr/lib/libcuda.so when searching for -lcuda\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
   };
   return kTemplates;
 }

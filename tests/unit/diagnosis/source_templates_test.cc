@@ -1796,6 +1796,13 @@ const std::vector<Template>& Templates() {
        "/usr/bin/ld: skipping incompatible /usr/lib/libcuda.so when searching for -lcuda\n"
        "INFO:     Application startup complete.",
        "unknown"},
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py (fixed text for a missing optional package, another format or unreadable files)",
+       "ValueError: Couldn't instantiate the backend tokenizer from one of: \n"
+       "(1) a `tokenizers` library serialization file, \n"
+       "(2) a slow tokenizer instance to convert or \n"
+       "(3) an equivalent slow tokenizer class to instantiate and convert. \n"
+       "You need to have sentencepiece or tiktoken installed to convert a slow tokenizer to a fast one.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -266,11 +266,12 @@ const std::vector<Template>& Templates() {
        "wrong_platform_build"},
       {"sgl-project/sglang (sgl_kernel missing)",
        "ModuleNotFoundError: No module named 'sgl_kernel'", "missing_custom_op"},
-      {"pytorch/pytorch torch/serialization.py",
+      {"pytorch/pytorch torch/serialization.py (twelfth round: a CPU-only torch, no device visible or a CPU "
+       "machine alike, so `unknown`; was wrong_platform_build)",
        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
        "is False. If you are running on a CPU-only machine, please use torch.load with "
        "map_location=torch.device('cpu') to map your storages to the CPU.",
-       "wrong_platform_build"},
+       "unknown"},
       {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID",
        "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving "
        "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "

@@ -1255,6 +1255,11 @@ const std::vector<Template>& Templates() {
        "INFO:Loading widget-13B.ggmlv3.q4_0.bin...\n"
        "ERROR:Could not find the quantized model in .pt or .safetensors format, exiting...",
        "unknown"},
+      {"oobabooga/text-generation-webui GPTQ_loader.py given an unquantised model (twelfth round: nothing in the log "
+       "says the model is a quantised one, so path and format are alike)",
+       "INFO:Loading acme_widget-6.7b...\n"
+       "ERROR:Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "unknown"},
       {"huggingface/transformers.js src/utils/hub.js getModelFile (local_files_only)",
        "Error: `local_files_only=true` or `env.allowRemoteModels=false` and file was not found locally at "
        "\"/srv/app/models/acme/widget-small/onnx/model_quantized.onnx\".\n"

@@ -1809,6 +1809,26 @@ const std::vector<Template>& Templates() {
        "(3) an equivalent slow tokenizer class to instantiate and convert. \n"
        "You need to have sentencepiece or tiktoken installed to convert a slow tokenizer to a fast one.",
        "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/kv_cache.py KVCache (e5m2 on ROCm: a flag)",
+       "ValueError: float8_e5m2 FP8 KV cache is not supported on AMD ROCm",
+       "unknown"},
+      {"NVIDIA/nccl src/misc/ibvwrap.cc wrap_ibv_reg_mr (memlock limit in a container or a Slurm job) via torch ProcessGroupNCCL",
+       "host:7:7 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.2<0>\n"
+       "host:7:120 [0] misc/ibvwrap.cc:191 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory\n"
+       "host:7:120 [0] NCCL INFO transport/net_ib.cc:745 -> 2\n"
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+       "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+       "Last error:\n"
+       "Call to ibv_reg_mr failed with error Cannot allocate memory",
+       "nccl_rccl_init_failure"},
+      {"google/jax jax/_src/xla_bridge.py backends() (INFO lines on a GPU host: the TPU and ROCm back-ends are probed and skipped)",
+       "INFO:jax._src.xla_bridge:Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform names are: CUDA\n"
+       "INFO:jax._src.xla_bridge:Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"google/jax jax/_src/xla_bridge.py with libtpu (the TPU held by another process: no class)",
+       "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 4242. Not attempting to load libtpu.so in this process.",
+       "unknown"},
   };
   return kTemplates;
 }

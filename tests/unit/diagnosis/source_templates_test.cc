@@ -1829,6 +1829,14 @@ const std::vector<Template>& Templates() {
       {"google/jax jax/_src/xla_bridge.py with libtpu (the TPU held by another process: no class)",
        "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 4242. Not attempting to load libtpu.so in this process.",
        "unknown"},
+      {"tensorflow/tsl tsl/platform/default/dso_loader.cc (TensorFlow imported alongside; a warning, it goes on)",
+       "2023-06-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load "
+       "dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such "
+       "file or directory\n"
+       "2023-06-01 10:00:00.000001: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror "
+       "if you do not have a GPU set up on your machine.\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
   };
   return kTemplates;
 }

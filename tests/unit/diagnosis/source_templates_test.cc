@@ -1837,6 +1837,14 @@ const std::vector<Template>& Templates() {
        "if you do not have a GPU set up on your machine.\n"
        "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
        "unknown"},
+      {"pytorch/vision torchvision/io/image.py (optional image codecs; a warning, it goes on)",
+       "/env/lib/python3.10/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python "
+       "extension: 'libc10_cuda.so: cannot open shared object file: No such file or directory'If you don't plan on "
+       "using image functionality from `torchvision.io`, you can ignore this warning. Otherwise, there might be "
+       "something wrong with your environment.\n"
+       "  warn(\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
   };
   return kTemplates;
 }

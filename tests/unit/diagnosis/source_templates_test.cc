@@ -1845,6 +1845,19 @@ const std::vector<Template>& Templates() {
        "  warn(\n"
        "INFO:     Application startup complete.",
        "unknown"},
+      {"pytorch/pytorch c10/core/impl/DeviceGuardImplInterface.h getDeviceGuardImpl (a torch without the XPU back-end)",
+       "RuntimeError: PyTorch is not linked with support for xpu devices",
+       "wrong_platform_build"},
+      {"pytorch/pytorch DeviceGuardImplInterface.h getDeviceGuardImpl (npu: torch_npu not imported, a plug-in)",
+       "RuntimeError: PyTorch is not linked with support for npu devices",
+       "unknown"},
+      {"intel/llvm SYCL runtime via ggml-sycl (no Level Zero/OpenCL GPU visible: a device not visible)",
+       "terminate called after throwing an instance of 'sycl::_V1::runtime_error'\n"
+       "  what():  No device of requested type available. Please check "
+       "https://software.intel.com/content/www/us/en/develop/articles/intel-oneapi-dpcpp-system-requirements.html "
+       "-1 (PI_ERROR_DEVICE_NOT_FOUND)\n"
+       "Aborted (core dumped)",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -530,10 +530,11 @@ const std::vector<Template>& Templates() {
        "a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
        "['AlbertTokenizer', 'BartTokenizer']",
        "config_or_tokenizer_error"},
-      {"huggingface/transformers src/transformers/tokenization_utils_fast.py",
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py (twelfth round: sentencepiece, an "
+       "optional package, not installed; was config_or_tokenizer_error)",
        "ValueError: Cannot instantiate this tokenizer from a slow version. If it's based on sentencepiece, "
        "make sure you have sentencepiece installed.",
-       "config_or_tokenizer_error"},
+       "unknown"},
       // -------------- rules from sources, again (2026-12-05): model path, arch
       {"huggingface/transformers src/transformers/utils/hub.py cached_files (GatedRepoError)",
        "OSError: You are trying to access a gated repo.\n"

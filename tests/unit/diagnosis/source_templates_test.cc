@@ -1859,6 +1859,12 @@ const std::vector<Template>& Templates() {
        "-1 (PI_ERROR_DEVICE_NOT_FOUND)\n"
        "Aborted (core dumped)",
        "unknown"},
+      {"vllm-project/vllm vllm/config.py CacheConfig.verify_prefix_caching (prefix caching with a sliding window: a flag)",
+       "NotImplementedError: Prefix caching is not supported with sliding window. Run with --disable-sliding-window to use prefix caching.",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/models/utils.py AutoWeightsLoader (a checkpoint tensor the model class lacks: version, format or quantisation alike)",
+       "ValueError: There is no module or parameter named 'model.layers.0.mlp.gate.e_score_correction_bias' in WidgetMoEForCausalLM",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -173,7 +173,7 @@ constexpr double kDecemberNHeldOutFloorPercent = 94.2;  // 33/35 = 94.29 after t
 // Raised after the ninth rules round (stop 41), which read them as
 // development material, to what it measured.
 constexpr double kDecemberOHeldOutFloorPercent = 100.0;  // 10/10 (was 9/10)
-constexpr double kDecemberPHeldOutFloorPercent = 93.9;   // 31/33 = 93.94 after the tenth rules round (28/33 after the ninth, 22/33 first)
+constexpr double kDecemberPHeldOutFloorPercent = 100.0;  // 33/33 after the twelfth rules round (31/33 after the tenth, 28/33 after the ninth, 22/33 first)
 // The seventeenth to twentieth (heldout-2026-12q/ .. -12t/: everyday
 // samples taken with a fixed list of generic queries — the engines' own
 // start-ups, the wrappers, the engines in containers and on AMD, model
@@ -188,7 +188,7 @@ constexpr double kDecemberSHeldOutFloorPercent = 100.0;  // 7/7 after the tenth 
 // collector had flagged as judgement calls are model_path_not_found by a
 // blind second labeller's sure reading (the rule fixed before its answers);
 // the rules answer one of the three (11/14 as first read).
-constexpr double kDecemberTHeldOutFloorPercent = 78.5;   // 11/14 = 78.57 after the tenth rules round (was 10/14)
+constexpr double kDecemberTHeldOutFloorPercent = 85.7;   // 12/14 = 85.71 after the twelfth rules round (11/14 after the tenth, 10/14 first)
 // heldout-2026-12u..x (stop 42: everyday samples from fixed query lists —
 // after upgrades, Chinese-language threads, multi-GPU start-ups, model
 // families; collectors that ran nothing, split by sha1(URL)), read once
@@ -206,7 +206,7 @@ constexpr double kDecemberXHeldOutFloorPercent = 82.6;   // 19/23 = 82.61
 // first reading measured; spent since.
 constexpr double kDecemberYHeldOutFloorPercent = 100.0;  // 16/16
 constexpr double kDecemberZHeldOutFloorPercent = 87.5;   // 14/16 with SGLang's refusal read (13/16 first)
-constexpr double kDecemberZAHeldOutFloorPercent = 81.8;  // 9/11 = 81.82
+constexpr double kDecemberZAHeldOutFloorPercent = 90.9;  // 10/11 = 90.91 after the twelfth rules round (9/11 first)
 constexpr double kDecemberZBHeldOutFloorPercent = 95.2;  // 20/21 = 95.24
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
@@ -246,7 +246,7 @@ constexpr double kDecemberZBHeldOutFloorPercent = 95.2;  // 20/21 = 95.24
 // them right; nothing tuned on them).
 // 410/463 with the 23 dev threads of the 2026-12y..zb collections (22 of
 // them right; nothing tuned on them).
-constexpr double kDevFloorPercent = 88.5;  // 410/463 = 88.55
+constexpr double kDevFloorPercent = 88.7;  // 411/463 = 88.77 after the twelfth rules round (410/463 before)
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

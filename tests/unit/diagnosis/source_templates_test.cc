@@ -266,11 +266,12 @@ const std::vector<Template>& Templates() {
        "wrong_platform_build"},
       {"sgl-project/sglang (sgl_kernel missing)",
        "ModuleNotFoundError: No module named 'sgl_kernel'", "missing_custom_op"},
-      {"pytorch/pytorch torch/serialization.py",
+      {"pytorch/pytorch torch/serialization.py (twelfth round: a CPU-only torch, no device visible or a CPU "
+       "machine alike, so `unknown`; was wrong_platform_build)",
        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
        "is False. If you are running on a CPU-only machine, please use torch.load with "
        "map_location=torch.device('cpu') to map your storages to the CPU.",
-       "wrong_platform_build"},
+       "unknown"},
       {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID",
        "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving "
        "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
@@ -529,10 +530,11 @@ const std::vector<Template>& Templates() {
        "a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
        "['AlbertTokenizer', 'BartTokenizer']",
        "config_or_tokenizer_error"},
-      {"huggingface/transformers src/transformers/tokenization_utils_fast.py",
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py (twelfth round: sentencepiece, an "
+       "optional package, not installed; was config_or_tokenizer_error)",
        "ValueError: Cannot instantiate this tokenizer from a slow version. If it's based on sentencepiece, "
        "make sure you have sentencepiece installed.",
-       "config_or_tokenizer_error"},
+       "unknown"},
       // -------------- rules from sources, again (2026-12-05): model path, arch
       {"huggingface/transformers src/transformers/utils/hub.py cached_files (GatedRepoError)",
        "OSError: You are trying to access a gated repo.\n"
@@ -1254,6 +1256,11 @@ const std::vector<Template>& Templates() {
        "INFO:Loading widget-13B.ggmlv3.q4_0.bin...\n"
        "ERROR:Could not find the quantized model in .pt or .safetensors format, exiting...",
        "unknown"},
+      {"oobabooga/text-generation-webui GPTQ_loader.py given an unquantised model (twelfth round: nothing in the log "
+       "says the model is a quantised one, so path and format are alike)",
+       "INFO:Loading acme_widget-6.7b...\n"
+       "ERROR:Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "unknown"},
       {"huggingface/transformers.js src/utils/hub.js getModelFile (local_files_only)",
        "Error: `local_files_only=true` or `env.allowRemoteModels=false` and file was not found locally at "
        "\"/srv/app/models/acme/widget-small/onnx/model_quantized.onnx\".\n"
@@ -1689,6 +1696,174 @@ const std::vector<Template>& Templates() {
       {"huggingface/text-embeddings-inference router/src/lib.rs (no pooling given or found: a flag)",
        "Error: `--pooling` arg is not set and we could not find a pooling configuration (`1_Pooling/config.json`) "
        "for this model.",
+       "unknown"},
+      // -------------------------------------- twelfth rules round (stop 43)
+      {"huggingface/text-generation-inference server/text_generation_server/utils/hub.py weight_hub_files (a quantised repo: another loader's format)",
+       "huggingface_hub.utils._errors.EntryNotFoundError: No .bin weights found for model TheBloke/widget-13B-GPTQ and revision None.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/utils/hub.py weight_hub_files (a plain repo id)",
+       "huggingface_hub.utils._errors.EntryNotFoundError: No .safetensors weights found for model acme/widget-7b and revision main.",
+       "model_path_not_found"},
+      {"triton-lang/triton python/triton/runtime/build.py _build (-lcuda) and GNU binutils ld/ldfile.c",
+       "/usr/bin/ld: skipping incompatible /usr/lib/libcuda.so when searching for -lcuda\n"
+       "/usr/bin/ld: cannot find -lcuda: No such file or directory\n"
+       "collect2: error: ld returned 1 exit status",
+       "shared_lib_undefined_symbol"},
+      {"triton-lang/triton python/triton/runtime/build.py _build (-lcuda) and LLVM lld",
+       "ld.lld: error: unable to find library -lcuda\n"
+       "clang: error: linker command failed with exit code 1 (use -v to see invocation)",
+       "shared_lib_undefined_symbol"},
+      {"GNU binutils ld/ldfile.c (a library that is not the GPU runtime's: a build's own problem)",
+       "/usr/bin/ld: cannot find -lwidget\n"
+       "collect2: error: ld returned 1 exit status",
+       "unknown"},
+      {"vllm-project/vllm vllm/v1/attention/backends/flash_attn.py FlashAttentionImpl.__init__ (fp8 KV cache)",
+       "NotImplementedError: FlashAttention does not support fp8 kv-cache on this device.",
+       "unsupported_gpu_arch_runtime"},
+      {"vllm-project/vllm vllm/config.py _get_and_verify_max_len (max_model_len above the model's derived maximum: a flag)",
+       "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+       "  Value error, User-specified max_model_len (131072) is greater than the derived max_model_len (max_position_embeddings=32768 or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+       "unknown"},
+      {"sgl-project/sglang python/sglang/srt/configs/model_config.py (context_length above the derived one: a flag)",
+       "ValueError: User-specified context_length (131072) is greater than the derived context_length (32768). This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ from max_position_embeddings in the model's config. To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+       "unknown"},
+      {"ggml-org/llama.cpp src/llama-context.cpp and tools/server (a warning; the server caps the slot and starts)",
+       "llama_context: n_ctx_seq (49152) > n_ctx_train (40960) -- possible training context overflow\n"
+       "load_model: the slot context (49152) exceeds the training context of the model (40960) - capping\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+      {"vllm-project/vllm vllm/executor/ray_utils.py _wait_until_pg_ready (Ray cluster short of resources)",
+       "ValueError: Cannot provide a placement group of placement_group_specs=[{'GPU': 1.0, 'node:10.0.0.2': 0.001}, {'GPU': 1.0}] within 1800 seconds. See `ray status` and `ray list nodes` to make sure the cluster has enough resources.",
+       "unknown"},
+      {"NVIDIA/nccl src/misc/shmutils.cc ncclShmOpen (a container's /dev/shm too small) via torch ProcessGroupNCCL",
+       "host:42:42 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-AbCdEf to 9637892 bytes\n"
+       "host:42:42 [0] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-AbCdEf (size 9637888)\n"
+       "host:42:42 [0] NCCL INFO transport/shm.cc:114 -> 2\n"
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+       "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+       "Last error:\n"
+       "Error while creating shared memory segment /dev/shm/nccl-AbCdEf (size 9637888)",
+       "nccl_rccl_init_failure"},
+      {"huggingface/transformers src/transformers/tokenization_utils_base.py get_chat_template (no template: a base model or a flag)",
+       "ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed! For information about writing templates and setting the tokenizer.chat_template attribute, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating",
+       "unknown"},
+      {"vllm-project/vllm vllm/entrypoints/chat_utils.py load_chat_template (a --chat-template path that is not there)",
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/entrypoints/chat_utils.py\", line 1100, in load_chat_template\n"
+       "    with open(chat_template) as f:\n"
+       "FileNotFoundError: [Errno 2] No such file or directory: '/models/templates/widget.jinja'\n"
+       "\n"
+       "The above exception was the direct cause of the following exception:\n"
+       "\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/entrypoints/chat_utils.py\", line 1110, in load_chat_template\n"
+       "    raise ValueError(msg) from e\n"
+       "ValueError: The supplied chat template (/models/templates/widget.jinja) looks like a file path, but it failed to be opened. Tried: /models/templates/widget.jinja and /usr/lib/python3/dist-packages/vllm/transformers_utils/chat_templates/widget.jinja. Reason: [Errno 2] No such file or directory: '/models/templates/widget.jinja'",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py SpeculativeConfig (draft-model speculation refused by this vLLM: a flag)",
+       "NotImplementedError: Speculative decoding with draft model is not supported yet. Please consider using other speculative decoding methods such as ngram, medusa, eagle, or deepseek_mtp.",
+       "unknown"},
+      {"vllm-project/vllm vllm/engine/arg_utils.py _raise_or_fallback (a warning on a Colab T4; V0 starts)",
+       "WARNING 05-10 11:48:41 [arg_utils.py:1533] Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0.\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"triton-lang/triton (ptxas refusing bf16 below sm_80: a ptxas failure, the corpus's triton_kernel_compile_failure call)",
+       "RuntimeError: Internal Triton PTX codegen error: \n"
+       "ptxas /tmp/tmpab12cd.ptx, line 212; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+       "ptxas fatal   : Ptx assembly aborted due to errors",
+       "triton_kernel_compile_failure"},
+      {"pytorch/pytorch torch/xpu/__init__.py _lazy_init (a torch without XPU on an Intel GPU host)",
+       "AssertionError: Torch not compiled with XPU enabled",
+       "wrong_platform_build"},
+      {"HabanaAI pytorch integration synapse_helpers (an HPU the runtime cannot acquire: absent or held)",
+       "RuntimeError: synStatus=8 [Device not found] Device acquire failed.",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp (no Vulkan device: a device not visible; it runs on the CPU)",
+       "ggml_vulkan: No devices found.\n"
+       "llama_model_load_from_file_impl: using device CPU",
+       "unknown"},
+      {"vllm-project/vllm vllm/attention/backends/flash_attn.py FlashAttentionMetadataBuilder.build (Gemma-2's soft cap needs FlashInfer: a backend flag), raised in the profile run",
+       "[rank0]: Traceback (most recent call last):\n"
+       "[rank0]:   File \"/env/lib/python3.10/site-packages/vllm/worker/worker.py\", line 223, in determine_num_available_blocks\n"
+       "[rank0]:     self.model_runner.profile_run()\n"
+       "[rank0]:   File \"/env/lib/python3.10/site-packages/vllm/attention/backends/flash_attn.py\", line 286, in build\n"
+       "[rank0]:     raise ValueError(\n"
+       "[rank0]: ValueError: Please use Flashinfer backend for models with logits_soft_cap (i.e., Gemma-2). Otherwise, the output might be wrong. Set Flashinfer backend by export VLLM_ATTENTION_BACKEND=FLASHINFER.",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py LoRAConfig.verify_with_scheduler_config (two flags that do not go together)",
+       "ValueError: LoRA is not supported with chunked prefill yet.",
+       "unknown"},
+      {"vllm-project/vllm vllm/executor/ray_distributed_executor.py _init_workers_ray (no GPU for the driver in the placement group)",
+       "ValueError: Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the driver on a GPU node.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/custom_modeling/flash_*_modeling.py (heads over shards)",
+       "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 14 and `num_shards`: 4",
+       "tp_not_divisible_heads"},
+      {"triton-lang/triton build.py with GNU ld: the 32-bit copy skipped, the 64-bit one found (a healthy start-up)",
+       "/usr/bin/ld: skipping incompatible /usr/lib/libcuda.so when searching for -lcuda\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py (fixed text for a missing optional package, another format or unreadable files)",
+       "ValueError: Couldn't instantiate the backend tokenizer from one of: \n"
+       "(1) a `tokenizers` library serialization file, \n"
+       "(2) a slow tokenizer instance to convert or \n"
+       "(3) an equivalent slow tokenizer class to instantiate and convert. \n"
+       "You need to have sentencepiece or tiktoken installed to convert a slow tokenizer to a fast one.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/kv_cache.py KVCache (e5m2 on ROCm: a flag)",
+       "ValueError: float8_e5m2 FP8 KV cache is not supported on AMD ROCm",
+       "unknown"},
+      {"NVIDIA/nccl src/misc/ibvwrap.cc wrap_ibv_reg_mr (memlock limit in a container or a Slurm job) via torch ProcessGroupNCCL",
+       "host:7:7 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.2<0>\n"
+       "host:7:120 [0] misc/ibvwrap.cc:191 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory\n"
+       "host:7:120 [0] NCCL INFO transport/net_ib.cc:745 -> 2\n"
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+       "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+       "Last error:\n"
+       "Call to ibv_reg_mr failed with error Cannot allocate memory",
+       "nccl_rccl_init_failure"},
+      {"google/jax jax/_src/xla_bridge.py backends() (INFO lines on a GPU host: the TPU and ROCm back-ends are probed and skipped)",
+       "INFO:jax._src.xla_bridge:Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform names are: CUDA\n"
+       "INFO:jax._src.xla_bridge:Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"google/jax jax/_src/xla_bridge.py with libtpu (the TPU held by another process: no class)",
+       "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 4242. Not attempting to load libtpu.so in this process.",
+       "unknown"},
+      {"tensorflow/tsl tsl/platform/default/dso_loader.cc (TensorFlow imported alongside; a warning, it goes on)",
+       "2023-06-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load "
+       "dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such "
+       "file or directory\n"
+       "2023-06-01 10:00:00.000001: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror "
+       "if you do not have a GPU set up on your machine.\n"
+       "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+       "unknown"},
+      {"pytorch/vision torchvision/io/image.py (optional image codecs; a warning, it goes on)",
+       "/env/lib/python3.10/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python "
+       "extension: 'libc10_cuda.so: cannot open shared object file: No such file or directory'If you don't plan on "
+       "using image functionality from `torchvision.io`, you can ignore this warning. Otherwise, there might be "
+       "something wrong with your environment.\n"
+       "  warn(\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"pytorch/pytorch c10/core/impl/DeviceGuardImplInterface.h getDeviceGuardImpl (a torch without the XPU back-end)",
+       "RuntimeError: PyTorch is not linked with support for xpu devices",
+       "wrong_platform_build"},
+      {"pytorch/pytorch DeviceGuardImplInterface.h getDeviceGuardImpl (npu: torch_npu not imported, a plug-in)",
+       "RuntimeError: PyTorch is not linked with support for npu devices",
+       "unknown"},
+      {"intel/llvm SYCL runtime via ggml-sycl (no Level Zero/OpenCL GPU visible: a device not visible)",
+       "terminate called after throwing an instance of 'sycl::_V1::runtime_error'\n"
+       "  what():  No device of requested type available. Please check "
+       "https://software.intel.com/content/www/us/en/develop/articles/intel-oneapi-dpcpp-system-requirements.html "
+       "-1 (PI_ERROR_DEVICE_NOT_FOUND)\n"
+       "Aborted (core dumped)",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py CacheConfig.verify_prefix_caching (prefix caching with a sliding window: a flag)",
+       "NotImplementedError: Prefix caching is not supported with sliding window. Run with --disable-sliding-window to use prefix caching.",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/models/utils.py AutoWeightsLoader (a checkpoint tensor the model class lacks: version, format or quantisation alike)",
+       "ValueError: There is no module or parameter named 'model.layers.0.mlp.gate.e_score_correction_bias' in WidgetMoEForCausalLM",
        "unknown"},
   };
   return kTemplates;

@@ -208,6 +208,11 @@ constexpr double kDecemberYHeldOutFloorPercent = 100.0;  // 16/16
 constexpr double kDecemberZHeldOutFloorPercent = 87.5;   // 14/16 with SGLang's refusal read (13/16 first)
 constexpr double kDecemberZAHeldOutFloorPercent = 90.9;  // 10/11 = 90.91 after the twelfth rules round (9/11 first)
 constexpr double kDecemberZBHeldOutFloorPercent = 95.2;  // 20/21 = 95.24
+// First readings of the stop-43 everyday samples (frozen at 44f721b).
+constexpr double kDecemberZCHeldOutFloorPercent = 85.7;  // 6/7 = 85.71
+constexpr double kDecemberZDHeldOutFloorPercent = 72.2;  // 13/18 = 72.22
+constexpr double kDecemberZEHeldOutFloorPercent = 90.0;  // 27/30
+constexpr double kDecemberZFHeldOutFloorPercent = 95.4;  // 21/22 = 95.45
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -246,7 +251,9 @@ constexpr double kDecemberZBHeldOutFloorPercent = 95.2;  // 20/21 = 95.24
 // them right; nothing tuned on them).
 // 410/463 with the 23 dev threads of the 2026-12y..zb collections (22 of
 // them right; nothing tuned on them).
-constexpr double kDevFloorPercent = 88.7;  // 411/463 = 88.77 after the twelfth rules round (410/463 before)
+// 424/476 with the 13 dev threads of the 2026-12zc..zf collections (all 13
+// right; nothing tuned on them).
+constexpr double kDevFloorPercent = 89.0;  // 424/476 = 89.08
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;
@@ -290,6 +297,10 @@ constexpr HeldOutSplit kHeldOutSplits[] = {
     {"heldout-2026-12z", "held-out 2026-12z", kDecemberZHeldOutFloorPercent},
     {"heldout-2026-12za", "held-out 2026-12za", kDecemberZAHeldOutFloorPercent},
     {"heldout-2026-12zb", "held-out 2026-12zb", kDecemberZBHeldOutFloorPercent},
+    {"heldout-2026-12zc", "held-out 2026-12zc", kDecemberZCHeldOutFloorPercent},
+    {"heldout-2026-12zd", "held-out 2026-12zd", kDecemberZDHeldOutFloorPercent},
+    {"heldout-2026-12ze", "held-out 2026-12ze", kDecemberZEHeldOutFloorPercent},
+    {"heldout-2026-12zf", "held-out 2026-12zf", kDecemberZFHeldOutFloorPercent},
 };
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).

@@ -22,7 +22,6 @@
 #include "common/input_rules.h"
 #include "common/logging.h"
 #include "common/units.h"
-#include "controller/core/arena_doc.h"
 #include "controller/core/deploy_step_context.h"
 #include "controller/core/model_sources.h"
 #include "controller/core/replica_set.h"
@@ -401,7 +400,7 @@ void DeployController::ReconcileOnce() {
   // itself: a Deploy or a reader waits for the pointer copy only. What
   // changed meanwhile is caught when the pass applies its changes (the
   // revision check below) and stepped by the next pass.
-  std::vector<ArenaDoc> work;  // copies on arenas of their own (arena_doc.h)
+  std::vector<Deployment> work;
   std::vector<std::string> removed;
   std::vector<DocPtr> docs;
   {
@@ -421,7 +420,7 @@ void DeployController::ReconcileOnce() {
     if (auto m = observe_memo_.find(d.get()); m != observe_memo_.end() && StillObserved(m->second, ctx)) {
       memo.insert(observe_memo_.extract(m));
     } else if (ObservedInputs inputs; Observe(*d, ctx, &inputs) != Transition::kNone) {
-      work.push_back(ArenaDoc::CopyOf(*d));
+      work.push_back(*d);
       continue;
     } else {
       memo.emplace(d.get(), ObserveMemo{d, ctx.index_epoch, std::move(inputs)});
@@ -446,16 +445,15 @@ void DeployController::ReconcileOnce() {
   docs.clear();
 
   const absl::Time t_select = absl::Now();
-  std::vector<ArenaDoc> changed;
-  for (ArenaDoc& doc : work) {
-    Deployment& d = *doc;
+  std::vector<Deployment> changed;
+  for (auto& d : work) {
     bool stepped = Step(d, ctx);
     if (!pools_.empty()) UpdatePoolDemand(d, ctx);
     if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(ReplicaKey(d));
     if (stepped) {
       d.set_revision(d.revision() + 1);
       d.mutable_status()->set_updated_at_ms(ctx.now_ms);
-      changed.push_back(std::move(doc));
+      changed.push_back(std::move(d));
     }
   }
 
@@ -471,10 +469,7 @@ void DeployController::ReconcileOnce() {
   const size_t node_count = ctx.views.size();
   ctx.ReleaseViews();
   // Intent first: persist, then publish to memory, then tell the nodes.
-  std::vector<const Deployment*> to_persist;
-  to_persist.reserve(changed.size());
-  for (const ArenaDoc& d : changed) to_persist.push_back(d.get());
-  absl::Status s = store_->PutDeployments(to_persist);
+  absl::Status s = store_->PutDeployments(changed);
   const absl::Time t_persist = absl::Now();
   if (!s.ok()) {
     DCU_LOG_ERROR("persisting ", changed.size(), " deployments: ", s.message(),
@@ -494,8 +489,7 @@ void DeployController::ReconcileOnce() {
   DesiredSets desired;
   {
     absl::MutexLock lock(&mu_);
-    for (ArenaDoc& doc : changed) {
-      const Deployment& d = *doc;
+    for (auto& d : changed) {
       auto it = deployments_.find(ReplicaKey(d));
       // A concurrent Delete or Deploy wins; the next pass sees it.
       if (it == deployments_.end() || it->second->revision() != d.revision() - 1) {
@@ -506,7 +500,7 @@ void DeployController::ReconcileOnce() {
       for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
       for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
       announce_after_events_.push_back(d.spec().name());
-      SetDoc(it->first, std::move(doc).Publish());
+      SetDoc(it->first, std::make_shared<const Deployment>(std::move(d)));
     }
     for (const auto& key : removed) {
       auto it = deployments_.find(key);

@@ -28,13 +28,7 @@ class DeploymentStore {
   virtual ~DeploymentStore() = default;
   virtual absl::Status PutDeployment(const dcufleet::v1::Deployment& deployment) = 0;
   // Writes several documents in one transaction (the reconciler batches).
-  virtual absl::Status PutDeployments(const std::vector<const dcufleet::v1::Deployment*>& deployments) = 0;
-  absl::Status PutDeployments(const std::vector<dcufleet::v1::Deployment>& deployments) {
-    std::vector<const dcufleet::v1::Deployment*> docs;
-    docs.reserve(deployments.size());
-    for (const auto& d : deployments) docs.push_back(&d);
-    return PutDeployments(docs);
-  }
+  virtual absl::Status PutDeployments(const std::vector<dcufleet::v1::Deployment>& deployments) = 0;
   // `key`: ReplicaKey of the document.
   virtual absl::Status DeleteDeployment(const std::string& key) = 0;
   virtual absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() = 0;

@@ -40,11 +40,11 @@ absl::Status SqlDeploymentStore<Db>::PutDeployment(const dcufleet::v1::Deploymen
 
 template <typename Db>
 absl::Status SqlDeploymentStore<Db>::PutDeployments(
-    const std::vector<const dcufleet::v1::Deployment*>& ds) {
+    const std::vector<dcufleet::v1::Deployment>& ds) {
   if (ds.empty()) return absl::OkStatus();
   return db_->Transaction([&](Db& db) -> absl::Status {
     DCU_ASSIGN_OR_RETURN(auto st, db.Prepare(kPutDeployment));
-    for (const dcufleet::v1::Deployment* d : ds) DCU_RETURN_IF_ERROR(PutLocked(*st, *d));
+    for (const auto& d : ds) DCU_RETURN_IF_ERROR(PutLocked(*st, d));
     return absl::OkStatus();
   });
 }

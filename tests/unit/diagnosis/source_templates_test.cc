@@ -1865,6 +1865,42 @@ const std::vector<Template>& Templates() {
       {"vllm-project/vllm vllm/model_executor/models/utils.py AutoWeightsLoader (a checkpoint tensor the model class lacks: version, format or quantisation alike)",
        "ValueError: There is no module or parameter named 'model.layers.0.mlp.gate.e_score_correction_bias' in WidgetMoEForCausalLM",
        "unknown"},
+      // ------------------------------------------- thirteenth rules round
+      {"NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp KVCacheManager (TLLM_CHECK_WITH_INFO)",
+       "[TensorRT-LLM][INFO] Max KV cache pages per sequence: 64\n"
+       "[TensorRT-LLM][ERROR] Assertion failed: maxTokensInPagedKvCache (2048) must be large enough to process at least 1 sequence to completion "
+       "(i.e. must be larger than beam_width (1) * tokensPerBlock (64) * maxBlocksPerSeq (64)) "
+       "(/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:412)",
+       "max_model_len_exceeds_kv_capacity"},
+      {"NVIDIA/TensorRT-LLM kvCacheManager.cpp (early 0.x wording, through the Triton backend's model instance)",
+       "E0101 10:00:00.000000 1 backend_model.cc:634] ERROR: Failed to create instance: unexpected error when creating "
+       "modelInstanceState: maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion "
+       "(i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/_custom_ops.py (the _C warning on a built-in CUDA platform, nothing later)",
+       "INFO 01-01 10:00:00 [__init__.py:239] Automatically detected platform cuda.\n"
+       "WARNING 01-01 10:00:01 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+       "missing_custom_op"},
+      {"vllm-project/vllm vllm/_custom_ops.py under an out-of-tree platform plugin (vllm/platforms/__init__.py: routine there)",
+       "INFO 01-01 10:00:00 [__init__.py:44] plugin widget loaded.\n"
+       "INFO 01-01 10:00:00 [__init__.py:230] Platform plugin widget is activated\n"
+       "WARNING 01-01 10:00:01 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\n"
+       "INFO 01-01 10:00:05 [model_runner.py:943] Starting to load model /models/x...\n"
+       "ERROR 01-01 10:00:06 [engine.py:448] 'model.layers.0.mlp.up_proj.qweight'",
+       "unknown"},
+      {"vllm-project/vllm vllm/_custom_ops.py under a platform plugin, with the raised import error of the plug-in's own ops",
+       "INFO 01-01 10:00:00 [__init__.py:230] Platform plugin ascend is activated\n"
+       "WARNING 01-01 10:00:01 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\n"
+       "ModuleNotFoundError: No module named 'vllm_ascend.vllm_ascend_C'",
+       "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/model.py HFChatTemplate (built by name, the default model_path '': a template option)",
+       "ValueError: Try apply_chat_template failed: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' "
+       "are forbidden, '-' and '.' cannot start or end the name, max length is 96: ''.",
+       "unknown"},
+      {"huggingface/huggingface_hub utils/_validators.py validate_repo_id (a local path that is not there, unwrapped: still the model)",
+       "huggingface_hub.errors.HFValidationError: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' "
+       "are forbidden, '-' and '.' cannot start or end the name, max length is 96: '/models/widget-7b'.",
+       "model_path_not_found"},
   };
   return kTemplates;
 }

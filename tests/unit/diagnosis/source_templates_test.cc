@@ -1901,6 +1901,105 @@ const std::vector<Template>& Templates() {
        "huggingface_hub.errors.HFValidationError: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' "
        "are forbidden, '-' and '.' cannot start or end the name, max length is 96: '/models/widget-7b'.",
        "model_path_not_found"},
+      {"abetlen/llama-cpp-python llama_cpp/llama.py Llama.from_pretrained (no repository file matches the name)",
+       "  File \"/usr/local/lib/python3.11/site-packages/llama_cpp/llama.py\", line 2292, in from_pretrained\n"
+       "    raise ValueError(\n"
+       "ValueError: No file found in widget-org/Widget-7B-GGUF that match *q4_k_m.gguf\n"
+       "\n"
+       "Available Files:\n"
+       "[\".gitattributes\", \"README.md\", \"widget-7b.Q8_0.gguf\"]",
+       "model_path_not_found"},
+      {"abetlen/llama-cpp-python llama_cpp/llama.py Llama.from_pretrained (a pattern that names several files: which one is the user's)",
+       "ValueError: Multiple files found in widget-org/Widget-7B-GGUF matching *.gguf\n"
+       "\n"
+       "Available Files:\n"
+       "[\"widget-7b.Q4_K_M.gguf\", \"widget-7b.Q8_0.gguf\"]",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py OfflineAdapter (raised on a code path that does not honour HF_HUB_OFFLINE: the model may be cached)",
+       "  File \"/usr/local/lib/python3.12/dist-packages/huggingface_hub/utils/_http.py\", line 107, in send\n"
+       "    raise OfflineModeIsEnabled(\n"
+       "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/widget-org/Widget-7B/resolve/main/"
+       "hf_quant_config.json: offline mode is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.",
+       "unknown"},
+      {"huggingface/huggingface_hub _snapshot_download.py (offline with nothing cached: still read)",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find an appropriate cached snapshot folder for the specified "
+       "revision on the local disk and outgoing traffic has been disabled. To enable repo look-ups and downloads online, set "
+       "'HF_HUB_OFFLINE=0' as environment variable.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub utils/_http.py hf_raise_for_status (gated repo, access request pending)",
+       "huggingface_hub.errors.GatedRepoError: 403 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Cannot access gated repo for url https://huggingface.co/widget-org/Widget-8B/resolve/main/config.json.\n"
+       "Your request to access model widget-org/Widget-8B is awaiting a review from the repo authors.",
+       "model_path_not_found"},
+      {"psf/requests adapters.py (SSLError) via huggingface_hub: the hub's model API unreachable behind a proxy's certificate",
+       "requests.exceptions.SSLError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+       "with url: /api/models/widget-org/Widget-7B/revision/main (Caused by SSLError(SSLCertVerificationError(1, '[SSL: "
+       "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in certificate chain (_ssl.c:1006)')))\"), "
+       "'(Request ID: 0123abcd)')",
+       "model_path_not_found"},
+      {"encode/httpx ConnectError (huggingface_hub 1.x): a certificate failure that names no host (the hub, a proxy, a telemetry call alike)",
+       "httpx.ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate (_ssl.c:1006)",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/mps (an op without an MPS kernel: PYTORCH_ENABLE_MPS_FALLBACK or a newer torch, no class)",
+       "NotImplementedError: The operator 'aten::widget_op.out' is not currently implemented for the MPS device. If you want "
+       "this op to be added in priority during the prototype phase of this feature, please comment on "
+       "https://github.com/pytorch/pytorch/issues/77764. As a temporary fix, you can set the environment variable "
+       "`PYTORCH_ENABLE_MPS_FALLBACK=1` to use the CPU as a fallback for this op. WARNING: this will be slower than running "
+       "natively on MPS.",
+       "unknown"},
+      {"huggingface/transformers models/auto/configuration_auto.py (a new MoE family, transformers too old; current wording)",
+       "ValueError: The checkpoint you are trying to load has model type `widget3_moe` but Transformers does not recognize this "
+       "architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of "
+       "date.\n"
+       "\n"
+       "You can update Transformers with the command `pip install --upgrade transformers`. If this does not work, and the "
+       "checkpoint is very new, then there may not be a release version that supports this model yet. In this case, you can "
+       "get the most up-to-date code by installing Transformers from source with the command `pip install "
+       "git+https://github.com/huggingface/transformers.git`",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp / llama-arch.cpp (a GGUF MoE architecture this build does not know)",
+       "llama_model_loader: - kv   0:                       general.architecture str              = widgetmoe\n"
+       "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'widgetmoe'\n"
+       "llama_load_model_from_file: failed to load model",
+       "unsupported_model_architecture"},
+      {"ollama/ollama llm/server.go (the runner's llama.cpp error relayed: a GGUF architecture this Ollama does not know)",
+       "Error: llama runner process has terminated: error loading model: error loading model architecture: unknown model "
+       "architecture: 'widgetmoe'",
+       "unsupported_model_architecture"},
+      {"huggingface/transformers integrations/ggml.py / modeling_gguf_pytorch_utils.py (a GGUF MoE architecture transformers does not read)",
+       "ValueError: GGUF model with architecture widgetmoe is not supported yet.",
+       "unsupported_model_architecture"},
+      {"vllm-project/vllm vllm/lora/layers/fused_moe.py (expert parallel with MoE LoRA: a feature combination, a flag)",
+       "AssertionError: EP support for Fused MoE LoRA is not implemented yet.",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness lm_eval/api/registry.py get_model (a harness option, no engine started)",
+       "ValueError: Attempted to load model 'vlm', but no model for this name found! Supported model names: local-completions, "
+       "hf, huggingface, vllm, sglang",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness lm_eval/models/vllm_causallms.py (its frames around vLLM's own error: the engine's error decides)",
+       "Traceback (most recent call last):\n"
+       "  File \"/opt/venv/bin/lm_eval\", line 8, in <module>\n"
+       "    sys.exit(cli_evaluate())\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/__main__.py\", line 389, in cli_evaluate\n"
+       "    results = evaluator.simple_evaluate(\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/models/vllm_causallms.py\", line 164, in __init__\n"
+       "    self.model = LLM(**self.model_args)\n"
+       "ValueError: To serve at least one request with the models's max seq len (32768), (4.00 GiB KV cache is needed, which "
+       "is larger than the available KV cache memory (2.50 GiB). Based on the available memory, the estimated maximum model "
+       "length is 20480. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"open-compass/opencompass opencompass/runners/local.py (the runner's summary line alone: the task's .out holds the cause)",
+       "01/01 10:00:00 - OpenCompass - ERROR - /opt/opencompass/opencompass/runners/local.py - _launch - 241 - task "
+       "OpenICLInfer[widget-7b-vllm/gsm8k] fail, see\n"
+       "outputs/default/20260101_100000/logs/infer/widget-7b-vllm/gsm8k.out",
+       "unknown"},
+      {"open-compass/opencompass runners/local.py with the task's output shown (vLLM's own check decides)",
+       "ValueError: Total number of attention heads (14) must be divisible by tensor parallel size (4).\n"
+       "01/01 10:00:00 - OpenCompass - ERROR - /opt/opencompass/opencompass/runners/local.py - _launch - 241 - task "
+       "OpenICLInfer[widget-7b-vllm/gsm8k] fail, see\n"
+       "outputs/default/20260101_100000/logs/infer/widget-7b-vllm/gsm8k.out",
+       "tp_not_divisible_heads"},
   };
   return kTemplates;
 }

@@ -2000,6 +2000,34 @@ const std::vector<Template>& Templates() {
        "OpenICLInfer[widget-7b-vllm/gsm8k] fail, see\n"
        "outputs/default/20260101_100000/logs/infer/widget-7b-vllm/gsm8k.out",
        "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/fused_moe/oracle/mxfp4.py select_mxfp4_moe_backend (an old GPU, a batch-invariant run, a ROCm env alike)",
+       "NotImplementedError: No MXFP4 MoE backend supports the deployment configuration.",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod (first gpt-oss releases; several causes)",
+       "AssertionError: No MXFP4 MoE backend (FlashInfer/Marlin/Triton) available.Please check your environment and try again.",
+       "unknown"},
+      {"vllm-project/vllm attention selector (a forced backend that does not take the KV-cache dtype: a flag)",
+       "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: ['kv_cache_dtype not supported']",
+       "unknown"},
+      {"vllm-project/vllm attention selector (gpt-oss sinks on a forced backend: a flag)",
+       "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. Reason: ['sink setting not supported']",
+       "unknown"},
+      {"vllm-project/vllm attention selector (a dense MLA backend forced on a sparse-attention model: a flag)",
+       "ValueError: Selected backend AttentionBackendEnum.TRITON_MLA is not valid for this configuration. Reason: ['sparse not supported']",
+       "unknown"},
+      {"vllm-project/vllm attention selector (an MLA backend forced on a GPU it does not run on)",
+       "ValueError: Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. Reason: ['compute capability not supported']",
+       "unsupported_gpu_arch_runtime"},
+      {"ml-explore/mlx python/mlx/nn/layers/base.py Module.load_weights (strict: a checkpoint with towers the model class lacks, or an mlx-lm too old alike)",
+       "ValueError: Received 126 parameters not in model: \n"
+       "vision_tower.encoder.layers.0.mlp.fc1.weight,\n"
+       "vision_tower.encoder.layers.0.mlp.fc2.weight.",
+       "unknown"},
+      {"ml-explore/mlx python/mlx/nn/layers/base.py Module.load_weights (missing parameters)",
+       "ValueError: Missing 2 parameters: \n"
+       "multi_modal_projector.layer_norm.bias,\n"
+       "multi_modal_projector.layer_norm.weight.",
+       "unknown"},
   };
   return kTemplates;
 }

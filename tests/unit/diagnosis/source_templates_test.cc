@@ -2028,6 +2028,66 @@ const std::vector<Template>& Templates() {
        "multi_modal_projector.layer_norm.bias,\n"
        "multi_modal_projector.layer_norm.weight.",
        "unknown"},
+      {"huggingface/huggingface_hub utils/_http.py hf_raise_for_status under lm-evaluation-harness lm_eval/api/task.py download (a gated benchmark, not the model)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/api/task.py\", line 930, in download\n"
+       "    self.dataset = datasets.load_dataset(\n"
+       "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Cannot access gated repo for url https://huggingface.co/datasets/widget-org/widget-bench/resolve/main/widget-bench.py.\n"
+       "Access to dataset widget-org/widget-bench is restricted. You must have access to it and be authenticated to access it. Please log in.",
+       "unknown"},
+      {"huggingface/huggingface_hub hf_raise_for_status (a benchmark's data set not found: not the model)",
+       "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Repository Not Found for url: https://huggingface.co/api/datasets/widget-org/widget-bench/revision/main.\n"
+       "Please make sure you specified the correct `repo_id` and `repo_type`.\n"
+       "If you are trying to access a private or gated repo, make sure you are authenticated.",
+       "unknown"},
+      {"huggingface/datasets src/datasets/load.py dataset_module_factory (offline or unreachable hub for a benchmark's data)",
+       "ConnectionError: Couldn't reach 'widget-org/widget-bench' on the Hub (LocalEntryNotFoundError)",
+       "unknown"},
+      {"huggingface/datasets src/datasets/load.py (a gated benchmark, the datasets wording)",
+       "datasets.exceptions.DatasetNotFoundError: Dataset 'widget-org/widget-bench' is a gated dataset on the Hub. You must be authenticated to access it.",
+       "unknown"},
+      {"huggingface/huggingface_hub hf_raise_for_status (the model's own repository, gated: still read)",
+       "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Cannot access gated repo for url https://huggingface.co/widget-org/Widget-8B/resolve/main/config.json.\n"
+       "Access to model widget-org/Widget-8B is restricted. You must have access to it and be authenticated to access it. Please log in.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub hf_raise_for_status (429: rate-limited, transient)",
+       "huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/api/models/widget-org/Widget-7B/revision/main",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py (a download cut short: retry with force_download)",
+       "OSError: Consistency check failed: file should be of size 4976698672 but has size 1307236352 (model-00001-of-00004.safetensors).\n"
+       "We are sorry for the inconvenience. Please retry with `force_download=True`.\n"
+       "If the issue persists, please let us know by opening an issue on https://github.com/huggingface/huggingface_hub.",
+       "unknown"},
+      {"huggingface/transformers dynamic_module_utils.py resolve_trust_remote_code (a flag)",
+       "ValueError: The repository for widget-org/Widget-7B contains custom code which must be executed to correctly load the model. "
+       "You can inspect the repository content at https://hf.co/widget-org/Widget-7B.\n"
+       "Please pass the argument `trust_remote_code=True` to allow custom code to be run.",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness local-completions (psf/requests: the engine it points at is not up; the engine's own log decides)",
+       "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8000): Max retries exceeded with url: "
+       "/v1/completions (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f00>: Failed to establish "
+       "a new connection: [Errno 111] Connection refused'))",
+       "unknown"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp create_tensor (a GGUF converted for another revision of the architecture, a broken conversion alike)",
+       "llama_model_load: error loading model: missing tensor 'blk.0.ffn_gate_exps.weight'\n"
+       "llama_load_model_from_file: failed to load model",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-metal (kernels an older Apple GPU lacks are skipped: a healthy start)",
+       "ggml_metal_init: skipping kernel_mul_mm_bf16_f32                   (not supported)\n"
+       "ggml_metal_init: skipping kernel_mul_mv_id_bf16_f32                (not supported)\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/mps/MPSAllocator / OperationUtils (float64 on MPS: a dtype choice)",
+       "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. Please use float32 instead.",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/native/mps (bf16 on macOS < 14: the OS, not a GPU arch; float16 or an OS upgrade)",
+       "TypeError: MPS BFloat16 is only supported on MacOS 14 or newer",
+       "unknown"},
   };
   return kTemplates;
 }

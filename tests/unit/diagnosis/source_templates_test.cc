@@ -2088,6 +2088,38 @@ const std::vector<Template>& Templates() {
       {"pytorch/pytorch aten/src/ATen/native/mps (bf16 on macOS < 14: the OS, not a GPU arch; float16 or an OS upgrade)",
        "TypeError: MPS BFloat16 is only supported on MacOS 14 or newer",
        "unknown"},
+      {"huggingface/huggingface_hub file_download.py http_get (hf_transfer failed mid-download: transient, no class)",
+       "RuntimeError: An error occurred while downloading using `hf_transfer`. Consider disabling HF_HUB_ENABLE_HF_TRANSFER for better error handling.",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py (HF_HUB_ENABLE_HF_TRANSFER set without the package)",
+       "ValueError: Fast download using 'hf_transfer' is enabled (HF_HUB_ENABLE_HF_TRANSFER=1) but 'hf_transfer' package is not "
+       "available in your environment. Try `pip install hf_transfer`.",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py (hf_xet absent: a warning, it downloads over HTTP)",
+       "WARNING:huggingface_hub.file_download:Xet Storage is enabled for this repo, but the 'hf_xet' package is not installed. "
+       "Falling back to regular HTTP download. For better performance, install the package with: `pip install "
+       "huggingface_hub[hf_xet]` or `pip install hf_xet`\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"vllm-project/vllm vllm/config ModelConfig (pydantic) wrapping transformers' configuration_auto.py for a new MoE family",
+       "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+       "  Value error, The checkpoint you are trying to load has model type `widget3_next` but Transformers does not recognize "
+       "this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is "
+       "out of date. [type=value_error, input_value=ArgsKwargs((), {'model': 'widget-org/Widget3-Next-80B-A3B'}), "
+       "input_type=ArgsKwargs]",
+       "unsupported_model_architecture"},
+      {"huggingface/huggingface_hub hf_raise_for_status (a token the hub rejects, the model's API URL)",
+       "huggingface_hub.errors.HfHubHTTPError: 401 Client Error: Unauthorized for url: "
+       "https://huggingface.co/api/models/widget-org/Widget-7B/revision/main (Request ID: Root=1-abc)\n"
+       "\n"
+       "Invalid credentials in Authorization header",
+       "model_path_not_found"},
+      {"huggingface/transformers src/transformers/utils/hub.py cached_files (hub unreachable, nothing cached)",
+       "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files and it "
+       "looks like widget-org/Widget-7B is not the path to a directory containing a file named config.json.\n"
+       "Checkout your internet connection or see how to run the library in offline mode at "
+       "'https://huggingface.co/docs/transformers/installation#offline-mode'.",
+       "model_path_not_found"},
   };
   return kTemplates;
 }

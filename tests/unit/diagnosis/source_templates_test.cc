@@ -2120,6 +2120,20 @@ const std::vector<Template>& Templates() {
        "Checkout your internet connection or see how to run the library in offline mode at "
        "'https://huggingface.co/docs/transformers/installation#offline-mode'.",
        "model_path_not_found"},
+      {"psf/requests adapters.py (ProxyError) via modelscope/modelscope hub/api.py HubApi.get_model_branches_and_tags: ModelScope's model API unreachable",
+       "requests.exceptions.ProxyError: HTTPSConnectionPool(host='www.modelscope.cn', port=443): Max retries exceeded with url: "
+       "/api/v1/models/widget-org/Widget-7B/revisions?EndTime=1760000000 (Caused by ProxyError('Unable to connect to proxy', "
+       "OSError('Tunnel connection failed: 407 Proxy Authentication Required')))",
+       "model_path_not_found"},
+      {"psf/requests via modelscope's data-set API (EvalScope's benchmark data, not the model)",
+       "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.modelscope.cn', port=443): Max retries exceeded with "
+       "url: /api/v1/datasets/widget-org/widget-bench (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection "
+       "object at 0x7f00>: Failed to resolve 'www.modelscope.cn' ([Errno -3] Temporary failure in name resolution)\"))",
+       "unknown"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp get_key (a GGUF and a llama.cpp of different revisions of the architecture, either side)",
+       "llama_model_load: error loading model: error loading model hyperparameters: key not found in model: widgetmoe.expert_shared_count\n"
+       "llama_load_model_from_file: failed to load model",
+       "unknown"},
   };
   return kTemplates;
 }

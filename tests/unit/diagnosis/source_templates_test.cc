@@ -2134,6 +2134,21 @@ const std::vector<Template>& Templates() {
        "llama_model_load: error loading model: error loading model hyperparameters: key not found in model: widgetmoe.expert_shared_count\n"
        "llama_load_model_from_file: failed to load model",
        "unknown"},
+      {"open-mmlab/mmengine mmengine/registry/build_functions.py build_from_cfg (OpenCompass's model type not registered: a harness config)",
+       "KeyError: 'VLLMwithChatTemplate is not in the opencompass::model registry. Please check whether the value of "
+       "`VLLMwithChatTemplate` is correct or it was registered as expected. More details can be found at "
+       "https://mmengine.readthedocs.io/en/latest/advanced_tutorials/config.html#import-the-custom-module'",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness __main__.py / evaluator.py lines, then vLLM's registry refusing a new MoE family (the engine decides)",
+       "2025-01-01:10:00:00 INFO     [__main__.py:279] Verbosity set to INFO\n"
+       "2025-01-01:10:00:06 INFO     [evaluator.py:169] Setting random seed to 0 | Setting numpy seed to 1234 | Setting torch manual seed to 1234\n"
+       "INFO 01-01 10:00:10 [__init__.py:239] Automatically detected platform cuda.\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/models/vllm_causallms.py\", line 164, in __init__\n"
+       "    self.model = LLM(**self.model_args)\n"
+       "ValueError: Model architectures ['WidgetMoeForCausalLM'] are not supported for now. Supported architectures: "
+       "dict_keys(['AquilaModel', 'LlamaForCausalLM'])",
+       "unsupported_model_architecture"},
   };
   return kTemplates;
 }

@@ -2149,6 +2149,16 @@ const std::vector<Template>& Templates() {
        "ValueError: Model architectures ['WidgetMoeForCausalLM'] are not supported for now. Supported architectures: "
        "dict_keys(['AquilaModel', 'LlamaForCausalLM'])",
        "unsupported_model_architecture"},
+      {"pytorch/pytorch aten/src/ATen/mps/MPSAllocator.mm (Apple Silicon: the weights do not fit the unified memory torch may use)",
+       "RuntimeError: MPS backend out of memory (MPS allocated: 17.79 GB, other allocations: 1.41 GB, max allowed: 18.13 GB). "
+       "Tried to allocate 500.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory "
+       "allocations (may cause system failure).",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm vllm/config ModelConfig._verify_quantization (a checkpoint's quantisation newer than the engine: another loader's format, no class)",
+       "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+       "  Value error, Unknown quantization method: mxfp4. Must be one of ['aqlm', 'awq', 'fp8', 'gptq', 'compressed-tensors', "
+       "'bitsandbytes']. [type=value_error, input_value=ArgsKwargs((), {'model': 'widget-org/widget-oss-20b'}), input_type=ArgsKwargs]",
+       "unknown"},
   };
   return kTemplates;
 }

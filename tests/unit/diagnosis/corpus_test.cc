@@ -210,9 +210,9 @@ constexpr double kDecemberZAHeldOutFloorPercent = 90.9;  // 10/11 = 90.91 after 
 constexpr double kDecemberZBHeldOutFloorPercent = 95.2;  // 20/21 = 95.24
 // First readings of the stop-43 everyday samples (frozen at 44f721b).
 constexpr double kDecemberZCHeldOutFloorPercent = 85.7;  // 6/7 = 85.71
-constexpr double kDecemberZDHeldOutFloorPercent = 72.2;  // 13/18 = 72.22
-constexpr double kDecemberZEHeldOutFloorPercent = 90.0;  // 27/30
-constexpr double kDecemberZFHeldOutFloorPercent = 95.4;  // 21/22 = 95.45
+constexpr double kDecemberZDHeldOutFloorPercent = 77.7;  // 14/18 = 77.78 after the thirteenth rules round (13/18 first)
+constexpr double kDecemberZEHeldOutFloorPercent = 96.6;  // 29/30 = 96.67 after the thirteenth rules round (27/30 first)
+constexpr double kDecemberZFHeldOutFloorPercent = 100.0;  // 22/22 after the thirteenth rules round (21/22 first)
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of

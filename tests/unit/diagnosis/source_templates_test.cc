@@ -1865,6 +1865,300 @@ const std::vector<Template>& Templates() {
       {"vllm-project/vllm vllm/model_executor/models/utils.py AutoWeightsLoader (a checkpoint tensor the model class lacks: version, format or quantisation alike)",
        "ValueError: There is no module or parameter named 'model.layers.0.mlp.gate.e_score_correction_bias' in WidgetMoEForCausalLM",
        "unknown"},
+      // ------------------------------------------- thirteenth rules round
+      {"NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp KVCacheManager (TLLM_CHECK_WITH_INFO)",
+       "[TensorRT-LLM][INFO] Max KV cache pages per sequence: 64\n"
+       "[TensorRT-LLM][ERROR] Assertion failed: maxTokensInPagedKvCache (2048) must be large enough to process at least 1 sequence to completion "
+       "(i.e. must be larger than beam_width (1) * tokensPerBlock (64) * maxBlocksPerSeq (64)) "
+       "(/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:412)",
+       "max_model_len_exceeds_kv_capacity"},
+      {"NVIDIA/TensorRT-LLM kvCacheManager.cpp (early 0.x wording, through the Triton backend's model instance)",
+       "E0101 10:00:00.000000 1 backend_model.cc:634] ERROR: Failed to create instance: unexpected error when creating "
+       "modelInstanceState: maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion "
+       "(i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/_custom_ops.py (the _C warning on a built-in CUDA platform, nothing later)",
+       "INFO 01-01 10:00:00 [__init__.py:239] Automatically detected platform cuda.\n"
+       "WARNING 01-01 10:00:01 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+       "missing_custom_op"},
+      {"vllm-project/vllm vllm/_custom_ops.py under an out-of-tree platform plugin (vllm/platforms/__init__.py: routine there)",
+       "INFO 01-01 10:00:00 [__init__.py:44] plugin widget loaded.\n"
+       "INFO 01-01 10:00:00 [__init__.py:230] Platform plugin widget is activated\n"
+       "WARNING 01-01 10:00:01 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\n"
+       "INFO 01-01 10:00:05 [model_runner.py:943] Starting to load model /models/x...\n"
+       "ERROR 01-01 10:00:06 [engine.py:448] 'model.layers.0.mlp.up_proj.qweight'",
+       "unknown"},
+      {"vllm-project/vllm vllm/_custom_ops.py under a platform plugin, with the raised import error of the plug-in's own ops",
+       "INFO 01-01 10:00:00 [__init__.py:230] Platform plugin ascend is activated\n"
+       "WARNING 01-01 10:00:01 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\n"
+       "ModuleNotFoundError: No module named 'vllm_ascend.vllm_ascend_C'",
+       "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/model.py HFChatTemplate (built by name, the default model_path '': a template option)",
+       "ValueError: Try apply_chat_template failed: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' "
+       "are forbidden, '-' and '.' cannot start or end the name, max length is 96: ''.",
+       "unknown"},
+      {"huggingface/huggingface_hub utils/_validators.py validate_repo_id (a local path that is not there, unwrapped: still the model)",
+       "huggingface_hub.errors.HFValidationError: Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' "
+       "are forbidden, '-' and '.' cannot start or end the name, max length is 96: '/models/widget-7b'.",
+       "model_path_not_found"},
+      {"abetlen/llama-cpp-python llama_cpp/llama.py Llama.from_pretrained (no repository file matches the name)",
+       "  File \"/usr/local/lib/python3.11/site-packages/llama_cpp/llama.py\", line 2292, in from_pretrained\n"
+       "    raise ValueError(\n"
+       "ValueError: No file found in widget-org/Widget-7B-GGUF that match *q4_k_m.gguf\n"
+       "\n"
+       "Available Files:\n"
+       "[\".gitattributes\", \"README.md\", \"widget-7b.Q8_0.gguf\"]",
+       "model_path_not_found"},
+      {"abetlen/llama-cpp-python llama_cpp/llama.py Llama.from_pretrained (a pattern that names several files: which one is the user's)",
+       "ValueError: Multiple files found in widget-org/Widget-7B-GGUF matching *.gguf\n"
+       "\n"
+       "Available Files:\n"
+       "[\"widget-7b.Q4_K_M.gguf\", \"widget-7b.Q8_0.gguf\"]",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py OfflineAdapter (raised on a code path that does not honour HF_HUB_OFFLINE: the model may be cached)",
+       "  File \"/usr/local/lib/python3.12/dist-packages/huggingface_hub/utils/_http.py\", line 107, in send\n"
+       "    raise OfflineModeIsEnabled(\n"
+       "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/widget-org/Widget-7B/resolve/main/"
+       "hf_quant_config.json: offline mode is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.",
+       "unknown"},
+      {"huggingface/huggingface_hub _snapshot_download.py (offline with nothing cached: still read)",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find an appropriate cached snapshot folder for the specified "
+       "revision on the local disk and outgoing traffic has been disabled. To enable repo look-ups and downloads online, set "
+       "'HF_HUB_OFFLINE=0' as environment variable.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub utils/_http.py hf_raise_for_status (gated repo, access request pending)",
+       "huggingface_hub.errors.GatedRepoError: 403 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Cannot access gated repo for url https://huggingface.co/widget-org/Widget-8B/resolve/main/config.json.\n"
+       "Your request to access model widget-org/Widget-8B is awaiting a review from the repo authors.",
+       "model_path_not_found"},
+      {"psf/requests adapters.py (SSLError) via huggingface_hub: the hub's model API unreachable behind a proxy's certificate",
+       "requests.exceptions.SSLError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+       "with url: /api/models/widget-org/Widget-7B/revision/main (Caused by SSLError(SSLCertVerificationError(1, '[SSL: "
+       "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in certificate chain (_ssl.c:1006)')))\"), "
+       "'(Request ID: 0123abcd)')",
+       "model_path_not_found"},
+      {"encode/httpx ConnectError (huggingface_hub 1.x): a certificate failure that names no host (the hub, a proxy, a telemetry call alike)",
+       "httpx.ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate (_ssl.c:1006)",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/mps (an op without an MPS kernel: PYTORCH_ENABLE_MPS_FALLBACK or a newer torch, no class)",
+       "NotImplementedError: The operator 'aten::widget_op.out' is not currently implemented for the MPS device. If you want "
+       "this op to be added in priority during the prototype phase of this feature, please comment on "
+       "https://github.com/pytorch/pytorch/issues/77764. As a temporary fix, you can set the environment variable "
+       "`PYTORCH_ENABLE_MPS_FALLBACK=1` to use the CPU as a fallback for this op. WARNING: this will be slower than running "
+       "natively on MPS.",
+       "unknown"},
+      {"huggingface/transformers models/auto/configuration_auto.py (a new MoE family, transformers too old; current wording)",
+       "ValueError: The checkpoint you are trying to load has model type `widget3_moe` but Transformers does not recognize this "
+       "architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of "
+       "date.\n"
+       "\n"
+       "You can update Transformers with the command `pip install --upgrade transformers`. If this does not work, and the "
+       "checkpoint is very new, then there may not be a release version that supports this model yet. In this case, you can "
+       "get the most up-to-date code by installing Transformers from source with the command `pip install "
+       "git+https://github.com/huggingface/transformers.git`",
+       "unsupported_model_architecture"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp / llama-arch.cpp (a GGUF MoE architecture this build does not know)",
+       "llama_model_loader: - kv   0:                       general.architecture str              = widgetmoe\n"
+       "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'widgetmoe'\n"
+       "llama_load_model_from_file: failed to load model",
+       "unsupported_model_architecture"},
+      {"ollama/ollama llm/server.go (the runner's llama.cpp error relayed: a GGUF architecture this Ollama does not know)",
+       "Error: llama runner process has terminated: error loading model: error loading model architecture: unknown model "
+       "architecture: 'widgetmoe'",
+       "unsupported_model_architecture"},
+      {"huggingface/transformers integrations/ggml.py / modeling_gguf_pytorch_utils.py (a GGUF MoE architecture transformers does not read)",
+       "ValueError: GGUF model with architecture widgetmoe is not supported yet.",
+       "unsupported_model_architecture"},
+      {"vllm-project/vllm vllm/lora/layers/fused_moe.py (expert parallel with MoE LoRA: a feature combination, a flag)",
+       "AssertionError: EP support for Fused MoE LoRA is not implemented yet.",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness lm_eval/api/registry.py get_model (a harness option, no engine started)",
+       "ValueError: Attempted to load model 'vlm', but no model for this name found! Supported model names: local-completions, "
+       "hf, huggingface, vllm, sglang",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness lm_eval/models/vllm_causallms.py (its frames around vLLM's own error: the engine's error decides)",
+       "Traceback (most recent call last):\n"
+       "  File \"/opt/venv/bin/lm_eval\", line 8, in <module>\n"
+       "    sys.exit(cli_evaluate())\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/__main__.py\", line 389, in cli_evaluate\n"
+       "    results = evaluator.simple_evaluate(\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/models/vllm_causallms.py\", line 164, in __init__\n"
+       "    self.model = LLM(**self.model_args)\n"
+       "ValueError: To serve at least one request with the models's max seq len (32768), (4.00 GiB KV cache is needed, which "
+       "is larger than the available KV cache memory (2.50 GiB). Based on the available memory, the estimated maximum model "
+       "length is 20480. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"open-compass/opencompass opencompass/runners/local.py (the runner's summary line alone: the task's .out holds the cause)",
+       "01/01 10:00:00 - OpenCompass - ERROR - /opt/opencompass/opencompass/runners/local.py - _launch - 241 - task "
+       "OpenICLInfer[widget-7b-vllm/gsm8k] fail, see\n"
+       "outputs/default/20260101_100000/logs/infer/widget-7b-vllm/gsm8k.out",
+       "unknown"},
+      {"open-compass/opencompass runners/local.py with the task's output shown (vLLM's own check decides)",
+       "ValueError: Total number of attention heads (14) must be divisible by tensor parallel size (4).\n"
+       "01/01 10:00:00 - OpenCompass - ERROR - /opt/opencompass/opencompass/runners/local.py - _launch - 241 - task "
+       "OpenICLInfer[widget-7b-vllm/gsm8k] fail, see\n"
+       "outputs/default/20260101_100000/logs/infer/widget-7b-vllm/gsm8k.out",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/fused_moe/oracle/mxfp4.py select_mxfp4_moe_backend (an old GPU, a batch-invariant run, a ROCm env alike)",
+       "NotImplementedError: No MXFP4 MoE backend supports the deployment configuration.",
+       "unknown"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod (first gpt-oss releases; several causes)",
+       "AssertionError: No MXFP4 MoE backend (FlashInfer/Marlin/Triton) available.Please check your environment and try again.",
+       "unknown"},
+      {"vllm-project/vllm attention selector (a forced backend that does not take the KV-cache dtype: a flag)",
+       "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: ['kv_cache_dtype not supported']",
+       "unknown"},
+      {"vllm-project/vllm attention selector (gpt-oss sinks on a forced backend: a flag)",
+       "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. Reason: ['sink setting not supported']",
+       "unknown"},
+      {"vllm-project/vllm attention selector (a dense MLA backend forced on a sparse-attention model: a flag)",
+       "ValueError: Selected backend AttentionBackendEnum.TRITON_MLA is not valid for this configuration. Reason: ['sparse not supported']",
+       "unknown"},
+      {"vllm-project/vllm attention selector (an MLA backend forced on a GPU it does not run on)",
+       "ValueError: Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. Reason: ['compute capability not supported']",
+       "unsupported_gpu_arch_runtime"},
+      {"ml-explore/mlx python/mlx/nn/layers/base.py Module.load_weights (strict: a checkpoint with towers the model class lacks, or an mlx-lm too old alike)",
+       "ValueError: Received 126 parameters not in model: \n"
+       "vision_tower.encoder.layers.0.mlp.fc1.weight,\n"
+       "vision_tower.encoder.layers.0.mlp.fc2.weight.",
+       "unknown"},
+      {"ml-explore/mlx python/mlx/nn/layers/base.py Module.load_weights (missing parameters)",
+       "ValueError: Missing 2 parameters: \n"
+       "multi_modal_projector.layer_norm.bias,\n"
+       "multi_modal_projector.layer_norm.weight.",
+       "unknown"},
+      {"huggingface/huggingface_hub utils/_http.py hf_raise_for_status under lm-evaluation-harness lm_eval/api/task.py download (a gated benchmark, not the model)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/api/task.py\", line 930, in download\n"
+       "    self.dataset = datasets.load_dataset(\n"
+       "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Cannot access gated repo for url https://huggingface.co/datasets/widget-org/widget-bench/resolve/main/widget-bench.py.\n"
+       "Access to dataset widget-org/widget-bench is restricted. You must have access to it and be authenticated to access it. Please log in.",
+       "unknown"},
+      {"huggingface/huggingface_hub hf_raise_for_status (a benchmark's data set not found: not the model)",
+       "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Repository Not Found for url: https://huggingface.co/api/datasets/widget-org/widget-bench/revision/main.\n"
+       "Please make sure you specified the correct `repo_id` and `repo_type`.\n"
+       "If you are trying to access a private or gated repo, make sure you are authenticated.",
+       "unknown"},
+      {"huggingface/datasets src/datasets/load.py dataset_module_factory (offline or unreachable hub for a benchmark's data)",
+       "ConnectionError: Couldn't reach 'widget-org/widget-bench' on the Hub (LocalEntryNotFoundError)",
+       "unknown"},
+      {"huggingface/datasets src/datasets/load.py (a gated benchmark, the datasets wording)",
+       "datasets.exceptions.DatasetNotFoundError: Dataset 'widget-org/widget-bench' is a gated dataset on the Hub. You must be authenticated to access it.",
+       "unknown"},
+      {"huggingface/huggingface_hub hf_raise_for_status (the model's own repository, gated: still read)",
+       "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6700aaaa-0123456789abcdef)\n"
+       "\n"
+       "Cannot access gated repo for url https://huggingface.co/widget-org/Widget-8B/resolve/main/config.json.\n"
+       "Access to model widget-org/Widget-8B is restricted. You must have access to it and be authenticated to access it. Please log in.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub hf_raise_for_status (429: rate-limited, transient)",
+       "huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/api/models/widget-org/Widget-7B/revision/main",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py (a download cut short: retry with force_download)",
+       "OSError: Consistency check failed: file should be of size 4976698672 but has size 1307236352 (model-00001-of-00004.safetensors).\n"
+       "We are sorry for the inconvenience. Please retry with `force_download=True`.\n"
+       "If the issue persists, please let us know by opening an issue on https://github.com/huggingface/huggingface_hub.",
+       "unknown"},
+      {"huggingface/transformers dynamic_module_utils.py resolve_trust_remote_code (a flag)",
+       "ValueError: The repository for widget-org/Widget-7B contains custom code which must be executed to correctly load the model. "
+       "You can inspect the repository content at https://hf.co/widget-org/Widget-7B.\n"
+       "Please pass the argument `trust_remote_code=True` to allow custom code to be run.",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness local-completions (psf/requests: the engine it points at is not up; the engine's own log decides)",
+       "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8000): Max retries exceeded with url: "
+       "/v1/completions (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f00>: Failed to establish "
+       "a new connection: [Errno 111] Connection refused'))",
+       "unknown"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp create_tensor (a GGUF converted for another revision of the architecture, a broken conversion alike)",
+       "llama_model_load: error loading model: missing tensor 'blk.0.ffn_gate_exps.weight'\n"
+       "llama_load_model_from_file: failed to load model",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-metal (kernels an older Apple GPU lacks are skipped: a healthy start)",
+       "ggml_metal_init: skipping kernel_mul_mm_bf16_f32                   (not supported)\n"
+       "ggml_metal_init: skipping kernel_mul_mv_id_bf16_f32                (not supported)\n"
+       "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/mps/MPSAllocator / OperationUtils (float64 on MPS: a dtype choice)",
+       "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. Please use float32 instead.",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/native/mps (bf16 on macOS < 14: the OS, not a GPU arch; float16 or an OS upgrade)",
+       "TypeError: MPS BFloat16 is only supported on MacOS 14 or newer",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py http_get (hf_transfer failed mid-download: transient, no class)",
+       "RuntimeError: An error occurred while downloading using `hf_transfer`. Consider disabling HF_HUB_ENABLE_HF_TRANSFER for better error handling.",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py (HF_HUB_ENABLE_HF_TRANSFER set without the package)",
+       "ValueError: Fast download using 'hf_transfer' is enabled (HF_HUB_ENABLE_HF_TRANSFER=1) but 'hf_transfer' package is not "
+       "available in your environment. Try `pip install hf_transfer`.",
+       "unknown"},
+      {"huggingface/huggingface_hub file_download.py (hf_xet absent: a warning, it downloads over HTTP)",
+       "WARNING:huggingface_hub.file_download:Xet Storage is enabled for this repo, but the 'hf_xet' package is not installed. "
+       "Falling back to regular HTTP download. For better performance, install the package with: `pip install "
+       "huggingface_hub[hf_xet]` or `pip install hf_xet`\n"
+       "INFO:     Application startup complete.",
+       "unknown"},
+      {"vllm-project/vllm vllm/config ModelConfig (pydantic) wrapping transformers' configuration_auto.py for a new MoE family",
+       "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+       "  Value error, The checkpoint you are trying to load has model type `widget3_next` but Transformers does not recognize "
+       "this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is "
+       "out of date. [type=value_error, input_value=ArgsKwargs((), {'model': 'widget-org/Widget3-Next-80B-A3B'}), "
+       "input_type=ArgsKwargs]",
+       "unsupported_model_architecture"},
+      {"huggingface/huggingface_hub hf_raise_for_status (a token the hub rejects, the model's API URL)",
+       "huggingface_hub.errors.HfHubHTTPError: 401 Client Error: Unauthorized for url: "
+       "https://huggingface.co/api/models/widget-org/Widget-7B/revision/main (Request ID: Root=1-abc)\n"
+       "\n"
+       "Invalid credentials in Authorization header",
+       "model_path_not_found"},
+      {"huggingface/transformers src/transformers/utils/hub.py cached_files (hub unreachable, nothing cached)",
+       "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files and it "
+       "looks like widget-org/Widget-7B is not the path to a directory containing a file named config.json.\n"
+       "Checkout your internet connection or see how to run the library in offline mode at "
+       "'https://huggingface.co/docs/transformers/installation#offline-mode'.",
+       "model_path_not_found"},
+      {"psf/requests adapters.py (ProxyError) via modelscope/modelscope hub/api.py HubApi.get_model_branches_and_tags: ModelScope's model API unreachable",
+       "requests.exceptions.ProxyError: HTTPSConnectionPool(host='www.modelscope.cn', port=443): Max retries exceeded with url: "
+       "/api/v1/models/widget-org/Widget-7B/revisions?EndTime=1760000000 (Caused by ProxyError('Unable to connect to proxy', "
+       "OSError('Tunnel connection failed: 407 Proxy Authentication Required')))",
+       "model_path_not_found"},
+      {"psf/requests via modelscope's data-set API (EvalScope's benchmark data, not the model)",
+       "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.modelscope.cn', port=443): Max retries exceeded with "
+       "url: /api/v1/datasets/widget-org/widget-bench (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection "
+       "object at 0x7f00>: Failed to resolve 'www.modelscope.cn' ([Errno -3] Temporary failure in name resolution)\"))",
+       "unknown"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp get_key (a GGUF and a llama.cpp of different revisions of the architecture, either side)",
+       "llama_model_load: error loading model: error loading model hyperparameters: key not found in model: widgetmoe.expert_shared_count\n"
+       "llama_load_model_from_file: failed to load model",
+       "unknown"},
+      {"open-mmlab/mmengine mmengine/registry/build_functions.py build_from_cfg (OpenCompass's model type not registered: a harness config)",
+       "KeyError: 'VLLMwithChatTemplate is not in the opencompass::model registry. Please check whether the value of "
+       "`VLLMwithChatTemplate` is correct or it was registered as expected. More details can be found at "
+       "https://mmengine.readthedocs.io/en/latest/advanced_tutorials/config.html#import-the-custom-module'",
+       "unknown"},
+      {"EleutherAI/lm-evaluation-harness __main__.py / evaluator.py lines, then vLLM's registry refusing a new MoE family (the engine decides)",
+       "2025-01-01:10:00:00 INFO     [__main__.py:279] Verbosity set to INFO\n"
+       "2025-01-01:10:00:06 INFO     [evaluator.py:169] Setting random seed to 0 | Setting numpy seed to 1234 | Setting torch manual seed to 1234\n"
+       "INFO 01-01 10:00:10 [__init__.py:239] Automatically detected platform cuda.\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/opt/venv/lib/python3.11/site-packages/lm_eval/models/vllm_causallms.py\", line 164, in __init__\n"
+       "    self.model = LLM(**self.model_args)\n"
+       "ValueError: Model architectures ['WidgetMoeForCausalLM'] are not supported for now. Supported architectures: "
+       "dict_keys(['AquilaModel', 'LlamaForCausalLM'])",
+       "unsupported_model_architecture"},
+      {"pytorch/pytorch aten/src/ATen/mps/MPSAllocator.mm (Apple Silicon: the weights do not fit the unified memory torch may use)",
+       "RuntimeError: MPS backend out of memory (MPS allocated: 17.79 GB, other allocations: 1.41 GB, max allowed: 18.13 GB). "
+       "Tried to allocate 500.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory "
+       "allocations (may cause system failure).",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm vllm/config ModelConfig._verify_quantization (a checkpoint's quantisation newer than the engine: another loader's format, no class)",
+       "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+       "  Value error, Unknown quantization method: mxfp4. Must be one of ['aqlm', 'awq', 'fp8', 'gptq', 'compressed-tensors', "
+       "'bitsandbytes']. [type=value_error, input_value=ArgsKwargs((), {'model': 'widget-org/widget-oss-20b'}), input_type=ArgsKwargs]",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2159,6 +2159,197 @@ const std::vector<Template>& Templates() {
        "  Value error, Unknown quantization method: mxfp4. Must be one of ['aqlm', 'awq', 'fp8', 'gptq', 'compressed-tensors', "
        "'bitsandbytes']. [type=value_error, input_value=ArgsKwargs((), {'model': 'widget-org/widget-oss-20b'}), input_type=ArgsKwargs]",
        "unknown"},
+      // ------------------------------- fourteenth rules round (stop 43)
+      {"pytorch/pytorch aten/src/ATen/MapAllocator.cpp MapAllocator via safetensors safe_open (ENOMEM: the host cannot map the weights)",
+       "  File \"/opt/venv/lib/python3.12/site-packages/vllm/model_executor/model_loader/weight_utils.py\", line 441, "
+       "in safetensors_weights_iterator\n"
+       "    with safe_open(st_file, framework=\"pt\") as f:\n"
+       "RuntimeError: unable to mmap 9876543210 bytes from file "
+       "</models/widget-13b/model-00001-of-00003.safetensors>: Cannot allocate memory (12)",
+       "cuda_oom_model_load"},
+      {"pytorch/pytorch aten/src/ATen/MapAllocator.cpp MapAllocator (another errno: a file system that cannot map, no class)",
+       "RuntimeError: unable to mmap 9876543210 bytes from file </mnt/share/widget-13b/model.safetensors>: No such "
+       "device (19)",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/MapAllocator.cpp MapAllocator (EINVAL, no class)",
+       "RuntimeError: unable to mmap 0 bytes from file </models/widget/model.safetensors>: Invalid argument (22)",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml-metal.m ggml_metal_add_buffer (a weights buffer over the device's maxBufferLength)",
+       "ggml_metal_init: maxTransferRate               = built-in GPU\n"
+       "ggml_metal_add_buffer: buffer 'data' size 19327352832 is larger than buffer maximum of 17179869184\n"
+       "llama_init_from_file: failed to add buffer",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp llama.cpp llm_load_tensors (early 2024: no buffer for the weights)",
+       "llm_load_tensors: ggml ctx size =    0.55 MiB\n"
+       "llama_model_load: error loading model: failed to allocate buffer\n"
+       "llama_load_model_from_file: failed to load model",
+       "cuda_oom_model_load"},
+      {"ggml-org/ggml src/ggml.c ggml_init (the context's host allocation failed)",
+       "llama.cpp: loading model from /models/widget-7b.q4_0.bin\n"
+       "GGML_ASSERT: /build/llama.cpp/ggml.c:4411: ctx->mem_buffer != NULL\n"
+       "Aborted (core dumped)",
+       "cuda_oom_model_load"},
+      {"ggml-org/ggml src/ggml.c (another assertion of ggml_init's neighbourhood: no class)",
+       "GGML_ASSERT: /build/llama.cpp/ggml.c:4390: ctx->mem_buffer_owned\n"
+       "Aborted (core dumped)",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml-metal.m ggml_metal_graph_compute (status 5 alone: out of memory, a GPU time-out and a fault alike)",
+       "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+       "GGML_ASSERT: /build/llama.cpp/ggml-metal.m:1234: false",
+       "unknown"},
+      {"apple-oss-distributions/xnu bsd/sys/errno.h EBADARCH via Go os/exec (a runner built for the other CPU)",
+       "2024/01/01 10:00:00 llama.go:386: error starting the external llama runner: fork/exec "
+       "/var/folders/xx/T/ollama123/llama.cpp/gguf/build/metal/bin/ollama-runner: bad CPU type in executable",
+       "wrong_platform_build"},
+      {"apple-oss-distributions/xnu bsd/sys/errno.h EBADARCH as zsh prints it",
+       "zsh: bad CPU type in executable: ./llama-server",
+       "wrong_platform_build"},
+      {"ml-explore/mlx mlx/backend/metal/device.cpp load_default_library (a metallib built for a newer macOS)",
+       "libc++abi: terminating due to uncaught exception of type std::runtime_error: [metal::Device] Failed to load "
+       "the default metallib. This library is using a deployment target (0x00030000) that is not supported on this OS.",
+       "wrong_platform_build"},
+      {"huggingface/transformers models/auto/configuration_auto.py _LazyConfigMapping.__getitem__ in an IPython traceback",
+       "File ~/venv/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py:1013, in "
+       "AutoConfig.from_pretrained(cls, pretrained_model_name_or_path, **kwargs)\n"
+       "   1011 config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]\n"
+       "File ~/venv/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py:716, in "
+       "_LazyConfigMapping.__getitem__(self, key)\n"
+       "    714 if key not in self._mapping:\n"
+       "--> 715     raise KeyError(key)\n"
+       "KeyError: 'widget_moe'",
+       "unsupported_model_architecture"},
+      {"IPython traceback of a KeyError outside configuration_auto (a dict lookup in user code: no class)",
+       "File ~/work/load.py:12, in load(cfg)\n"
+       "---> 12     return cfg['widget_moe']\n"
+       "KeyError: 'widget_moe'",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_cache_manager.py scan_cache_dir (the hub cache to read the weights from does not exist)",
+       "huggingface_hub.errors.CacheNotFound: Cache directory not found: /data/hf-cache/hub. Please use `cache_dir` "
+       "argument or set `HF_HUB_CACHE` environment variable.",
+       "model_path_not_found"},
+      {"psf/requests adapters.py + python/cpython Lib/ssl.py SSLEOFError (a TLS connection cut mid-read on the hub's model API: a dropped connection, no class)",
+       "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+       "with url: /api/models/widget-org/Widget-8B/revision/main (Caused by SSLError(SSLEOFError(8, '[SSL: "
+       "UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1000)')))",
+       "unknown"},
+      {"psf/requests adapters.py SSLError: a proxy's certificate on the hub's model API (still read)",
+       "requests.exceptions.SSLError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with "
+       "url: /api/models/widget-org/Widget-8B/revision/main (Caused by SSLError(SSLCertVerificationError(1, '[SSL: "
+       "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in certificate chain "
+       "(_ssl.c:1006)')))",
+       "model_path_not_found"},
+      {"pytorch/pytorch torch/cuda/__init__.py _check_driver (driver older than the wheel's CUDA: no class)",
+       "AssertionError: \n"
+       "The NVIDIA driver on your system is too old (found version 11040).\n"
+       "Please update your GPU driver by downloading and installing a new version from the URL: "
+       "http://www.nvidia.com/Download/index.aspx\n"
+       "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+       "version of the CUDA driver.",
+       "unknown"},
+      {"pytorch/pytorch c10/cuda/CUDAFunctions.cpp device_count_impl (cudaErrorSystemDriverMismatch 803: no class)",
+       "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+       "before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported "
+       "display driver / cuda driver combination (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+       "unknown"},
+      {"NVIDIA nvidia-smi / NVML nvmlInit (kernel module and user-space library of different versions: no class)",
+       "Failed to initialize NVML: Driver/library version mismatch\n"
+       "NVML library version: 550.54",
+       "unknown"},
+      {"gpuopenanalytics/pynvml pynvml.py _LoadNvmlLibrary (NVMLError_LibraryNotFound: no driver library in the container, no class)",
+       "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+       "unknown"},
+      {"NVIDIA/libnvidia-container src/nvc.c / cli (a CUDA image newer than the host driver: no class)",
+       "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+       "runtime create failed: runc create failed: unable to start container process: error during container init: "
+       "error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+       "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
+       "newer version, or use an earlier cuda container: unknown.",
+       "unknown"},
+      {"NVIDIA/libnvidia-container src/nvc.c (no driver library on the host: no class)",
+       "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object "
+       "file: no such file or directory: unknown.",
+       "unknown"},
+      {"NVIDIA/nvidia-container-toolkit (docker without the runtime configured: no class)",
+       "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+       "unknown"},
+      {"cudart cudaErrorNoKernelImageForDevice via torch (a wheel without this GPU's arch)",
+       "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+       "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/cuda/__init__.py _check_capability (warning: sm_120 not in the wheel's arch list)",
+       "UserWarning: \n"
+       "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+       "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"
+       "If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the instructions at "
+       "https://pytorch.org/get-started/locally/",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/tokenizers bindings/python (serde: a tokenizer.json newer than the installed tokenizers)",
+       "Exception: data did not match any variant of untagged enum ModelWrapper at line 250373 column 3",
+       "config_or_tokenizer_error"},
+      {"huggingface/tokenizers bindings/python Tokenizer.from_file (serde_json: an empty or HTML tokenizer.json)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/transformers/tokenization_utils_fast.py\", line 111, in "
+       "__init__\n"
+       "    fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)\n"
+       "Exception: expected value at line 1 column 1",
+       "config_or_tokenizer_error"},
+      {"google/sentencepiece src/sentencepiece_processor.cc Load (not a sentencepiece model: an LFS pointer)",
+       "RuntimeError: Internal: src/sentencepiece_processor.cc(1101) [model_proto->ParseFromArray(serialized.data(), "
+       "serialized.size())]",
+       "config_or_tokenizer_error"},
+      {"google/sentencepiece src/filesystem.cc ReadableFile via LoadFromFile (no tokenizer.model at the path: a wrong path or incomplete tokenizer files alike, no class)",
+       "OSError: Not found: \"/models/widget-7b/tokenizer.model\": No such file or directory Error #2",
+       "unknown"},
+      {"openai/tiktoken tiktoken/load.py load_tiktoken_bpe (a blob cache without the file, offline)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/tiktoken/load.py\", line 48, in read_file_cached\n"
+       "    contents = read_file(blobpath)\n"
+       "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='openaipublic.blob.core.windows.net', "
+       "port=443): Max retries exceeded with url: /encodings/cl100k_base.tiktoken (Caused by "
+       "NameResolutionError(\"<urllib3.connection.HTTPSConnection object>: Failed to resolve "
+       "'openaipublic.blob.core.windows.net'\"))",
+       "unknown"},
+      {"huggingface/transformers src/transformers/configuration_utils.py _dict_from_json_file (config.json not JSON)",
+       "OSError: It looks like the config file at '/models/widget-7b/config.json' is not a valid JSON file.",
+       "config_or_tokenizer_error"},
+      {"vllm-project/vllm vllm/worker/cache_engine.py / v1 kv_cache_utils (no memory left for the KV cache)",
+       "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+       "initializing the engine.",
+       "no_cache_blocks"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory",
+       "ValueError: Free memory on device cuda:0 (10.5/79.19 GiB) on startup is less than desired GPU memory "
+       "utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+       "startup_free_memory_below_utilization"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_memory_pool",
+       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+       "no_cache_blocks"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/engine/executor/base.py",
+       "RuntimeError: No enough gpu memory for runtime. Please try to decrease `max_prefill_token_num` or "
+       "`max_batch_size`.",
+       "cuda_oom_model_load"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (no Tensile library for this arch)",
+       "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for "
+       "GPU arch : gfx1201\n"
+       " List of available TensileLibrary Files : \n"
+       "\"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat\"",
+       "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt library/src/amd_detail/rocblaslt/src/tensile_host.cpp (no hipBLASLt library for this arch)",
+       "hipBLASLt error: Cannot read /opt/rocm/lib/hipblaslt/library/TensileLibrary_lazy_gfx1030.dat: No such file or "
+       "directory",
+       "rocm_library_missing_arch"},
+      {"ROCm/clr hipErrorInvalidDeviceFunction via torch (kernels not built for this gfx)",
+       "RuntimeError: HIP error: invalid device function\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.\n"
+       "For debugging consider passing AMD_SERIALIZE_KERNEL=3",
+       "hip_invalid_device_function"},
+      {"ollama/ollama discover/amd_linux.go (gfx override advice, a warning on a healthy start)",
+       "time=2025-01-01T10:00:00.000Z level=WARN source=amd_linux.go:378 msg=\"amdgpu is not supported (supported "
+       "types:[gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942])\" gpu_type=gfx1031 "
+       "gpu=0 library=/usr/lib/ollama\n"
+       "time=2025-01-01T10:00:00.000Z level=WARN source=amd_linux.go:385 msg=\"See "
+       "https://github.com/ollama/ollama/blob/main/docs/gpu.md#overrides for HSA_OVERRIDE_GFX_VERSION usage\"",
+       "unsupported_gpu_arch_runtime"},
+
   };
   return kTemplates;
 }

@@ -2350,6 +2350,139 @@ const std::vector<Template>& Templates() {
        "https://github.com/ollama/ollama/blob/main/docs/gpu.md#overrides for HSA_OVERRIDE_GFX_VERSION usage\"",
        "unsupported_gpu_arch_runtime"},
 
+      {"nomic-ai/nomic nomic/gpt4all/gpt4all.py _download_executable (no runner built for this OS/CPU)",
+       "NotImplementedError: Your platform is not supported: macOS-13.4-x86_64-i386-64bit. Current binaries supported "
+       "are x86 Linux and ARM Macs.",
+       "wrong_platform_build"},
+      {"centre-for-humanities-computing/stormtrooper stormtrooper/trooper.py get_model_type (any OSError of the hub hidden: gated, offline, a typo alike)",
+       "ValueError: Model widget-org/Widget-1B cannot be found in HuggingFace repositories, nor could an OpenAI model "
+       "be initialized.",
+       "unknown"},
+      {"openai/harmony (o200k vocabulary fetched at start: download or read, the reason hidden)",
+       "openai_harmony.HarmonyError: error downloading or loading vocab file",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init (driver older than the runtime: no class)",
+       "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime version",
+       "unknown"},
+      {"cudart cudaErrorDevicesUnavailable via torch (exclusive-process mode or a busy device: no class)",
+       "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n"
+       "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.",
+       "unknown"},
+      {"ROCm/clr hipamd/src/hip_code_object.cpp (no code object for this gfx in the fat binary)",
+       "\"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\"\n"
+       "Aborted (core dumped)",
+       "hip_invalid_device_function"},
+      {"ROCm/rocBLAS library/src/handle.cpp (hipBLASLt fallback warning on a healthy start)",
+       "rocBLAS warning: hipBlasLT failed, falling back to tensile.\n"
+       "This message will be only be displayed once, unless the ROCBLAS_VERBOSE_HIPBLASLT_ERROR environment variable "
+       "is set.",
+       "unknown"},
+      {"libdrm amdgpu/amdgpu_asic_id.c (a warning: no amdgpu.ids table)",
+       "amdgpu.ids: No such file or directory",
+       "unknown"},
+      {"NVIDIA/TensorRT-LLM (TensorRT's deserialisation: an engine built on another GPU model)",
+       "[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::StdArchiveReaderInitCommon::46] Error Code 1: Serialization "
+       "(Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: "
+       "Current Version: 238, Serialized Engine Version: 236)",
+       "unknown"},
+      {"huggingface/transformers models/auto/auto_factory.py _BaseAutoModelClass.from_config/from_pretrained (a model class not registered for the auto class)",
+       "ValueError: Unrecognized configuration class <class "
+       "'transformers.models.widget.configuration_widget.WidgetConfig'> for this kind of AutoModel: "
+       "AutoModelForCausalLM.\n"
+       "Model type should be one of BartConfig, BertConfig, LlamaConfig.",
+       "unsupported_model_architecture"},
+      {"huggingface/transformers models/llama/configuration_llama.py _rope_scaling_validation (config.json's rope_scaling in a form this transformers does not read: already read)",
+       "ValueError: `rope_scaling` must be a dictionary with with two fields, `type` and `factor`, got {'factor': "
+       "8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192, 'rope_type': "
+       "'llama3'}",
+       "config_or_tokenizer_error"},
+      {"vllm-project/vllm vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory",
+       "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+       "needed, which is larger than the available KV cache memory (9.21 GiB). Based on the available memory, the "
+       "estimated maximum model length is 75424. Try increasing `gpu_memory_utilization` or decreasing "
+       "`max_model_len` when initializing the engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/worker/worker.py raise_if_cache_size_invalid (V0)",
+       "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in "
+       "KV cache (21088). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+       "engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/platforms/cuda.py (a warning on a healthy start: FlashAttention-2 unavailable on Turing)",
+       "INFO 01-01 10:00:00 [cuda.py:240] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.\n"
+       "INFO 01-01 10:00:00 [cuda.py:289] Using XFormers backend.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/flash_causal_lm.py warmup",
+       "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+       "`--max-batch-prefill-tokens`",
+       "cuda_oom_model_load"},
+      {"ollama/ollama llm/server.go (a model larger than the host's memory: the scheduler refuses)",
+       "Error: model requires more system memory (70.5 GiB) than is available (31.2 GiB)",
+       "cuda_oom_model_load"},
+      {"huggingface/tokenizers (a tokenizer.json path that does not exist: a wrong path or missing file, no class)",
+       "Exception: No such file or directory (os error 2)",
+       "unknown"},
+      {"openai/tiktoken tiktoken/registry.py get_encoding (an encoding name the plugins do not know)",
+       "ValueError: Unknown encoding widget_base. Plugins found: ['tiktoken_ext.openai_public']",
+       "unknown"},
+      {"ROCm/ROCR-Runtime (an HSA memory-aperture fault)",
+       "Memory access fault by GPU node-1 (Agent handle: 0x55d0c0c0c0c0) on address 0x7f0000000000. Reason: Page not "
+       "present or supervisor privilege.",
+       "hip_runtime_error"},
+      {"ggml-org/llama.cpp src/llama-kv-cache.cpp (the KV cache of the requested context does not fit)",
+       "llama_kv_cache_unified: failed to allocate buffer for kv cache\n"
+       "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+       "max_model_len_exceeds_kv_capacity"},
+      {"InternLM/lmdeploy src/turbomind/utils/cuda_utils.h check (TurboMind's CUDA allocation)",
+       "[TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:231",
+       "cuda_oom_model_load"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py (memory pool smaller than the context)",
+       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+       "mem_fraction_static=0.88",
+       "no_cache_blocks"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (Tensile host with no device: the stop-42 call)",
+       "rocBLAS error: Could not initialize Tensile host: No devices found",
+       "unknown"},
+      {"ollama/ollama discover/amd_linux.go (the amdgpu driver version file missing: a warning, no class)",
+       "time=2025-01-01T10:00:00.000Z level=WARN source=amd_linux.go:61 msg=\"ollama recommends running the "
+       "https://www.amd.com/en/support/linux-drivers\" error=\"amdgpu version file missing: /sys/module/amdgpu/version "
+       "stat /sys/module/amdgpu/version: no such file or directory\"",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (the arch forced by HSA_OVERRIDE_GFX_VERSION has no device: the stop-42 call)",
+       "RuntimeError: No HIP GPUs are available",
+       "unknown"},
+      {"Dao-AILab/flash-attention csrc/flash_attn/flash_api.cpp (a GPU older than Ampere)",
+       "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (DeferredCudaCallError: the driver failed to initialise, several causes)",
+       "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: device >= 0 && device "
+       "< num_gpus INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/CUDAContext.cpp\":50",
+       "unknown"},
+      {"pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (NVML_SUCCESS == r: an NVML call failing inside the allocator, several causes)",
+       "RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"../c10/cuda/CUDACachingAllocator.cpp\":838, please "
+       "report a bug to PyTorch.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py __init__ (no tokenizer.json and no converter: a missing package or missing files alike)",
+       "ValueError: Couldn't instantiate the backend tokenizer from one of: \n"
+       "(1) a `tokenizers` library serialization file, \n"
+       "(2) a slow tokenizer instance to convert or \n"
+       "(3) an equivalent slow tokenizer class to instantiate and convert. \n"
+       "You need to have sentencepiece installed to convert a slow tokenizer to a fast one.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/convert_slow_tokenizer.py convert_slow_tokenizer (neither SentencePiece nor tiktoken files: several causes)",
+       "ValueError: Converting from SentencePiece and Tiktoken failed, if a converter for SentencePiece is available, "
+       "provide a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
+       "['AlbertTokenizer', 'BartTokenizer']",
+       "unknown"},
+      {"huggingface/transformers src/transformers/models/auto/tokenization_auto.py AutoTokenizer.from_pretrained (tokenizer_config.json names a class this transformers lacks)",
+       "ValueError: Tokenizer class WidgetTokenizer does not exist or is not currently imported.",
+       "config_or_tokenizer_error"},
+      {"python json via transformers configuration_utils (a config.json that is not JSON, the file named)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/transformers/configuration_utils.py\", line 712, in "
+       "_get_config_dict\n"
+       "    config_dict = cls._dict_from_json_file(resolved_config_file)\n"
+       "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+       "config_or_tokenizer_error"},
   };
   return kTemplates;
 }

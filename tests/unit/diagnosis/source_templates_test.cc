@@ -2483,6 +2483,50 @@ const std::vector<Template>& Templates() {
        "    config_dict = cls._dict_from_json_file(resolved_config_file)\n"
        "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
        "config_or_tokenizer_error"},
+      {"huggingface/safetensors safetensors/src/tensor.rs (MetadataIncompleteBuffer: a truncated download or a damaged file, no class)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer",
+       "unknown"},
+      {"huggingface/safetensors safetensors/src/tensor.rs (HeaderTooLarge: a Git LFS pointer or another format in place of the weights, no class)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+       "unknown"},
+      {"huggingface/huggingface_hub utils/_http.py hf_raise_for_status (EntryNotFoundError: a file not in the repo)",
+       "huggingface_hub.errors.EntryNotFoundError: 404 Client Error. (Request ID: Root=1-abc)\n"
+       "\n"
+       "Entry Not Found for url: https://huggingface.co/widget-org/Widget-7B/resolve/main/config.json.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub file_download.py (offline, not in the cache)",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and "
+       "outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' to "
+       "False.",
+       "model_path_not_found"},
+      {"bitsandbytes-foundation/bitsandbytes bitsandbytes/cextension.py (a warning)",
+       "The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit "
+       "multiplication, and GPU quantization are unavailable.",
+       "unknown"},
+      {"huggingface/transformers tokenization_utils_base.py _from_pretrained",
+       "OSError: Unable to load vocabulary from file. Please check that the provided vocabulary is accessible and not "
+       "corrupted.",
+       "config_or_tokenizer_error"},
+      {"google/sentencepiece src/sentencepiece_processor.cc Load (newer wording)",
+       "RuntimeError: Internal: could not parse ModelProto from /models/widget-7b/tokenizer.model",
+       "config_or_tokenizer_error"},
+      {"ROCm/clr hipErrorInvalidDeviceFunction via torch c10/hip (ROCm: an arch the wheel has no kernels for)",
+       "RuntimeError: HIP error: invalid device function\n"
+       "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.",
+       "hip_invalid_device_function"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_error: no kernel for this arch)",
+       "ggml_cuda_compute_forward: MUL_MAT failed\n"
+       "CUDA error: no kernel image is available for execution on the device\n"
+       "  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2313",
+       "unsupported_gpu_arch_runtime"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_error (a ROCm build on an unsupported gfx)",
+       "ggml_cuda_compute_forward: RMS_NORM failed\n"
+       "ROCm error: invalid device function\n"
+       "  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2313",
+       "hip_invalid_device_function"},
+      {"ml-explore/mlx-lm mlx_lm/utils.py _get_classes (a model type mlx-lm does not know)",
+       "ValueError: Model type widget_moe not supported.",
+       "unsupported_model_architecture"},
   };
   return kTemplates;
 }

@@ -2527,6 +2527,13 @@ const std::vector<Template>& Templates() {
       {"ml-explore/mlx-lm mlx_lm/utils.py _get_classes (a model type mlx-lm does not know)",
        "ValueError: Model type widget_moe not supported.",
        "unsupported_model_architecture"},
+      {"ollama/ollama discover/amd_linux.go (an integrated Radeon skipped: a warning, the CPU runs the model)",
+       "time=2025-01-01T10:00:00.000Z level=INFO source=amd_linux.go:296 msg=\"unsupported Radeon iGPU detected "
+       "skipping\" id=0 total=\"512.0 MiB\"",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init (ROCm sees no device: the stop-42 call)",
+       "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -214,10 +214,10 @@ constexpr double kDecemberZDHeldOutFloorPercent = 77.7;  // 14/18 = 77.78 after 
 constexpr double kDecemberZEHeldOutFloorPercent = 96.6;  // 29/30 = 96.67 after the thirteenth rules round (27/30 first)
 constexpr double kDecemberZFHeldOutFloorPercent = 100.0;  // 22/22 after the thirteenth rules round (21/22 first)
 // First readings of the second stop-43 set (frozen at 03852da).
-constexpr double kDecemberZGHeldOutFloorPercent = 90.9;   // 30/33 = 90.91
+constexpr double kDecemberZGHeldOutFloorPercent = 93.9;   // 31/33 = 93.94 after the fourteenth rules round (30/33 first)
 constexpr double kDecemberZHHeldOutFloorPercent = 100.0;  // 4/4
-constexpr double kDecemberZIHeldOutFloorPercent = 70.2;   // 33/47 = 70.21
-constexpr double kDecemberZJHeldOutFloorPercent = 66.6;   // 18/27 = 66.67
+constexpr double kDecemberZIHeldOutFloorPercent = 87.2;   // 41/47 = 87.23 after the fourteenth rules round (33/47 first)
+constexpr double kDecemberZJHeldOutFloorPercent = 70.3;   // 19/27 = 70.37 after the fourteenth rules round (18/27 first)
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -260,7 +260,9 @@ constexpr double kDecemberZJHeldOutFloorPercent = 66.6;   // 18/27 = 66.67
 // right; nothing tuned on them).
 // 451/506 with the 30 dev threads of the 2026-12zg..zj collections (27 of
 // them right; nothing tuned on them).
-constexpr double kDevFloorPercent = 89.1;  // 451/506 = 89.13
+// 452/506 after the fourteenth rules round (lmdeploy-3245: a TLS
+// connection cut mid-read is not the model missing).
+constexpr double kDevFloorPercent = 89.3;  // 452/506 = 89.33
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

@@ -2159,6 +2159,381 @@ const std::vector<Template>& Templates() {
        "  Value error, Unknown quantization method: mxfp4. Must be one of ['aqlm', 'awq', 'fp8', 'gptq', 'compressed-tensors', "
        "'bitsandbytes']. [type=value_error, input_value=ArgsKwargs((), {'model': 'widget-org/widget-oss-20b'}), input_type=ArgsKwargs]",
        "unknown"},
+      // ------------------------------- fourteenth rules round (stop 43)
+      {"pytorch/pytorch aten/src/ATen/MapAllocator.cpp MapAllocator via safetensors safe_open (ENOMEM: the host cannot map the weights)",
+       "  File \"/opt/venv/lib/python3.12/site-packages/vllm/model_executor/model_loader/weight_utils.py\", line 441, "
+       "in safetensors_weights_iterator\n"
+       "    with safe_open(st_file, framework=\"pt\") as f:\n"
+       "RuntimeError: unable to mmap 9876543210 bytes from file "
+       "</models/widget-13b/model-00001-of-00003.safetensors>: Cannot allocate memory (12)",
+       "cuda_oom_model_load"},
+      {"pytorch/pytorch aten/src/ATen/MapAllocator.cpp MapAllocator (another errno: a file system that cannot map, no class)",
+       "RuntimeError: unable to mmap 9876543210 bytes from file </mnt/share/widget-13b/model.safetensors>: No such "
+       "device (19)",
+       "unknown"},
+      {"pytorch/pytorch aten/src/ATen/MapAllocator.cpp MapAllocator (EINVAL, no class)",
+       "RuntimeError: unable to mmap 0 bytes from file </models/widget/model.safetensors>: Invalid argument (22)",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml-metal.m ggml_metal_add_buffer (a weights buffer over the device's maxBufferLength)",
+       "ggml_metal_init: maxTransferRate               = built-in GPU\n"
+       "ggml_metal_add_buffer: buffer 'data' size 19327352832 is larger than buffer maximum of 17179869184\n"
+       "llama_init_from_file: failed to add buffer",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp llama.cpp llm_load_tensors (early 2024: no buffer for the weights)",
+       "llm_load_tensors: ggml ctx size =    0.55 MiB\n"
+       "llama_model_load: error loading model: failed to allocate buffer\n"
+       "llama_load_model_from_file: failed to load model",
+       "cuda_oom_model_load"},
+      {"ggml-org/ggml src/ggml.c ggml_init (the context's host allocation failed)",
+       "llama.cpp: loading model from /models/widget-7b.q4_0.bin\n"
+       "GGML_ASSERT: /build/llama.cpp/ggml.c:4411: ctx->mem_buffer != NULL\n"
+       "Aborted (core dumped)",
+       "cuda_oom_model_load"},
+      {"ggml-org/ggml src/ggml.c (another assertion of ggml_init's neighbourhood: no class)",
+       "GGML_ASSERT: /build/llama.cpp/ggml.c:4390: ctx->mem_buffer_owned\n"
+       "Aborted (core dumped)",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml-metal.m ggml_metal_graph_compute (status 5 alone: out of memory, a GPU time-out and a fault alike)",
+       "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+       "GGML_ASSERT: /build/llama.cpp/ggml-metal.m:1234: false",
+       "unknown"},
+      {"apple-oss-distributions/xnu bsd/sys/errno.h EBADARCH via Go os/exec (a runner built for the other CPU)",
+       "2024/01/01 10:00:00 llama.go:386: error starting the external llama runner: fork/exec "
+       "/var/folders/xx/T/ollama123/llama.cpp/gguf/build/metal/bin/ollama-runner: bad CPU type in executable",
+       "wrong_platform_build"},
+      {"apple-oss-distributions/xnu bsd/sys/errno.h EBADARCH as zsh prints it",
+       "zsh: bad CPU type in executable: ./llama-server",
+       "wrong_platform_build"},
+      {"ml-explore/mlx mlx/backend/metal/device.cpp load_default_library (a metallib built for a newer macOS)",
+       "libc++abi: terminating due to uncaught exception of type std::runtime_error: [metal::Device] Failed to load "
+       "the default metallib. This library is using a deployment target (0x00030000) that is not supported on this OS.",
+       "wrong_platform_build"},
+      {"huggingface/transformers models/auto/configuration_auto.py _LazyConfigMapping.__getitem__ in an IPython traceback",
+       "File ~/venv/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py:1013, in "
+       "AutoConfig.from_pretrained(cls, pretrained_model_name_or_path, **kwargs)\n"
+       "   1011 config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]\n"
+       "File ~/venv/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py:716, in "
+       "_LazyConfigMapping.__getitem__(self, key)\n"
+       "    714 if key not in self._mapping:\n"
+       "--> 715     raise KeyError(key)\n"
+       "KeyError: 'widget_moe'",
+       "unsupported_model_architecture"},
+      {"IPython traceback of a KeyError outside configuration_auto (a dict lookup in user code: no class)",
+       "File ~/work/load.py:12, in load(cfg)\n"
+       "---> 12     return cfg['widget_moe']\n"
+       "KeyError: 'widget_moe'",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_cache_manager.py scan_cache_dir (the hub cache to read the weights from does not exist)",
+       "huggingface_hub.errors.CacheNotFound: Cache directory not found: /data/hf-cache/hub. Please use `cache_dir` "
+       "argument or set `HF_HUB_CACHE` environment variable.",
+       "model_path_not_found"},
+      {"psf/requests adapters.py + python/cpython Lib/ssl.py SSLEOFError (a TLS connection cut mid-read on the hub's model API: a dropped connection, no class)",
+       "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+       "with url: /api/models/widget-org/Widget-8B/revision/main (Caused by SSLError(SSLEOFError(8, '[SSL: "
+       "UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1000)')))",
+       "unknown"},
+      {"psf/requests adapters.py SSLError: a proxy's certificate on the hub's model API (still read)",
+       "requests.exceptions.SSLError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with "
+       "url: /api/models/widget-org/Widget-8B/revision/main (Caused by SSLError(SSLCertVerificationError(1, '[SSL: "
+       "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in certificate chain "
+       "(_ssl.c:1006)')))",
+       "model_path_not_found"},
+      {"pytorch/pytorch torch/cuda/__init__.py _check_driver (driver older than the wheel's CUDA: no class)",
+       "AssertionError: \n"
+       "The NVIDIA driver on your system is too old (found version 11040).\n"
+       "Please update your GPU driver by downloading and installing a new version from the URL: "
+       "http://www.nvidia.com/Download/index.aspx\n"
+       "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+       "version of the CUDA driver.",
+       "unknown"},
+      {"pytorch/pytorch c10/cuda/CUDAFunctions.cpp device_count_impl (cudaErrorSystemDriverMismatch 803: no class)",
+       "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+       "before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported "
+       "display driver / cuda driver combination (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+       "unknown"},
+      {"NVIDIA nvidia-smi / NVML nvmlInit (kernel module and user-space library of different versions: no class)",
+       "Failed to initialize NVML: Driver/library version mismatch\n"
+       "NVML library version: 550.54",
+       "unknown"},
+      {"gpuopenanalytics/pynvml pynvml.py _LoadNvmlLibrary (NVMLError_LibraryNotFound: no driver library in the container, no class)",
+       "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+       "unknown"},
+      {"NVIDIA/libnvidia-container src/nvc.c / cli (a CUDA image newer than the host driver: no class)",
+       "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+       "runtime create failed: runc create failed: unable to start container process: error during container init: "
+       "error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+       "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
+       "newer version, or use an earlier cuda container: unknown.",
+       "unknown"},
+      {"NVIDIA/libnvidia-container src/nvc.c (no driver library on the host: no class)",
+       "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object "
+       "file: no such file or directory: unknown.",
+       "unknown"},
+      {"NVIDIA/nvidia-container-toolkit (docker without the runtime configured: no class)",
+       "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+       "unknown"},
+      {"cudart cudaErrorNoKernelImageForDevice via torch (a wheel without this GPU's arch)",
+       "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+       "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/cuda/__init__.py _check_capability (warning: sm_120 not in the wheel's arch list)",
+       "UserWarning: \n"
+       "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+       "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"
+       "If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the instructions at "
+       "https://pytorch.org/get-started/locally/",
+       "unsupported_gpu_arch_runtime"},
+      {"huggingface/tokenizers bindings/python (serde: a tokenizer.json newer than the installed tokenizers)",
+       "Exception: data did not match any variant of untagged enum ModelWrapper at line 250373 column 3",
+       "config_or_tokenizer_error"},
+      {"huggingface/tokenizers bindings/python Tokenizer.from_file (serde_json: an empty or HTML tokenizer.json)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/transformers/tokenization_utils_fast.py\", line 111, in "
+       "__init__\n"
+       "    fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)\n"
+       "Exception: expected value at line 1 column 1",
+       "config_or_tokenizer_error"},
+      {"google/sentencepiece src/sentencepiece_processor.cc Load (not a sentencepiece model: an LFS pointer)",
+       "RuntimeError: Internal: src/sentencepiece_processor.cc(1101) [model_proto->ParseFromArray(serialized.data(), "
+       "serialized.size())]",
+       "config_or_tokenizer_error"},
+      {"google/sentencepiece src/filesystem.cc ReadableFile via LoadFromFile (no tokenizer.model at the path: a wrong path or incomplete tokenizer files alike, no class)",
+       "OSError: Not found: \"/models/widget-7b/tokenizer.model\": No such file or directory Error #2",
+       "unknown"},
+      {"openai/tiktoken tiktoken/load.py load_tiktoken_bpe (a blob cache without the file, offline)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/tiktoken/load.py\", line 48, in read_file_cached\n"
+       "    contents = read_file(blobpath)\n"
+       "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='openaipublic.blob.core.windows.net', "
+       "port=443): Max retries exceeded with url: /encodings/cl100k_base.tiktoken (Caused by "
+       "NameResolutionError(\"<urllib3.connection.HTTPSConnection object>: Failed to resolve "
+       "'openaipublic.blob.core.windows.net'\"))",
+       "unknown"},
+      {"huggingface/transformers src/transformers/configuration_utils.py _dict_from_json_file (config.json not JSON)",
+       "OSError: It looks like the config file at '/models/widget-7b/config.json' is not a valid JSON file.",
+       "config_or_tokenizer_error"},
+      {"vllm-project/vllm vllm/worker/cache_engine.py / v1 kv_cache_utils (no memory left for the KV cache)",
+       "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+       "initializing the engine.",
+       "no_cache_blocks"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory",
+       "ValueError: Free memory on device cuda:0 (10.5/79.19 GiB) on startup is less than desired GPU memory "
+       "utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+       "startup_free_memory_below_utilization"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_memory_pool",
+       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+       "no_cache_blocks"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/engine/executor/base.py",
+       "RuntimeError: No enough gpu memory for runtime. Please try to decrease `max_prefill_token_num` or "
+       "`max_batch_size`.",
+       "cuda_oom_model_load"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (no Tensile library for this arch)",
+       "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for "
+       "GPU arch : gfx1201\n"
+       " List of available TensileLibrary Files : \n"
+       "\"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat\"",
+       "rocm_library_missing_arch"},
+      {"ROCm/hipBLASLt library/src/amd_detail/rocblaslt/src/tensile_host.cpp (no hipBLASLt library for this arch)",
+       "hipBLASLt error: Cannot read /opt/rocm/lib/hipblaslt/library/TensileLibrary_lazy_gfx1030.dat: No such file or "
+       "directory",
+       "rocm_library_missing_arch"},
+      {"ROCm/clr hipErrorInvalidDeviceFunction via torch (kernels not built for this gfx)",
+       "RuntimeError: HIP error: invalid device function\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.\n"
+       "For debugging consider passing AMD_SERIALIZE_KERNEL=3",
+       "hip_invalid_device_function"},
+      {"ollama/ollama discover/amd_linux.go (gfx override advice, a warning on a healthy start)",
+       "time=2025-01-01T10:00:00.000Z level=WARN source=amd_linux.go:378 msg=\"amdgpu is not supported (supported "
+       "types:[gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942])\" gpu_type=gfx1031 "
+       "gpu=0 library=/usr/lib/ollama\n"
+       "time=2025-01-01T10:00:00.000Z level=WARN source=amd_linux.go:385 msg=\"See "
+       "https://github.com/ollama/ollama/blob/main/docs/gpu.md#overrides for HSA_OVERRIDE_GFX_VERSION usage\"",
+       "unsupported_gpu_arch_runtime"},
+
+      {"nomic-ai/nomic nomic/gpt4all/gpt4all.py _download_executable (no runner built for this OS/CPU)",
+       "NotImplementedError: Your platform is not supported: macOS-13.4-x86_64-i386-64bit. Current binaries supported "
+       "are x86 Linux and ARM Macs.",
+       "wrong_platform_build"},
+      {"centre-for-humanities-computing/stormtrooper stormtrooper/trooper.py get_model_type (any OSError of the hub hidden: gated, offline, a typo alike)",
+       "ValueError: Model widget-org/Widget-1B cannot be found in HuggingFace repositories, nor could an OpenAI model "
+       "be initialized.",
+       "unknown"},
+      {"openai/harmony (o200k vocabulary fetched at start: download or read, the reason hidden)",
+       "openai_harmony.HarmonyError: error downloading or loading vocab file",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init (driver older than the runtime: no class)",
+       "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime version",
+       "unknown"},
+      {"cudart cudaErrorDevicesUnavailable via torch (exclusive-process mode or a busy device: no class)",
+       "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n"
+       "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.",
+       "unknown"},
+      {"ROCm/clr hipamd/src/hip_code_object.cpp (no code object for this gfx in the fat binary)",
+       "\"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\"\n"
+       "Aborted (core dumped)",
+       "hip_invalid_device_function"},
+      {"ROCm/rocBLAS library/src/handle.cpp (hipBLASLt fallback warning on a healthy start)",
+       "rocBLAS warning: hipBlasLT failed, falling back to tensile.\n"
+       "This message will be only be displayed once, unless the ROCBLAS_VERBOSE_HIPBLASLT_ERROR environment variable "
+       "is set.",
+       "unknown"},
+      {"libdrm amdgpu/amdgpu_asic_id.c (a warning: no amdgpu.ids table)",
+       "amdgpu.ids: No such file or directory",
+       "unknown"},
+      {"NVIDIA/TensorRT-LLM (TensorRT's deserialisation: an engine built on another GPU model)",
+       "[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::StdArchiveReaderInitCommon::46] Error Code 1: Serialization "
+       "(Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: "
+       "Current Version: 238, Serialized Engine Version: 236)",
+       "unknown"},
+      {"huggingface/transformers models/auto/auto_factory.py _BaseAutoModelClass.from_config/from_pretrained (a model class not registered for the auto class)",
+       "ValueError: Unrecognized configuration class <class "
+       "'transformers.models.widget.configuration_widget.WidgetConfig'> for this kind of AutoModel: "
+       "AutoModelForCausalLM.\n"
+       "Model type should be one of BartConfig, BertConfig, LlamaConfig.",
+       "unsupported_model_architecture"},
+      {"huggingface/transformers models/llama/configuration_llama.py _rope_scaling_validation (config.json's rope_scaling in a form this transformers does not read: already read)",
+       "ValueError: `rope_scaling` must be a dictionary with with two fields, `type` and `factor`, got {'factor': "
+       "8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192, 'rope_type': "
+       "'llama3'}",
+       "config_or_tokenizer_error"},
+      {"vllm-project/vllm vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory",
+       "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+       "needed, which is larger than the available KV cache memory (9.21 GiB). Based on the available memory, the "
+       "estimated maximum model length is 75424. Try increasing `gpu_memory_utilization` or decreasing "
+       "`max_model_len` when initializing the engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/worker/worker.py raise_if_cache_size_invalid (V0)",
+       "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in "
+       "KV cache (21088). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+       "engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/platforms/cuda.py (a warning on a healthy start: FlashAttention-2 unavailable on Turing)",
+       "INFO 01-01 10:00:00 [cuda.py:240] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.\n"
+       "INFO 01-01 10:00:00 [cuda.py:289] Using XFormers backend.",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/flash_causal_lm.py warmup",
+       "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+       "`--max-batch-prefill-tokens`",
+       "cuda_oom_model_load"},
+      {"ollama/ollama llm/server.go (a model larger than the host's memory: the scheduler refuses)",
+       "Error: model requires more system memory (70.5 GiB) than is available (31.2 GiB)",
+       "cuda_oom_model_load"},
+      {"huggingface/tokenizers (a tokenizer.json path that does not exist: a wrong path or missing file, no class)",
+       "Exception: No such file or directory (os error 2)",
+       "unknown"},
+      {"openai/tiktoken tiktoken/registry.py get_encoding (an encoding name the plugins do not know)",
+       "ValueError: Unknown encoding widget_base. Plugins found: ['tiktoken_ext.openai_public']",
+       "unknown"},
+      {"ROCm/ROCR-Runtime (an HSA memory-aperture fault)",
+       "Memory access fault by GPU node-1 (Agent handle: 0x55d0c0c0c0c0) on address 0x7f0000000000. Reason: Page not "
+       "present or supervisor privilege.",
+       "hip_runtime_error"},
+      {"ggml-org/llama.cpp src/llama-kv-cache.cpp (the KV cache of the requested context does not fit)",
+       "llama_kv_cache_unified: failed to allocate buffer for kv cache\n"
+       "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+       "max_model_len_exceeds_kv_capacity"},
+      {"InternLM/lmdeploy src/turbomind/utils/cuda_utils.h check (TurboMind's CUDA allocation)",
+       "[TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:231",
+       "cuda_oom_model_load"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py (memory pool smaller than the context)",
+       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+       "mem_fraction_static=0.88",
+       "no_cache_blocks"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (Tensile host with no device: the stop-42 call)",
+       "rocBLAS error: Could not initialize Tensile host: No devices found",
+       "unknown"},
+      {"ollama/ollama discover/amd_linux.go (the amdgpu driver version file missing: a warning, no class)",
+       "time=2025-01-01T10:00:00.000Z level=WARN source=amd_linux.go:61 msg=\"ollama recommends running the "
+       "https://www.amd.com/en/support/linux-drivers\" error=\"amdgpu version file missing: /sys/module/amdgpu/version "
+       "stat /sys/module/amdgpu/version: no such file or directory\"",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (the arch forced by HSA_OVERRIDE_GFX_VERSION has no device: the stop-42 call)",
+       "RuntimeError: No HIP GPUs are available",
+       "unknown"},
+      {"Dao-AILab/flash-attention csrc/flash_attn/flash_api.cpp (a GPU older than Ampere)",
+       "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (DeferredCudaCallError: the driver failed to initialise, several causes)",
+       "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: device >= 0 && device "
+       "< num_gpus INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/CUDAContext.cpp\":50",
+       "unknown"},
+      {"pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (NVML_SUCCESS == r: an NVML call failing inside the allocator, several causes)",
+       "RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"../c10/cuda/CUDACachingAllocator.cpp\":838, please "
+       "report a bug to PyTorch.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/tokenization_utils_fast.py __init__ (no tokenizer.json and no converter: a missing package or missing files alike)",
+       "ValueError: Couldn't instantiate the backend tokenizer from one of: \n"
+       "(1) a `tokenizers` library serialization file, \n"
+       "(2) a slow tokenizer instance to convert or \n"
+       "(3) an equivalent slow tokenizer class to instantiate and convert. \n"
+       "You need to have sentencepiece installed to convert a slow tokenizer to a fast one.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/convert_slow_tokenizer.py convert_slow_tokenizer (neither SentencePiece nor tiktoken files: several causes)",
+       "ValueError: Converting from SentencePiece and Tiktoken failed, if a converter for SentencePiece is available, "
+       "provide a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
+       "['AlbertTokenizer', 'BartTokenizer']",
+       "unknown"},
+      {"huggingface/transformers src/transformers/models/auto/tokenization_auto.py AutoTokenizer.from_pretrained (tokenizer_config.json names a class this transformers lacks)",
+       "ValueError: Tokenizer class WidgetTokenizer does not exist or is not currently imported.",
+       "config_or_tokenizer_error"},
+      {"python json via transformers configuration_utils (a config.json that is not JSON, the file named)",
+       "  File \"/opt/venv/lib/python3.11/site-packages/transformers/configuration_utils.py\", line 712, in "
+       "_get_config_dict\n"
+       "    config_dict = cls._dict_from_json_file(resolved_config_file)\n"
+       "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+       "config_or_tokenizer_error"},
+      {"huggingface/safetensors safetensors/src/tensor.rs (MetadataIncompleteBuffer: a truncated download or a damaged file, no class)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer",
+       "unknown"},
+      {"huggingface/safetensors safetensors/src/tensor.rs (HeaderTooLarge: a Git LFS pointer or another format in place of the weights, no class)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+       "unknown"},
+      {"huggingface/huggingface_hub utils/_http.py hf_raise_for_status (EntryNotFoundError: a file not in the repo)",
+       "huggingface_hub.errors.EntryNotFoundError: 404 Client Error. (Request ID: Root=1-abc)\n"
+       "\n"
+       "Entry Not Found for url: https://huggingface.co/widget-org/Widget-7B/resolve/main/config.json.",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub file_download.py (offline, not in the cache)",
+       "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and "
+       "outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' to "
+       "False.",
+       "model_path_not_found"},
+      {"bitsandbytes-foundation/bitsandbytes bitsandbytes/cextension.py (a warning)",
+       "The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit "
+       "multiplication, and GPU quantization are unavailable.",
+       "unknown"},
+      {"huggingface/transformers tokenization_utils_base.py _from_pretrained",
+       "OSError: Unable to load vocabulary from file. Please check that the provided vocabulary is accessible and not "
+       "corrupted.",
+       "config_or_tokenizer_error"},
+      {"google/sentencepiece src/sentencepiece_processor.cc Load (newer wording)",
+       "RuntimeError: Internal: could not parse ModelProto from /models/widget-7b/tokenizer.model",
+       "config_or_tokenizer_error"},
+      {"ROCm/clr hipErrorInvalidDeviceFunction via torch c10/hip (ROCm: an arch the wheel has no kernels for)",
+       "RuntimeError: HIP error: invalid device function\n"
+       "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.",
+       "hip_invalid_device_function"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_error: no kernel for this arch)",
+       "ggml_cuda_compute_forward: MUL_MAT failed\n"
+       "CUDA error: no kernel image is available for execution on the device\n"
+       "  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2313",
+       "unsupported_gpu_arch_runtime"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_error (a ROCm build on an unsupported gfx)",
+       "ggml_cuda_compute_forward: RMS_NORM failed\n"
+       "ROCm error: invalid device function\n"
+       "  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2313",
+       "hip_invalid_device_function"},
+      {"ml-explore/mlx-lm mlx_lm/utils.py _get_classes (a model type mlx-lm does not know)",
+       "ValueError: Model type widget_moe not supported.",
+       "unsupported_model_architecture"},
+      {"ollama/ollama discover/amd_linux.go (an integrated Radeon skipped: a warning, the CPU runs the model)",
+       "time=2025-01-01T10:00:00.000Z level=INFO source=amd_linux.go:296 msg=\"unsupported Radeon iGPU detected "
+       "skipping\" id=0 total=\"512.0 MiB\"",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init (ROCm sees no device: the stop-42 call)",
+       "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -50,7 +50,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12u", "heldout-2026-12v", "heldout-2026-12w", "heldout-2026-12x",
     "heldout-2026-12y", "heldout-2026-12z", "heldout-2026-12za", "heldout-2026-12zb",
     "heldout-2026-12zc", "heldout-2026-12zd", "heldout-2026-12ze", "heldout-2026-12zf",
-    "heldout-2026-12zg", "heldout-2026-12zh", "heldout-2026-12zi", "heldout-2026-12zj"};
+    "heldout-2026-12zg", "heldout-2026-12zh", "heldout-2026-12zi", "heldout-2026-12zj",
+    "heldout-2026-12zk", "heldout-2026-12zl", "heldout-2026-12zm", "heldout-2026-12zn"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

@@ -529,7 +529,9 @@ const std::vector<Template>& Templates() {
        "ValueError: Converting from Tiktoken failed, if a converter for SentencePiece is available, provide "
        "a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
        "['AlbertTokenizer', 'BartTokenizer']",
-       "config_or_tokenizer_error"},
+       // Fifteenth rules round: a control now (a missing package and files
+       // that cannot be converted print it alike).
+       "unknown"},
       {"huggingface/transformers src/transformers/tokenization_utils_fast.py (twelfth round: sentencepiece, an "
        "optional package, not installed; was config_or_tokenizer_error)",
        "ValueError: Cannot instantiate this tokenizer from a slow version. If it's based on sentencepiece, "
@@ -725,10 +727,12 @@ const std::vector<Template>& Templates() {
        "  File \"/x/sglang/srt/server_args.py\", line 300, in __post_init__\n"
        "    self.device = get_device()\n"
        "RuntimeError: No accelerator (CUDA, XPU, HPU) is available.",
-       "wrong_platform_build"},
+       // Fifteenth rules round: a control now (a CPU-only torch and a device
+       // the runtime cannot see print it alike: the stop-42 call).
+       "unknown"},
       {"sgl-project/sglang python/sglang/srt/utils/common.py get_device (newer)",
        "RuntimeError: No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) or platform plugin is available.",
-       "wrong_platform_build"},
+       "unknown"},
       {"python/cpython Modules/_ctypes/callproc.c load_library (Windows)",
        "FileNotFoundError: Could not find module 'C:\\Users\\me\\venv\\Lib\\site-packages\\llama_cpp\\lib\\"
        "llama.dll' (or one of its dependencies). Try using the full path with constructor syntax.",
@@ -2534,6 +2538,33 @@ const std::vector<Template>& Templates() {
       {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init (ROCm sees no device: the stop-42 call)",
        "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected",
        "unknown"},
+      // ------------------------------------------- fifteenth rules round
+      {"NVIDIA/nccl src/include/checks.h CUDACHECK (cudaErrorInsufficientDriver under NCCL: a control)",
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, "
+       "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+       "Last error:\n"
+       "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'",
+       "unknown"},
+      {"NVIDIA/nccl src/include/checks.h CUDACHECK (another CUDA failure under NCCL stays NCCL's)",
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, "
+       "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+       "Last error:\n"
+       "Cuda failure 'peer access is not supported between these two devices'",
+       "nccl_rccl_init_failure"},
+      {"ollama/ollama gpu/gpu.go LoadNVCUDAMgmt (the 32-bit libcuda copy skipped: a control)",
+       "time=2024-07-01T10:00:00.000Z level=DEBUG source=gpu.go:517 msg=\"Unable to load nvcuda\" "
+       "library=/usr/lib/i386-linux-gnu/libcuda.so.550.1.2 error=\"Unable to load "
+       "/usr/lib/i386-linux-gnu/libcuda.so.550.1.2 library to query for Nvidia GPUs: "
+       "/usr/lib/i386-linux-gnu/libcuda.so.550.1.2: wrong ELF class: ELFCLASS32\"\n"
+       "cuInit err: 999\n"
+       "time=2024-07-01T10:00:00.010Z level=DEBUG source=gpu.go:517 msg=\"Unable to load nvcuda\" "
+       "library=/usr/lib/x86_64-linux-gnu/libcuda.so.550.1.2 error=\"nvcuda init failure: 999\"",
+       "unknown"},
+      {"python/cpython Lib/ctypes (a library of the other word size outside Ollama's discovery stays read)",
+       "OSError: /opt/app/lib/libwidget.so: wrong ELF class: ELFCLASS32",
+       "shared_lib_undefined_symbol"},
   };
   return kTemplates;
 }

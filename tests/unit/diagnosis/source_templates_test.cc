@@ -2565,6 +2565,33 @@ const std::vector<Template>& Templates() {
       {"python/cpython Lib/ctypes (a library of the other word size outside Ollama's discovery stays read)",
        "OSError: /opt/app/lib/libwidget.so: wrong ELF class: ELFCLASS32",
        "shared_lib_undefined_symbol"},
+      {"modelscope/modelscope modelscope/hub/api.py get_model (NotExistError: the id does not resolve)",
+       "2025-01-01 10:00:00,000 - modelscope - ERROR - The request model: Widget-7B-Chat does not exist!\n"
+       "ERROR 01-01 10:00:00 [config.py:114] Error retrieving file list: The request model: Widget-7B-Chat does "
+       "not exist!, retrying 1 of 2",
+       "model_path_not_found"},
+      {"numpy/numpy numpy/core/_multiarray_umath.py __getattr__ (a NumPy 1.x extension under NumPy 2: a control)",
+       "A module that was compiled using NumPy 1.x cannot be run in\n"
+       "NumPy 2.0.1 as it may crash. To support both 1.x and 2.x\n"
+       "versions of NumPy, modules must be compiled with NumPy 2.0.\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/x/app.py\", line 1, in <module>\n"
+       "    import widget\n"
+       "AttributeError: _ARRAY_API not found\n"
+       "ImportError: numpy.core.multiarray failed to import",
+       "unknown"},
+      {"pypa/pip src/pip/_internal/req/req_install.py (a wheel for another platform: a control, never starts)",
+       "ERROR: widget-1.0-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform.",
+       "unknown"},
+      {"a bare SIGILL from the shell (Jetson / aarch64 or an old CPU alike: a control)",
+       "Illegal instruction (core dumped)",
+       "unknown"},
+      {"vllm-project/vllm vllm/_C (an engine built against another torch: the loader's symbol error)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/vllm/__init__.py\", line 3, in <module>\n"
+       "    import vllm._C\n"
+       "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+       "shared_lib_undefined_symbol"},
   };
   return kTemplates;
 }

@@ -2592,6 +2592,18 @@ const std::vector<Template>& Templates() {
        "    import vllm._C\n"
        "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
        "shared_lib_undefined_symbol"},
+      {"ollama/ollama convert/convert.go ConvertModel (the directory given to ollama create has no config.json)",
+       "transferring model data 100%\n"
+       "converting model\n"
+       "Error: open config.json: file does not exist",
+       "model_path_not_found"},
+      {"ollama/ollama convert/convert.go ConvertModel (tokenizer larger than the config's vocab_size)",
+       "converting model\n"
+       "Error: vocabulary is larger than expected '32001' instead of '32000'",
+       "config_or_tokenizer_error"},
+      {"golang/go io/fs ErrNotExist on another file (a control: not the model's config)",
+       "Error: open /etc/widget/settings.yaml: file does not exist",
+       "unknown"},
   };
   return kTemplates;
 }

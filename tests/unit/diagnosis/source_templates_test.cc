@@ -2604,6 +2604,42 @@ const std::vector<Template>& Templates() {
       {"golang/go io/fs ErrNotExist on another file (a control: not the model's config)",
        "Error: open /etc/widget/settings.yaml: file does not exist",
        "unknown"},
+      // Serving frameworks wrapping an engine: the engine's own error decides.
+      {"triton-inference-server/core src/model_lifecycle.cc (\"failed to load '%s' version %d: %s\", vllm_backend)",
+       "I1201 10:00:00.000000 1 model_lifecycle.cc:461] loading: vllm_model:1\n"
+       "E1201 10:00:05.000000 1 model_lifecycle.cc:638] failed to load 'vllm_model' version 1: Internal: ValueError: "
+       "The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache "
+       "(20000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n"
+       "I1201 10:00:05.000000 1 model_lifecycle.cc:773] failed to load 'vllm_model'",
+       "max_model_len_exceeds_kv_capacity"},
+      {"triton-inference-server/server src/main.cc (the wrapper's own lines with no engine cause: a control)",
+       "E1201 10:00:05.000000 1 model_lifecycle.cc:638] failed to load 'vllm_model' version 1: Internal: "
+       "AttributeError: 'NoneType' object has no attribute 'widget'\n"
+       "error: creating server: Internal - failed to load all models",
+       "unknown"},
+      {"encode/uvicorn uvicorn/lifespan/on.py (\"Application startup failed. Exiting.\" after torch's OOM, BentoML)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/bentoml/_internal/server/base_app.py\", line 1, in startup\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of "
+       "23.64 GiB of which 200.00 MiB is free.\n"
+       "ERROR:    Application startup failed. Exiting.",
+       "cuda_oom_model_load"},
+      {"ray-project/ray python/ray/serve (a replica's prefixed vLLM error under Ray Serve LLM)",
+       "(ServeReplica:default:LLMServer pid=1) ValueError: No available memory for the cache blocks. Try increasing "
+       "`gpu_memory_utilization` when initializing the engine.",
+       "no_cache_blocks"},
+      // Hygon DCU / DTK and other accelerators.
+      {"Hygon DTK's HIP runtime library (libgalaxyhip) absent from the loader's path",
+       "ImportError: libgalaxyhip.so.5: cannot open shared object file: No such file or directory",
+       "shared_lib_undefined_symbol"},
+      {"MooreThreads/torch_musa C10_MUSA_CHECK (\"MUSA error: %s\": a device error no class covers, a control)",
+       "RuntimeError: MUSA error: invalid device ordinal",
+       "unknown"},
+      {"pypa/pip src/pip/_internal/commands/install.py (a dependency conflict warning at install: a control)",
+       "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+       "This behaviour is the source of the following dependency conflicts.\n"
+       "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
+       "unknown"},
   };
   return kTemplates;
 }

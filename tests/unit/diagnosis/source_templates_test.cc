@@ -2640,6 +2640,24 @@ const std::vector<Template>& Templates() {
        "This behaviour is the source of the following dependency conflicts.\n"
        "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
        "unknown"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (under a Hygon DTK install path, gfx936)",
+       "rocBLAS error: Cannot read /opt/dtk-24.04/lib/rocblas/library/TensileLibrary.dat: No such file or directory "
+       "for GPU arch : gfx936\n"
+       " List of available TensileLibrary Files : \n"
+       "\"/opt/dtk-24.04/lib/rocblas/library/TensileLibrary_lazy_gfx906.dat\"",
+       "rocm_library_missing_arch"},
+      {"pytorch/pytorch c10/hip (hipified c10/cuda/CUDAException.cpp: a DTK torch on a DCU without its code object)",
+       "RuntimeError: HIP error: invalid device function\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.\n"
+       "For debugging consider passing AMD_SERIALIZE_KERNEL=3",
+       "hip_invalid_device_function"},
+      {"pytorch/pytorch torch/csrc/utils/tensor_numpy.cpp (\"Numpy is not available\": a NumPy ABI clash, a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/engine/worker.py\", line 1, in load\n"
+       "    t = torch.from_numpy(a)\n"
+       "RuntimeError: Numpy is not available",
+       "unknown"},
   };
   return kTemplates;
 }

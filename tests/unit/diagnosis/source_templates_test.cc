@@ -2658,6 +2658,14 @@ const std::vector<Template>& Templates() {
        "    t = torch.from_numpy(a)\n"
        "RuntimeError: Numpy is not available",
        "unknown"},
+      {"modelscope/modelscope modelscope/hub/errors.py handle_http_response (a 404 for the model id)",
+       "requests.exceptions.HTTPError: 404 Not Found: widget/Widget-7B does not exist or is not accessible, "
+       "Request id: 0a1b2c for url: https://www.modelscope.cn/api/v1/models/widget/Widget-7B/revisions",
+       "model_path_not_found"},
+      {"modelscope/modelscope modelscope/hub/errors.py handle_http_response (a 500 from the hub: a control)",
+       "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error, Request id: 0a1b2c, for url: "
+       "https://www.modelscope.cn/api/v1/models/widget/Widget-7B/revisions",
+       "unknown"},
   };
   return kTemplates;
 }

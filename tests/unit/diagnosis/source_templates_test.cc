@@ -2570,7 +2570,7 @@ const std::vector<Template>& Templates() {
        "ERROR 01-01 10:00:00 [config.py:114] Error retrieving file list: The request model: Widget-7B-Chat does "
        "not exist!, retrying 1 of 2",
        "model_path_not_found"},
-      {"numpy/numpy numpy/core/_multiarray_umath.py __getattr__ (a NumPy 1.x extension under NumPy 2: a control)",
+      {"numpy/numpy numpy/core/_multiarray_umath.py (a NumPy 1.x extension under NumPy 2: a control)",
        "A module that was compiled using NumPy 1.x cannot be run in\n"
        "NumPy 2.0.1 as it may crash. To support both 1.x and 2.x\n"
        "versions of NumPy, modules must be compiled with NumPy 2.0.\n"

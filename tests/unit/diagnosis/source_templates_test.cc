@@ -2605,7 +2605,7 @@ const std::vector<Template>& Templates() {
        "Error: open /etc/widget/settings.yaml: file does not exist",
        "unknown"},
       // Serving frameworks wrapping an engine: the engine's own error decides.
-      {"triton-inference-server/core src/model_lifecycle.cc (\"failed to load '%s' version %d: %s\", vllm_backend)",
+      {"triton-inference-server/core src/model_repository_manager/model_lifecycle.cc (\"failed to load '%s' version %d: %s\", vllm_backend)",
        "I1201 10:00:00.000000 1 model_lifecycle.cc:461] loading: vllm_model:1\n"
        "E1201 10:00:05.000000 1 model_lifecycle.cc:638] failed to load 'vllm_model' version 1: Internal: ValueError: "
        "The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache "
@@ -2632,7 +2632,7 @@ const std::vector<Template>& Templates() {
       {"Hygon DTK's HIP runtime library (libgalaxyhip) absent from the loader's path",
        "ImportError: libgalaxyhip.so.5: cannot open shared object file: No such file or directory",
        "shared_lib_undefined_symbol"},
-      {"MooreThreads/torch_musa C10_MUSA_CHECK (\"MUSA error: %s\": a device error no class covers, a control)",
+      {"MooreThreads/torch_musa torch_musa/csrc/core/MUSAException.h C10_MUSA_CHECK (\"MUSA error: %s\": a device error no class covers, a control)",
        "RuntimeError: MUSA error: invalid device ordinal",
        "unknown"},
       {"pypa/pip src/pip/_internal/commands/install.py (a dependency conflict warning at install: a control)",

@@ -529,7 +529,9 @@ const std::vector<Template>& Templates() {
        "ValueError: Converting from Tiktoken failed, if a converter for SentencePiece is available, provide "
        "a model path with a SentencePiece tokenizer.model file.Currently available slow->fast converters: "
        "['AlbertTokenizer', 'BartTokenizer']",
-       "config_or_tokenizer_error"},
+       // Fifteenth rules round: a control now (a missing package and files
+       // that cannot be converted print it alike).
+       "unknown"},
       {"huggingface/transformers src/transformers/tokenization_utils_fast.py (twelfth round: sentencepiece, an "
        "optional package, not installed; was config_or_tokenizer_error)",
        "ValueError: Cannot instantiate this tokenizer from a slow version. If it's based on sentencepiece, "
@@ -725,10 +727,12 @@ const std::vector<Template>& Templates() {
        "  File \"/x/sglang/srt/server_args.py\", line 300, in __post_init__\n"
        "    self.device = get_device()\n"
        "RuntimeError: No accelerator (CUDA, XPU, HPU) is available.",
-       "wrong_platform_build"},
+       // Fifteenth rules round: a control now (a CPU-only torch and a device
+       // the runtime cannot see print it alike: the stop-42 call).
+       "unknown"},
       {"sgl-project/sglang python/sglang/srt/utils/common.py get_device (newer)",
        "RuntimeError: No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) or platform plugin is available.",
-       "wrong_platform_build"},
+       "unknown"},
       {"python/cpython Modules/_ctypes/callproc.c load_library (Windows)",
        "FileNotFoundError: Could not find module 'C:\\Users\\me\\venv\\Lib\\site-packages\\llama_cpp\\lib\\"
        "llama.dll' (or one of its dependencies). Try using the full path with constructor syntax.",
@@ -2533,6 +2537,134 @@ const std::vector<Template>& Templates() {
        "unknown"},
       {"ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init (ROCm sees no device: the stop-42 call)",
        "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected",
+       "unknown"},
+      // ------------------------------------------- fifteenth rules round
+      {"NVIDIA/nccl src/include/checks.h CUDACHECK (cudaErrorInsufficientDriver under NCCL: a control)",
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, "
+       "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+       "Last error:\n"
+       "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'",
+       "unknown"},
+      {"NVIDIA/nccl src/include/checks.h CUDACHECK (another CUDA failure under NCCL stays NCCL's)",
+       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, "
+       "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+       "Last error:\n"
+       "Cuda failure 'peer access is not supported between these two devices'",
+       "nccl_rccl_init_failure"},
+      {"ollama/ollama gpu/gpu.go LoadNVCUDAMgmt (the 32-bit libcuda copy skipped: a control)",
+       "time=2024-07-01T10:00:00.000Z level=DEBUG source=gpu.go:517 msg=\"Unable to load nvcuda\" "
+       "library=/usr/lib/i386-linux-gnu/libcuda.so.550.1.2 error=\"Unable to load "
+       "/usr/lib/i386-linux-gnu/libcuda.so.550.1.2 library to query for Nvidia GPUs: "
+       "/usr/lib/i386-linux-gnu/libcuda.so.550.1.2: wrong ELF class: ELFCLASS32\"\n"
+       "cuInit err: 999\n"
+       "time=2024-07-01T10:00:00.010Z level=DEBUG source=gpu.go:517 msg=\"Unable to load nvcuda\" "
+       "library=/usr/lib/x86_64-linux-gnu/libcuda.so.550.1.2 error=\"nvcuda init failure: 999\"",
+       "unknown"},
+      {"python/cpython Lib/ctypes (a library of the other word size outside Ollama's discovery stays read)",
+       "OSError: /opt/app/lib/libwidget.so: wrong ELF class: ELFCLASS32",
+       "shared_lib_undefined_symbol"},
+      {"modelscope/modelscope modelscope/hub/api.py get_model (NotExistError: the id does not resolve)",
+       "2025-01-01 10:00:00,000 - modelscope - ERROR - The request model: Widget-7B-Chat does not exist!\n"
+       "ERROR 01-01 10:00:00 [config.py:114] Error retrieving file list: The request model: Widget-7B-Chat does "
+       "not exist!, retrying 1 of 2",
+       "model_path_not_found"},
+      {"numpy/numpy numpy/core/_multiarray_umath.py (a NumPy 1.x extension under NumPy 2: a control)",
+       "A module that was compiled using NumPy 1.x cannot be run in\n"
+       "NumPy 2.0.1 as it may crash. To support both 1.x and 2.x\n"
+       "versions of NumPy, modules must be compiled with NumPy 2.0.\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/x/app.py\", line 1, in <module>\n"
+       "    import widget\n"
+       "AttributeError: _ARRAY_API not found\n"
+       "ImportError: numpy.core.multiarray failed to import",
+       "unknown"},
+      {"pypa/pip src/pip/_internal/req/req_install.py (a wheel for another platform: a control, never starts)",
+       "ERROR: widget-1.0-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform.",
+       "unknown"},
+      {"a bare SIGILL from the shell (Jetson / aarch64 or an old CPU alike: a control)",
+       "Illegal instruction (core dumped)",
+       "unknown"},
+      {"vllm-project/vllm vllm/_C (an engine built against another torch: the loader's symbol error)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/vllm/__init__.py\", line 3, in <module>\n"
+       "    import vllm._C\n"
+       "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+       "shared_lib_undefined_symbol"},
+      {"ollama/ollama convert/convert.go ConvertModel (the directory given to ollama create has no config.json)",
+       "transferring model data 100%\n"
+       "converting model\n"
+       "Error: open config.json: file does not exist",
+       "model_path_not_found"},
+      {"ollama/ollama convert/convert.go ConvertModel (tokenizer larger than the config's vocab_size)",
+       "converting model\n"
+       "Error: vocabulary is larger than expected '32001' instead of '32000'",
+       "config_or_tokenizer_error"},
+      {"golang/go io/fs ErrNotExist on another file (a control: not the model's config)",
+       "Error: open /etc/widget/settings.yaml: file does not exist",
+       "unknown"},
+      // Serving frameworks wrapping an engine: the engine's own error decides.
+      {"triton-inference-server/core src/model_repository_manager/model_lifecycle.cc (\"failed to load '%s' version %d: %s\", vllm_backend)",
+       "I1201 10:00:00.000000 1 model_lifecycle.cc:461] loading: vllm_model:1\n"
+       "E1201 10:00:05.000000 1 model_lifecycle.cc:638] failed to load 'vllm_model' version 1: Internal: ValueError: "
+       "The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache "
+       "(20000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n"
+       "I1201 10:00:05.000000 1 model_lifecycle.cc:773] failed to load 'vllm_model'",
+       "max_model_len_exceeds_kv_capacity"},
+      {"triton-inference-server/server src/main.cc (the wrapper's own lines with no engine cause: a control)",
+       "E1201 10:00:05.000000 1 model_lifecycle.cc:638] failed to load 'vllm_model' version 1: Internal: "
+       "AttributeError: 'NoneType' object has no attribute 'widget'\n"
+       "error: creating server: Internal - failed to load all models",
+       "unknown"},
+      {"encode/uvicorn uvicorn/lifespan/on.py (\"Application startup failed. Exiting.\" after torch's OOM, BentoML)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/bentoml/_internal/server/base_app.py\", line 1, in startup\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of "
+       "23.64 GiB of which 200.00 MiB is free.\n"
+       "ERROR:    Application startup failed. Exiting.",
+       "cuda_oom_model_load"},
+      {"ray-project/ray python/ray/serve (a replica's prefixed vLLM error under Ray Serve LLM)",
+       "(ServeReplica:default:LLMServer pid=1) ValueError: No available memory for the cache blocks. Try increasing "
+       "`gpu_memory_utilization` when initializing the engine.",
+       "no_cache_blocks"},
+      // Hygon DCU / DTK and other accelerators.
+      {"Hygon DTK's HIP runtime library (libgalaxyhip) absent from the loader's path",
+       "ImportError: libgalaxyhip.so.5: cannot open shared object file: No such file or directory",
+       "shared_lib_undefined_symbol"},
+      {"MooreThreads/torch_musa torch_musa/csrc/core/MUSAException.h C10_MUSA_CHECK (\"MUSA error: %s\": a device error no class covers, a control)",
+       "RuntimeError: MUSA error: invalid device ordinal",
+       "unknown"},
+      {"pypa/pip src/pip/_internal/commands/install.py (a dependency conflict warning at install: a control)",
+       "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+       "This behaviour is the source of the following dependency conflicts.\n"
+       "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
+       "unknown"},
+      {"ROCm/rocBLAS library/src/tensile_host.cpp (under a Hygon DTK install path, gfx936)",
+       "rocBLAS error: Cannot read /opt/dtk-24.04/lib/rocblas/library/TensileLibrary.dat: No such file or directory "
+       "for GPU arch : gfx936\n"
+       " List of available TensileLibrary Files : \n"
+       "\"/opt/dtk-24.04/lib/rocblas/library/TensileLibrary_lazy_gfx906.dat\"",
+       "rocm_library_missing_arch"},
+      {"pytorch/pytorch c10/hip (hipified c10/cuda/CUDAException.cpp: a DTK torch on a DCU without its code object)",
+       "RuntimeError: HIP error: invalid device function\n"
+       "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.\n"
+       "For debugging consider passing AMD_SERIALIZE_KERNEL=3",
+       "hip_invalid_device_function"},
+      {"pytorch/pytorch torch/csrc/utils/tensor_numpy.cpp (\"Numpy is not available\": a NumPy ABI clash, a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/engine/worker.py\", line 1, in load\n"
+       "    t = torch.from_numpy(a)\n"
+       "RuntimeError: Numpy is not available",
+       "unknown"},
+      {"modelscope/modelscope modelscope/hub/errors.py handle_http_response (a 404 for the model id)",
+       "requests.exceptions.HTTPError: 404 Not Found: widget/Widget-7B does not exist or is not accessible, "
+       "Request id: 0a1b2c for url: https://www.modelscope.cn/api/v1/models/widget/Widget-7B/revisions",
+       "model_path_not_found"},
+      {"modelscope/modelscope modelscope/hub/errors.py handle_http_response (a 500 from the hub: a control)",
+       "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error, Request id: 0a1b2c, for url: "
+       "https://www.modelscope.cn/api/v1/models/widget/Widget-7B/revisions",
        "unknown"},
   };
   return kTemplates;

@@ -2580,7 +2580,7 @@ const std::vector<Template>& Templates() {
        "AttributeError: _ARRAY_API not found\n"
        "ImportError: numpy.core.multiarray failed to import",
        "unknown"},
-      {"pypa/pip src/pip/_internal/req/req_install.py (a wheel for another platform: a control, never starts)",
+      {"pypa/pip src/pip/_internal/resolution/resolvelib/factory.py (pip 23: a wheel for another platform; a control, never starts)",
        "ERROR: widget-1.0-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform.",
        "unknown"},
       {"a bare SIGILL from the shell (Jetson / aarch64 or an old CPU alike: a control)",
@@ -2629,13 +2629,10 @@ const std::vector<Template>& Templates() {
        "`gpu_memory_utilization` when initializing the engine.",
        "no_cache_blocks"},
       // Hygon DCU / DTK and other accelerators.
-      {"Hygon DTK's HIP runtime library (libgalaxyhip) absent from the loader's path",
-       "ImportError: libgalaxyhip.so.5: cannot open shared object file: No such file or directory",
-       "shared_lib_undefined_symbol"},
       {"MooreThreads/torch_musa torch_musa/csrc/core/MUSAException.h C10_MUSA_CHECK (\"MUSA error: %s\": a device error no class covers, a control)",
        "RuntimeError: MUSA error: invalid device ordinal",
        "unknown"},
-      {"pypa/pip src/pip/_internal/commands/install.py (a dependency conflict warning at install: a control)",
+      {"pypa/pip src/pip/_internal/commands/install.py (pip 23, the 2020 resolver: a dependency conflict warning at install; a control)",
        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
        "This behaviour is the source of the following dependency conflicts.\n"
        "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",

@@ -51,7 +51,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12y", "heldout-2026-12z", "heldout-2026-12za", "heldout-2026-12zb",
     "heldout-2026-12zc", "heldout-2026-12zd", "heldout-2026-12ze", "heldout-2026-12zf",
     "heldout-2026-12zg", "heldout-2026-12zh", "heldout-2026-12zi", "heldout-2026-12zj",
-    "heldout-2026-12zk", "heldout-2026-12zl", "heldout-2026-12zm", "heldout-2026-12zn"};
+    "heldout-2026-12zk", "heldout-2026-12zl", "heldout-2026-12zm", "heldout-2026-12zn",
+    "heldout-2026-12zo", "heldout-2026-12zp", "heldout-2026-12zq", "heldout-2026-12zr"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

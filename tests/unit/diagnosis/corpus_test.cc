@@ -223,6 +223,11 @@ constexpr double kDecemberZKHeldOutFloorPercent = 100.0;  // 27/27 after the fif
 constexpr double kDecemberZLHeldOutFloorPercent = 75.0;  // 12/16 after the fifteenth rules round (9/16 first)
 constexpr double kDecemberZMHeldOutFloorPercent = 82.6;  // 19/23 = 82.61
 constexpr double kDecemberZNHeldOutFloorPercent = 80.0;  // 8/10
+// First readings of the fourth stop-43 set (frozen at 1695727).
+constexpr double kDecemberZOHeldOutFloorPercent = 90.0;  // 9/10
+constexpr double kDecemberZPHeldOutFloorPercent = 77.4;  // 24/31 = 77.42
+constexpr double kDecemberZQHeldOutFloorPercent = 91.3;  // 21/23 = 91.30
+constexpr double kDecemberZRHeldOutFloorPercent = 71.4;  // 5/7 = 71.43
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -273,7 +278,9 @@ constexpr double kDecemberZNHeldOutFloorPercent = 80.0;  // 8/10
 // 479/538 after the fifteenth rules round (three Tiktoken-conversion
 // threads now `unknown` as labelled; ollama-8245's `ollama create` without
 // config.json read).
-constexpr double kDevFloorPercent = 89.0;  // 479/538 = 89.03
+// 492/556 with the 18 dev threads of the 2026-12zo..zr collections (13 of
+// them right; nothing tuned on them): lowered on purpose.
+constexpr double kDevFloorPercent = 88.4;  // 492/556 = 88.49
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;
@@ -329,6 +336,10 @@ constexpr HeldOutSplit kHeldOutSplits[] = {
     {"heldout-2026-12zl", "held-out 2026-12zl", kDecemberZLHeldOutFloorPercent},
     {"heldout-2026-12zm", "held-out 2026-12zm", kDecemberZMHeldOutFloorPercent},
     {"heldout-2026-12zn", "held-out 2026-12zn", kDecemberZNHeldOutFloorPercent},
+    {"heldout-2026-12zo", "held-out 2026-12zo", kDecemberZOHeldOutFloorPercent},
+    {"heldout-2026-12zp", "held-out 2026-12zp", kDecemberZPHeldOutFloorPercent},
+    {"heldout-2026-12zq", "held-out 2026-12zq", kDecemberZQHeldOutFloorPercent},
+    {"heldout-2026-12zr", "held-out 2026-12zr", kDecemberZRHeldOutFloorPercent},
 };
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).

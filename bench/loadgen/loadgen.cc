@@ -1262,7 +1262,11 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
                             sorted.front(), sorted.back());
   }
   double cores = cpu_s / std::max(place_s, 1e-9);
-  out_ << absl::StrFormat("controller during placement: %.2f cores, RSS %.1f MiB\n", cores, cn.rss_kib / 1024.0);
+  // The CPU the placements cost the controller: steadier between runs than
+  // the rate, which moves with how the host's cores are shared with this
+  // loadgen (BENCHMARKS.md, stop 43, compares builds by it).
+  out_ << absl::StrFormat("controller during placement: %.2f cores, %.3f s of CPU (%.1f us per placement), RSS %.1f MiB\n",
+                          cores, cpu_s, 1e6 * cpu_s / static_cast<double>(std::max<int64_t>(placed_total, 1)), cn.rss_kib / 1024.0);
   (*j)["deployments"] = m;
   (*j)["waves"] = waves;
   (*j)["wave_placements_per_s"] = wave_rates;
@@ -1274,6 +1278,7 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
   (*j)["place_s"] = place_s;
   (*j)["placements_per_s"] = placed_total / std::max(place_s, 1e-9);
   (*j)["controller_cores_placing"] = cores;
+  (*j)["controller_cpu_s_placing"] = cpu_s;
   (*j)["controller_rss_mib"] = cn.rss_kib / 1024.0;
   const int64_t t0 = wave_t0;  // failover mode has one wave
   if (failover) {

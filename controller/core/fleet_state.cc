@@ -839,25 +839,30 @@ void FleetState::OnCommandResult(const std::string& node,
 }
 
 bool FleetState::SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message) {
-  absl::MutexLock lock(&mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.session == nullptr) return false;
+  std::optional<std::vector<std::string>> ids;
   if (message.has_assignment()) {
-    auto& assigned = it->second.assigned;
-    assigned.clear();
-    for (const auto& spec : message.assignment().instances()) assigned.insert(spec.instance_id());
+    ids.emplace();
+    for (const auto& spec : message.assignment().instances()) ids->push_back(spec.instance_id());
   }
-  return it->second.session->Send(std::move(message));
+  return Send(node, std::move(ids), std::move(message));
 }
 
 bool FleetState::SendAssignment(const std::string& node, std::vector<std::string> instance_ids,
                                 dcufleet::v1::ControllerMessage message) {
+  return Send(node, std::move(instance_ids), std::move(message));
+}
+
+bool FleetState::Send(const std::string& node, std::optional<std::vector<std::string>> assigned_ids,
+                      dcufleet::v1::ControllerMessage message) {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.session == nullptr) return false;
-  auto& assigned = it->second.assigned;
-  assigned.clear();
-  for (auto& id : instance_ids) assigned.insert(std::move(id));
+  if (assigned_ids) {
+    // What the node runs from now on: the instances its events may speak of.
+    auto& assigned = it->second.assigned;
+    assigned.clear();
+    for (auto& id : *assigned_ids) assigned.insert(std::move(id));
+  }
   return it->second.session->Send(std::move(message));
 }
 

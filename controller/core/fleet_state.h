@@ -177,6 +177,10 @@ class FleetState {
   const Options& options() const { return options_; }
 
  private:
+  // The one path to a node's session: `assigned_ids` (an Assignment's
+  // instances) replaces what the node's events may speak of.
+  bool Send(const std::string& node, std::optional<std::vector<std::string>> assigned_ids,
+            dcufleet::v1::ControllerMessage message) ABSL_LOCKS_EXCLUDED(mu_);
   struct NodeEntry {
     // FleetState::VersionedView::revision; bumped by MutableView and
     // PublishLocked (unless the new view differs in times only) and by an

@@ -12,8 +12,12 @@
 #     a small fleet takes milliseconds, too short a window to time, so a
 #     round is as many fills (--waves: fill, delete all, wait until the
 #     fleet is empty, untimed, fill again) as it takes for the fills' own
-#     windows to add up to MIN_WINDOW seconds (default 1); a Slurm round is
-#     one fill, whose window is seconds long at these sizes.
+#     windows to add up to MIN_WINDOW seconds (default 1). A Slurm round
+#     likewise: as many fills (release, all RUNNING, cancel, wait until
+#     every node is idle again, untimed) as it takes for the windows to add
+#     up to MIN_WINDOW — one at 1,000 nodes, where a fill takes tens of
+#     seconds; two or more at 100 nodes, where tuned Slurm fills 200 slots
+#     in under a second (0.68 s, stop 43).
 # Rounds alternate (Slurm, dcufleet, Slurm, …); each side's median of
 # ROUNDS is printed with its spread, and the ratio of the medians.
 #   bench/slurm/side_by_side.sh [--nodes 100] [--rounds 5] [--slurm-only]
@@ -70,7 +74,7 @@ now() { date +%s.%N; }
 running_tasks() { squeue -h -r -t RUNNING -o '%i' 2>/dev/null | wc -l; }
 queued_tasks() { squeue -h -r -o '%i' 2>/dev/null | wc -l; }
 
-slurm_round() {  # prints placements/s
+slurm_fill() {  # one fill of the cluster; prints its window in seconds
   local id t0 t1 n ids=() i
   # `exec sleep`: the batch shell becomes the sleep, so a running task is
   # slurmstepd and one process, not three — at 1,000 nodes (2,000 tasks) the
@@ -130,7 +134,18 @@ slurm_round() {  # prints placements/s
   done
   [ "${#resumed[@]}" -eq 0 ] || echo "    resumed ${#resumed[@]} node(s) drained while the steps were reaped" >&2
   [ "$idle" -ge "$NODES" ] || { echo "Slurm: $idle of $NODES nodes idle 600 s after the round" >&2; return 1; }
-  python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$JOBS" "$t0" "$t1"
+  python3 -c "import sys; print('%.4f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$t1"
+}
+
+slurm_round() {  # prints placements/s, fills, seconds of placement windows
+  local total=0 fills=0 w
+  while :; do
+    w="$(slurm_fill)" || return 1
+    fills=$((fills + 1))
+    total="$(python3 -c "import sys; print(float(sys.argv[1]) + float(sys.argv[2]))" "$total" "$w")"
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$total" "$MIN_WINDOW" && break
+  done
+  python3 -c "import sys; print('%.1f %d %.2f' % (int(sys.argv[1]) * int(sys.argv[2]) / float(sys.argv[3]), int(sys.argv[2]), float(sys.argv[3])))" "$JOBS" "$fills" "$total"
 }
 
 dcufleet_round() {  # prints placements/s, fills, seconds of placement windows
@@ -142,8 +157,10 @@ dcufleet_round() {  # prints placements/s, fills, seconds of placement windows
 
 SLURM=() FLEET=()
 for r in $(seq 1 "$ROUNDS"); do
-  SLURM+=("$(slurm_round)")
-  log "round $r: Slurm ${SLURM[-1]} placements/s"
+  read -r srate sfills swindow < <(slurm_round)
+  [ -n "${srate:-}" ] || { echo "the Slurm round $r failed" >&2; exit 1; }
+  SLURM+=("$srate")
+  log "round $r: Slurm $srate placements/s ($sfills fills, ${swindow} s of placement windows)"
   if [ "$SLURM_ONLY" = 0 ]; then
     read -r rate waves window < <(dcufleet_round)
     [ -n "${rate:-}" ] || { echo "dcu-loadgen failed in round $r" >&2; exit 1; }

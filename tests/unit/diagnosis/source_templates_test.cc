@@ -2223,7 +2223,7 @@ const std::vector<Template>& Templates() {
        "KeyError: 'widget_moe'",
        "unsupported_model_architecture"},
       {"IPython traceback of a KeyError outside configuration_auto (a dict lookup in user code: no class)",
-       "File ~/work/load.py:12, in load(cfg)\n"
+       "File ~/app/load.py:12, in load(cfg)\n"
        "---> 12     return cfg['widget_moe']\n"
        "KeyError: 'widget_moe'",
        "unknown"},

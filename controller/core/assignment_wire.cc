@@ -12,16 +12,13 @@ namespace {
 using google::protobuf::io::CodedOutputStream;
 using google::protobuf::internal::WireFormatLite;
 
-void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-void AppendTag(int field, WireFormatLite::WireType type, std::string* out) {
-  AppendVarint(WireFormatLite::MakeTag(field, type), out);
+// A field's tag and a varint after it (a length or a value), as protobuf's
+// own encoder writes them.
+void AppendTagAndVarint(int field, WireFormatLite::WireType type, uint64_t value, std::string* out) {
+  uint8_t buf[20];  // a tag (at most 5 bytes) and a 64-bit varint (at most 10)
+  uint8_t* end = WireFormatLite::WriteTagToArray(field, type, buf);
+  end = CodedOutputStream::WriteVarint64ToArray(value, end);
+  out->append(reinterpret_cast<const char*>(buf), static_cast<size_t>(end - buf));
 }
 
 }  // namespace
@@ -29,9 +26,9 @@ void AppendTag(int field, WireFormatLite::WireType type, std::string* out) {
 std::string EncodeAssignmentInstance(const dcufleet::v1::InstanceSpec& spec) {
   const size_t size = spec.ByteSizeLong();
   std::string out;
-  out.reserve(size + 2 + CodedOutputStream::VarintSize64(size));
-  AppendTag(dcufleet::v1::Assignment::kInstancesFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, &out);
-  AppendVarint(size, &out);
+  out.reserve(size + 16);
+  AppendTagAndVarint(dcufleet::v1::Assignment::kInstancesFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED,
+                     size, &out);
   const size_t header = out.size();
   out.resize(header + size);
   // ByteSizeLong above cached the sizes this serialisation uses.
@@ -49,8 +46,8 @@ dcufleet::v1::ControllerMessage EncodedAssignmentMessage(
   assignment->reserve(size);
   // Field order as a generated serialiser writes it: generation (1) first.
   if (generation != 0) {
-    AppendTag(dcufleet::v1::Assignment::kGenerationFieldNumber, WireFormatLite::WIRETYPE_VARINT, assignment);
-    AppendVarint(static_cast<uint64_t>(generation), assignment);
+    AppendTagAndVarint(dcufleet::v1::Assignment::kGenerationFieldNumber, WireFormatLite::WIRETYPE_VARINT,
+                       static_cast<uint64_t>(generation), assignment);
   }
   for (const auto& e : entries) assignment->append(e.second);
   return msg;

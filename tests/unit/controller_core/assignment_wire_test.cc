@@ -75,17 +75,23 @@ TEST(AssignmentWireTest, KnownInstancesReuseTheirBytesAndNewOnesAreEncoded) {
   EncodedAssignment previous = EncodeAssignment(ptrs, nullptr);
   previous.delivered = true;
 
-  // b stays (its bytes are reused even from a different spec object: the id
-  // stands for them), a goes, c comes in front.
-  std::vector<InstanceSpec> second = {Spec("c-3-z", 8002), Spec("b-2-y", 8001)};
+  // b stays, a goes, c comes in front. b's bytes are reused, not encoded
+  // again: its id stands for them (an attempt's InstanceSpec never changes),
+  // so even a spec object that differs under the same id is sent as first
+  // encoded — which is how reuse is seen here.
+  InstanceSpec b_changed = Spec("b-2-y", 9999);
+  std::vector<InstanceSpec> second = {Spec("c-3-z", 8002), b_changed};
   std::vector<const InstanceSpec*> next_ptrs = {&second[0], &second[1]};
   EncodedAssignment next = EncodeAssignment(next_ptrs, &previous);
   EXPECT_FALSE(next.SameInstances(previous));
   ASSERT_EQ(next.instances.size(), 2u);
   EXPECT_EQ(next.instances[0].first, "c-3-z");
   EXPECT_EQ(next.instances[1].second, previous.instances[1].second);
+  EXPECT_NE(next.instances[1].second, EncodeAssignmentInstance(b_changed));
   EXPECT_EQ(EncodedAssignmentMessage(7, next.instances).SerializeAsString(),
-            Built(7, second).SerializeAsString());
+            Built(7, {second[0], first[1]}).SerializeAsString());
+  // Without a previous set every instance is encoded from its spec.
+  EXPECT_EQ(EncodeAssignment(next_ptrs, nullptr).instances[1].second, EncodeAssignmentInstance(b_changed));
 
   // The same ids in the same order are the same set; another order is not.
   EXPECT_TRUE(EncodeAssignment(ptrs, &previous).SameInstances(previous));

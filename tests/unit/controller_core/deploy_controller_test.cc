@@ -271,6 +271,159 @@ TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass)
   controller_.reset();
 }
 
+// Polls `pred` until it holds or `timeout` passes (this binary links no
+// test harness).
+bool Eventually(const std::function<bool()>& pred, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!pred()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
+
+// An event log that holds the first batch carrying a given reason (the
+// publisher's write of a pass's events) until released; other batches (an
+// admission's "Created") go through.
+class HeldReasonEventLog : public EventLog {
+ public:
+  HeldReasonEventLog(EventLog* inner, std::string reason) : inner_(inner), reason_(std::move(reason)) {}
+  absl::Status AppendEvent(const Event& e) override { return AppendEvents({e}); }
+  absl::Status AppendEvents(const std::vector<Event>& events) override {
+    const bool carries =
+        std::any_of(events.begin(), events.end(), [&](const Event& e) { return e.reason == reason_; });
+    absl::MutexLock lock(&mu_);
+    if (carries && !released_) {
+      held_ = true;
+      mu_.Await(absl::Condition(&released_));
+    }
+    return inner_->AppendEvents(events);
+  }
+  absl::StatusOr<std::vector<Event>> ListEvents(const std::string& kind, const std::string& subject,
+                                                int limit) override {
+    return inner_->ListEvents(kind, subject, limit);
+  }
+  bool held() {
+    absl::MutexLock lock(&mu_);
+    return held_;
+  }
+  void Release() {
+    absl::MutexLock lock(&mu_);
+    released_ = true;
+  }
+
+ private:
+  EventLog* const inner_;
+  const std::string reason_;
+  absl::Mutex mu_;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+  bool released_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// A session the publisher thread sends to while the test reads it.
+class LockedSession : public NodeSession {
+ public:
+  bool Send(ControllerMessage m) override {
+    ControllerMessage wire;
+    EXPECT_TRUE(wire.ParseFromString(m.SerializeAsString()));
+    absl::MutexLock lock(&mu_);
+    if (wire.has_assignment()) assignments_.push_back(wire.assignment());
+    return true;
+  }
+  std::string Peer() const override { return "test"; }
+  size_t count() {
+    absl::MutexLock lock(&mu_);
+    return assignments_.size();
+  }
+  std::set<std::string> last_instance_ids() {
+    absl::MutexLock lock(&mu_);
+    std::set<std::string> out;
+    if (assignments_.empty()) return out;
+    for (const auto& i : assignments_.back().instances()) out.insert(i.instance_id());
+    return out;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<dcufleet::v1::Assignment> assignments_ ABSL_GUARDED_BY(mu_);
+};
+
+// The loop's passes and their publication run on two threads (stop 44: the
+// pass thread was the one busy core of a placement burst). While a pass's
+// publication waits on the event log, the next pass still steps and
+// persists; nothing of either reaches the node, or a watcher, before its
+// events are in the log; then the node gets one set with both.
+TEST_F(DeployControllerTest, TheNextPassStepsWhileTheLastIsPublishedAndNodesHearOnlyAfter) {
+  HeldReasonEventLog events(store_.get(), "Ready");
+  fleet_->SetListener(nullptr);
+  DeployController::Options o;
+  o.interval = absl::Milliseconds(20);
+  o.jitter_seed = 42;
+  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
+                                                   deploy_store_.get(), &events, &clock_, o);
+  fleet_->SetListener(controller_.get());
+  ASSERT_TRUE(controller_->Load().ok());
+  controller_->Start();
+  LockedSession a;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", "gfx928", 8, 64 * kGiB, 63 * kGiB), &a).ok());
+  auto first = Spec();
+  first.set_name("first");
+  ASSERT_TRUE(controller_->Deploy(first, false).ok());
+  ASSERT_TRUE(Eventually([&] { return a.last_instance_ids().size() == 1; }, absl::Seconds(10)));
+  const std::string first_id = *a.last_instance_ids().begin();
+  const int64_t before = Get("first").revision();
+
+  // Ready: the pass persists it; its publication is held at the event log.
+  dcufleet::v1::InstanceEvent ev;
+  ev.mutable_status()->set_instance_id(first_id);
+  ev.mutable_status()->set_phase(dcufleet::v1::INSTANCE_READY);
+  ev.mutable_status()->set_port(Get("first").status().attempts(0).placement().port());
+  ASSERT_TRUE(fleet_->OnInstanceEvent("node-a", ev, &a).ok());
+  ASSERT_TRUE(Eventually([&] { return events.held(); }, absl::Seconds(10)));
+  auto stored_phase = [&](const std::string& name) {
+    auto docs = deploy_store_->ListDeployments();
+    for (const auto& d : *docs) {
+      if (d.spec().name() == name) return d.status().phase();
+    }
+    return dcufleet::v1::DEPLOYMENT_PHASE_UNSPECIFIED;
+  };
+  EXPECT_EQ(stored_phase("first"), dcufleet::v1::DEPLOYMENT_READY);
+  const size_t sent_before = a.count();
+
+  // The next pass steps a second deployment and persists its launch while
+  // the first publication is still held.
+  auto second = Spec();
+  second.set_name("second");
+  ASSERT_TRUE(controller_->Deploy(second, false).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto docs = deploy_store_->ListDeployments();
+        for (const auto& d : *docs) {
+          if (d.spec().name() == "second" && d.status().attempts_size() == 1) return true;
+        }
+        return false;
+      },
+      absl::Seconds(10)))
+      << "the pass waited for the publisher";
+  EXPECT_TRUE(events.held());
+  EXPECT_EQ(a.count(), sent_before) << "a node heard of a pass before its events were in the log";
+  auto seen = controller_->WaitForChange("first", before, absl::Milliseconds(50));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->revision(), before) << "a watcher saw the Ready revision before its events";
+
+  events.Release();
+  ASSERT_TRUE(Eventually([&] { return a.last_instance_ids().size() == 2; }, absl::Seconds(10)));
+  EXPECT_TRUE(a.last_instance_ids().count(first_id));
+  seen = controller_->WaitForChange("first", before, absl::Seconds(5));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->status().phase(), dcufleet::v1::DEPLOYMENT_READY);
+  controller_->Stop();
+  EXPECT_THAT(EventReasons("first"), ::testing::ElementsAre("Created", "Scheduled", "Ready"));
+  EXPECT_THAT(EventReasons("second"), ::testing::ElementsAre("Created", "Scheduled"));
+  fleet_->SetListener(nullptr);
+  controller_.reset();
+}
+
 TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) {
   knowledge_.stacks[1].verdict = "untested";  // 0.9.2 bare untested now
   knowledge_.stacks[0].rank = 0;              // 0.11.0 first

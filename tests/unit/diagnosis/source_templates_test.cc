@@ -2663,6 +2663,101 @@ const std::vector<Template>& Templates() {
        "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error, Request id: 0a1b2c, for url: "
        "https://www.modelscope.cn/api/v1/models/widget/Widget-7B/revisions",
        "unknown"},
+      // Sixteenth rules round: engines' compiled modules, model stores,
+      // another CPU's library, and the file system at start-up.
+      {"NVIDIA/TensorRT-LLM tensorrt_llm/engine.py (import tensorrt_llm.bindings, built by scripts/build_wheel.py)",
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/tensorrt_llm/engine.py\", line 8, in <module>\n"
+       "    import tensorrt_llm.bindings as tllm\n"
+       "ModuleNotFoundError: No module named 'tensorrt_llm.bindings'",
+       "missing_custom_op"},
+      {"vllm-project/vllm setup.py (0.1.x: CUDAExtension vllm.activation_ops) and model_executor/layers/activation.py",
+       "Traceback (most recent call last):\n"
+       "  File \"/srv/vllm/vllm/model_executor/layers/activation.py\", line 5, in <module>\n"
+       "    from vllm import activation_ops\n"
+       "ImportError: cannot import name 'activation_ops' from 'vllm' (/srv/vllm/vllm/__init__.py)",
+       "missing_custom_op"},
+      {"vllm-project/vllm setup.py (0.1.x: CUDAExtension vllm.cuda_utils; CPython's partially-initialised import)",
+       "ImportError: cannot import name 'cuda_utils' from partially initialized module 'vllm' (most likely due to a "
+       "circular import) (/srv/vllm/vllm/__init__.py)",
+       "missing_custom_op"},
+      {"vllm-project/vllm vllm/__init__.py (a Python name, not a compiled module: a control)",
+       "ImportError: cannot import name 'LLM' from 'vllm' (unknown location)", "unknown"},
+      {"bentoml/BentoML src/bentoml/_internal/store.py Store.get (typename Model)",
+       "Error: [bentoml-cli] `serve` failed: Model 'vllm-llama3-8b:abc123' is not found in BentoML store "
+       "/home/u/bentoml/models, you may need to run `bentoml models pull` first",
+       "model_path_not_found"},
+      {"bentoml/BentoML src/bentoml/_internal/store.py Store.get (typename Bento: the service bundle, a control)",
+       "Error: [bentoml-cli] `serve` failed: Bento 'llm-service:latest' is not found in BentoML store "
+       "/home/u/bentoml/bentos, you may need to run `bentoml pull` first",
+       "unknown"},
+      {"Apple dyld Diagnostics::error \"mach-o file, but is an incompatible architecture (have '%s', need '%s')\"",
+       "OSError: dlopen(/Users/u/lib/model-metal.so, 0x0006): tried: '/Users/u/lib/model-metal.so' (mach-o file, but "
+       "is an incompatible architecture (have 'arm64', need 'x86_64'))",
+       "wrong_platform_build"},
+      {"Apple dyld (the same, several archs needed: an x86_64 wheel under an arm64 Python)",
+       "ImportError: dlopen(/Users/u/venv/lib/python3.12/site-packages/llama_cpp/lib/libllama.dylib, 0x0006): tried: "
+       "'/Users/u/venv/lib/python3.12/site-packages/llama_cpp/lib/libllama.dylib' (mach-o file, but is an "
+       "incompatible architecture (have 'x86_64', need 'arm64e' or 'arm64'))",
+       "wrong_platform_build"},
+      {"Apple dyld (newer wording \"has '%s', needs '%s'\")",
+       "Exception: dlopen(libggml-metal.dylib, 0x0001): tried: 'libggml-metal.dylib' (mach-o file, but is an "
+       "incompatible architecture (has 'arm64', needs 'x86_64'))",
+       "wrong_platform_build"},
+      {"huggingface/huggingface_hub src/huggingface_hub/file_download.py (ENOSPC while downloading: a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/huggingface_hub/file_download.py\", line 1, in _download_to_tmp_and_move\n"
+       "    http_get(url, f)\n"
+       "OSError: [Errno 28] No space left on device",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/file_download.py (EACCES on the cache: a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/huggingface_hub/file_download.py\", line 1, in hf_hub_download\n"
+       "    os.makedirs(storage_folder, exist_ok=True)\n"
+       "PermissionError: [Errno 13] Permission denied: '/root/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct'",
+       "unknown"},
+      {"CPython OSError EACCES on a model file (the file is there, unreadable: a control)",
+       "PermissionError: [Errno 13] Permission denied: '/models/llama/config.json'", "unknown"},
+      {"CPython OSError EROFS (a read-only mount under the hub's lock directory: a control)",
+       "OSError: [Errno 30] Read-only file system: '/models/.locks'", "unknown"},
+      {"pytorch/pytorch torch/csrc/DataLoader.cpp (a too-small /dev/shm in a worker: a control)",
+       "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+       "unknown"},
+      {"pytorch/pytorch torch/csrc/StorageSharing / libshm (a full /dev/shm: a control)",
+       "RuntimeError: unable to write to file </torch_123_456_0>: No space left on device (28)", "unknown"},
+      {"NVIDIA/nccl src/misc/shmutils.cc (a too-small /dev/shm under NCCL's shared-memory transport)",
+       "node1:123:456 [0] include/shm.h:28 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-AbCdEf "
+       "(size 9637888)\n"
+       "node1:123:456 [0] NCCL INFO transport/shm.cc:123 -> 2",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/utils/cpp_extension.py _join_cuda_home (a JIT build without CUDA_HOME: a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/torch/utils/cpp_extension.py\", line 1, in _join_cuda_home\n"
+       "    raise OSError('CUDA_HOME environment variable is not set. '\n"
+       "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+       "unknown"},
+      {"pytorch/pytorch torch/utils/cpp_extension.py verify_ninja_availability (ninja missing at a JIT build: a control)",
+       "RuntimeError: Ninja is required to load C++ extensions", "unknown"},
+      {"CUDA runtime cudaErrorStreamCaptureUnsupported (during CUDA graph capture: several causes, a control)",
+       "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+       "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.",
+       "unknown"},
+      {"vllm-project/vllm vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (V1 EngineCore)",
+       "ValueError: To serve at least one request with the models's max seq len (32768), (4.00 GiB KV cache is "
+       "needed, which is larger than the available KV cache memory (2.00 GiB). Based on the available memory, the "
+       "estimated maximum model length is 16000. Try increasing `gpu_memory_utilization` or decreasing "
+       "`max_model_len` when initializing the engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory (V1 start-up check)",
+       "ValueError: Free memory on device (10.5/79.2 GiB) on startup is less than desired GPU memory utilization "
+       "(0.9, 71.3 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+       "startup_free_memory_below_utilization"},
+      {"ggml-org/llama.cpp src/llama-model.cpp / llama-arch.cpp (b6000+: an architecture this build does not know)",
+       "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+       "'qwen3next'\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "unsupported_model_architecture"},
   };
   return kTemplates;
 }

@@ -2758,6 +2758,23 @@ const std::vector<Template>& Templates() {
        "'qwen3next'\n"
        "llama_model_load_from_file_impl: failed to load model",
        "unsupported_model_architecture"},
+      {"AutoGPTQ/AutoGPTQ auto_gptq/modeling/_base.py from_quantized (no <basename><ext> in the directory or repo)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/auto_gptq/modeling/_base.py\", line 1, in from_quantized\n"
+       "    raise FileNotFoundError(f\"Could not find model in {model_name_or_path}\")\n"
+       "FileNotFoundError: Could not find model in acme/Widget-13B-GPTQ",
+       "model_path_not_found"},
+      {"mlc-ai/mlc-llm python/mlc_llm/chat_module.py _get_lib_module_path",
+       "FileNotFoundError: Cannot find the model library that corresponds to `Widget-7B-q4f16_1`.\n"
+       "`Widget-7B-q4f16_1` is either provided in the `chat_config` you passed in, or specified in "
+       "dist/Widget-7B-q4f16_1/mlc-chat-config.json.\n"
+       "We searched over the following possible paths: \n"
+       "- Widget-7B-q4f16_1",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py OfflineAdapter (a whoami call offline: a control)",
+       "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/whoami-v2: offline mode "
+       "is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2775,6 +2775,17 @@ const std::vector<Template>& Templates() {
        "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/whoami-v2: offline mode "
        "is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.",
        "unknown"},
+      {"OpenNMT/CTranslate2 src/models/model_reader.cc ModelReader::get_required_file",
+       "RuntimeError: Unable to open file 'model.bin' in model '/models/whisper-large-v3'",
+       "model_path_not_found"},
+      {"vllm-project/vllm vllm/attention/selector.py (an INFO line: it falls back to another backend; a control)",
+       "INFO 05-01 10:00:00 [selector.py:150] Cannot use FlashAttention-2 backend for head size 72.\n"
+       "INFO 05-01 10:00:00 [selector.py:160] Using XFormers backend.",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (CUDA in a forked child: no class, a control)",
+       "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
+       "the 'spawn' start method",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2786,6 +2786,34 @@ const std::vector<Template>& Templates() {
        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
        "the 'spawn' start method",
        "unknown"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed (TP memory balance)",
+       "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+       "min_per_gpu_memory=10.5, local_gpu_memory=79.1, local_gpu_memory * 0.9=71.2",
+       "startup_free_memory_below_utilization"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp done_getting_tensors (a file from another converter or cut short: several causes, a control)",
+       "llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py _verify_quantization (a method this release does not know: no class, a control)",
+       "ValueError: Unknown quantization method: mxfp4. Must be one of ['awq', 'gptq', 'fp8'].", "unknown"},
+      {"vllm-project/vllm vllm/model_executor/model_loader/utils.py (a dtype the quantisation method refuses: an argument, a control)",
+       "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py _get_and_verify_max_len (a length above the model's own: an argument, a control)",
+       "ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len "
+       "(max_position_embeddings=32768 or model_max_length=None in model's config.json). To allow overriding this "
+       "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+       "unknown"},
+      {"vllm-project/vllm vllm/transformers_utils/config.py get_config (custom code without trust_remote_code: a control, as SOURCE.md labels it)",
+       "RuntimeError: Failed to load the model config. If the model is a custom model not yet available in the "
+       "HuggingFace transformers library, consider setting `trust_remote_code=True` in LLM or using the "
+       "`--trust-remote-code` flag in the CLI.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/dynamic_module_utils.py resolve_trust_remote_code (a control)",
+       "ValueError: Loading /models/x requires you to execute the configuration file in that repo on your local "
+       "machine. Make sure you have read the code there to avoid malicious use, then set the option "
+       "`trust_remote_code=True` to remove this error.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2814,6 +2814,31 @@ const std::vector<Template>& Templates() {
        "machine. Make sure you have read the code there to avoid malicious use, then set the option "
        "`trust_remote_code=True` to remove this error.",
        "unknown"},
+      // JIT builds at start-up: FlashInfer, DeepGEMM, torch's cpp_extension.
+      {"flashinfer-ai/flashinfer flashinfer/jit/cpp_ext.py get_cuda_version (a torch without CUDA)",
+       "RuntimeError: nvcc not found and PyTorch is not built with CUDA support. Could not determine CUDA version.",
+       "wrong_platform_build"},
+      {"flashinfer-ai/flashinfer flashinfer/jit/cpp_ext.py get_cuda_path (no CUDA toolkit for the JIT: a control)",
+       "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist", "unknown"},
+      {"flashinfer-ai/flashinfer flashinfer/jit/cpp_ext.py run_ninja (nvcc older than the GPU's arch)",
+       "RuntimeError: Ninja build failed. Ninja output:\n"
+       "[1/3] /usr/local/cuda/bin/nvcc --generate-dependencies-with-compile -c /x/batch_prefill.cu -o "
+       "/x/batch_prefill.cuda.o\n"
+       "FAILED: /x/batch_prefill.cuda.o\n"
+       "nvcc fatal   : Unsupported gpu architecture 'compute_120a'\n"
+       "ninja: build stopped: subcommand failed.",
+       "unsupported_gpu_arch_runtime"},
+      {"deepseek-ai/DeepGEMM csrc/jit/compiler.hpp NVCCCompiler (a toolkit too old for the JIT: a control)",
+       "RuntimeError: Assertion error (csrc/jit/compiler.hpp:147): (major > 12 or (major == 12 and minor >= 3)) and "
+       "\"NVCC version should be >= 12.3\"",
+       "unknown"},
+      {"pytorch/pytorch torch/utils/cpp_extension.py _run_ninja_build (a JIT extension build failed: several causes, a control)",
+       "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+       "\n"
+       "The above exception was the direct cause of the following exception:\n"
+       "\n"
+       "RuntimeError: Error building extension 'fused_adam'",
+       "unknown"},
   };
   return kTemplates;
 }

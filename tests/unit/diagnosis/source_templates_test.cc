@@ -2839,6 +2839,17 @@ const std::vector<Template>& Templates() {
        "\n"
        "RuntimeError: Error building extension 'fused_adam'",
        "unknown"},
+      {"MooreThreads/torch_musa torch_musa/csrc/core/MUSACachingAllocator.cpp (MUSAOutOfMemoryError)",
+       "torch.OutOfMemoryError: MUSA out of memory. Tried to allocate 896.00 MiB (GPU 0; 47.98 GiB total capacity; "
+       "46.90 GiB already allocated; 120.00 MiB free; 47.20 GiB reserved in total by PyTorch)",
+       "cuda_oom_model_load"},
+      {"Ascend/pytorch (torch_npu) ACL runtime error code (a device error no class covers: a control)",
+       "RuntimeError: ACL stream synchronize failed, error code:507035", "unknown"},
+      {"pytorch/pytorch torch/serialization.py validate_cuda_device (a CUDA checkpoint on a host without CUDA: a control)",
+       "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If "
+       "you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map "
+       "your storages to the CPU.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2850,6 +2850,19 @@ const std::vector<Template>& Templates() {
        "you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map "
        "your storages to the CPU.",
        "unknown"},
+      // A weights file cut short or not a weights file (a partial download, a
+      // git-lfs pointer, an HTML page): no class says "damaged file".
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp load_all_data (a control)",
+       "llama_model_load: error loading model: tensor 'token_embd.weight' data is not within the file bounds, model "
+       "is corrupted or incomplete\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "unknown"},
+      {"huggingface/safetensors bindings/python/src/lib.rs (SafetensorError HeaderTooLarge: a control)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge", "unknown"},
+      {"huggingface/safetensors safetensors/src/tensor.rs (MetadataIncompleteBuffer: a control)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer", "unknown"},
+      {"ollama/ollama cmd/cmd.go (the client without a server: a control)",
+       "Error: could not connect to ollama app, is it running?", "unknown"},
   };
   return kTemplates;
 }

@@ -2775,9 +2775,14 @@ const std::vector<Template>& Templates() {
        "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/whoami-v2: offline mode "
        "is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.",
        "unknown"},
-      {"OpenNMT/CTranslate2 src/models/model_reader.cc ModelReader::get_required_file",
+      {"OpenNMT/CTranslate2 src/models/model_reader.cc ModelReader::get_required_file (a wrong path and an "
+       "unconverted Transformers directory print it alike; the stop-42 call keeps another format `unknown`: a control)",
        "RuntimeError: Unable to open file 'model.bin' in model '/models/whisper-large-v3'",
-       "model_path_not_found"},
+       "unknown"},
+      {"AutoGPTQ/AutoGPTQ auto_gptq/modeling/_base.py from_quantized (a GGML repository handed to it: another "
+       "loader's format, a control)",
+       "FileNotFoundError: Could not find model in TheBloke/Widget-7B-GGML",
+       "unknown"},
       {"vllm-project/vllm vllm/attention/selector.py (an INFO line: it falls back to another backend; a control)",
        "INFO 05-01 10:00:00 [selector.py:150] Cannot use FlashAttention-2 backend for head size 72.\n"
        "INFO 05-01 10:00:00 [selector.py:160] Using XFormers backend.",

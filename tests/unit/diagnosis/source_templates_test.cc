@@ -2868,6 +2868,31 @@ const std::vector<Template>& Templates() {
        "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer", "unknown"},
       {"ollama/ollama cmd/cmd.go (the client without a server: a control)",
        "Error: could not connect to ollama app, is it running?", "unknown"},
+      // The file system at start-up, more: the hub cache and the compile caches.
+      {"tox-dev/filelock src/filelock/_error.py Timeout (the hub's download lock held by another process: a control)",
+       "filelock._error.Timeout: The file lock '/root/.cache/huggingface/hub/.locks/models--Qwen--Qwen2.5-7B-Instruct/"
+       "a1b2c3.lock' could not be acquired.",
+       "unknown"},
+      {"CPython OSError EDQUOT (a quota on the hub cache: a control)",
+       "OSError: [Errno 122] Disk quota exceeded: '/home/u/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct/"
+       "blobs/a1b2c3.incomplete'",
+       "unknown"},
+      {"CPython OSError EACCES on a weights shard (the file is there, unreadable: a control)",
+       "PermissionError: [Errno 13] Permission denied: '/models/Qwen2.5-7B-Instruct/model-00001-of-00004.safetensors'",
+       "unknown"},
+      {"CPython OSError EROFS on the hub cache (a read-only mount: a control)",
+       "OSError: [Errno 30] Read-only file system: '/root/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct'",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py hf_raise_for_status (a 429: rate limited, a control)",
+       "huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: "
+       "https://huggingface.co/api/models/Qwen/Qwen2.5-7B-Instruct/revision/main",
+       "unknown"},
+      {"vllm-project/vllm vllm/compilation (ENOSPC writing the torch.compile cache: a control)",
+       "OSError: [Errno 28] No space left on device: '/root/.cache/vllm/torch_compile_cache/abc/rank_0_0'",
+       "unknown"},
+      {"triton-lang/triton python/triton/runtime/cache.py (ENOSPC writing a compiled kernel: a full disk, not a failed compile; a control)",
+       "OSError: [Errno 28] No space left on device: '/root/.triton/cache/abc/_fwd_kernel.cubin'",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2893,6 +2893,28 @@ const std::vector<Template>& Templates() {
       {"triton-lang/triton python/triton/runtime/cache.py (ENOSPC writing a compiled kernel: a full disk, not a failed compile; a control)",
        "OSError: [Errno 28] No space left on device: '/root/.triton/cache/abc/_fwd_kernel.cubin'",
        "unknown"},
+      // CUDA graph capture at start-up (SGLang's cuda_graph_runner.py wraps the error it caught).
+      {"sgl-project/sglang python/sglang/srt/model_executor/cuda_graph_runner.py (an OOM while capturing)",
+       "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+       "capacity of 79.10 GiB of which 512.00 MiB is free.\n"
+       "Possible solutions:\n"
+       "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+       "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)",
+       "cuda_oom_model_load"},
+      {"sgl-project/sglang cuda_graph_runner.py over triton's launcher (third_party/nvidia/backend/driver.c): a sticky "
+       "illegal address from any earlier kernel, a control",
+       "Exception: Capture cuda graph failed: Triton Error [CUDA]: an illegal memory access was encountered\n"
+       "Possible solutions:\n"
+       "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+       "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)",
+       "unknown"},
+      {"triton-lang/triton third_party/nvidia/backend/driver.c (a kernel image the device cannot load, kept)",
+       "RuntimeError: Triton Error [CUDA]: device kernel image is invalid", "triton_kernel_compile_failure"},
+      {"vllm-project/vllm vllm/config.py (max_num_batched_tokens below max_model_len: an argument, a control)",
+       "ValueError: max_num_batched_tokens (2048) is smaller than max_model_len (32768). This effectively limits the "
+       "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
+       "max_num_batched_tokens or decrease max_model_len.",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -2848,6 +2848,14 @@ const std::vector<Template>& Templates() {
        "torch.OutOfMemoryError: MUSA out of memory. Tried to allocate 896.00 MiB (GPU 0; 47.98 GiB total capacity; "
        "46.90 GiB already allocated; 120.00 MiB free; 47.20 GiB reserved in total by PyTorch)",
        "cuda_oom_model_load"},
+      {"Cambricon torch_mlu caching allocator (TORCH_CHECK_WITH(OutOfMemoryError, ..., \"MLU out of memory. Tried to allocate \"))",
+       "torch.OutOfMemoryError: MLU out of memory. Tried to allocate 2.00 GiB. MLU 0 has a total capacity of 47.98 GiB "
+       "of which 1.20 GiB is free.",
+       "cuda_oom_model_load"},
+      {"Enflame torch_gcu caching allocator (\"GCU out of memory. Tried to allocate \")",
+       "torch.OutOfMemoryError: GCU out of memory. Tried to allocate 2.00 GiB. GCU 0 has a total capacity of 31.98 GiB "
+       "of which 1.20 GiB is free.",
+       "cuda_oom_model_load"},
       {"Ascend/pytorch (torch_npu) ACL runtime error code (a device error no class covers: a control)",
        "RuntimeError: ACL stream synchronize failed, error code:507035", "unknown"},
       {"pytorch/pytorch torch/serialization.py validate_cuda_device (a CUDA checkpoint on a host without CUDA: a control)",

@@ -2663,6 +2663,266 @@ const std::vector<Template>& Templates() {
        "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error, Request id: 0a1b2c, for url: "
        "https://www.modelscope.cn/api/v1/models/widget/Widget-7B/revisions",
        "unknown"},
+      // Sixteenth rules round: engines' compiled modules, model stores,
+      // another CPU's library, and the file system at start-up.
+      {"NVIDIA/TensorRT-LLM tensorrt_llm/engine.py (import tensorrt_llm.bindings, built by scripts/build_wheel.py)",
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/tensorrt_llm/engine.py\", line 8, in <module>\n"
+       "    import tensorrt_llm.bindings as tllm\n"
+       "ModuleNotFoundError: No module named 'tensorrt_llm.bindings'",
+       "missing_custom_op"},
+      {"vllm-project/vllm setup.py (0.1.x: CUDAExtension vllm.activation_ops) and model_executor/layers/activation.py",
+       "Traceback (most recent call last):\n"
+       "  File \"/srv/vllm/vllm/model_executor/layers/activation.py\", line 5, in <module>\n"
+       "    from vllm import activation_ops\n"
+       "ImportError: cannot import name 'activation_ops' from 'vllm' (/srv/vllm/vllm/__init__.py)",
+       "missing_custom_op"},
+      {"vllm-project/vllm setup.py (0.1.x: CUDAExtension vllm.cuda_utils; CPython's partially-initialised import)",
+       "ImportError: cannot import name 'cuda_utils' from partially initialized module 'vllm' (most likely due to a "
+       "circular import) (/srv/vllm/vllm/__init__.py)",
+       "missing_custom_op"},
+      {"vllm-project/vllm vllm/__init__.py (a Python name, not a compiled module: a control)",
+       "ImportError: cannot import name 'LLM' from 'vllm' (unknown location)", "unknown"},
+      {"bentoml/BentoML src/bentoml/_internal/store.py Store.get (typename Model)",
+       "Error: [bentoml-cli] `serve` failed: Model 'vllm-llama3-8b:abc123' is not found in BentoML store "
+       "/home/u/bentoml/models, you may need to run `bentoml models pull` first",
+       "model_path_not_found"},
+      {"bentoml/BentoML src/bentoml/_internal/store.py Store.get (typename Bento: the service bundle, a control)",
+       "Error: [bentoml-cli] `serve` failed: Bento 'llm-service:latest' is not found in BentoML store "
+       "/home/u/bentoml/bentos, you may need to run `bentoml pull` first",
+       "unknown"},
+      {"Apple dyld Diagnostics::error \"mach-o file, but is an incompatible architecture (have '%s', need '%s')\"",
+       "OSError: dlopen(/Users/u/lib/model-metal.so, 0x0006): tried: '/Users/u/lib/model-metal.so' (mach-o file, but "
+       "is an incompatible architecture (have 'arm64', need 'x86_64'))",
+       "wrong_platform_build"},
+      {"Apple dyld (the same, several archs needed: an x86_64 wheel under an arm64 Python)",
+       "ImportError: dlopen(/Users/u/venv/lib/python3.12/site-packages/llama_cpp/lib/libllama.dylib, 0x0006): tried: "
+       "'/Users/u/venv/lib/python3.12/site-packages/llama_cpp/lib/libllama.dylib' (mach-o file, but is an "
+       "incompatible architecture (have 'x86_64', need 'arm64e' or 'arm64'))",
+       "wrong_platform_build"},
+      {"Apple dyld (newer wording \"has '%s', needs '%s'\")",
+       "Exception: dlopen(libggml-metal.dylib, 0x0001): tried: 'libggml-metal.dylib' (mach-o file, but is an "
+       "incompatible architecture (has 'arm64', needs 'x86_64'))",
+       "wrong_platform_build"},
+      {"huggingface/huggingface_hub src/huggingface_hub/file_download.py (ENOSPC while downloading: a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/huggingface_hub/file_download.py\", line 1, in _download_to_tmp_and_move\n"
+       "    http_get(url, f)\n"
+       "OSError: [Errno 28] No space left on device",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/file_download.py (EACCES on the cache: a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/huggingface_hub/file_download.py\", line 1, in hf_hub_download\n"
+       "    os.makedirs(storage_folder, exist_ok=True)\n"
+       "PermissionError: [Errno 13] Permission denied: '/root/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct'",
+       "unknown"},
+      {"CPython OSError EACCES on a model file (the file is there, unreadable: a control)",
+       "PermissionError: [Errno 13] Permission denied: '/models/llama/config.json'", "unknown"},
+      {"CPython OSError EROFS (a read-only mount under the hub's lock directory: a control)",
+       "OSError: [Errno 30] Read-only file system: '/models/.locks'", "unknown"},
+      {"pytorch/pytorch torch/csrc/DataLoader.cpp (a too-small /dev/shm in a worker: a control)",
+       "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+       "unknown"},
+      {"pytorch/pytorch torch/csrc/StorageSharing / libshm (a full /dev/shm: a control)",
+       "RuntimeError: unable to write to file </torch_123_456_0>: No space left on device (28)", "unknown"},
+      {"NVIDIA/nccl src/misc/shmutils.cc (a too-small /dev/shm under NCCL's shared-memory transport)",
+       "node1:123:456 [0] include/shm.h:28 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-AbCdEf "
+       "(size 9637888)\n"
+       "node1:123:456 [0] NCCL INFO transport/shm.cc:123 -> 2",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/utils/cpp_extension.py _join_cuda_home (a JIT build without CUDA_HOME: a control)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/torch/utils/cpp_extension.py\", line 1, in _join_cuda_home\n"
+       "    raise OSError('CUDA_HOME environment variable is not set. '\n"
+       "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+       "unknown"},
+      {"pytorch/pytorch torch/utils/cpp_extension.py verify_ninja_availability (ninja missing at a JIT build: a control)",
+       "RuntimeError: Ninja is required to load C++ extensions", "unknown"},
+      {"CUDA runtime cudaErrorStreamCaptureUnsupported (during CUDA graph capture: several causes, a control)",
+       "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+       "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+       "incorrect.",
+       "unknown"},
+      {"vllm-project/vllm vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (V1 EngineCore)",
+       "ValueError: To serve at least one request with the models's max seq len (32768), (4.00 GiB KV cache is "
+       "needed, which is larger than the available KV cache memory (2.00 GiB). Based on the available memory, the "
+       "estimated maximum model length is 16000. Try increasing `gpu_memory_utilization` or decreasing "
+       "`max_model_len` when initializing the engine.",
+       "max_model_len_exceeds_kv_capacity"},
+      {"vllm-project/vllm vllm/v1/worker/utils.py request_memory (V1 start-up check)",
+       "ValueError: Free memory on device (10.5/79.2 GiB) on startup is less than desired GPU memory utilization "
+       "(0.9, 71.3 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+       "startup_free_memory_below_utilization"},
+      {"ggml-org/llama.cpp src/llama-model.cpp / llama-arch.cpp (b6000+: an architecture this build does not know)",
+       "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+       "'qwen3next'\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "unsupported_model_architecture"},
+      {"AutoGPTQ/AutoGPTQ auto_gptq/modeling/_base.py from_quantized (no <basename><ext> in the directory or repo)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/auto_gptq/modeling/_base.py\", line 1, in from_quantized\n"
+       "    raise FileNotFoundError(f\"Could not find model in {model_name_or_path}\")\n"
+       "FileNotFoundError: Could not find model in acme/Widget-13B-GPTQ",
+       "model_path_not_found"},
+      {"mlc-ai/mlc-llm python/mlc_llm/chat_module.py _get_lib_module_path",
+       "FileNotFoundError: Cannot find the model library that corresponds to `Widget-7B-q4f16_1`.\n"
+       "`Widget-7B-q4f16_1` is either provided in the `chat_config` you passed in, or specified in "
+       "dist/Widget-7B-q4f16_1/mlc-chat-config.json.\n"
+       "We searched over the following possible paths: \n"
+       "- Widget-7B-q4f16_1",
+       "model_path_not_found"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py OfflineAdapter (a whoami call offline: a control)",
+       "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/whoami-v2: offline mode "
+       "is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.",
+       "unknown"},
+      {"OpenNMT/CTranslate2 src/models/model_reader.cc ModelReader::get_required_file (a wrong path and an "
+       "unconverted Transformers directory print it alike; the stop-42 call keeps another format `unknown`: a control)",
+       "RuntimeError: Unable to open file 'model.bin' in model '/models/whisper-large-v3'",
+       "unknown"},
+      {"AutoGPTQ/AutoGPTQ auto_gptq/modeling/_base.py from_quantized (a GGML repository handed to it: another "
+       "loader's format, a control)",
+       "FileNotFoundError: Could not find model in TheBloke/Widget-7B-GGML",
+       "unknown"},
+      {"vllm-project/vllm vllm/attention/selector.py (an INFO line: it falls back to another backend; a control)",
+       "INFO 05-01 10:00:00 [selector.py:150] Cannot use FlashAttention-2 backend for head size 72.\n"
+       "INFO 05-01 10:00:00 [selector.py:160] Using XFormers backend.",
+       "unknown"},
+      {"pytorch/pytorch torch/cuda/__init__.py _lazy_init (CUDA in a forked child: no class, a control)",
+       "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
+       "the 'spawn' start method",
+       "unknown"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed (TP memory balance)",
+       "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+       "min_per_gpu_memory=10.5, local_gpu_memory=79.1, local_gpu_memory * 0.9=71.2",
+       "startup_free_memory_below_utilization"},
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp done_getting_tensors (a file from another converter or cut short: several causes, a control)",
+       "llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py _verify_quantization (a method this release does not know: no class, a control)",
+       "ValueError: Unknown quantization method: mxfp4. Must be one of ['awq', 'gptq', 'fp8'].", "unknown"},
+      {"vllm-project/vllm vllm/model_executor/model_loader/utils.py (a dtype the quantisation method refuses: an argument, a control)",
+       "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
+       "unknown"},
+      {"vllm-project/vllm vllm/config.py _get_and_verify_max_len (a length above the model's own: an argument, a control)",
+       "ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len "
+       "(max_position_embeddings=32768 or model_max_length=None in model's config.json). To allow overriding this "
+       "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+       "unknown"},
+      {"vllm-project/vllm vllm/transformers_utils/config.py get_config (custom code without trust_remote_code: a control, as SOURCE.md labels it)",
+       "RuntimeError: Failed to load the model config. If the model is a custom model not yet available in the "
+       "HuggingFace transformers library, consider setting `trust_remote_code=True` in LLM or using the "
+       "`--trust-remote-code` flag in the CLI.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/dynamic_module_utils.py resolve_trust_remote_code (a control)",
+       "ValueError: Loading /models/x requires you to execute the configuration file in that repo on your local "
+       "machine. Make sure you have read the code there to avoid malicious use, then set the option "
+       "`trust_remote_code=True` to remove this error.",
+       "unknown"},
+      // JIT builds at start-up: FlashInfer, DeepGEMM, torch's cpp_extension.
+      {"flashinfer-ai/flashinfer flashinfer/jit/cpp_ext.py get_cuda_version (a torch without CUDA)",
+       "RuntimeError: nvcc not found and PyTorch is not built with CUDA support. Could not determine CUDA version.",
+       "wrong_platform_build"},
+      {"flashinfer-ai/flashinfer flashinfer/jit/cpp_ext.py get_cuda_path (no CUDA toolkit for the JIT: a control)",
+       "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist", "unknown"},
+      {"flashinfer-ai/flashinfer flashinfer/jit/cpp_ext.py run_ninja (nvcc older than the GPU's arch)",
+       "RuntimeError: Ninja build failed. Ninja output:\n"
+       "[1/3] /usr/local/cuda/bin/nvcc --generate-dependencies-with-compile -c /x/batch_prefill.cu -o "
+       "/x/batch_prefill.cuda.o\n"
+       "FAILED: /x/batch_prefill.cuda.o\n"
+       "nvcc fatal   : Unsupported gpu architecture 'compute_120a'\n"
+       "ninja: build stopped: subcommand failed.",
+       "unsupported_gpu_arch_runtime"},
+      {"deepseek-ai/DeepGEMM csrc/jit/compiler.hpp NVCCCompiler (a toolkit too old for the JIT: a control)",
+       "RuntimeError: Assertion error (csrc/jit/compiler.hpp:147): (major > 12 or (major == 12 and minor >= 3)) and "
+       "\"NVCC version should be >= 12.3\"",
+       "unknown"},
+      {"pytorch/pytorch torch/utils/cpp_extension.py _run_ninja_build (a JIT extension build failed: several causes, a control)",
+       "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+       "\n"
+       "The above exception was the direct cause of the following exception:\n"
+       "\n"
+       "RuntimeError: Error building extension 'fused_adam'",
+       "unknown"},
+      {"MooreThreads/torch_musa torch_musa/csrc/core/MUSACachingAllocator.cpp (MUSAOutOfMemoryError)",
+       "torch.OutOfMemoryError: MUSA out of memory. Tried to allocate 896.00 MiB (GPU 0; 47.98 GiB total capacity; "
+       "46.90 GiB already allocated; 120.00 MiB free; 47.20 GiB reserved in total by PyTorch)",
+       "cuda_oom_model_load"},
+      {"Cambricon torch_mlu caching allocator (TORCH_CHECK_WITH(OutOfMemoryError, ..., \"MLU out of memory. Tried to allocate \"))",
+       "torch.OutOfMemoryError: MLU out of memory. Tried to allocate 2.00 GiB. MLU 0 has a total capacity of 47.98 GiB "
+       "of which 1.20 GiB is free.",
+       "cuda_oom_model_load"},
+      {"Enflame torch_gcu caching allocator (\"GCU out of memory. Tried to allocate \")",
+       "torch.OutOfMemoryError: GCU out of memory. Tried to allocate 2.00 GiB. GCU 0 has a total capacity of 31.98 GiB "
+       "of which 1.20 GiB is free.",
+       "cuda_oom_model_load"},
+      {"Ascend/pytorch (torch_npu) ACL runtime error code (a device error no class covers: a control)",
+       "RuntimeError: ACL stream synchronize failed, error code:507035", "unknown"},
+      {"pytorch/pytorch torch/serialization.py validate_cuda_device (a CUDA checkpoint on a host without CUDA: a control)",
+       "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If "
+       "you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map "
+       "your storages to the CPU.",
+       "unknown"},
+      // A weights file cut short or not a weights file (a partial download, a
+      // git-lfs pointer, an HTML page): no class says "damaged file".
+      {"ggml-org/llama.cpp src/llama-model-loader.cpp load_all_data (a control)",
+       "llama_model_load: error loading model: tensor 'token_embd.weight' data is not within the file bounds, model "
+       "is corrupted or incomplete\n"
+       "llama_model_load_from_file_impl: failed to load model",
+       "unknown"},
+      {"huggingface/safetensors bindings/python/src/lib.rs (SafetensorError HeaderTooLarge: a control)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge", "unknown"},
+      {"huggingface/safetensors safetensors/src/tensor.rs (MetadataIncompleteBuffer: a control)",
+       "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer", "unknown"},
+      {"ollama/ollama cmd/cmd.go (the client without a server: a control)",
+       "Error: could not connect to ollama app, is it running?", "unknown"},
+      // The file system at start-up, more: the hub cache and the compile caches.
+      {"tox-dev/filelock src/filelock/_error.py Timeout (the hub's download lock held by another process: a control)",
+       "filelock._error.Timeout: The file lock '/root/.cache/huggingface/hub/.locks/models--Qwen--Qwen2.5-7B-Instruct/"
+       "a1b2c3.lock' could not be acquired.",
+       "unknown"},
+      {"CPython OSError EDQUOT (a quota on the hub cache: a control)",
+       "OSError: [Errno 122] Disk quota exceeded: '/home/u/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct/"
+       "blobs/a1b2c3.incomplete'",
+       "unknown"},
+      {"CPython OSError EACCES on a weights shard (the file is there, unreadable: a control)",
+       "PermissionError: [Errno 13] Permission denied: '/models/Qwen2.5-7B-Instruct/model-00001-of-00004.safetensors'",
+       "unknown"},
+      {"CPython OSError EROFS on the hub cache (a read-only mount: a control)",
+       "OSError: [Errno 30] Read-only file system: '/root/.cache/huggingface/hub/models--Qwen--Qwen2.5-7B-Instruct'",
+       "unknown"},
+      {"huggingface/huggingface_hub src/huggingface_hub/utils/_http.py hf_raise_for_status (a 429: rate limited, a control)",
+       "huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: "
+       "https://huggingface.co/api/models/Qwen/Qwen2.5-7B-Instruct/revision/main",
+       "unknown"},
+      {"vllm-project/vllm vllm/compilation (ENOSPC writing the torch.compile cache: a control)",
+       "OSError: [Errno 28] No space left on device: '/root/.cache/vllm/torch_compile_cache/abc/rank_0_0'",
+       "unknown"},
+      {"triton-lang/triton python/triton/runtime/cache.py (ENOSPC writing a compiled kernel: a full disk, not a failed compile; a control)",
+       "OSError: [Errno 28] No space left on device: '/root/.triton/cache/abc/_fwd_kernel.cubin'",
+       "unknown"},
+      // CUDA graph capture at start-up (SGLang's cuda_graph_runner.py wraps the error it caught).
+      {"sgl-project/sglang python/sglang/srt/model_executor/cuda_graph_runner.py (an OOM while capturing)",
+       "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+       "capacity of 79.10 GiB of which 512.00 MiB is free.\n"
+       "Possible solutions:\n"
+       "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+       "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)",
+       "cuda_oom_model_load"},
+      {"sgl-project/sglang cuda_graph_runner.py over triton's launcher (third_party/nvidia/backend/driver.c): a sticky "
+       "illegal address from any earlier kernel, a control",
+       "Exception: Capture cuda graph failed: Triton Error [CUDA]: an illegal memory access was encountered\n"
+       "Possible solutions:\n"
+       "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+       "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)",
+       "unknown"},
+      {"triton-lang/triton third_party/nvidia/backend/driver.c (a kernel image the device cannot load, kept)",
+       "RuntimeError: Triton Error [CUDA]: device kernel image is invalid", "triton_kernel_compile_failure"},
+      {"vllm-project/vllm vllm/config.py (max_num_batched_tokens below max_model_len: an argument, a control)",
+       "ValueError: max_num_batched_tokens (2048) is smaller than max_model_len (32768). This effectively limits the "
+       "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
+       "max_num_batched_tokens or decrease max_model_len.",
+       "unknown"},
   };
   return kTemplates;
 }

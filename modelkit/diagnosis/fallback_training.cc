@@ -52,7 +52,9 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12zc", "heldout-2026-12zd", "heldout-2026-12ze", "heldout-2026-12zf",
     "heldout-2026-12zg", "heldout-2026-12zh", "heldout-2026-12zi", "heldout-2026-12zj",
     "heldout-2026-12zk", "heldout-2026-12zl", "heldout-2026-12zm", "heldout-2026-12zn",
-    "heldout-2026-12zo", "heldout-2026-12zp", "heldout-2026-12zq", "heldout-2026-12zr"};
+    "heldout-2026-12zo", "heldout-2026-12zp", "heldout-2026-12zq", "heldout-2026-12zr",
+    "heldout-2026-12zs", "heldout-2026-12zt", "heldout-2026-12zu", "heldout-2026-12zv",
+    "heldout-2026-12zw", "heldout-2026-12zx", "heldout-2026-12zy", "heldout-2026-12zz"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

@@ -228,6 +228,15 @@ constexpr double kDecemberZOHeldOutFloorPercent = 90.0;  // 9/10
 constexpr double kDecemberZPHeldOutFloorPercent = 90.3;  // 28/31 = 90.32 after the sixteenth rules round (dyld's incompatible architecture; 24/31 first)
 constexpr double kDecemberZQHeldOutFloorPercent = 100.0;  // 23/23 after the sixteenth rules round (TensorRT-LLM bindings, vLLM 0.1 kernel modules; 21/23 first)
 constexpr double kDecemberZRHeldOutFloorPercent = 100.0;  // 7/7 after the sixteenth rules round (BentoML's model store; 5/7 first)
+// First readings of the stop-44 sets (frozen at 8d90b54).
+constexpr double kDecemberZSHeldOutFloorPercent = 80.0;  // 4/5
+constexpr double kDecemberZTHeldOutFloorPercent = 100.0;  // 9/9
+constexpr double kDecemberZUHeldOutFloorPercent = 60.0;  // 3/5
+constexpr double kDecemberZVHeldOutFloorPercent = 95.8;  // 23/24 = 95.83
+constexpr double kDecemberZWHeldOutFloorPercent = 76.9;  // 10/13 = 76.92
+constexpr double kDecemberZXHeldOutFloorPercent = 100.0;  // 8/8
+constexpr double kDecemberZYHeldOutFloorPercent = 50.0;  // 2/4
+constexpr double kDecemberZZHeldOutFloorPercent = 83.3;  // 15/18 = 83.33
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -343,6 +352,14 @@ constexpr HeldOutSplit kHeldOutSplits[] = {
     {"heldout-2026-12zp", "held-out 2026-12zp", kDecemberZPHeldOutFloorPercent},
     {"heldout-2026-12zq", "held-out 2026-12zq", kDecemberZQHeldOutFloorPercent},
     {"heldout-2026-12zr", "held-out 2026-12zr", kDecemberZRHeldOutFloorPercent},
+    {"heldout-2026-12zs", "held-out 2026-12zs", kDecemberZSHeldOutFloorPercent},
+    {"heldout-2026-12zt", "held-out 2026-12zt", kDecemberZTHeldOutFloorPercent},
+    {"heldout-2026-12zu", "held-out 2026-12zu", kDecemberZUHeldOutFloorPercent},
+    {"heldout-2026-12zv", "held-out 2026-12zv", kDecemberZVHeldOutFloorPercent},
+    {"heldout-2026-12zw", "held-out 2026-12zw", kDecemberZWHeldOutFloorPercent},
+    {"heldout-2026-12zx", "held-out 2026-12zx", kDecemberZXHeldOutFloorPercent},
+    {"heldout-2026-12zy", "held-out 2026-12zy", kDecemberZYHeldOutFloorPercent},
+    {"heldout-2026-12zz", "held-out 2026-12zz", kDecemberZZHeldOutFloorPercent},
 };
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).

@@ -627,22 +627,11 @@ void CatalogKnowledge::RecordOutcome(const LaunchOutcomeRecord& o) {
   pending_evidence_.push_back(std::move(e));
 }
 
-void CatalogKnowledge::SealOutcomes() {
-  absl::MutexLock lock(&mu_);
-  if (sealed_evidence_.empty()) {
-    sealed_evidence_.swap(pending_evidence_);
-  } else {
-    sealed_evidence_.insert(sealed_evidence_.end(), std::make_move_iterator(pending_evidence_.begin()),
-                            std::make_move_iterator(pending_evidence_.end()));
-    pending_evidence_.clear();
-  }
-}
-
-void CatalogKnowledge::FlushSealedOutcomes() {
+void CatalogKnowledge::FlushOutcomes() {
   std::vector<dcufleet::v1::Evidence> batch;
   {
     absl::MutexLock lock(&mu_);
-    batch.swap(sealed_evidence_);
+    batch.swap(pending_evidence_);
   }
   if (batch.empty()) return;
   auto added = store_->RecordEvidenceBatch(batch);
@@ -653,12 +642,10 @@ void CatalogKnowledge::FlushSealedOutcomes() {
     constexpr size_t kMaxPending = 10000;
     DCU_LOG_WARN("recording ", batch.size(), " launch outcomes: ", added.status().message(), "; retrying");
     absl::MutexLock lock(&mu_);
-    // Ahead of what was sealed meanwhile: the written order stays the
-    // recorded order.
-    if (batch.size() + sealed_evidence_.size() <= kMaxPending) {
-      batch.insert(batch.end(), std::make_move_iterator(sealed_evidence_.begin()),
-                   std::make_move_iterator(sealed_evidence_.end()));
-      sealed_evidence_.swap(batch);
+    if (batch.size() + pending_evidence_.size() <= kMaxPending) {
+      batch.insert(batch.end(), std::make_move_iterator(pending_evidence_.begin()),
+                   std::make_move_iterator(pending_evidence_.end()));
+      pending_evidence_.swap(batch);
     }
     return;
   }

@@ -44,8 +44,7 @@ class CatalogKnowledge : public Knowledge {
   int64_t KvCacheBytes(const dcufleet::v1::DeploymentSpec& spec, int tp,
                        int64_t device_total) override;
   void RecordOutcome(const LaunchOutcomeRecord& outcome) override;
-  void SealOutcomes() override ABSL_LOCKS_EXCLUDED(mu_);
-  void FlushSealedOutcomes() override ABSL_LOCKS_EXCLUDED(mu_);
+  void FlushOutcomes() override ABSL_LOCKS_EXCLUDED(mu_);
   void ObserveNodes(const std::vector<const dcufleet::v1::NodeView*>& nodes) override;
   std::map<std::string, std::string> DiagnosisFacts(const dcufleet::v1::DeploymentSpec& spec,
                                                     const dcufleet::v1::Attempt& attempt,
@@ -115,10 +114,8 @@ class CatalogKnowledge : public Knowledge {
   int64_t evidence_seq_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<EvidenceKey, std::vector<dcufleet::v1::Evidence>> evidence_ ABSL_GUARDED_BY(mu_);
   std::unordered_set<std::string> evidence_ids_ ABSL_GUARDED_BY(mu_);
-  // Recorded (in evidence_ already), not yet sealed: SealOutcomes moves
-  // them to sealed_evidence_, which FlushSealedOutcomes writes.
+  // Recorded (in evidence_ already), not yet written: FlushOutcomes.
   std::vector<dcufleet::v1::Evidence> pending_evidence_ ABSL_GUARDED_BY(mu_);
-  std::vector<dcufleet::v1::Evidence> sealed_evidence_ ABSL_GUARDED_BY(mu_);
   // Verdicts per (stack, arch), then model: (model verdict, stack-arch
   // verdict), rendered from tallies_ and dropped when a row is added.
   std::map<EvidenceKey, std::map<std::string, std::pair<dcufleet::v1::Verdict, dcufleet::v1::Verdict>>>

@@ -87,11 +87,6 @@ void DeployController::Start() {
     writer_running_ = true;
   }
   writer_ = std::thread([this] { WriterLoop(); });
-  {
-    absl::MutexLock lock(&publish_queue_mu_);
-    publisher_running_ = true;
-  }
-  publisher_ = std::thread([this] { PublishLoop(); });
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -101,12 +96,6 @@ void DeployController::Stop() {
     shutdown_ = true;
   }
   if (thread_.joinable()) thread_.join();
-  {
-    // The last pass's publication goes out before the publisher ends.
-    absl::MutexLock lock(&publish_queue_mu_);
-    publisher_stop_ = true;
-  }
-  if (publisher_.joinable()) publisher_.join();
   {
     // Later Deploys commit inline; the writer drains what is queued.
     absl::MutexLock lock(&write_mu_);
@@ -125,50 +114,7 @@ void DeployController::Run() {
       if (shutdown_) return;
       dirty_ = false;
     }
-    if (auto p = StepAndPersist()) EnqueuePublication(std::move(*p));
-  }
-}
-
-void DeployController::EnqueuePublication(Publication p) {
-  absl::MutexLock lock(&publish_queue_mu_);
-  if (!queued_) {
-    queued_ = std::move(p);
-    return;
-  }
-  queued_->events.insert(queued_->events.end(), std::make_move_iterator(p.events.begin()),
-                         std::make_move_iterator(p.events.end()));
-  queued_->announce.insert(queued_->announce.end(), std::make_move_iterator(p.announce.begin()),
-                           std::make_move_iterator(p.announce.end()));
-  queued_->touched.merge(p.touched);
-  queued_->index = std::move(p.index);
-  queued_->passes += p.passes;
-}
-
-bool DeployController::PublishPending() {
-  absl::MutexLock publishing(&publish_mu_);
-  std::optional<Publication> p;
-  {
-    absl::MutexLock lock(&publish_queue_mu_);
-    p.swap(queued_);
-  }
-  if (!p) return false;
-  Publish(std::move(*p));
-  return true;
-}
-
-void DeployController::PublishLoop() {
-  while (true) {
-    bool stop = false;
-    {
-      absl::MutexLock lock(&publish_queue_mu_);
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(publish_queue_mu_) {
-        return queued_.has_value() || publisher_stop_;
-      };
-      publish_queue_mu_.Await(absl::Condition(&wake));
-      stop = publisher_stop_ && !queued_.has_value();
-    }
-    if (stop) return;
-    PublishPending();
+    ReconcileOnce();
   }
 }
 
@@ -421,12 +367,6 @@ bool DeployController::StillObserved(const ObserveMemo& memo, const StepContext&
 }
 
 void DeployController::ReconcileOnce() {
-  if (auto p = StepAndPersist()) EnqueuePublication(std::move(*p));
-  // With the loop's publisher running, this may publish its pass too.
-  PublishPending();
-}
-
-std::optional<DeployController::Publication> DeployController::StepAndPersist() {
   absl::MutexLock pass(&reconcile_mu_);
   const absl::Time t0 = absl::Now();
   StepContext ctx;
@@ -536,16 +476,17 @@ std::optional<DeployController::Publication> DeployController::StepAndPersist() 
                   "; will retry");
     absl::MutexLock lock(&mu_);
     dirty_ = true;
-    return std::nullopt;
+    return;
   }
-  // The pass's launch outcomes: written by the publisher, after these
-  // documents.
-  knowledge_->SealOutcomes();
+  // The pass's launch outcomes, in one transaction.
+  knowledge_->FlushOutcomes();
   for (const auto& key : removed) {
     absl::Status ds = store_->DeleteDeployment(key);
     if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
   }
-  Publication out;
+  // Per node whose set may have changed: its instances, pointing into the
+  // document snapshot `docs` (kept until the push is done).
+  DesiredSets desired;
   {
     absl::MutexLock lock(&mu_);
     for (auto& d : changed) {
@@ -577,50 +518,15 @@ std::optional<DeployController::Publication> DeployController::StepAndPersist() 
                                    absl::StrCat("replica ", replica, " stopped and removed")});
       }
     }
-    // The names this pass changed (its steps, rollouts, evacuations) are
-    // announced by the publisher after this pass's events are in the log.
-    out.announce.swap(announce_after_events_);
-  }
-  const absl::Time t_end = absl::Now();
-  if (metrics_) metrics_->OnReconcilePass(t_end - t0);
-  auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
-  DCU_LOG_DEBUG("reconcile pass: ", node_count, " nodes, ", work.size(), " stepped, ",
-                changed.size(), " changed, ", ctx.touched.size(), " nodes touched in ", ms(t_end - t0),
-                " ms (context ", ms(t_context - t0), ", observe ", ms(t_observe - t_context),
-                ", select ", ms(t_observed_docs - t_observe), ", summaries ", ms(t_summaries - t_observed_docs), ", holdings ",
-                ms(t_select - t_summaries), ", step ",
-                ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", in memory ",
-                ms(t_end - t_persist), ")");
-  out.events = std::move(ctx.events);
-  out.touched = std::move(ctx.touched);
-  out.index = std::move(ctx.index);
-  out.passes = 1;
-  return out;
-}
-
-void DeployController::Publish(Publication p) {
-  const absl::Time t0 = absl::Now();
-  // The launch outcomes of the passes published here (sealed after their
-  // documents were persisted), in one transaction.
-  knowledge_->FlushSealedOutcomes();
-  // Per node whose set may have changed: its instances, pointing into the
-  // document snapshot `docs` (kept until the push is done). From the
-  // documents as they are now, which were persisted before they were put in
-  // memory: a publisher behind by a pass sends the newer set, never one
-  // that is not durable.
-  DesiredSets desired;
-  std::vector<DocPtr> docs;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& n : resend_) p.touched.insert(n);
-    for (const auto& n : recompute_) p.touched.insert(n);
+    for (const auto& n : resend_) ctx.touched.insert(n);
+    for (const auto& n : recompute_) ctx.touched.insert(n);
     recompute_.clear();
     // Only the nodes whose set may have changed (or that reconnected) are
     // recomputed and compared with what they were last sent, from the
     // documents assigned to them (in key order, each once).
     std::set<std::string> keys;
-    for (const auto& n : p.touched) {
-      if (p.index == nullptr || !p.index->contains(n)) continue;
+    for (const auto& n : ctx.touched) {
+      if (!ctx.Known(n)) continue;
       desired[n];
       auto k = keys_by_node_.find(n);
       if (k != keys_by_node_.end()) keys.insert(k->second.begin(), k->second.end());
@@ -628,7 +534,8 @@ void DeployController::Publish(Publication p) {
     docs.reserve(keys.size());
     for (const std::string& key : keys) docs.push_back(deployments_.at(key));
   }
-  // The desired sets from those documents, walked without mu_.
+  // The desired sets from the documents as this pass left them, walked
+  // without mu_ (the pointers taken above).
   for (const DocPtr& d : docs) {
     deploy_internal::ForEachAssignedAttempt(*d, [&](const Attempt& a) {
       auto it = desired.find(a.placement().node());
@@ -636,37 +543,43 @@ void DeployController::Publish(Publication p) {
     });
   }
   const absl::Time t_desired = absl::Now();
-  if (events_ && !p.events.empty()) {
-    absl::Status es = events_->AppendEvents(p.events);
-    if (!es.ok()) DCU_LOG_WARN("appending ", p.events.size(), " events: ", es.message());
+  if (events_ && !ctx.events.empty()) {
+    absl::Status es = events_->AppendEvents(ctx.events);
+    if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
   }
-  AnnounceChanges(p.announce);
-  // One write for the passes' event lines (a fleet filling up logs
+  AnnounceChanges();
+  // One write for the pass's event lines (a fleet filling up logs
   // thousands per pass).
   if (common::GetLogLevel() <= common::LogLevel::kInfo) {
     std::vector<std::string> lines;
-    lines.reserve(p.events.size());
-    for (const auto& e : p.events) {
+    lines.reserve(ctx.events.size());
+    for (const auto& e : ctx.events) {
       lines.push_back(absl::StrCat("deployment '", e.subject, "' ", e.reason, ": ", e.message));
     }
     common::LogLines(common::LogLevel::kInfo, lines);
   }
   if (metrics_) {
-    for (const auto& e : p.events) metrics_->OnDeploymentEvent(e.reason);
+    for (const auto& e : ctx.events) metrics_->OnDeploymentEvent(e.reason);
   }
   const absl::Time t_events = absl::Now();
   PushAssignments(desired);
   docs.clear();
   const absl::Time t_end = absl::Now();
+  if (metrics_) metrics_->OnReconcilePass(t_end - t0);
   auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
-  DCU_LOG_DEBUG("published ", p.passes, " pass(es): ", p.events.size(), " events, ", desired.size(),
-                " nodes pushed in ", ms(t_end - t0), " ms (outcomes and desired ", ms(t_desired - t0),
-                ", events ", ms(t_events - t_desired), ", push ", ms(t_end - t_events), ")");
+  DCU_LOG_DEBUG("reconcile pass: ", node_count, " nodes, ", work.size(), " stepped, ",
+                changed.size(), " changed, ", desired.size(), " nodes pushed in ", ms(t_end - t0),
+                " ms (context ", ms(t_context - t0), ", observe ", ms(t_observe - t_context),
+                ", select ", ms(t_observed_docs - t_observe), ", summaries ", ms(t_summaries - t_observed_docs), ", holdings ",
+                ms(t_select - t_summaries), ", step ",
+                ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
+                ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
+                ms(t_end - t_events), ")");
 }
 
-void DeployController::AnnounceChanges(const std::vector<std::string>& names) {
+void DeployController::AnnounceChanges() {
   absl::MutexLock lock(&mu_);
-  for (const std::string& name : names) {
+  for (const std::string& name : announce_after_events_) {
     // A name whose last replica went is gone, unless a Deploy of the same
     // name came in since.
     if (ReplicasOf(name).empty()) {
@@ -675,6 +588,7 @@ void DeployController::AnnounceChanges(const std::vector<std::string>& names) {
       NoteChange(name);
     }
   }
+  announce_after_events_.clear();
 }
 
 void DeployController::PushAssignments(const DesiredSets& desired) {

@@ -143,35 +143,7 @@ class DeployController : public FleetListener {
  private:
   struct StepContext;
   void Run();
-  // One pass, published before it returns (tests; the loop publishes on
-  // its own thread: PublishLoop).
-  void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_, publish_mu_, publish_queue_mu_);
-  // What a pass leaves to be told once its documents are persisted and in
-  // memory: its events, and the nodes whose desired sets may have changed.
-  // Publications waiting for the publisher merge into one (events in pass
-  // order, nodes united): a publisher that falls behind pushes each node
-  // once for several passes.
-  struct Publication {
-    std::vector<Event> events;
-    // Deployment names to announce to watchers once the events are in.
-    std::vector<std::string> announce;
-    std::set<std::string> touched;
-    // The pass's node names (a node that is not in it yet is pushed by a
-    // later pass).
-    std::shared_ptr<const absl::flat_hash_map<std::string, size_t>> index;
-    int passes = 0;
-  };
-  // The pass itself: step what changed, persist it, put it in memory, seal
-  // its launch outcomes. nullopt when nothing was persisted (the next pass
-  // tries again).
-  std::optional<Publication> StepAndPersist() ABSL_LOCKS_EXCLUDED(mu_);
-  void EnqueuePublication(Publication p) ABSL_LOCKS_EXCLUDED(publish_queue_mu_);
-  // Publishes what is queued, in pass order: the launch outcomes sealed
-  // so far, the events, the watchers, then each touched node's desired
-  // set (PushAssignments). Returns false when nothing was queued.
-  bool PublishPending() ABSL_LOCKS_EXCLUDED(mu_, publish_mu_, publish_queue_mu_);
-  void Publish(Publication p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(publish_mu_) ABSL_LOCKS_EXCLUDED(mu_);
-  void PublishLoop() ABSL_LOCKS_EXCLUDED(publish_queue_mu_);
+  void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_);
   // What has happened to a deployment, i.e. what Step() will do to it.
   enum class Transition {
     kNone,           // nothing: the pass neither copies nor steps it
@@ -244,7 +216,7 @@ class DeployController : public FleetListener {
   // caller keeps alive).
   using DesiredSets =
       absl::flat_hash_map<std::string, std::vector<const dcufleet::v1::InstanceSpec*>>;
-  void PushAssignments(const DesiredSets& desired) ABSL_EXCLUSIVE_LOCKS_REQUIRED(publish_mu_)
+  void PushAssignments(const DesiredSets& desired) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
   dcufleet::v1::DeploymentSpec WithDefaults(dcufleet::v1::DeploymentSpec spec) const;
   // Records `spec` as the target of every live replica of an existing
@@ -337,7 +309,6 @@ class DeployController : public FleetListener {
   // watchers compare; a replica's own revision is its document's).
   std::map<std::string, int64_t> revisions_ ABSL_GUARDED_BY(mu_);
   // Names a reconcile pass changed (its own steps, rollouts, evacuations),
-  // handed to the publisher with the pass (Publication.announce) and
   // announced to watchers (NoteChange/NoteGone) by AnnounceChanges only once
   // the pass's events are in the log: a watcher woken by a new revision
   // reads the document and its events together (`dcuctl deploy --watch`,
@@ -345,7 +316,7 @@ class DeployController : public FleetListener {
   // events that led to it). A pass that fails to persist leaves them to the
   // next pass.
   std::vector<std::string> announce_after_events_ ABSL_GUARDED_BY(mu_);
-  void AnnounceChanges(const std::vector<std::string>& names) ABSL_LOCKS_EXCLUDED(mu_);
+  void AnnounceChanges() ABSL_LOCKS_EXCLUDED(mu_);
   // Grows with every change of any deployment (WaitForAnyChange).
   int64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   // The one way revisions_ changes: a deployment's counter and changes_.
@@ -370,8 +341,8 @@ class DeployController : public FleetListener {
   // Only the reconcile pass touches it.
   absl::Time last_observed_all_ ABSL_GUARDED_BY(reconcile_mu_) = absl::InfinitePast();
   // Per node, the Assignment it was last sent, each instance's bytes encoded
-  // once (assignment_wire.h); only the publisher pushes.
-  std::map<std::string, EncodedAssignment> sent_ ABSL_GUARDED_BY(publish_mu_);
+  // once (assignment_wire.h); only the pass pushes.
+  std::map<std::string, EncodedAssignment> sent_ ABSL_GUARDED_BY(reconcile_mu_);
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_) = 0;
@@ -427,18 +398,6 @@ class DeployController : public FleetListener {
   // FleetState, the store and the knowledge.
   absl::Mutex reconcile_mu_;
   std::thread thread_;
-  // Serialises publishing (the publisher thread, and ReconcileOnce for
-  // tests): held across Publish, which takes mu_ and calls the store, the
-  // knowledge and FleetState. Not held by a pass: the next pass steps while
-  // the last one is published, which is what a placement burst waits on
-  // (the pass thread was the controller's one busy core: stop 44).
-  absl::Mutex publish_mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_) ABSL_ACQUIRED_BEFORE(mu_);
-  // A leaf: the queue between the pass and the publisher.
-  absl::Mutex publish_queue_mu_;
-  std::optional<Publication> queued_ ABSL_GUARDED_BY(publish_queue_mu_);
-  bool publisher_running_ ABSL_GUARDED_BY(publish_queue_mu_) = false;
-  bool publisher_stop_ ABSL_GUARDED_BY(publish_queue_mu_) = false;
-  std::thread publisher_;
 };
 
 }  // namespace dcu::controller

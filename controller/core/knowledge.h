@@ -125,21 +125,12 @@ class OutcomeSink {
  public:
   virtual ~OutcomeSink() = default;
   virtual void RecordOutcome(const LaunchOutcomeRecord& outcome) = 0;
-  // Closes the batch of outcomes recorded so far: FlushSealedOutcomes
-  // writes these and no later ones. The reconciler seals once its pass's
-  // deployments are persisted and writes the batch after (on its publishing
-  // thread, while the next pass already steps and records): an outcome is
-  // never durable before the document that produced it.
-  virtual void SealOutcomes() {}
-  // Makes the sealed outcomes durable, in one transaction, not one each (on
-  // PostgreSQL one commit per Ready launch was most of a placement pass:
-  // bench/ha/stores.sh). RecordOutcome changes verdicts at once.
-  virtual void FlushSealedOutcomes() {}
-  // Seals and flushes every outcome recorded so far.
-  void FlushOutcomes() {
-    SealOutcomes();
-    FlushSealedOutcomes();
-  }
+  // Makes the outcomes recorded since the last call durable. RecordOutcome
+  // changes verdicts at once; the reconciler calls this once per pass,
+  // after it persisted the deployments, so a pass's launches are one
+  // transaction, not one each (on PostgreSQL one commit per Ready launch
+  // was most of a placement pass: bench/ha/stores.sh).
+  virtual void FlushOutcomes() {}
 };
 
 // Facts the diagnosis may rely on for an attempt.

@@ -175,30 +175,6 @@ TEST_F(CatalogKnowledgeTest, OneNodesFailureDemotesASecondNodesExcludesThenItIsR
   EXPECT_EQ(p->verdict(), dcufleet::v1::VERDICT_WORKS);
 }
 
-// The reconciler seals a pass's outcomes once its documents are persisted
-// and its publisher writes them later, while the next pass records more:
-// a flush writes what was sealed and nothing recorded after the seal.
-TEST_F(CatalogKnowledgeTest, AFlushWritesWhatWasSealedAndNothingRecordedSince) {
-  bool excluded = false;
-  ASSERT_NE(Find(&excluded), nullptr);
-  auto before = store_->ListEvidence(EvidenceFilter());
-  ASSERT_TRUE(before.ok());
-  Outcome("node-a", true, "", "");
-  knowledge_->SealOutcomes();
-  Outcome("node-b", true, "", "");  // the next pass, not persisted yet
-  knowledge_->FlushSealedOutcomes();
-  auto after = store_->ListEvidence(EvidenceFilter());
-  ASSERT_TRUE(after.ok());
-  ASSERT_EQ(after->size(), before->size() + 1);
-  int from_b = 0;
-  for (const auto& e : *after) from_b += e.node() == "node-b";
-  EXPECT_EQ(from_b, 0) << "an outcome recorded after the seal was written";
-  knowledge_->FlushSealedOutcomes();  // nothing sealed since
-  EXPECT_EQ(store_->ListEvidence(EvidenceFilter())->size(), before->size() + 1);
-  knowledge_->FlushOutcomes();  // seals and writes the rest
-  EXPECT_EQ(store_->ListEvidence(EvidenceFilter())->size(), before->size() + 2);
-}
-
 // A pass's outcomes change the verdicts at once and are written together
 // when the reconciler flushes them (one transaction per pass, not one per
 // launch); a controller started afterwards reads them back.

@@ -237,6 +237,10 @@ constexpr double kDecemberZWHeldOutFloorPercent = 76.9;  // 10/13 = 76.92
 constexpr double kDecemberZXHeldOutFloorPercent = 100.0;  // 8/8
 constexpr double kDecemberZYHeldOutFloorPercent = 50.0;  // 2/4
 constexpr double kDecemberZZHeldOutFloorPercent = 83.3;  // 15/18 = 83.33
+constexpr double kDecemberZZAHeldOutFloorPercent = 87.5;  // 14/16
+constexpr double kDecemberZZBHeldOutFloorPercent = 100.0;  // 3/3
+constexpr double kDecemberZZCHeldOutFloorPercent = 83.3;  // 5/6 = 83.33
+constexpr double kDecemberZZDHeldOutFloorPercent = 100.0;  // 4/4
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -360,6 +364,10 @@ constexpr HeldOutSplit kHeldOutSplits[] = {
     {"heldout-2026-12zx", "held-out 2026-12zx", kDecemberZXHeldOutFloorPercent},
     {"heldout-2026-12zy", "held-out 2026-12zy", kDecemberZYHeldOutFloorPercent},
     {"heldout-2026-12zz", "held-out 2026-12zz", kDecemberZZHeldOutFloorPercent},
+    {"heldout-2026-12zza", "held-out 2026-12zza", kDecemberZZAHeldOutFloorPercent},
+    {"heldout-2026-12zzb", "held-out 2026-12zzb", kDecemberZZBHeldOutFloorPercent},
+    {"heldout-2026-12zzc", "held-out 2026-12zzc", kDecemberZZCHeldOutFloorPercent},
+    {"heldout-2026-12zzd", "held-out 2026-12zzd", kDecemberZZDHeldOutFloorPercent},
 };
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).

@@ -53,10 +53,10 @@ dcufleet::v1::ControllerMessage EncodedAssignmentMessage(
   return msg;
 }
 
-bool EncodedAssignment::SameInstances(const EncodedAssignment& other) const {
-  if (instances.size() != other.instances.size()) return false;
+bool EncodedAssignment::SameInstances(const std::vector<const dcufleet::v1::InstanceSpec*>& specs) const {
+  if (instances.size() != specs.size()) return false;
   for (size_t i = 0; i < instances.size(); ++i) {
-    if (instances[i].first != other.instances[i].first) return false;
+    if (instances[i].first != specs[i]->instance_id()) return false;
   }
   return true;
 }

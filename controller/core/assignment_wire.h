@@ -46,7 +46,10 @@ struct EncodedAssignment {
   // new generation, when it reconnects).
   bool delivered = false;
 
-  bool SameInstances(const EncodedAssignment& other) const;
+  // True when `specs` are this set's instances, in its order: compared by
+  // id before anything is encoded (a pass touches many nodes whose set did
+  // not change, such as the node of an instance that became Ready).
+  bool SameInstances(const std::vector<const dcufleet::v1::InstanceSpec*>& specs) const;
   // The encoded entry of `instance_id`, nullptr when this set lacks it.
   // `hint` is where it most likely is (sets keep their order).
   const std::string* Find(const std::string& instance_id, size_t hint) const;

@@ -594,14 +594,12 @@ void DeployController::AnnounceChanges() {
 void DeployController::PushAssignments(const DesiredSets& desired) {
   std::vector<std::pair<std::string, int64_t>> sent;
   for (const auto& [node, specs] : desired) {
-    // Each instance's bytes are encoded once per node (assignment_wire.h):
-    // the set is compared with what the node was last sent by its ids, and
-    // the message is those bytes laid end to end.
-    auto previous = sent_.find(node);
-    EncodedAssignment next =
-        EncodeAssignment(specs, previous == sent_.end() ? nullptr : &previous->second);
-    const bool same = previous != sent_.end() && previous->second.delivered &&
-                      previous->second.SameInstances(next);
+    // The set is compared with what the node was last sent by its ids; a
+    // changed one is laid out from each instance's bytes, encoded once per
+    // node (assignment_wire.h).
+    auto it = sent_.find(node);
+    const EncodedAssignment* previous = it == sent_.end() ? nullptr : &it->second;
+    const bool same = previous != nullptr && previous->delivered && previous->SameInstances(specs);
     int64_t gen = 0;
     {
       absl::MutexLock lock(&mu_);
@@ -612,12 +610,13 @@ void DeployController::PushAssignments(const DesiredSets& desired) {
       // it was.
       gen = same ? generations_[node] : std::max(generations_[node] + 1, absl::ToUnixMillis(clock_->Now()));
     }
+    EncodedAssignment next = EncodeAssignment(specs, previous);
     std::vector<std::string> ids;
     ids.reserve(next.instances.size());
     for (const auto& e : next.instances) ids.push_back(e.first);
-    next.delivered =
+    const bool delivered =
         fleet_->SendAssignment(node, std::move(ids), EncodedAssignmentMessage(gen, next.instances));
-    const bool delivered = next.delivered;
+    next.delivered = delivered;
     sent_[node] = std::move(next);
     if (!delivered) continue;  // sent again on reconnect
     sent.emplace_back(node, gen);

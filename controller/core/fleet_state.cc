@@ -839,12 +839,7 @@ void FleetState::OnCommandResult(const std::string& node,
 }
 
 bool FleetState::SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message) {
-  std::optional<std::vector<std::string>> ids;
-  if (message.has_assignment()) {
-    ids.emplace();
-    for (const auto& spec : message.assignment().instances()) ids->push_back(spec.instance_id());
-  }
-  return Send(node, std::move(ids), std::move(message));
+  return Send(node, std::nullopt, std::move(message));
 }
 
 bool FleetState::SendAssignment(const std::string& node, std::vector<std::string> instance_ids,

@@ -145,7 +145,9 @@ class FleetState {
   // say much; docs/security.md).
   static constexpr size_t kMaxDrainReason = 256;
 
-  // Sends `message` to the node's current session. False when not connected.
+  // Sends `message` (a command; an Assignment goes through SendAssignment,
+  // which records what the node runs) to the node's current session. False
+  // when not connected.
   bool SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Sends an Assignment encoded ahead (assignment_wire.h: it is not readable

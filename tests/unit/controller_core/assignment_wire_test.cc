@@ -83,7 +83,7 @@ TEST(AssignmentWireTest, KnownInstancesReuseTheirBytesAndNewOnesAreEncoded) {
   std::vector<InstanceSpec> second = {Spec("c-3-z", 8002), b_changed};
   std::vector<const InstanceSpec*> next_ptrs = {&second[0], &second[1]};
   EncodedAssignment next = EncodeAssignment(next_ptrs, &previous);
-  EXPECT_FALSE(next.SameInstances(previous));
+  EXPECT_FALSE(previous.SameInstances(next_ptrs));
   ASSERT_EQ(next.instances.size(), 2u);
   EXPECT_EQ(next.instances[0].first, "c-3-z");
   EXPECT_EQ(next.instances[1].second, previous.instances[1].second);
@@ -93,10 +93,13 @@ TEST(AssignmentWireTest, KnownInstancesReuseTheirBytesAndNewOnesAreEncoded) {
   // Without a previous set every instance is encoded from its spec.
   EXPECT_EQ(EncodeAssignment(next_ptrs, nullptr).instances[1].second, EncodeAssignmentInstance(b_changed));
 
-  // The same ids in the same order are the same set; another order is not.
-  EXPECT_TRUE(EncodeAssignment(ptrs, &previous).SameInstances(previous));
+  // The same ids in the same order are the same set; another order, a
+  // subset or a superset is not.
+  EXPECT_TRUE(previous.SameInstances(ptrs));
   std::vector<const InstanceSpec*> swapped = {&first[1], &first[0]};
-  EXPECT_FALSE(EncodeAssignment(swapped, &previous).SameInstances(previous));
+  EXPECT_FALSE(previous.SameInstances(swapped));
+  EXPECT_FALSE(previous.SameInstances({&first[0]}));
+  EXPECT_FALSE(previous.SameInstances({&first[0], &first[1], &second[0]}));
   EXPECT_TRUE(EncodeAssignment({}, &previous).instances.empty());
 }
 

@@ -209,6 +209,12 @@ struct Fleet {
     }
   }
   ~Fleet() { std::filesystem::remove_all(dir); }
+  // Bytes of every message sent to the nodes so far.
+  int64_t SentBytes() const {
+    int64_t n = 0;
+    for (const auto& s : sessions) n += s->bytes.load(std::memory_order_relaxed);
+    return n;
+  }
   std::string dir;
   common::FakeClock clock;
   std::unique_ptr<controller::SqliteStore> store;
@@ -345,6 +351,7 @@ void BM_ReconcilePass(benchmark::State& state) {
   }
   testing::FakeKnowledge fake = MakeFakeKnowledge();
   int64_t placed_total = 0;
+  const int64_t bytes_before = fleet->SentBytes();
   for (auto _ : state) {
     state.PauseTiming();
     {
@@ -365,6 +372,9 @@ void BM_ReconcilePass(benchmark::State& state) {
   state.SetItemsProcessed(placed_total);
   state.counters["placed_per_pass"] =
       static_cast<double>(placed_total) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  // What the pushes put on the wire (CountingSession serialises each).
+  state.counters["sent_bytes_per_pass"] = static_cast<double>(fleet->SentBytes() - bytes_before) /
+                                          static_cast<double>(std::max<int64_t>(1, state.iterations()));
 }
 
 // A pass when (almost) nothing happened: `placed` deployments already

@@ -26,6 +26,7 @@
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
 #include "modelkit/diagnosis/diagnosis_rules.h"
+#include "modelkit/memory_plan.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -219,9 +220,10 @@ void PrintPlan(const Deployment& d, std::ostream& out) {
     out << "\nPlacement:\n  node " << pl.node() << " (" << pl.arch() << "), devices ["
         << absl::StrJoin(pl.device_indices(), ",") << "], TP=" << pl.tp() << ", port "
         << pl.port() << ", stack " << a->stack_id() << "\n";
-    if (!pl.memory_explanation().empty()) {
+    const std::vector<std::string> memory = modelkit::PlacementMemoryLines(pl);
+    if (!memory.empty()) {
       out << "\nMemory (per device):\n";
-      for (const auto& l : pl.memory_explanation()) out << "  " << l << "\n";
+      for (const auto& l : memory) out << "  " << l << "\n";
     }
     if (!a->instance().argv().empty()) {
       out << "\nLaunch: " << absl::StrJoin(a->instance().argv(), " ") << "\n";

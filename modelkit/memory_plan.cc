@@ -24,22 +24,46 @@ std::string Util(double u) {
   return s;
 }
 
-// Plans at one TP. Returns the plan; `why_not` says in one line why it does
-// not fit.
+// The request's figures with vLLM's defaults where it leaves them unset;
+// planning and the text rendered from a plan read them the same way.
+double UtilOf(const MemoryPlanRequest& req) {
+  return req.gpu_memory_utilization() > 0 ? req.gpu_memory_utilization() : 0.9;
+}
+int64_t MaxLenOf(const MemoryPlanRequest& req) {
+  return req.max_model_len() > 0 ? req.max_model_len() : 4096;
+}
+int64_t SeqsOf(const MemoryPlanRequest& req) {
+  return req.max_num_seqs() > 0 ? req.max_num_seqs() : 1;
+}
+
+dcufleet::v1::KvShape KvShapeOf(const ModelShape& m) {
+  dcufleet::v1::KvShape k;
+  k.set_attention_layers(m.attention_layers);
+  k.set_kv_heads(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads);
+  k.set_head_dim(m.head_dim);
+  k.set_dtype_bytes(m.dtype_bytes);
+  k.set_kv_lora_rank(m.kv_lora_rank);
+  k.set_qk_rope_head_dim(m.qk_rope_head_dim);
+  return k;
+}
+
+// Plans at one TP: the figures, then the explanation rendered from them.
+// `why_not` says in one line why it does not fit.
 MemoryPlan PlanAt(const ModelShape& m, const MemoryPlanRequest& req, int tp, std::string* why_not) {
   MemoryPlan p;
   *p.mutable_request() = req;
   p.set_tp(tp);
-  auto* ex = p.mutable_explanation();
-  const double util = req.gpu_memory_utilization() > 0 ? req.gpu_memory_utilization() : 0.9;
+  const double util = UtilOf(req);
   const int64_t total = req.device_total_bytes();
   const int64_t free = req.device_free_bytes();
   const int64_t overhead = req.overhead_bytes() > 0 ? req.overhead_bytes() : kDefaultOverheadBytes;
-  const int64_t max_len = req.max_model_len() > 0 ? req.max_model_len() : 4096;
-  const int64_t seqs = req.max_num_seqs() > 0 ? req.max_num_seqs() : 1;
+  const int64_t max_len = MaxLenOf(req);
+  const int64_t seqs = SeqsOf(req);
   const int64_t weights = (m.weight_bytes + tp - 1) / tp;
   const int64_t per_token = m.KvBytesPerTokenPerDevice(tp);
   const int64_t budget = static_cast<int64_t>(std::llround(util * static_cast<double>(total)));
+  p.set_model_weight_bytes(m.weight_bytes);
+  *p.mutable_kv_shape() = KvShapeOf(m);
   p.set_weights_per_device_bytes(weights);
   p.set_kv_bytes_per_token_per_device(per_token);
   p.set_overhead_bytes(overhead);
@@ -47,44 +71,13 @@ MemoryPlan PlanAt(const ModelShape& m, const MemoryPlanRequest& req, int tp, std
   p.set_kv_min_bytes(per_token * max_len);
   p.set_kv_target_bytes(per_token * max_len * seqs);
 
-  ex->Add(absl::StrCat("weights: ", H(m.weight_bytes), " / TP ", tp, " = ", H(weights),
-                       " per device"));
-  ex->Add(absl::StrCat("KV cache per token per device: ", m.KvFormula(tp), " = ", per_token,
-                       " B"));
-  ex->Add(absl::StrCat("KV cache for one ", max_len, "-token sequence: ", H(p.kv_min_bytes()),
-                       "; for max_num_seqs ", seqs, ": ", H(p.kv_target_bytes())));
-  ex->Add(absl::StrCat("overhead (activations, HIP context, non-torch): ", H(overhead),
-                       req.overhead_bytes() > 0 ? "" : " (default)"));
-  ex->Add(absl::StrCat("budget: gpu_memory_utilization ", Util(util), " x total ", GiBText(total),
-                       " GiB = ", GiBText(budget), " GiB per device"));
-
-  int64_t kv_available;
-  if (req.kv_cache_memory_bytes() > 0) {
-    kv_available = req.kv_cache_memory_bytes();
-    ex->Add(absl::StrCat("KV cache fixed by --kv-cache-memory-bytes: ", H(kv_available),
-                         "; weights + overhead + KV = ", H(weights + overhead + kv_available)));
-  } else {
-    kv_available = budget - weights - overhead;
-    ex->Add(absl::StrCat("KV cache available: budget ", GiBText(budget), " GiB - weights ",
-                         GiBText(weights), " GiB - overhead ", GiBText(overhead), " GiB = ",
-                         kv_available > 0 ? H(kv_available) : std::string("nothing")));
-  }
+  const int64_t kv_available = req.kv_cache_memory_bytes() > 0 ? req.kv_cache_memory_bytes()
+                                                                : budget - weights - overhead;
   p.set_kv_available_bytes(std::max<int64_t>(0, kv_available));
   p.set_max_tokens_in_kv(per_token > 0 && kv_available > 0 ? kv_available / per_token : 0);
 
   bool startup_ok = free >= budget;
   p.set_startup_ok(startup_ok);
-  if (startup_ok) {
-    ex->Add(absl::StrCat("start-up rule: device-view free ", GiBText(free), " GiB >= ", Util(util),
-                         " x ", GiBText(total), " GiB = ", GiBText(budget), " GiB: ok"));
-  } else {
-    ex->Add(absl::StrCat("start-up rule: device-view free ", GiBText(free), " GiB < ", Util(util),
-                         " x ", GiBText(total), " GiB = ", GiBText(budget),
-                         " GiB: vLLM refuses to start (\"Free memory on device (", GiBText(free),
-                         "/", GiBText(total), " GiB) on startup is less than desired GPU memory "
-                         "utilization (",
-                         Util(util), ", ", GiBText(budget), " GiB)\")"));
-  }
 
   bool fits = true;
   if (!startup_ok) {
@@ -108,18 +101,9 @@ MemoryPlan PlanAt(const ModelShape& m, const MemoryPlanRequest& req, int tp, std
                             " tokens, fewer than one ", max_len, "-token sequence (",
                             H(p.kv_min_bytes()), ")");
   }
-  if (fits) {
-    int64_t concurrent = p.kv_min_bytes() > 0 ? kv_available / p.kv_min_bytes() : 0;
-    ex->Add(absl::StrCat("fits: KV cache holds ", p.max_tokens_in_kv(), " tokens = ", concurrent,
-                         " concurrent ", max_len, "-token sequences",
-                         concurrent < seqs ? absl::StrCat(" (fewer than max_num_seqs ", seqs,
-                                                          ": longer queues, not a failure)")
-                                           : std::string()));
-  } else {
-    ex->Add(absl::StrCat("does not fit at TP ", tp, ": ", *why_not));
-  }
   p.set_fits(fits);
   if (!fits) p.set_failure_reason(*why_not);
+  for (auto& line : ExplainMemoryPlan(p)) p.add_explanation(std::move(line));
   return p;
 }
 
@@ -132,6 +116,103 @@ std::string GiBText(int64_t bytes) {
   return s;
 }
 
+std::vector<std::string> ExplainMemoryPlan(const MemoryPlan& p, bool with_startup_rule) {
+  const MemoryPlanRequest& req = p.request();
+  const double util = UtilOf(req);
+  const int64_t total = req.device_total_bytes();
+  const int64_t free = req.device_free_bytes();
+  const int64_t max_len = MaxLenOf(req);
+  const int64_t seqs = SeqsOf(req);
+  const int tp = p.tp();
+  const int64_t weights = p.weights_per_device_bytes();
+  const int64_t overhead = p.overhead_bytes();
+  const int64_t budget = p.budget_bytes();
+  std::vector<std::string> ex;
+  ex.push_back(absl::StrCat("weights: ", H(p.model_weight_bytes()), " / TP ", tp, " = ", H(weights),
+                            " per device"));
+  ex.push_back(absl::StrCat("KV cache per token per device: ", KvFormulaText(p.kv_shape(), tp), " = ",
+                            p.kv_bytes_per_token_per_device(), " B"));
+  ex.push_back(absl::StrCat("KV cache for one ", max_len, "-token sequence: ", H(p.kv_min_bytes()),
+                            "; for max_num_seqs ", seqs, ": ", H(p.kv_target_bytes())));
+  ex.push_back(absl::StrCat("overhead (activations, HIP context, non-torch): ", H(overhead),
+                            req.overhead_bytes() > 0 ? "" : " (default)"));
+  ex.push_back(absl::StrCat("budget: gpu_memory_utilization ", Util(util), " x total ", GiBText(total),
+                            " GiB = ", GiBText(budget), " GiB per device"));
+  // kv_available_bytes is clamped at 0; the line shows the subtraction.
+  int64_t kv_available;
+  if (req.kv_cache_memory_bytes() > 0) {
+    kv_available = req.kv_cache_memory_bytes();
+    ex.push_back(absl::StrCat("KV cache fixed by --kv-cache-memory-bytes: ", H(kv_available),
+                              "; weights + overhead + KV = ", H(weights + overhead + kv_available)));
+  } else {
+    kv_available = budget - weights - overhead;
+    ex.push_back(absl::StrCat("KV cache available: budget ", GiBText(budget), " GiB - weights ",
+                              GiBText(weights), " GiB - overhead ", GiBText(overhead), " GiB = ",
+                              kv_available > 0 ? H(kv_available) : std::string("nothing")));
+  }
+  if (with_startup_rule) {
+    if (p.startup_ok()) {
+      ex.push_back(absl::StrCat("start-up rule: device-view free ", GiBText(free), " GiB >= ",
+                                Util(util), " x ", GiBText(total), " GiB = ", GiBText(budget),
+                                " GiB: ok"));
+    } else {
+      ex.push_back(absl::StrCat(
+          "start-up rule: device-view free ", GiBText(free), " GiB < ", Util(util), " x ",
+          GiBText(total), " GiB = ", GiBText(budget),
+          " GiB: vLLM refuses to start (\"Free memory on device (", GiBText(free), "/",
+          GiBText(total), " GiB) on startup is less than desired GPU memory utilization (",
+          Util(util), ", ", GiBText(budget), " GiB)\")"));
+    }
+  }
+  if (p.fits()) {
+    const int64_t concurrent = p.kv_min_bytes() > 0 ? kv_available / p.kv_min_bytes() : 0;
+    ex.push_back(absl::StrCat("fits: KV cache holds ", p.max_tokens_in_kv(), " tokens = ", concurrent,
+                              " concurrent ", max_len, "-token sequences",
+                              concurrent < seqs
+                                  ? absl::StrCat(" (fewer than max_num_seqs ", seqs,
+                                                 ": longer queues, not a failure)")
+                                  : std::string()));
+  } else {
+    ex.push_back(absl::StrCat("does not fit at TP ", tp, ": ", p.failure_reason()));
+  }
+  return ex;
+}
+
+std::string KvFormulaText(const dcufleet::v1::KvShape& k, int tp) {
+  if (k.kv_lora_rank() > 0) {
+    return absl::StrCat(k.attention_layers(), " layers x (kv_lora_rank ", k.kv_lora_rank(),
+                        " + qk_rope_head_dim ", k.qk_rope_head_dim(), ") x ", k.dtype_bytes(),
+                        " bytes (MLA latent, on every rank)");
+  }
+  const int kv = k.kv_heads();
+  const int per_rank = std::max(1, kv / std::max(1, tp));
+  std::string heads = kv >= tp ? absl::StrCat(per_rank, " kv heads (", kv, " / TP ", tp, ")")
+                               : absl::StrCat("1 kv head (", kv, " kv heads replicated over TP ",
+                                              tp, ")");
+  return absl::StrCat("2 (K,V) x ", k.attention_layers(), " layers x ", heads, " x ", k.head_dim(),
+                      " head_dim x ", k.dtype_bytes(), " bytes");
+}
+
+std::vector<std::string> PlacementMemoryLines(const dcufleet::v1::Placement& pl) {
+  if (!pl.memory_explanation().empty()) {
+    return {pl.memory_explanation().begin(), pl.memory_explanation().end()};
+  }
+  std::vector<std::string> lines;
+  // Without the start-up rule: the plan assumed a clean device, and the
+  // scheduler checked each chosen device's own free figure against the budget.
+  if (pl.has_memory_plan()) lines = ExplainMemoryPlan(pl.memory_plan(), /*with_startup_rule=*/false);
+  std::vector<std::string> avoided;
+  if (pl.devices_in_use_size() == 1) {
+    avoided.push_back(absl::StrCat("device ", pl.devices_in_use(0), " runs another instance"));
+  } else if (pl.devices_in_use_size() > 1) {
+    avoided.push_back(
+        absl::StrCat("devices ", absl::StrJoin(pl.devices_in_use(), ", "), " run other instances"));
+  }
+  avoided.insert(avoided.end(), pl.devices_avoided().begin(), pl.devices_avoided().end());
+  if (!avoided.empty()) lines.push_back(absl::StrCat("avoided: ", absl::StrJoin(avoided, "; ")));
+  return lines;
+}
+
 int64_t ModelShape::KvBytesPerTokenPerDevice(int tp) const {
   if (kv_lora_rank > 0) {
     return static_cast<int64_t>(attention_layers) * (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
@@ -141,20 +222,7 @@ int64_t ModelShape::KvBytesPerTokenPerDevice(int tp) const {
   return 2LL * attention_layers * per_rank * head_dim * dtype_bytes;
 }
 
-std::string ModelShape::KvFormula(int tp) const {
-  if (kv_lora_rank > 0) {
-    return absl::StrCat(attention_layers, " layers x (kv_lora_rank ", kv_lora_rank,
-                        " + qk_rope_head_dim ", qk_rope_head_dim, ") x ", dtype_bytes,
-                        " bytes (MLA latent, on every rank)");
-  }
-  int kv = num_kv_heads > 0 ? num_kv_heads : num_attention_heads;
-  int per_rank = std::max(1, kv / std::max(1, tp));
-  std::string heads = kv >= tp ? absl::StrCat(per_rank, " kv heads (", kv, " / TP ", tp, ")")
-                               : absl::StrCat("1 kv head (", kv, " kv heads replicated over TP ",
-                                              tp, ")");
-  return absl::StrCat("2 (K,V) x ", attention_layers, " layers x ", heads, " x ", head_dim,
-                      " head_dim x ", dtype_bytes, " bytes");
-}
+std::string ModelShape::KvFormula(int tp) const { return KvFormulaText(KvShapeOf(*this), tp); }
 
 std::vector<int> ModelShape::ValidTp(int max_tp) const {
   return ValidTensorParallelSizes(num_attention_heads, num_kv_heads, max_tp);

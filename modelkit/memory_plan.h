@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dcufleet/v1/catalog.pb.h"
+#include "dcufleet/v1/deploy.pb.h"
 
 namespace dcu::modelkit {
 
@@ -45,6 +46,21 @@ ModelShape ShapeFromCatalog(const dcufleet::v1::ModelEntry& entry);
 // total) fails.
 dcufleet::v1::MemoryPlan PlanMemory(const ModelShape& model,
                                     const dcufleet::v1::MemoryPlanRequest& request);
+
+// The explanation of one TP's plan, one line per step, rendered from the
+// plan's figures (PlanMemory stores these lines in `explanation`; a placement
+// stores only the figures). Without the start-up rule line when the plan
+// assumed a clean device and the devices were checked one by one.
+std::vector<std::string> ExplainMemoryPlan(const dcufleet::v1::MemoryPlan& plan,
+                                           bool with_startup_rule = true);
+
+// "2 (K,V) x 64 layers x 2 kv heads (8 / TP 4) x 128 head_dim x 2 bytes".
+std::string KvFormulaText(const dcufleet::v1::KvShape& shape, int tp);
+
+// A placement's memory lines as `dcuctl describe` shows them: the stored
+// lines of documents from before stop 45, else rendered from its plan's
+// figures, then the devices of the node it passed over.
+std::vector<std::string> PlacementMemoryLines(const dcufleet::v1::Placement& placement);
 
 // "4.8", "63.98", "57.59": GiB with at most two decimals, as vLLM prints them.
 std::string GiBText(int64_t bytes);

@@ -73,7 +73,11 @@ MemoryCheck Memory(const ModelFacts& m, double util, int tp, int64_t total) {
   c.required_free_bytes = budget;
   c.fits = need <= budget;
   if (!c.fits) c.reason = "weights do not fit";
-  c.explanation.push_back(absl::StrCat("weights/TP + 3 GiB = ", need, " <= budget ", budget));
+  c.plan.set_tp(tp);
+  c.plan.set_weights_per_device_bytes(m.weight_bytes / tp);
+  c.plan.set_overhead_bytes(3 * kGiB);
+  c.plan.set_budget_bytes(budget);
+  c.plan.set_fits(c.fits);
   return c;
 }
 

@@ -303,12 +303,14 @@ MemoryCheck CatalogKnowledge::CheckMemory(const dcufleet::v1::DeploymentSpec& sp
   dcufleet::v1::MemoryPlan plan = PlanMemory(ShapeFromCatalog(*entry), req);
   m.fits = plan.fits();
   m.required_free_bytes = plan.budget_bytes();
-  // The start-up rule is checked per device by the scheduler against each
-  // device's own free figure; this plan assumed a clean device.
-  for (const auto& line : plan.explanation()) {
-    if (!absl::StartsWith(line, "start-up rule")) m.explanation.push_back(line);
-  }
   m.reason = plan.failure_reason();
+  // A placement keeps the figures, not the lines rendered from them (nor the
+  // name its spec already has); modelkit::PlacementMemoryLines renders them
+  // without the start-up rule, which the scheduler checks per device.
+  plan.clear_explanation();
+  plan.clear_tried();
+  plan.mutable_request()->clear_model();
+  m.plan = std::move(plan);
   return m;
 }
 

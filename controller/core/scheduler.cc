@@ -16,6 +16,7 @@ namespace {
 using dcufleet::v1::Device;
 using dcufleet::v1::NodeView;
 using dcufleet::v1::Plan;
+using dcufleet::v1::Placement;
 using Dev = ScheduleNode::Dev;
 
 std::string NodeArch(const NodeView& n) {
@@ -259,8 +260,8 @@ class Scheduler {
                           int good) const;
   std::string DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit f,
                          int64_t required) const;
-  // Devices of the chosen node passed over, and why.
-  std::string AvoidedText(const ScheduleNode& n, const TpChoice& t) const;
+  // Devices of the chosen node passed over, and why, noted on `p`.
+  void NoteAvoided(const ScheduleNode& n, const TpChoice& t, Placement* p) const;
 
   // --- Knowledge, asked once per call.
   const ArchPlans& PlansOf(const std::string& arch);
@@ -549,15 +550,18 @@ std::string Scheduler::DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit
   }
 }
 
-std::string Scheduler::AvoidedText(const ScheduleNode& n, const TpChoice& t) const {
+void Scheduler::NoteAvoided(const ScheduleNode& n, const TpChoice& t, Placement* p) const {
   const std::set<int>* avoided = AvoidedOn(n);
   const int64_t required = t.memory->required_free_bytes;
-  std::vector<std::string> problems;
   for (const Dev& d : n.devices) {
     DeviceFit f = CheckDevice(n, d, required, avoided);
-    if (f != DeviceFit::kUsable) problems.push_back(DeviceText(n, d, f, required));
+    if (f == DeviceFit::kTaken) {
+      // The common case, kept as a number: half of a full node's placements.
+      p->add_devices_in_use(d.index);
+    } else if (f != DeviceFit::kUsable) {
+      p->add_devices_avoided(DeviceText(n, d, f, required));
+    }
   }
-  return problems.empty() ? "" : absl::StrCat("avoided: ", absl::StrJoin(problems, "; "));
 }
 
 // --- The walk.
@@ -760,9 +764,8 @@ ScheduleResult Scheduler::Run() {
   for (int d : best_c.devices) p->add_device_indices(d);
   p->set_tp(best_c.choice.tp);
   p->set_port(PortFor(*best));
-  for (const auto& line : best_c.choice.memory->explanation) p->add_memory_explanation(line);
-  std::string avoided = AvoidedText(*best, best_c.choice);
-  if (!avoided.empty()) p->add_memory_explanation(std::move(avoided));
+  *p->mutable_memory_plan() = best_c.choice.memory->plan;
+  NoteAvoided(*best, best_c.choice, p);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "controller/core/model_sources.h"
 #include "controller/core/small_int_set.h"
+#include "dcufleet/v1/catalog.pb.h"
 #include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
 
@@ -37,7 +38,9 @@ struct MemoryCheck {
   // Device-view free bytes each device must have (the vLLM start-up rule:
   // gpu_memory_utilization × total, and at least weights + KV + overhead).
   int64_t required_free_bytes = 0;
-  std::vector<std::string> explanation;
+  // The plan's figures, without its explanation lines (a placement carries
+  // a copy; modelkit::PlacementMemoryLines renders them on read).
+  dcufleet::v1::MemoryPlan plan;
   std::string reason;
 };
 

@@ -109,7 +109,11 @@ class FakeLaunchRenderer : public virtual controller::LaunchRenderer {
     int64_t budget = static_cast<int64_t>(spec.gpu_memory_utilization() * total);
     m.required_free_bytes = budget;
     m.fits = need <= budget;
-    m.explanation.push_back(absl::StrCat("need ", need, " of budget ", budget));
+    m.plan.set_tp(tp);
+    m.plan.set_weights_per_device_bytes(WeightBytes() / tp);
+    m.plan.set_overhead_bytes(overhead);
+    m.plan.set_budget_bytes(budget);
+    m.plan.set_fits(m.fits);
     if (!m.fits) m.reason = "weights do not fit";
     return m;
   }

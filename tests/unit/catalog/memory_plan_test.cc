@@ -1,5 +1,6 @@
 #include "modelkit/memory_plan.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
 #include "modelkit/catalog_loader.h"
@@ -126,6 +127,65 @@ TEST_F(MemoryPlanTest, Qwen35_27bOnZ100WithAFixedKvCache) {
   // Only the 16 full-attention layers: 2 x 16 x 1 kv head per rank x 256 x 2.
   EXPECT_EQ(plan.kv_bytes_per_token_per_device(), 2 * 16 * 1 * 256 * 2);
   EXPECT_THAT(Text(plan), HasSubstr("KV cache fixed by --kv-cache-memory-bytes: 1.00 GiB"));
+}
+
+// A placement keeps its plan's figures (stop 45: the lines were a third of a
+// deployment document); the lines a person reads are rendered from them.
+TEST_F(MemoryPlanTest, PlacementRendersItsLinesFromTheFigures) {
+  auto req = K100Request();
+  req.set_tp(2);
+  const dcufleet::v1::MemoryPlan plan = PlanMemory(qwen3_32b_, req);
+  ASSERT_TRUE(plan.fits()) << Text(plan);
+  dcufleet::v1::MemoryPlan figures = plan;
+  figures.clear_explanation();
+  figures.clear_tried();
+  figures.mutable_request()->clear_model();
+  EXPECT_LT(figures.ByteSizeLong(), 160u) << "figures, not text";
+
+  dcufleet::v1::Placement pl;
+  *pl.mutable_memory_plan() = figures;
+  std::vector<std::string> lines = PlacementMemoryLines(pl);
+  // The plan's own lines, but the start-up rule: the scheduler checks that
+  // per device against each device's own free figure.
+  std::vector<std::string> expected;
+  for (const auto& l : plan.explanation()) {
+    if (!absl::StartsWith(l, "start-up rule")) expected.push_back(l);
+  }
+  EXPECT_EQ(lines, expected);
+  // The text itself, as the lines were stored before stop 45.
+  EXPECT_THAT(lines, ::testing::ElementsAre(
+      "weights: 61.02 GiB / TP 2 = 30.51 GiB per device",
+      "KV cache per token per device: 2 (K,V) x 64 layers x 4 kv heads (8 / TP 2) x 128 head_dim x 2 "
+      "bytes = 131072 B",
+      "KV cache for one 32768-token sequence: 4.00 GiB; for max_num_seqs 8: 32.00 GiB",
+      "overhead (activations, HIP context, non-torch): 2.85 GiB (default)",
+      "budget: gpu_memory_utilization 0.9 x total 63.98 GiB = 57.59 GiB per device",
+      "KV cache available: budget 57.59 GiB - weights 30.51 GiB - overhead 2.85 GiB = 24.22 GiB",
+      "fits: KV cache holds 198441 tokens = 6 concurrent 32768-token sequences (fewer than "
+      "max_num_seqs 8: longer queues, not a failure)"));
+
+  // Devices passed over: those other instances run on as numbers, the rest
+  // with their reasons.
+  pl.add_devices_in_use(0);
+  pl.add_devices_in_use(1);
+  pl.add_devices_avoided("device 5 is held by leftover pid 4242");
+  EXPECT_EQ(PlacementMemoryLines(pl).back(),
+            "avoided: devices 0, 1 run other instances; device 5 is held by leftover pid 4242");
+  pl.clear_devices_avoided();
+  pl.clear_devices_in_use();
+  pl.add_devices_in_use(3);
+  EXPECT_EQ(PlacementMemoryLines(pl).back(), "avoided: device 3 runs another instance");
+}
+
+// Documents stored before stop 45 carry the lines themselves: shown as stored.
+TEST(PlacementMemoryLinesTest, StoredLinesOfOlderDocumentsAreShownAsStored) {
+  dcufleet::v1::Placement pl;
+  pl.add_memory_explanation("weights: 15.26 GiB / TP 4 = 3.81 GiB per device");
+  pl.add_memory_explanation("avoided: device 0 runs another instance");
+  EXPECT_THAT(PlacementMemoryLines(pl),
+              ::testing::ElementsAre("weights: 15.26 GiB / TP 4 = 3.81 GiB per device",
+                                     "avoided: device 0 runs another instance"));
+  EXPECT_TRUE(PlacementMemoryLines(dcufleet::v1::Placement()).empty());
 }
 
 TEST(MemoryPlanShapeTest, KvHeadsReplicatedBeyondTheirCount) {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/units.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -100,8 +101,11 @@ struct World {
     const int64_t need = model.weight_bytes / tp + overhead;
     m.required_free_bytes = budget;
     m.fits = need <= budget;
-    m.explanation.push_back(absl::StrCat("TP=", tp, ": needs ", common::HumanBytes(need), " of ",
-                                         common::HumanBytes(budget)));
+    m.plan.set_tp(tp);
+    m.plan.set_weights_per_device_bytes(model.weight_bytes / tp);
+    m.plan.set_overhead_bytes(overhead);
+    m.plan.set_budget_bytes(budget);
+    m.plan.set_fits(m.fits);
     if (!m.fits) {
       m.reason = absl::StrCat("needs ", common::HumanBytes(need), " per device, budget ",
                               common::HumanBytes(budget));
@@ -209,8 +213,9 @@ TEST(ScheduleTest, PlacesOnTheNodeThatFits) {
   EXPECT_EQ(r.placement.port(), 8000);
   EXPECT_EQ(r.plan.stack_id(), "vllm-bare");
   EXPECT_EQ(r.model_path, "/data/models/qwen3-32b");
-  EXPECT_THAT(r.placement.memory_explanation(), ElementsAre("TP=1: needs 32.00 GiB of 57.60 GiB"))
-      << "the memory plan of the chosen TP";
+  EXPECT_EQ(r.placement.memory_plan().tp(), 1) << "the memory plan of the chosen TP";
+  EXPECT_EQ(r.placement.memory_plan().weights_per_device_bytes(), w.model.weight_bytes);
+  EXPECT_TRUE(r.placement.memory_explanation().empty()) << "figures are stored, not lines";
 }
 
 // Issue 17: a replica goes to the node running fewest of its siblings,
@@ -250,7 +255,8 @@ TEST(ScheduleTest, ChoosesTheSmallestTpWhoseMemoryPlanFits) {
   ASSERT_TRUE(r.placed);
   EXPECT_EQ(r.placement.tp(), 2);
   EXPECT_THAT(Devices(r), ElementsAre(0, 1));
-  EXPECT_THAT(r.placement.memory_explanation(), ElementsAre("TP=2: needs 52.00 GiB of 57.60 GiB"));
+  EXPECT_EQ(r.placement.memory_plan().tp(), 2);
+  EXPECT_EQ(r.placement.memory_plan().weights_per_device_bytes(), w.model.weight_bytes / 2);
 }
 
 TEST(ScheduleTest, TpMustDivideTheHeads) {
@@ -293,8 +299,8 @@ TEST(ScheduleTest, DeviceViewFreeMemoryDecidesNotTheSmi) {
   ScheduleResult r = w.Run();
   ASSERT_TRUE(r.placed);
   EXPECT_THAT(Devices(r), ElementsAre(1));
-  EXPECT_THAT(r.placement.memory_explanation(),
-              testing::Contains("avoided: device 0 has 4.80 GiB free (hip:hipMemGetInfo), needs 57.60 GiB"));
+  EXPECT_THAT(r.placement.devices_avoided(),
+              ElementsAre("device 0 has 4.80 GiB free (hip:hipMemGetInfo), needs 57.60 GiB"));
 
   // Without the combined figure the device view still comes before the host's.
   d0->clear_schedulable_free();
@@ -331,8 +337,7 @@ TEST(ScheduleTest, UnreclaimedMemoryAndLeftoverHoldersAreAvoided) {
   ScheduleResult r = w.Run();
   ASSERT_TRUE(r.placed);
   EXPECT_THAT(Devices(r), ElementsAre(3, 4));
-  ASSERT_FALSE(r.placement.memory_explanation().empty());
-  const std::string avoided = *r.placement.memory_explanation().rbegin();
+  const std::string avoided = absl::StrJoin(r.placement.devices_avoided(), "; ");
   EXPECT_THAT(avoided, HasSubstr("device 0 holds 2.00 GiB unreclaimed (63.00 GiB of 64.00 GiB free) "
                                  "(pid 77 `python train.py`, exited parent)"));
   EXPECT_THAT(avoided, HasSubstr("device 1 is held by leftover pid 4242"));
@@ -358,9 +363,8 @@ TEST(ScheduleTest, AvoidedDevicesAndPortsAndTakenOnesAreHonoured) {
   EXPECT_EQ(r.placement.node(), "node-a");
   EXPECT_THAT(Devices(r), ElementsAre(3));
   EXPECT_EQ(r.placement.port(), 8003);
-  EXPECT_EQ(*r.placement.memory_explanation().rbegin(),
-            "avoided: device 0 runs another instance; device 1 runs another instance; "
-              "device 2 runs another instance");
+  EXPECT_THAT(r.placement.devices_in_use(), ElementsAre(0, 1, 2));
+  EXPECT_THAT(r.placement.devices_avoided(), testing::IsEmpty());
 
   // Only another node has two devices left.
   w.spec.set_tp(2);

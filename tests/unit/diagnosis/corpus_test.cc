@@ -241,6 +241,11 @@ constexpr double kDecemberZZAHeldOutFloorPercent = 87.5;  // 14/16
 constexpr double kDecemberZZBHeldOutFloorPercent = 100.0;  // 3/3
 constexpr double kDecemberZZCHeldOutFloorPercent = 83.3;  // 5/6 = 83.33
 constexpr double kDecemberZZDHeldOutFloorPercent = 100.0;  // 4/4
+// Collected in stop 45, not yet read: no floor until their one reading.
+constexpr double kDecemberZZEHeldOutFloorPercent = 0;
+constexpr double kDecemberZZFHeldOutFloorPercent = 0;
+constexpr double kDecemberZZGHeldOutFloorPercent = 0;
+constexpr double kDecemberZZHHeldOutFloorPercent = 0;
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -368,6 +373,10 @@ constexpr HeldOutSplit kHeldOutSplits[] = {
     {"heldout-2026-12zzb", "held-out 2026-12zzb", kDecemberZZBHeldOutFloorPercent},
     {"heldout-2026-12zzc", "held-out 2026-12zzc", kDecemberZZCHeldOutFloorPercent},
     {"heldout-2026-12zzd", "held-out 2026-12zzd", kDecemberZZDHeldOutFloorPercent},
+    {"heldout-2026-12zze", "held-out 2026-12zze", kDecemberZZEHeldOutFloorPercent},
+    {"heldout-2026-12zzf", "held-out 2026-12zzf", kDecemberZZFHeldOutFloorPercent},
+    {"heldout-2026-12zzg", "held-out 2026-12zzg", kDecemberZZGHeldOutFloorPercent},
+    {"heldout-2026-12zzh", "held-out 2026-12zzh", kDecemberZZHHeldOutFloorPercent},
 };
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).

@@ -516,11 +516,27 @@ const std::vector<Template>& Templates() {
        "these modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True` and pass a custom "
        "`device_map` to `from_pretrained`.",
        "cuda_oom_model_load"},
+      // Seventeenth rules round: the kernel's OOM killer is a host-memory
+      // kill, not an allocation the loader was refused (the corpus labels
+      // it `unknown`); this row was cuda_oom_model_load until then.
       {"torvalds/linux mm/oom_kill.c (dmesg pasted with the log)",
        "Loading safetensors checkpoint shards:  60% Completed | 3/5\n"
        "[ 9912.004] Out of memory: Killed process 4242 (python3) total-vm:98765432kB, anon-rss:61234567kB, "
        "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:123456kB oom_score_adj:0",
-       "cuda_oom_model_load"},
+       "unknown"},
+      {"torvalds/linux mm/memcontrol.c + mm/oom_kill.c (a cgroup limit)",
+       "Memory cgroup out of memory: Killed process 811 (python3) total-vm:40000000kB, anon-rss:30000000kB",
+       "unknown"},
+      {"ollama/ollama cmd/cmd.go RunHandler (Show again after a pull that went through)",
+       "pulling manifest\n"
+       "pulling 6a0746a1ec1a... 100% 4.7 GB\n"
+       "verifying sha256 digest\n"
+       "Error: model 'qwen2:7b' not found",
+       "unknown"},
+      {"ollama/ollama cmd/cmd.go PullHandler (the registry does not know the name)",
+       "pulling manifest\n"
+       "Error: pull model manifest: file does not exist",
+       "model_path_not_found"},
       {"google/sentencepiece src/sentencepiece_processor.cc (Load)",
        "RuntimeError: Internal: src/sentencepiece_processor.cc(1101) "
        "[model_proto->ParseFromArray(serialized.data(), serialized.size())]",
@@ -2923,6 +2939,65 @@ const std::vector<Template>& Templates() {
        "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
        "max_num_batched_tokens or decrease max_model_len.",
        "unknown"},
+      // ---------------------------------------------- seventeenth rules round
+      // The last reading's misses where the log shows the cause (work item b).
+      {"triton-lang/triton lib/Analysis/Allocation.cpp getCvtOrder (an assert in triton's MLIR compiler)",
+       "python3: /project/lib/Analysis/Allocation.cpp:40: std::pair<llvm::SmallVector<unsigned int>, "
+       "llvm::SmallVector<unsigned int> > mlir::triton::getCvtOrder(mlir::Attribute, mlir::Attribute): Assertion "
+       "`!(srcMmaLayout && dstMmaLayout) && \"Unexpected mma -> mma layout conversion\"' failed.",
+       "triton_kernel_compile_failure"},
+      {"triton-lang/triton lib/Conversion/TritonGPUToLLVM (glibc's assert format; the function named for illustration)",
+       "python: /source/triton/lib/Conversion/TritonGPUToLLVM/ConvertLayoutOpToLLVM.cpp:112: "
+       "mlir::LogicalResult mlir::triton::gpu::ConvertLayoutOpConversion::lowerDistributedToDistributed(): "
+       "Assertion `false && \"unsupported layout\"' failed.\n"
+       "Aborted (core dumped)",
+       "triton_kernel_compile_failure"},
+      {"glibc assert() in a C++ program that is not triton (a control)",
+       "python: /src/csrc/attention.cpp:88: void launch(int): Assertion `head_dim % 8 == 0' failed.", "unknown"},
+      {"google/sentencepiece src/sentencepiece_processor.cc (OUT_OF_RANGE status through the bindings)",
+       "RuntimeError: Out of range: piece id is out of range.", "config_or_tokenizer_error"},
+      {"google/sentencepiece src/sentencepiece_processor.cc (newer status text)",
+       "IndexError: OUT_OF_RANGE: piece id is out of range", "config_or_tokenizer_error"},
+      {"NVIDIA/nccl src/misc/shmutils.cc (the last line alone, logged by vLLM's multiproc worker)",
+       "(VllmWorkerProcess pid=31) ERROR 01-01 00:00:00 multiproc_worker_utils.py:229] Error while creating shared "
+       "memory segment /dev/shm/nccl-Xy12Ab (size 5767520)",
+       "nccl_rccl_init_failure"},
+      {"NVIDIA/nccl src/misc/shmutils.cc ncclShmOpen (ftruncate/fallocate of the segment)",
+       "Error: failed to extend /dev/shm/nccl-Xy12Ab to 9637892 bytes", "nccl_rccl_init_failure"},
+      {"CPython multiprocessing.shared_memory under /dev/shm that is not NCCL's (a control)",
+       "OSError: [Errno 28] No space left on device: '/dev/shm/psm_1a2b3c'", "unknown"},
+      {"sgl-project/sglang python/sglang/srt/multiplex/pdmux_context.py get_arch_constraints",
+       "  File \"/x/sglang/srt/multiplex/pdmux_context.py\", line 30, in get_arch_constraints\n"
+       "    raise ValueError(f\"Unsupported compute capability: {major}.{minor}\")\n"
+       "ValueError: Unsupported compute capability: 12.0",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketConnectOp (the store's master unreachable)",
+       "[W socket.cpp:663] [c10d] The client socket has failed to connect to node0:29500 (errno: 110 - Connection "
+       "timed out).\n"
+       "RuntimeError: The client socket has failed to connect to any network address of (node0, 29500). The client "
+       "socket has failed to connect to node0:29500 (errno: 110 - Connection timed out).",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (the connect deadline)",
+       "torch.distributed.DistNetworkError: The client socket has timed out after 600s while trying to connect to "
+       "(10.0.0.1, 29500).",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (the per-address warning alone, while it retries: a "
+       "control)",
+       "[W socket.cpp:663] [c10d] The client socket has failed to connect to node0:29500 (errno: 111 - Connection "
+       "refused).",
+       "unknown"},
+      {"triton-inference-server/server src/grpc/grpc_server.cc Start (BuildAndStart bound no port)",
+       "E1221 09:27:15.346824 166 main.cc:244] failed to start GRPC service: Unavailable - Socket '0.0.0.0:8001' "
+       "already in use",
+       "port_in_use"},
+      {"triton-inference-server/server src/http_server.cc (evhtp_bind_socket failed)",
+       "E0101 00:00:00.000000 1 main.cc:245] failed to start HTTP service: Unavailable - Socket '0.0.0.0:8000' "
+       "already in use",
+       "port_in_use"},
+      {"encode/uvicorn uvicorn/server.py startup (EADDRINUSE, the line cut after the errno)",
+       "ERROR:    [Errno 98] error while attempting", "port_in_use"},
+      {"CPython OSError EADDRINUSE on Linux",
+       "OSError: [Errno 98] Address already in use", "port_in_use"},
   };
   return kTemplates;
 }

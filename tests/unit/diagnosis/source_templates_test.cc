@@ -2998,6 +2998,77 @@ const std::vector<Template>& Templates() {
        "ERROR:    [Errno 98] error while attempting", "port_in_use"},
       {"CPython OSError EADDRINUSE on Linux",
        "OSError: [Errno 98] Address already in use", "port_in_use"},
+      // Breadth from the sources (work item c), class by class.
+      {"jundot/omlx omlx/exceptions.py ModelTooLargeError (the engine pool's memory cap)",
+       "Error: {\"error\":{\"message\":\"Model 'Qwen3-235B-A22B-4bit' (130.08GB) exceeds max-model-memory (64.00GB)\","
+       "\"type\":\"server_error\",\"param\":null,\"code\":null}}",
+       "cuda_oom_model_load"},
+      {"huggingface/hf-hub (Rust) ApiError::RequestError over ureq, as candle prints it",
+       "Error: request error: https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/main/tokenizer.json: status code 401",
+       "model_path_not_found"},
+      {"huggingface/hf-hub (Rust) a repository id that does not resolve",
+       "Error: request error: https://huggingface.co/no-such-org/no-such-model/resolve/main/config.json: status code 404",
+       "model_path_not_found"},
+      {"huggingface/hf-hub (Rust) rate limited (a control)",
+       "Error: request error: https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/resolve/main/config.json: status code 429",
+       "unknown"},
+      {"huggingface/hf-hub (Rust) a dataset file (a control)",
+       "Error: request error: https://huggingface.co/datasets/foo/bar/resolve/main/train.json: status code 404",
+       "unknown"},
+      {"aphrodite-engine/aphrodite-engine setup.py (the compiled _C extension)",
+       "ModuleNotFoundError: No module named 'aphrodite._C'", "missing_custom_op"},
+      {"aphrodite-engine/aphrodite-engine (the compiled causal-conv1d extension)",
+       "ModuleNotFoundError: No module named 'aphrodite._conv1d_C'", "missing_custom_op"},
+      {"aphrodite-engine/aphrodite-engine aphrodite/_custom_ops.py (a Python module, a control)",
+       "ModuleNotFoundError: No module named 'aphrodite._custom_ops'", "unknown"},
+      {"turboderp-org/exllamav3 exllamav3/ext.py (the compiled extension)",
+       "ImportError: No module named 'exllamav3_ext'", "missing_custom_op"},
+      {"kvcache-ai/ktransformers ktransformers/operators/experts.py (the CPU MoE extension)",
+       "ModuleNotFoundError: No module named 'cpuinfer_ext'", "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/deploy/target_model/base.py (a bare assert; its source line)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lmdeploy/turbomind/deploy/target_model/base.py\", line 75, in __init__\n"
+       "    assert self.model_config.head_num % self.tensor_para_size == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/deploy/target_model/base.py (the KV heads)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lmdeploy/turbomind/deploy/target_model/base.py\", line 76, in __init__\n"
+       "    assert self.model_config.kv_head_num % self.tensor_para_size == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"gradio-app/gradio gradio/networking.py start_server (the one port given is taken)",
+       "OSError: Cannot find empty port in range: 7860-7860. You can specify a different port by setting the "
+       "GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
+       "port_in_use"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (no GPU visible: a device the runtime "
+       "cannot see, a control)",
+       "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "unknown"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/models/patch.py _get_model_class (an auto_map class with no rewrite)",
+       "RuntimeError: Can not found rewrite for auto_map: FooForCausalLM", "unsupported_model_architecture"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/turbomind.py _from_hf (supported_models.py is_supported)",
+       "AssertionError: turbomind does not support /models/Foo-7B. Plz try pytorch engine instead.",
+       "unsupported_model_architecture"},
+      {"InternLM/lmdeploy lmdeploy/archs.py get_model_arch (no architectures, no auto_map)",
+       "RuntimeError: Could not find model architecture from config: {'model_type': 'foo', 'hidden_size': 4096}",
+       "config_or_tokenizer_error"},
+      {"InternLM/lmdeploy lmdeploy/serve/openai/launch_server.py (is_port_available)",
+       "ValueError: Port 23333 is not available", "port_in_use"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/config.py (fewer KV heads than ranks: the reverse check)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lmdeploy/pytorch/config.py\", line 577, in from_hf_config\n"
+       "    assert tp % model_config.num_key_value_heads == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/unified_attention_layer.cc (TM_CHECK_EQ, core/check.cc's format)",
+       "[TM][FATAL] models/llama/unified_attention_layer.cc(210): Check failed: w.head_num % tp_size == 0 (1 vs. 0) 40 3",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/GatedDeltaNetLayer.cc (TM_CHECK_EQ)",
+       "[TM][FATAL] models/llama/GatedDeltaNetLayer.cc(72): Check failed: first.num_k_heads % tp_size_ == 0 (2 vs. 0)",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy src/turbomind/core/check.cc (another TurboMind check: a control)",
+       "[TM][FATAL] core/tensor.cc(88): Check failed: dim % vec_size == 0 dim=100 must be divisible by vec_size=8",
+       "unknown"},
   };
   return kTemplates;
 }

@@ -3069,6 +3069,44 @@ const std::vector<Template>& Templates() {
       {"InternLM/lmdeploy src/turbomind/core/check.cc (another TurboMind check: a control)",
        "[TM][FATAL] core/tensor.cc(88): Check failed: dim % vec_size == 0 dim=100 must be divisible by vec_size=8",
        "unknown"},
+      {"vllm-project/vllm vllm/platforms/cuda.py get_valid_backends (the field-by-field wording of earlier releases)",
+       "ValueError: No valid attention backend found for cuda with head_size: 80, dtype: torch.bfloat16, "
+       "kv_cache_dtype: auto, block_size: 16, use_mla: False, has_sink: False, use_sparse: False. Reasons: "
+       "{FLASH_ATTN: [head_size not supported], FLASHINFER: [head_size not supported], TRITON_ATTN: [head_size not "
+       "supported]}",
+       "unsupported_head_size"},
+      {"vllm-project/vllm vllm/platforms/cuda.py (a dtype no backend takes: a control)",
+       "ValueError: No valid attention backend found for cuda with head_size: 128, dtype: torch.float32, "
+       "kv_cache_dtype: auto, block_size: 16, use_mla: False, has_sink: False, use_sparse: False. Reasons: "
+       "{FLASH_ATTN: [dtype not supported]}",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/__init__.py (the flash models did "
+       "not import; the warning before it says why: a control)",
+       "NotImplementedError: Sharded Gemma requires Flash Attention enabled models.", "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/__init__.py (SYSTEM is "
+       "cpu for a CPU torch and for a CUDA torch that sees no GPU alike: a control)",
+       "ImportError: System cpu doesn't support flash/paged attention", "unknown"},
+      {"EricLBuehler/mistral.rs mistralrs-core/src/paged_attention/mod.rs calculate_cache_config",
+       "Error: Num GPU blocks is 0. This means there is not enough memory. Either reduce the memory "
+       "amount/utilization/context size or disable PagedAttention.",
+       "no_cache_blocks"},
+      {"EricLBuehler/mistral.rs mistralrs-core/src/pipeline/loaders/normal_loaders.rs (auto-detected class)",
+       "Error: Unsupported Hugging Face Transformers -CausalLM model class `FooForCausalLM`. Please raise an issue.",
+       "unsupported_model_architecture"},
+      {"EricLBuehler/mistral.rs mistralrs-core/src/gguf/mod.rs GGUFArchitecture::from_value",
+       "Error: Unknown GGUF architecture `qwen35moe`", "unsupported_model_architecture"},
+      {"EricLBuehler/mistral.rs (the --arch flag's parse: a bad flag, a control)",
+       "error: invalid value 'llama5' for '--arch <ARCH>': Unknown architecture `llama5`. Possible architectures: "
+       "`mistral`, `gemma`, `mixtral`, `llama`.",
+       "unknown"},
+      {"ollama/ollama llm/server.go Load (no layout fitted even after the back-off)",
+       "Error: 500 Internal Server Error: memory layout cannot be allocated", "cuda_oom_model_load"},
+      {"ollama/ollama llm/server.go Load (num_gpu fixed by the user)",
+       "Error: 500 Internal Server Error: memory layout cannot be allocated with num_gpu = 48", "cuda_oom_model_load"},
+      {"ollama/ollama llm/llama_server.go (the llama-server runner)",
+       "time=2026-01-01T00:00:00.000Z level=ERROR source=server.go:1 msg=\"error loading llama server\" "
+       "error=\"llama-server reported out-of-memory during startup: cudaMalloc failed\"",
+       "cuda_oom_model_load"},
   };
   return kTemplates;
 }

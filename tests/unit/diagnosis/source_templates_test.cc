@@ -3107,6 +3107,18 @@ const std::vector<Template>& Templates() {
        "time=2026-01-01T00:00:00.000Z level=ERROR source=server.go:1 msg=\"error loading llama server\" "
        "error=\"llama-server reported out-of-memory during startup: cudaMalloc failed\"",
        "cuda_oom_model_load"},
+      {"huggingface/text-generation-inference router/src/infer/chat_template.rs ChatTemplate::new (minijinja's Debug form)",
+       "thread 'main' panicked at router/src/infer/chat_template.rs:63:14:\n"
+       "called `Result::unwrap()` on an `Err` value: Error { kind: SyntaxError, detail: \"unexpected `.`, expected "
+       "assignment operator\", name: \"<string>\", line: 7 }",
+       "config_or_tokenizer_error"},
+      {"pallets/jinja jinja2/exceptions.py TemplateSyntaxError (a --chat-template given on the command line or the "
+       "tokenizer's: the line does not say which; a control)",
+       "jinja2.exceptions.TemplateSyntaxError: unexpected '}'", "unknown"},
+      {"vllm-project/vllm-omni (model-type resolution of its entrypoints)",
+       "ValueError: Failed to read config.json for model: /models/Fun-CosyVoice3-0.5B. Error: config.json found but "
+       "missing 'model_type' for model: /models/Fun-CosyVoice3-0.5B",
+       "config_or_tokenizer_error"},
   };
   return kTemplates;
 }

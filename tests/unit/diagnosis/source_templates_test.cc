@@ -3119,6 +3119,21 @@ const std::vector<Template>& Templates() {
        "ValueError: Failed to read config.json for model: /models/Fun-CosyVoice3-0.5B. Error: config.json found but "
        "missing 'model_type' for model: /models/Fun-CosyVoice3-0.5B",
        "config_or_tokenizer_error"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py (a card below sm75)",
+       "RuntimeError: SGLang only supports sm75 and above.", "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp (a debug warning while SDPA picks a "
+       "kernel; it falls back: a control)",
+       "UserWarning: Flash attention only supports sm75 and sm8x gpu architectures. Attempting to run on a sm 7.0 gpu.",
+       "unknown"},
+      {"vllm-project/vllm vllm/executor/ray_utils.py (Ray's placement group smaller than the world: a control)",
+       "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
+       "unknown"},
+      {"ModelTC/lightllm lightllm/models/llama/model.py _verify_params",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lightllm/models/llama/model.py\", line 40, in _verify_params\n"
+       "    assert self.config[\"num_attention_heads\"] % self.world_size_ == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
   };
   return kTemplates;
 }

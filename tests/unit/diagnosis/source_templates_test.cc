@@ -3134,6 +3134,19 @@ const std::vector<Template>& Templates() {
        "    assert self.config[\"num_attention_heads\"] % self.world_size_ == 0\n"
        "AssertionError",
        "tp_not_divisible_heads"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/cuda.py (its kernels' import guard)",
+       "ImportError: Could not import attention kernels. Make sure your installation is correct. Complete error: No "
+       "module named 'attention_kernels'",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/rocm.py (a card that is "
+       "not an MI210/MI250)",
+       "ImportError: AMD GPU AMD Radeon RX 6800 does not support flash-attention", "unsupported_gpu_arch_runtime"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/rocm.py (by capability)",
+       "ImportError: AMD GPU with ROCm capability 10 3 is not supported", "unsupported_gpu_arch_runtime"},
+      {"sgl-project/sglang python/sglang/srt/layers/attention/attention_registry.py (FA3 outside SM 80-90)",
+       "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend "
+       "flashinfer`.",
+       "unsupported_gpu_arch_runtime"},
   };
   return kTemplates;
 }

@@ -516,11 +516,27 @@ const std::vector<Template>& Templates() {
        "these modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True` and pass a custom "
        "`device_map` to `from_pretrained`.",
        "cuda_oom_model_load"},
+      // Seventeenth rules round: the kernel's OOM killer is a host-memory
+      // kill, not an allocation the loader was refused (the corpus labels
+      // it `unknown`); this row was cuda_oom_model_load until then.
       {"torvalds/linux mm/oom_kill.c (dmesg pasted with the log)",
        "Loading safetensors checkpoint shards:  60% Completed | 3/5\n"
        "[ 9912.004] Out of memory: Killed process 4242 (python3) total-vm:98765432kB, anon-rss:61234567kB, "
        "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:123456kB oom_score_adj:0",
-       "cuda_oom_model_load"},
+       "unknown"},
+      {"torvalds/linux mm/memcontrol.c + mm/oom_kill.c (a cgroup limit)",
+       "Memory cgroup out of memory: Killed process 811 (python3) total-vm:40000000kB, anon-rss:30000000kB",
+       "unknown"},
+      {"ollama/ollama cmd/cmd.go RunHandler (Show again after a pull that went through)",
+       "pulling manifest\n"
+       "pulling 6a0746a1ec1a... 100% 4.7 GB\n"
+       "verifying sha256 digest\n"
+       "Error: model 'qwen2:7b' not found",
+       "unknown"},
+      {"ollama/ollama cmd/cmd.go PullHandler (the registry does not know the name)",
+       "pulling manifest\n"
+       "Error: pull model manifest: file does not exist",
+       "model_path_not_found"},
       {"google/sentencepiece src/sentencepiece_processor.cc (Load)",
        "RuntimeError: Internal: src/sentencepiece_processor.cc(1101) "
        "[model_proto->ParseFromArray(serialized.data(), serialized.size())]",
@@ -2923,6 +2939,214 @@ const std::vector<Template>& Templates() {
        "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
        "max_num_batched_tokens or decrease max_model_len.",
        "unknown"},
+      // ---------------------------------------------- seventeenth rules round
+      // The last reading's misses where the log shows the cause (work item b).
+      {"triton-lang/triton lib/Analysis/Allocation.cpp getCvtOrder (an assert in triton's MLIR compiler)",
+       "python3: /project/lib/Analysis/Allocation.cpp:40: std::pair<llvm::SmallVector<unsigned int>, "
+       "llvm::SmallVector<unsigned int> > mlir::triton::getCvtOrder(mlir::Attribute, mlir::Attribute): Assertion "
+       "`!(srcMmaLayout && dstMmaLayout) && \"Unexpected mma -> mma layout conversion\"' failed.",
+       "triton_kernel_compile_failure"},
+      {"triton-lang/triton lib/Conversion/TritonGPUToLLVM (glibc's assert format; the function named for illustration)",
+       "python: /source/triton/lib/Conversion/TritonGPUToLLVM/ConvertLayoutOpToLLVM.cpp:112: "
+       "mlir::LogicalResult mlir::triton::gpu::ConvertLayoutOpConversion::lowerDistributedToDistributed(): "
+       "Assertion `false && \"unsupported layout\"' failed.\n"
+       "Aborted (core dumped)",
+       "triton_kernel_compile_failure"},
+      {"glibc assert() in a C++ program that is not triton (a control)",
+       "python: /src/csrc/attention.cpp:88: void launch(int): Assertion `head_dim % 8 == 0' failed.", "unknown"},
+      {"google/sentencepiece src/sentencepiece_processor.cc (OUT_OF_RANGE status through the bindings)",
+       "RuntimeError: Out of range: piece id is out of range.", "config_or_tokenizer_error"},
+      {"google/sentencepiece src/sentencepiece_processor.cc (newer status text)",
+       "IndexError: OUT_OF_RANGE: piece id is out of range", "config_or_tokenizer_error"},
+      {"NVIDIA/nccl src/misc/shmutils.cc (the last line alone, logged by vLLM's multiproc worker)",
+       "(VllmWorkerProcess pid=31) ERROR 01-01 00:00:00 multiproc_worker_utils.py:229] Error while creating shared "
+       "memory segment /dev/shm/nccl-Xy12Ab (size 5767520)",
+       "nccl_rccl_init_failure"},
+      {"NVIDIA/nccl src/misc/shmutils.cc ncclShmOpen (ftruncate/fallocate of the segment)",
+       "Error: failed to extend /dev/shm/nccl-Xy12Ab to 9637892 bytes", "nccl_rccl_init_failure"},
+      {"CPython multiprocessing.shared_memory under /dev/shm that is not NCCL's (a control)",
+       "OSError: [Errno 28] No space left on device: '/dev/shm/psm_1a2b3c'", "unknown"},
+      {"sgl-project/sglang python/sglang/srt/multiplex/pdmux_context.py get_arch_constraints",
+       "  File \"/x/sglang/srt/multiplex/pdmux_context.py\", line 30, in get_arch_constraints\n"
+       "    raise ValueError(f\"Unsupported compute capability: {major}.{minor}\")\n"
+       "ValueError: Unsupported compute capability: 12.0",
+       "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketConnectOp (the store's master unreachable)",
+       "[W socket.cpp:663] [c10d] The client socket has failed to connect to node0:29500 (errno: 110 - Connection "
+       "timed out).\n"
+       "RuntimeError: The client socket has failed to connect to any network address of (node0, 29500). The client "
+       "socket has failed to connect to node0:29500 (errno: 110 - Connection timed out).",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (the connect deadline)",
+       "torch.distributed.DistNetworkError: The client socket has timed out after 600s while trying to connect to "
+       "(10.0.0.1, 29500).",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (the per-address warning alone, while it retries: a "
+       "control)",
+       "[W socket.cpp:663] [c10d] The client socket has failed to connect to node0:29500 (errno: 111 - Connection "
+       "refused).",
+       "unknown"},
+      {"triton-inference-server/server src/grpc/grpc_server.cc Start (BuildAndStart bound no port)",
+       "E1221 09:27:15.346824 166 main.cc:244] failed to start GRPC service: Unavailable - Socket '0.0.0.0:8001' "
+       "already in use",
+       "port_in_use"},
+      {"triton-inference-server/server src/http_server.cc (evhtp_bind_socket failed)",
+       "E0101 00:00:00.000000 1 main.cc:245] failed to start HTTP service: Unavailable - Socket '0.0.0.0:8000' "
+       "already in use",
+       "port_in_use"},
+      {"encode/uvicorn uvicorn/server.py startup (EADDRINUSE, the line cut after the errno)",
+       "ERROR:    [Errno 98] error while attempting", "port_in_use"},
+      {"CPython OSError EADDRINUSE on Linux",
+       "OSError: [Errno 98] Address already in use", "port_in_use"},
+      // Breadth from the sources (work item c), class by class.
+      {"jundot/omlx omlx/exceptions.py ModelTooLargeError (the engine pool's memory cap)",
+       "Error: {\"error\":{\"message\":\"Model 'Qwen3-235B-A22B-4bit' (130.08GB) exceeds max-model-memory (64.00GB)\","
+       "\"type\":\"server_error\",\"param\":null,\"code\":null}}",
+       "cuda_oom_model_load"},
+      {"huggingface/hf-hub (Rust) ApiError::RequestError over ureq, as candle prints it",
+       "Error: request error: https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/main/tokenizer.json: status code 401",
+       "model_path_not_found"},
+      {"huggingface/hf-hub (Rust) a repository id that does not resolve",
+       "Error: request error: https://huggingface.co/no-such-org/no-such-model/resolve/main/config.json: status code 404",
+       "model_path_not_found"},
+      {"huggingface/hf-hub (Rust) rate limited (a control)",
+       "Error: request error: https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/resolve/main/config.json: status code 429",
+       "unknown"},
+      {"huggingface/hf-hub (Rust) a dataset file (a control)",
+       "Error: request error: https://huggingface.co/datasets/foo/bar/resolve/main/train.json: status code 404",
+       "unknown"},
+      {"aphrodite-engine/aphrodite-engine setup.py (the compiled _C extension)",
+       "ModuleNotFoundError: No module named 'aphrodite._C'", "missing_custom_op"},
+      {"aphrodite-engine/aphrodite-engine (the compiled causal-conv1d extension)",
+       "ModuleNotFoundError: No module named 'aphrodite._conv1d_C'", "missing_custom_op"},
+      {"aphrodite-engine/aphrodite-engine aphrodite/_custom_ops.py (a Python module, a control)",
+       "ModuleNotFoundError: No module named 'aphrodite._custom_ops'", "unknown"},
+      {"turboderp-org/exllamav3 exllamav3/ext.py (the compiled extension)",
+       "ImportError: No module named 'exllamav3_ext'", "missing_custom_op"},
+      {"kvcache-ai/ktransformers ktransformers/operators/experts.py (the CPU MoE extension)",
+       "ModuleNotFoundError: No module named 'cpuinfer_ext'", "missing_custom_op"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/deploy/target_model/base.py (a bare assert; its source line)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lmdeploy/turbomind/deploy/target_model/base.py\", line 75, in __init__\n"
+       "    assert self.model_config.head_num % self.tensor_para_size == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/deploy/target_model/base.py (the KV heads)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lmdeploy/turbomind/deploy/target_model/base.py\", line 76, in __init__\n"
+       "    assert self.model_config.kv_head_num % self.tensor_para_size == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"gradio-app/gradio gradio/networking.py start_server (the one port given is taken)",
+       "OSError: Cannot find empty port in range: 7860-7860. You can specify a different port by setting the "
+       "GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
+       "port_in_use"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (no GPU visible: a device the runtime "
+       "cannot see, a control)",
+       "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "unknown"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/models/patch.py _get_model_class (an auto_map class with no rewrite)",
+       "RuntimeError: Can not found rewrite for auto_map: FooForCausalLM", "unsupported_model_architecture"},
+      {"InternLM/lmdeploy lmdeploy/turbomind/turbomind.py _from_hf (supported_models.py is_supported)",
+       "AssertionError: turbomind does not support /models/Foo-7B. Plz try pytorch engine instead.",
+       "unsupported_model_architecture"},
+      {"InternLM/lmdeploy lmdeploy/archs.py get_model_arch (no architectures, no auto_map)",
+       "RuntimeError: Could not find model architecture from config: {'model_type': 'foo', 'hidden_size': 4096}",
+       "config_or_tokenizer_error"},
+      {"InternLM/lmdeploy lmdeploy/serve/openai/launch_server.py (is_port_available)",
+       "ValueError: Port 23333 is not available", "port_in_use"},
+      {"InternLM/lmdeploy lmdeploy/pytorch/config.py (fewer KV heads than ranks: the reverse check)",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lmdeploy/pytorch/config.py\", line 577, in from_hf_config\n"
+       "    assert tp % model_config.num_key_value_heads == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/unified_attention_layer.cc (TM_CHECK_EQ, core/check.cc's format)",
+       "[TM][FATAL] models/llama/unified_attention_layer.cc(210): Check failed: w.head_num % tp_size == 0 (1 vs. 0) 40 3",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy src/turbomind/models/llama/GatedDeltaNetLayer.cc (TM_CHECK_EQ)",
+       "[TM][FATAL] models/llama/GatedDeltaNetLayer.cc(72): Check failed: first.num_k_heads % tp_size_ == 0 (2 vs. 0)",
+       "tp_not_divisible_heads"},
+      {"InternLM/lmdeploy src/turbomind/core/check.cc (another TurboMind check: a control)",
+       "[TM][FATAL] core/tensor.cc(88): Check failed: dim % vec_size == 0 dim=100 must be divisible by vec_size=8",
+       "unknown"},
+      {"vllm-project/vllm vllm/platforms/cuda.py get_valid_backends (the field-by-field wording of earlier releases)",
+       "ValueError: No valid attention backend found for cuda with head_size: 80, dtype: torch.bfloat16, "
+       "kv_cache_dtype: auto, block_size: 16, use_mla: False, has_sink: False, use_sparse: False. Reasons: "
+       "{FLASH_ATTN: [head_size not supported], FLASHINFER: [head_size not supported], TRITON_ATTN: [head_size not "
+       "supported]}",
+       "unsupported_head_size"},
+      {"vllm-project/vllm vllm/platforms/cuda.py (a dtype no backend takes: a control)",
+       "ValueError: No valid attention backend found for cuda with head_size: 128, dtype: torch.float32, "
+       "kv_cache_dtype: auto, block_size: 16, use_mla: False, has_sink: False, use_sparse: False. Reasons: "
+       "{FLASH_ATTN: [dtype not supported]}",
+       "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/models/__init__.py (the flash models did "
+       "not import; the warning before it says why: a control)",
+       "NotImplementedError: Sharded Gemma requires Flash Attention enabled models.", "unknown"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/__init__.py (SYSTEM is "
+       "cpu for a CPU torch and for a CUDA torch that sees no GPU alike: a control)",
+       "ImportError: System cpu doesn't support flash/paged attention", "unknown"},
+      {"EricLBuehler/mistral.rs mistralrs-core/src/paged_attention/mod.rs calculate_cache_config",
+       "Error: Num GPU blocks is 0. This means there is not enough memory. Either reduce the memory "
+       "amount/utilization/context size or disable PagedAttention.",
+       "no_cache_blocks"},
+      {"EricLBuehler/mistral.rs mistralrs-core/src/pipeline/loaders/normal_loaders.rs (auto-detected class)",
+       "Error: Unsupported Hugging Face Transformers -CausalLM model class `FooForCausalLM`. Please raise an issue.",
+       "unsupported_model_architecture"},
+      {"EricLBuehler/mistral.rs mistralrs-core/src/gguf/mod.rs GGUFArchitecture::from_value",
+       "Error: Unknown GGUF architecture `qwen35moe`", "unsupported_model_architecture"},
+      {"EricLBuehler/mistral.rs (the --arch flag's parse: a bad flag, a control)",
+       "error: invalid value 'llama5' for '--arch <ARCH>': Unknown architecture `llama5`. Possible architectures: "
+       "`mistral`, `gemma`, `mixtral`, `llama`.",
+       "unknown"},
+      {"ollama/ollama llm/server.go Load (no layout fitted even after the back-off)",
+       "Error: 500 Internal Server Error: memory layout cannot be allocated", "cuda_oom_model_load"},
+      {"ollama/ollama llm/server.go Load (num_gpu fixed by the user)",
+       "Error: 500 Internal Server Error: memory layout cannot be allocated with num_gpu = 48", "cuda_oom_model_load"},
+      {"ollama/ollama llm/llama_server.go (the llama-server runner)",
+       "time=2026-01-01T00:00:00.000Z level=ERROR source=server.go:1 msg=\"error loading llama server\" "
+       "error=\"llama-server reported out-of-memory during startup: cudaMalloc failed\"",
+       "cuda_oom_model_load"},
+      {"huggingface/text-generation-inference router/src/infer/chat_template.rs ChatTemplate::new (minijinja's Debug form)",
+       "thread 'main' panicked at router/src/infer/chat_template.rs:63:14:\n"
+       "called `Result::unwrap()` on an `Err` value: Error { kind: SyntaxError, detail: \"unexpected `.`, expected "
+       "assignment operator\", name: \"<string>\", line: 7 }",
+       "config_or_tokenizer_error"},
+      {"pallets/jinja jinja2/exceptions.py TemplateSyntaxError (a --chat-template given on the command line or the "
+       "tokenizer's: the line does not say which; a control)",
+       "jinja2.exceptions.TemplateSyntaxError: unexpected '}'", "unknown"},
+      {"vllm-project/vllm-omni (model-type resolution of its entrypoints)",
+       "ValueError: Failed to read config.json for model: /models/Fun-CosyVoice3-0.5B. Error: config.json found but "
+       "missing 'model_type' for model: /models/Fun-CosyVoice3-0.5B",
+       "config_or_tokenizer_error"},
+      {"sgl-project/sglang python/sglang/srt/model_executor/model_runner.py (a card below sm75)",
+       "RuntimeError: SGLang only supports sm75 and above.", "unsupported_gpu_arch_runtime"},
+      {"pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp (a debug warning while SDPA picks a "
+       "kernel; it falls back: a control)",
+       "UserWarning: Flash attention only supports sm75 and sm8x gpu architectures. Attempting to run on a sm 7.0 gpu.",
+       "unknown"},
+      {"vllm-project/vllm vllm/executor/ray_utils.py (Ray's placement group smaller than the world: a control)",
+       "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
+       "unknown"},
+      {"ModelTC/lightllm lightllm/models/llama/model.py _verify_params",
+       "Traceback (most recent call last):\n"
+       "  File \"/x/lightllm/models/llama/model.py\", line 40, in _verify_params\n"
+       "    assert self.config[\"num_attention_heads\"] % self.world_size_ == 0\n"
+       "AssertionError",
+       "tp_not_divisible_heads"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/cuda.py (its kernels' import guard)",
+       "ImportError: Could not import attention kernels. Make sure your installation is correct. Complete error: No "
+       "module named 'attention_kernels'",
+       "missing_custom_op"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/rocm.py (a card that is "
+       "not an MI210/MI250)",
+       "ImportError: AMD GPU AMD Radeon RX 6800 does not support flash-attention", "unsupported_gpu_arch_runtime"},
+      {"huggingface/text-generation-inference server/text_generation_server/layers/attention/rocm.py (by capability)",
+       "ImportError: AMD GPU with ROCm capability 10 3 is not supported", "unsupported_gpu_arch_runtime"},
+      {"sgl-project/sglang python/sglang/srt/layers/attention/attention_registry.py (FA3 outside SM 80-90)",
+       "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend "
+       "flashinfer`.",
+       "unsupported_gpu_arch_runtime"},
   };
   return kTemplates;
 }

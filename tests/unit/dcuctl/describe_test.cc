@@ -60,6 +60,44 @@ TEST(DescribeDeployment, AnAutoActionIsNamed) {
 // `node reap NODE --dry-run` printed ~200 lines of raw JSON in table mode.
 // Issue 16: the unschedulable hint said "free devices … add nodes" when the
 // model was simply missing from the node.
+// A placement keeps its memory plan as figures (stop 45); describe shows the
+// lines rendered from them, and an older document's stored lines as stored.
+TEST(DescribeDeployment, MemoryLinesComeFromThePlacementsFiguresOrItsStoredLines) {
+  dcufleet::v1::Deployment d;
+  d.mutable_spec()->set_name("qwen3-8b");
+  auto* a = d.mutable_status()->add_attempts();
+  a->set_number(1);
+  a->set_stack_id("vllm-0.11.0-bare");
+  auto* pl = a->mutable_placement();
+  pl->set_node("node-a");
+  pl->set_tp(4);
+  auto* mp = pl->mutable_memory_plan();
+  mp->mutable_request()->set_device_total_bytes(65520LL << 20);
+  mp->mutable_request()->set_gpu_memory_utilization(0.9);
+  mp->mutable_request()->set_max_model_len(8192);
+  mp->mutable_request()->set_max_num_seqs(16);
+  mp->set_tp(4);
+  mp->set_model_weight_bytes(16384000000);
+  mp->set_weights_per_device_bytes(4096000000);
+  mp->set_budget_bytes(61828733583);
+  mp->set_fits(true);
+  pl->add_devices_in_use(0);
+  pl->add_devices_in_use(1);
+  std::ostringstream out;
+  PrintPlan(d, out);
+  EXPECT_THAT(out.str(), HasSubstr("Memory (per device):\n  weights: 15.26 GiB / TP 4 = 3.81 GiB per device\n"));
+  EXPECT_THAT(out.str(), HasSubstr("budget: gpu_memory_utilization 0.9 x total 63.98 GiB = 57.58 GiB per device"));
+  EXPECT_THAT(out.str(), HasSubstr("  avoided: devices 0, 1 run other instances\n"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("start-up rule"))) << "checked per device by the scheduler";
+
+  pl->clear_memory_plan();
+  pl->clear_devices_in_use();
+  pl->add_memory_explanation("weights: 15.26 GiB / TP 4 = 3.81 GiB per device (stored)");
+  std::ostringstream old;
+  PrintPlan(d, old);
+  EXPECT_THAT(old.str(), HasSubstr("Memory (per device):\n  weights: 15.26 GiB / TP 4 = 3.81 GiB per device (stored)\n"));
+}
+
 TEST(UnschedulableHints, NameWhatTheRejectionsSay) {
   dcufleet::v1::Deployment d;
   d.mutable_spec()->set_model("qwen3-32b");

@@ -36,15 +36,10 @@ int64_t SeqsOf(const MemoryPlanRequest& req) {
   return req.max_num_seqs() > 0 ? req.max_num_seqs() : 1;
 }
 
-dcufleet::v1::KvShape KvShapeOf(const ModelShape& m) {
-  dcufleet::v1::KvShape k;
-  k.set_attention_layers(m.attention_layers);
-  k.set_kv_heads(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads);
-  k.set_head_dim(m.head_dim);
-  k.set_dtype_bytes(m.dtype_bytes);
-  k.set_kv_lora_rank(m.kv_lora_rank);
-  k.set_qk_rope_head_dim(m.qk_rope_head_dim);
-  return k;
+// KV heads one rank holds: the heads split over TP, and one replicated head
+// when TP exceeds their count. The byte count and its formula text read it.
+int KvHeadsPerRank(const dcufleet::v1::KvShape& k, int tp) {
+  return std::max(1, k.kv_heads() / std::max(1, tp));
 }
 
 // Plans at one TP: the figures, then the explanation rendered from them.
@@ -63,7 +58,7 @@ MemoryPlan PlanAt(const ModelShape& m, const MemoryPlanRequest& req, int tp, std
   const int64_t per_token = m.KvBytesPerTokenPerDevice(tp);
   const int64_t budget = static_cast<int64_t>(std::llround(util * static_cast<double>(total)));
   p.set_model_weight_bytes(m.weight_bytes);
-  *p.mutable_kv_shape() = KvShapeOf(m);
+  *p.mutable_kv_shape() = m.Kv();
   p.set_weights_per_device_bytes(weights);
   p.set_kv_bytes_per_token_per_device(per_token);
   p.set_overhead_bytes(overhead);
@@ -185,7 +180,7 @@ std::string KvFormulaText(const dcufleet::v1::KvShape& k, int tp) {
                         " bytes (MLA latent, on every rank)");
   }
   const int kv = k.kv_heads();
-  const int per_rank = std::max(1, kv / std::max(1, tp));
+  const int per_rank = KvHeadsPerRank(k, tp);
   std::string heads = kv >= tp ? absl::StrCat(per_rank, " kv heads (", kv, " / TP ", tp, ")")
                                : absl::StrCat("1 kv head (", kv, " kv heads replicated over TP ",
                                               tp, ")");
@@ -214,15 +209,24 @@ std::vector<std::string> PlacementMemoryLines(const dcufleet::v1::Placement& pl)
 }
 
 int64_t ModelShape::KvBytesPerTokenPerDevice(int tp) const {
-  if (kv_lora_rank > 0) {
-    return static_cast<int64_t>(attention_layers) * (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
+  const dcufleet::v1::KvShape k = Kv();
+  if (k.kv_lora_rank() > 0) {
+    return static_cast<int64_t>(k.attention_layers()) * (k.kv_lora_rank() + k.qk_rope_head_dim()) *
+           k.dtype_bytes();
   }
-  int kv = num_kv_heads > 0 ? num_kv_heads : num_attention_heads;
-  int per_rank = std::max(1, kv / std::max(1, tp));
-  return 2LL * attention_layers * per_rank * head_dim * dtype_bytes;
+  return 2LL * k.attention_layers() * KvHeadsPerRank(k, tp) * k.head_dim() * k.dtype_bytes();
 }
 
-std::string ModelShape::KvFormula(int tp) const { return KvFormulaText(KvShapeOf(*this), tp); }
+dcufleet::v1::KvShape ModelShape::Kv() const {
+  dcufleet::v1::KvShape k;
+  k.set_attention_layers(attention_layers);
+  k.set_kv_heads(num_kv_heads > 0 ? num_kv_heads : num_attention_heads);
+  k.set_head_dim(head_dim);
+  k.set_dtype_bytes(dtype_bytes);
+  k.set_kv_lora_rank(kv_lora_rank);
+  k.set_qk_rope_head_dim(qk_rope_head_dim);
+  return k;
+}
 
 std::vector<int> ModelShape::ValidTp(int max_tp) const {
   return ValidTensorParallelSizes(num_attention_heads, num_kv_heads, max_tp);

@@ -30,8 +30,9 @@ struct ModelShape {
 
   // KV bytes one token takes on one device at tensor parallel size `tp`.
   int64_t KvBytesPerTokenPerDevice(int tp) const;
-  // "2 (K,V) x 64 layers x 2 kv heads x 128 head_dim x 2 bytes".
-  std::string KvFormula(int tp) const;
+  // The terms of that count, as a plan keeps them (KvFormulaText writes
+  // them out).
+  dcufleet::v1::KvShape Kv() const;
   std::vector<int> ValidTp(int max_tp) const;
 };
 

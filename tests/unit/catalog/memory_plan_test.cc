@@ -197,7 +197,7 @@ TEST(MemoryPlanShapeTest, KvHeadsReplicatedBeyondTheirCount) {
   m.dtype_bytes = 2;
   EXPECT_EQ(m.KvBytesPerTokenPerDevice(1), 2 * 28 * 4 * 128 * 2);
   EXPECT_EQ(m.KvBytesPerTokenPerDevice(28), 2 * 28 * 1 * 128 * 2);
-  EXPECT_THAT(m.KvFormula(28), HasSubstr("replicated over TP 28"));
+  EXPECT_THAT(KvFormulaText(m.Kv(), 28), HasSubstr("1 kv head (4 kv heads replicated over TP 28)"));
 }
 
 TEST(MemoryPlanShapeTest, GiBText) {

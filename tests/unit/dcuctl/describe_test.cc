@@ -3,6 +3,7 @@
 
 #include "dcuctl/deploy_commands.h"
 #include "dcufleet/v1/node_truth.pb.h"
+#include "modelkit/memory_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -71,22 +72,31 @@ TEST(DescribeDeployment, MemoryLinesComeFromThePlacementsFiguresOrItsStoredLines
   auto* pl = a->mutable_placement();
   pl->set_node("node-a");
   pl->set_tp(4);
-  auto* mp = pl->mutable_memory_plan();
-  mp->mutable_request()->set_device_total_bytes(65520LL << 20);
-  mp->mutable_request()->set_gpu_memory_utilization(0.9);
-  mp->mutable_request()->set_max_model_len(8192);
-  mp->mutable_request()->set_max_num_seqs(16);
-  mp->set_tp(4);
-  mp->set_model_weight_bytes(16384000000);
-  mp->set_weights_per_device_bytes(4096000000);
-  mp->set_budget_bytes(61828733583);
-  mp->set_fits(true);
+  // The figures as the planner writes them: qwen3-8b (36 layers, 8 kv heads)
+  // on a K100_AI.
+  modelkit::ModelShape qwen3_8b;
+  qwen3_8b.weight_bytes = 16384000000;
+  qwen3_8b.num_attention_heads = 32;
+  qwen3_8b.num_kv_heads = 8;
+  qwen3_8b.head_dim = 128;
+  qwen3_8b.attention_layers = 36;
+  dcufleet::v1::MemoryPlanRequest req;
+  req.set_tp(4);
+  req.set_device_total_bytes(65520LL << 20);
+  req.set_device_free_bytes(65520LL << 20);
+  req.set_max_model_len(8192);
+  req.set_max_num_seqs(16);
+  *pl->mutable_memory_plan() = modelkit::PlanMemory(qwen3_8b, req);
+  pl->mutable_memory_plan()->clear_explanation();  // as a placement keeps it
   pl->add_devices_in_use(0);
   pl->add_devices_in_use(1);
   std::ostringstream out;
   PrintPlan(d, out);
   EXPECT_THAT(out.str(), HasSubstr("Memory (per device):\n  weights: 15.26 GiB / TP 4 = 3.81 GiB per device\n"));
-  EXPECT_THAT(out.str(), HasSubstr("budget: gpu_memory_utilization 0.9 x total 63.98 GiB = 57.58 GiB per device"));
+  // As the loadgen's qwen3-8b documents stored the line before stop 45.
+  EXPECT_THAT(out.str(), HasSubstr("  KV cache per token per device: 2 (K,V) x 36 layers x 2 kv heads (8 / TP 4) x "
+                                   "128 head_dim x 2 bytes = 36864 B\n"));
+  EXPECT_THAT(out.str(), HasSubstr("budget: gpu_memory_utilization 0.9 x total 63.98 GiB = 57.59 GiB per device"));
   EXPECT_THAT(out.str(), HasSubstr("  avoided: devices 0, 1 run other instances\n"));
   EXPECT_THAT(out.str(), Not(HasSubstr("start-up rule"))) << "checked per device by the scheduler";
 

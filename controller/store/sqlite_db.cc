@@ -140,7 +140,8 @@ absl::Status CheckExistingFile(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path,
+                                                                     SqliteWalOptions wal) {
   if (path != ":memory:") {
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec) {
@@ -159,7 +160,7 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
     sqlite3_close(db);
     return s;
   }
-  std::unique_ptr<SqliteDatabase> out(new SqliteDatabase(path, db));
+  std::unique_ptr<SqliteDatabase> out(new SqliteDatabase(path, db, wal));
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
   absl::Status s;
@@ -187,6 +188,15 @@ void SqliteDatabase::StartCheckpointer() {
     return;
   }
   sqlite3_busy_timeout(checkpoint_db_, 5000);
+  // A connection that has never read the database has not opened its WAL:
+  // a checkpoint on it does nothing and says so only by a log size of -1.
+  // Until this read, that was every checkpoint here, and the WAL grew by
+  // every byte the controller ever wrote.
+  if (sqlite3_exec(checkpoint_db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    sqlite3_close(checkpoint_db_);
+    checkpoint_db_ = nullptr;
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     sqlite3_wal_autocheckpoint(db_, 0);
@@ -199,12 +209,23 @@ void SqliteDatabase::CheckpointLoop() {
     {
       absl::MutexLock lock(&checkpoint_mu_);
       auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_) { return checkpoint_stop_; };
-      checkpoint_mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(200));
+      checkpoint_mu_.AwaitWithTimeout(absl::Condition(&stop), wal_.checkpoint_interval);
       if (checkpoint_stop_) return;
     }
     // PASSIVE: copies what it can without waiting for (or blocking) the
-    // writer; the WAL restarts from the beginning once fully copied.
-    sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    // writer. The WAL starts over only when a write begins with every frame
+    // copied, which a writer that never pauses does not give it.
+    int log_frames = 0;
+    int copied = 0;
+    int rc = sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+    if (rc == SQLITE_OK && wal_.restart_after_frames > 0 && log_frames > wal_.restart_after_frames) {
+      // RESTART waits (busy timeout) for the writer's current transaction,
+      // copies the few frames the passive pass left and holds the next
+      // write until the log starts over: a stall of one short copy, against
+      // a file that grows as long as the controller runs. Not TRUNCATE: the
+      // file keeps its blocks, so the next writes reuse them.
+      sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
+    }
   }
 }
 

@@ -54,6 +54,16 @@ class SqliteStatement {
   SqliteDatabase* owner_;
 };
 
+// How the WAL is copied back into the database file (see CheckpointLoop).
+struct SqliteWalOptions {
+  // How often the checkpointer copies what it can without waiting.
+  absl::Duration checkpoint_interval = absl::Milliseconds(200);
+  // A WAL longer than this many frames (4 KiB pages: 16 MiB) is restarted:
+  // a checkpoint that waits for the writer, after which the next write goes
+  // to the start of the file again. 0 never restarts (passive only).
+  int restart_after_frames = 4096;
+};
+
 // One SQLite connection in WAL mode with foreign keys and a busy timeout. All
 // access is serialised through one mutex: the controller is the single writer.
 class SqliteDatabase {
@@ -61,7 +71,8 @@ class SqliteDatabase {
   // Opens (creating if needed) `path`, or ":memory:". Fails with a message
   // naming the path when the file cannot be opened, is not a database, or is
   // corrupt.
-  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path,
+                                                               SqliteWalOptions wal = {});
   ~SqliteDatabase();
 
   // Applies, in order, every migration whose version is above the recorded
@@ -98,18 +109,26 @@ class SqliteDatabase {
   // Prepared statements by SQL text, reused: compiling the SQL was a quarter
   // of the reconciler's store time (callgrind on bench/scheduler).
   void Release(sqlite3_stmt* stmt);
-  SqliteDatabase(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  SqliteDatabase(std::string path, sqlite3* db, SqliteWalOptions wal)
+      : path_(std::move(path)), wal_(wal), db_(db) {}
   absl::Status ExecLocked(absl::string_view sql);
   // Copies the WAL into the database file from a second connection, so that
   // the fsync a checkpoint needs never happens inside a writer's commit
   // (SQLite's automatic checkpoint runs in whichever commit crosses the
   // threshold: measured with bench/loadgen, a commit then waited up to
-  // seconds and everything queued behind it).
+  // seconds and everything queued behind it). Until stop 46 this connection
+  // never read the database, so it had no WAL open and every checkpoint did
+  // nothing: the WAL held all the controller ever wrote (2.4 GB after three
+  // placement waves at 10,000 agents; BENCHMARKS.md). Passive copies alone
+  // also seldom let the log start over while the writer commits without a
+  // pause (it restarts only when a write begins with every frame copied), so
+  // a WAL past `restart_after_frames` is restarted.
   void StartCheckpointer();
   void CheckpointLoop();
   absl::StatusOr<int> SchemaVersionLocked();
 
   const std::string path_;
+  const SqliteWalOptions wal_;
   std::function<void(absl::Duration, bool)> transaction_observer_;
   // Lock order: mu_ and checkpoint_mu_ are never held together (the
   // checkpointer waits under checkpoint_mu_, then checkpoints on its own

@@ -3147,6 +3147,64 @@ const std::vector<Template>& Templates() {
        "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend "
        "flashinfer`.",
        "unsupported_gpu_arch_runtime"},
+      // ------------------------------------------- eighteenth rules round
+      {"huggingface/transformers src/transformers/configuration_utils.py _get_config_dict (a .gguf handed to a loader "
+       "that reads a config.json directory: another loader's format, a control)",
+       "OSError: It looks like the config file at '/models/widget-1.1b-chat.Q4_0.gguf' is not a valid JSON file.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/configuration_utils.py _get_config_dict (a safetensors file as the "
+       "config: a control)",
+       "OSError: It looks like the config file at '/models/widget/model.safetensors' is not a valid JSON file.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (a folder named for its bit width: another "
+       "loader's format, a control)",
+       "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or flax_model.msgpack found in "
+       "directory /srv/widget/Widget-13b-Chat-4bit.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (Qwen's Int4 naming: a control)",
+       "OSError: acme/Widget-7B-Chat-Int4 does not appear to have a file named pytorch_model.bin, tf_model.h5, "
+       "model.ckpt or flax_model.msgpack.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (a plain folder, still read)",
+       "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or flax_model.msgpack found in "
+       "directory /srv/widget/Widget-13b-Chat.",
+       "model_path_not_found"},
+      {"oobabooga/text-generation-webui server.py model menu + modules/GPTQ_loader.py (an unquantised model chosen "
+       "from a menu that also lists a GPTQ one: a control)",
+       "The following models are available:\n\n1. acme_widget-6.7b\n2. widget-13b-GPTQ-4bit-128g\n\n"
+       "Which one do you want to load? 1-2\n\n1\n\nLoading acme_widget-6.7b...\n"
+       "Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "unknown"},
+      {"oobabooga/text-generation-webui server.py model menu + modules/GPTQ_loader.py (a GPTQ model chosen, still read)",
+       "The following models are available:\n\n1. acme_widget-6.7b\n2. widget-13b-GPTQ-4bit-128g\n\n"
+       "Which one do you want to load? 1-2\n\n2\n\nLoading widget-13b-GPTQ-4bit-128g...\n"
+       "Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "model_path_not_found"},
+      {"1038lab/ComfyUI-QwenVL AILab_QwenVL.py load_model",
+       "ERROR: FP8 models require a GPU with Compute Capability 8.9 or higher (e.g., RTX 4090). Your GPU's capability "
+       "is 7.5. Please select a non-FP8 model.",
+       "unsupported_gpu_arch_runtime"},
+      {"triton-lang/triton lib/Analysis/Allocation.cpp getCvtOrder (glibc's assert line cut before 'Assertion', after a "
+       "progress bar)",
+       "Warming up autotune cache ...\n"
+       "  0%|          | 0/12 [00:00<?, ?it/s]python3: /project/lib/Analysis/Allocation.cpp:42: "
+       "std::pair<llvm::SmallVector<unsigned int>, llvm::SmallVector<unsigned int> > "
+       "mlir::triton::getCvtOrder(const mlir::Attribute&, const mlir::\nAborted",
+       "triton_kernel_compile_failure"},
+      {"glibc assert/assert.c (another C++ assert cut the same way, outside triton: a control)",
+       "python3: /src/csrc/widget.cpp:42: void widget::Launch(const widget::Config&, int): \nAborted",
+       "unknown"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp (ProcessGroupGloo constructor)",
+       "[rank3]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+       "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+       "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp (the hostname warning before it connects: a "
+       "control)",
+       "[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+       "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function "
+       "operator())",
+       "unknown"},
   };
   return kTemplates;
 }

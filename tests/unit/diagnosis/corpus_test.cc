@@ -304,7 +304,9 @@ constexpr double kDecemberZZHHeldOutFloorPercent = 66.6;   // 2/3 = 66.67
 // 531/597 with the dev threads of the stop-44 collections (nothing tuned
 // on them); 533/597 after the seventeenth rules round (TGI's router panic
 // on a chat template, vLLM-Omni's config.json without model_type).
-constexpr double kDevFloorPercent = 89.2;  // 533/597 = 89.28
+// 538/602 with the dev threads of the stop-45 collections (nothing tuned on
+// them), unchanged by the eighteenth rules round.
+constexpr double kDevFloorPercent = 89.3;  // 538/602 = 89.37
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

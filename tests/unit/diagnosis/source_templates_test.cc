@@ -3205,6 +3205,53 @@ const std::vector<Template>& Templates() {
        "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function "
        "operator())",
        "unknown"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp TCPStore::waitForWorkers",
+       "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/8 clients joined.",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp (after a rank's own error: that error is the cause)",
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB "
+       "of which 1.00 GiB is free.\n"
+       "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 7/8 clients joined.",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/fp8.py Fp8MoEMethod.create_weights (TP 8)",
+       "INFO 09-01 02:20:44 [config.py:1] Initializing a V1 LLM engine with config: model='/models/widget-fp8', "
+       "tensor_parallel_size=8, pipeline_parallel_size=1\n"
+       "ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = "
+       "128.",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/utils/fp8_utils.py validate_fp8_block_shape (TP 4)",
+       "INFO 09-01 02:20:44 [config.py:1] Initializing a V1 LLM engine with config: model='/models/widget-fp8', "
+       "tensor_parallel_size=4, pipeline_parallel_size=1\n"
+       "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/utils/fp8_utils.py (TP 1: the checkpoint's own "
+       "shape, no TP change helps; a control)",
+       "INFO 09-01 02:20:44 [config.py:1] Initializing a V1 LLM engine with config: model='/models/widget-fp8', "
+       "tensor_parallel_size=1, pipeline_parallel_size=1\n"
+       "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.",
+       "unknown"},
+      {"OpenNMT/CTranslate2 include/ctranslate2/cuda/utils.h CUDA_CHECK",
+       "RuntimeError: CUDA failed with error out of memory", "cuda_oom_model_load"},
+      {"OpenNMT/CTranslate2 include/ctranslate2/cuda/utils.h CUDA_CHECK (another runtime error: a control)",
+       "RuntimeError: CUDA failed with error invalid device ordinal", "unknown"},
+      {"ggml-org/llama.cpp common/common.cpp common_download_file (-hf of a repo or file that is not there)",
+       "common_download_file: trying to download model from https://huggingface.co/acme/widget-GGUF/resolve/main/"
+       "widget-q4_k_m.gguf to /root/.cache/llama.cpp/acme_widget-GGUF_widget-q4_k_m.gguf (server_etag:, "
+       "server_last_modified:)...\n"
+       "common_download_file: invalid http status code received: 404",
+       "model_path_not_found"},
+      {"ggml-org/llama.cpp common/common.cpp common_download_file (the HEAD probe: it downloads anyway; a control)",
+       "common_download_file: HEAD invalid http status code received: 404", "unknown"},
+      {"ggml-org/llama.cpp common/common.cpp common_download_file (a 503 of the hub: a control)",
+       "common_download_file: invalid http status code received: 503", "unknown"},
+      {"ggml-org/llama.cpp convert_hf_to_gguf.py ModelBase.from_model_architecture",
+       "NotImplementedError: Architecture 'WidgetNextForCausalLM' not supported!", "unsupported_model_architecture"},
+      {"Dao-AILab/flash-attention csrc/flash_attn/fmha_api.cpp (1.x) mha_fwd",
+       "RuntimeError: Expected is_sm90 || is_sm8x || is_sm75 to be true, but got false.  (Could this error message be "
+       "improved?  If so, please report an enhancement request to PyTorch.)",
+       "unsupported_gpu_arch_runtime"},
+      {"Dao-AILab/flash-attention csrc/flash_attn/fmha_api.cpp (1.x; a dtype check of the same form: a control)",
+       "RuntimeError: Expected q_dtype == torch::kFloat16 to be true, but got false.", "unknown"},
   };
   return kTemplates;
 }

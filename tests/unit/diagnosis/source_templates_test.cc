@@ -3252,6 +3252,14 @@ const std::vector<Template>& Templates() {
        "unsupported_gpu_arch_runtime"},
       {"Dao-AILab/flash-attention csrc/flash_attn/fmha_api.cpp (1.x; a dtype check of the same form: a control)",
        "RuntimeError: Expected q_dtype == torch::kFloat16 to be true, but got false.", "unknown"},
+      {"bitsandbytes-foundation/bitsandbytes csrc/ops.cu igemmlt (0.37-0.41, the NO_CUBLASLT build below sm75)",
+       "=============================================\n"
+       "ERROR: Your GPU does not support Int8 Matmul!\n"
+       "=============================================\n"
+       "python: /x/bitsandbytes/csrc/ops.cu:408: int igemmlt(cublasLtHandle_t, int, int, int, const int8_t*, const "
+       "int8_t*, void*, float*, int, int, int) [with int FORMATB = 3; int DTYPE_OUT = 32; int SCALE_ROWS = 0]: "
+       "Assertion `false' failed.\nAborted (core dumped)",
+       "unsupported_gpu_arch_runtime"},
   };
   return kTemplates;
 }

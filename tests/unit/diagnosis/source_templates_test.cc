@@ -3147,6 +3147,119 @@ const std::vector<Template>& Templates() {
        "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend "
        "flashinfer`.",
        "unsupported_gpu_arch_runtime"},
+      // ------------------------------------------- eighteenth rules round
+      {"huggingface/transformers src/transformers/configuration_utils.py _get_config_dict (a .gguf handed to a loader "
+       "that reads a config.json directory: another loader's format, a control)",
+       "OSError: It looks like the config file at '/models/widget-1.1b-chat.Q4_0.gguf' is not a valid JSON file.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/configuration_utils.py _get_config_dict (a safetensors file as the "
+       "config: a control)",
+       "OSError: It looks like the config file at '/models/widget/model.safetensors' is not a valid JSON file.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (a folder named for its bit width: another "
+       "loader's format, a control)",
+       "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or flax_model.msgpack found in "
+       "directory /srv/widget/Widget-13b-Chat-4bit.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (Qwen's Int4 naming: a control)",
+       "OSError: acme/Widget-7B-Chat-Int4 does not appear to have a file named pytorch_model.bin, tf_model.h5, "
+       "model.ckpt or flax_model.msgpack.",
+       "unknown"},
+      {"huggingface/transformers src/transformers/modeling_utils.py (a plain folder, still read)",
+       "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or flax_model.msgpack found in "
+       "directory /srv/widget/Widget-13b-Chat.",
+       "model_path_not_found"},
+      {"oobabooga/text-generation-webui server.py model menu + modules/GPTQ_loader.py (an unquantised model chosen "
+       "from a menu that also lists a GPTQ one: a control)",
+       "The following models are available:\n\n1. acme_widget-6.7b\n2. widget-13b-GPTQ-4bit-128g\n\n"
+       "Which one do you want to load? 1-2\n\n1\n\nLoading acme_widget-6.7b...\n"
+       "Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "unknown"},
+      {"oobabooga/text-generation-webui server.py model menu + modules/GPTQ_loader.py (a GPTQ model chosen, still read)",
+       "The following models are available:\n\n1. acme_widget-6.7b\n2. widget-13b-GPTQ-4bit-128g\n\n"
+       "Which one do you want to load? 1-2\n\n2\n\nLoading widget-13b-GPTQ-4bit-128g...\n"
+       "Could not find the quantized model in .pt or .safetensors format, exiting...",
+       "model_path_not_found"},
+      {"1038lab/ComfyUI-QwenVL AILab_QwenVL.py load_model",
+       "ERROR: FP8 models require a GPU with Compute Capability 8.9 or higher (e.g., RTX 4090). Your GPU's capability "
+       "is 7.5. Please select a non-FP8 model.",
+       "unsupported_gpu_arch_runtime"},
+      {"triton-lang/triton lib/Analysis/Allocation.cpp getCvtOrder (glibc's assert line cut before 'Assertion', after a "
+       "progress bar)",
+       "Warming up autotune cache ...\n"
+       "  0%|          | 0/12 [00:00<?, ?it/s]python3: /project/lib/Analysis/Allocation.cpp:42: "
+       "std::pair<llvm::SmallVector<unsigned int>, llvm::SmallVector<unsigned int> > "
+       "mlir::triton::getCvtOrder(const mlir::Attribute&, const mlir::\nAborted",
+       "triton_kernel_compile_failure"},
+      {"glibc assert/assert.c (another C++ assert cut the same way, outside triton: a control)",
+       "python3: /src/csrc/widget.cpp:42: void widget::Launch(const widget::Config&, int): \nAborted",
+       "unknown"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp (ProcessGroupGloo constructor)",
+       "[rank3]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+       "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+       "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp (the hostname warning before it connects: a "
+       "control)",
+       "[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+       "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function "
+       "operator())",
+       "unknown"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp TCPStore::waitForWorkers",
+       "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/8 clients joined.",
+       "nccl_rccl_init_failure"},
+      {"pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp (after a rank's own error: that error is the cause)",
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB "
+       "of which 1.00 GiB is free.\n"
+       "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 7/8 clients joined.",
+       "cuda_oom_model_load"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/fp8.py Fp8MoEMethod.create_weights (TP 8)",
+       "INFO 09-01 02:20:44 [config.py:1] Initializing a V1 LLM engine with config: model='/models/widget-fp8', "
+       "tensor_parallel_size=8, pipeline_parallel_size=1\n"
+       "ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = "
+       "128.",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/utils/fp8_utils.py validate_fp8_block_shape (TP 4)",
+       "INFO 09-01 02:20:44 [config.py:1] Initializing a V1 LLM engine with config: model='/models/widget-fp8', "
+       "tensor_parallel_size=4, pipeline_parallel_size=1\n"
+       "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.",
+       "tp_not_divisible_heads"},
+      {"vllm-project/vllm vllm/model_executor/layers/quantization/utils/fp8_utils.py (TP 1: the checkpoint's own "
+       "shape, no TP change helps; a control)",
+       "INFO 09-01 02:20:44 [config.py:1] Initializing a V1 LLM engine with config: model='/models/widget-fp8', "
+       "tensor_parallel_size=1, pipeline_parallel_size=1\n"
+       "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.",
+       "unknown"},
+      {"OpenNMT/CTranslate2 include/ctranslate2/cuda/utils.h CUDA_CHECK",
+       "RuntimeError: CUDA failed with error out of memory", "cuda_oom_model_load"},
+      {"OpenNMT/CTranslate2 include/ctranslate2/cuda/utils.h CUDA_CHECK (another runtime error: a control)",
+       "RuntimeError: CUDA failed with error invalid device ordinal", "unknown"},
+      {"ggml-org/llama.cpp common/common.cpp common_download_file (-hf of a repo or file that is not there)",
+       "common_download_file: trying to download model from https://huggingface.co/acme/widget-GGUF/resolve/main/"
+       "widget-q4_k_m.gguf to /root/.cache/llama.cpp/acme_widget-GGUF_widget-q4_k_m.gguf (server_etag:, "
+       "server_last_modified:)...\n"
+       "common_download_file: invalid http status code received: 404",
+       "model_path_not_found"},
+      {"ggml-org/llama.cpp common/common.cpp common_download_file (the HEAD probe: it downloads anyway; a control)",
+       "common_download_file: HEAD invalid http status code received: 404", "unknown"},
+      {"ggml-org/llama.cpp common/common.cpp common_download_file (a 503 of the hub: a control)",
+       "common_download_file: invalid http status code received: 503", "unknown"},
+      {"ggml-org/llama.cpp convert_hf_to_gguf.py ModelBase.from_model_architecture",
+       "NotImplementedError: Architecture 'WidgetNextForCausalLM' not supported!", "unsupported_model_architecture"},
+      {"Dao-AILab/flash-attention csrc/flash_attn/fmha_api.cpp (1.x) mha_fwd",
+       "RuntimeError: Expected is_sm90 || is_sm8x || is_sm75 to be true, but got false.  (Could this error message be "
+       "improved?  If so, please report an enhancement request to PyTorch.)",
+       "unsupported_gpu_arch_runtime"},
+      {"Dao-AILab/flash-attention csrc/flash_attn/fmha_api.cpp (1.x; a dtype check of the same form: a control)",
+       "RuntimeError: Expected q_dtype == torch::kFloat16 to be true, but got false.", "unknown"},
+      {"bitsandbytes-foundation/bitsandbytes csrc/ops.cu igemmlt (0.37-0.41, the NO_CUBLASLT build below sm75)",
+       "=============================================\n"
+       "ERROR: Your GPU does not support Int8 Matmul!\n"
+       "=============================================\n"
+       "python: /x/bitsandbytes/csrc/ops.cu:408: int igemmlt(cublasLtHandle_t, int, int, int, const int8_t*, const "
+       "int8_t*, void*, float*, int, int, int) [with int FORMATB = 3; int DTYPE_OUT = 32; int SCALE_ROWS = 0]: "
+       "Assertion `false' failed.\nAborted (core dumped)",
+       "unsupported_gpu_arch_runtime"},
   };
   return kTemplates;
 }

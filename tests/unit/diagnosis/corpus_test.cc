@@ -246,12 +246,11 @@ constexpr double kDecemberZZEHeldOutFloorPercent = 100.0;  // 22/22 after the ei
 constexpr double kDecemberZZFHeldOutFloorPercent = 100.0;  // 7/7 after the eighteenth rules round (Gloo's connectFullMesh; 6/7 first)
 constexpr double kDecemberZZGHeldOutFloorPercent = 100.0;  // 1/1
 constexpr double kDecemberZZHHeldOutFloorPercent = 66.6;   // 2/3 = 66.67
-// Collected in stop 46 while rules round 18 was written; not read yet: the
-// floors are set at the reading, once, with round 18 frozen.
-constexpr double kDecemberZZIHeldOutFloorPercent = 0.0;
-constexpr double kDecemberZZJHeldOutFloorPercent = 0.0;
-constexpr double kDecemberZZKHeldOutFloorPercent = 0.0;
-constexpr double kDecemberZZLHeldOutFloorPercent = 0.0;
+// Read once in stop 46 with round 18 frozen (docs/diagnosis.md).
+constexpr double kDecemberZZIHeldOutFloorPercent = 100.0;  // 4/4
+constexpr double kDecemberZZJHeldOutFloorPercent = 75.0;   // 3/4
+constexpr double kDecemberZZKHeldOutFloorPercent = 100.0;  // 13/13
+constexpr double kDecemberZZLHeldOutFloorPercent = 85.7;   // 6/7 = 85.71
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of

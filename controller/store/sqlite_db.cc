@@ -188,10 +188,8 @@ void SqliteDatabase::StartCheckpointer() {
     return;
   }
   sqlite3_busy_timeout(checkpoint_db_, 5000);
-  // A connection that has never read the database has not opened its WAL:
-  // a checkpoint on it does nothing and says so only by a log size of -1.
-  // Until this read, that was every checkpoint here, and the WAL grew by
-  // every byte the controller ever wrote.
+  // Opens this connection's WAL: without a read, its checkpoints do nothing
+  // (sqlite_db.h says what that cost).
   if (sqlite3_exec(checkpoint_db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK) {
     sqlite3_close(checkpoint_db_);
     checkpoint_db_ = nullptr;

@@ -452,8 +452,10 @@ TEST(SqliteWal, AWalPastItsBoundIsRestarted) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   // 32 MB written (three WAL frames per row with its overflow pages: about
-  // 100 MB of frames); the log stays far below that.
-  EXPECT_LT(largest, written / 4) << "largest WAL " << largest << " B after " << written << " B written";
+  // 100 MB of frames; the passive checkpointer alone left a 70-99 MB WAL).
+  // Restarted, the log stays far below that; the bound leaves room for a
+  // checkpoint's fsync stalling on a loaded machine while the writes go on.
+  EXPECT_LT(largest, written / 2) << "largest WAL " << largest << " B after " << written << " B written";
 }
 
 TEST(SqliteMigrations, NewerDatabaseThanBinaryIsRefused) {

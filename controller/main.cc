@@ -20,7 +20,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/malloc_name.h"
+#include "common/allocator.h"
 #include "common/mutex_mode.h"
 #include "common/protobuf_log.h"
 #include "common/net.h"
@@ -160,6 +160,13 @@ int main(int argc, char** argv) {
                  "figures, asking for the full inventory when the digest is not the held one "
                  "(issue 22); false: agents send it in every report, as to a controller from "
                  "before")
+      ->capture_default_str();
+  double release_free_memory_s = 1;
+  app.add_option("--release-free-memory-interval", release_free_memory_s,
+                 "seconds between looks at the allocator's free pages, handed back to the kernel "
+                 "once 64 MiB or more stayed free over three looks (tcmalloc keeps what a placement "
+                 "wave freed); 0: never")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   dcu::controller::ServerSecurityOptions security_options;
   dcu::controller::AddServerSecurityFlags(&app, &security_options);
@@ -543,6 +550,10 @@ int main(int argc, char** argv) {
     std::ofstream(port_file + ".tmp") << bound_port << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());
   }
+
+  dcu::common::FreeMemoryReleaser::Options release_options;
+  release_options.interval = absl::Seconds(release_free_memory_s);
+  dcu::common::FreeMemoryReleaser release_free_memory(release_options);
 
   signal(SIGTERM, OnStopSignal);
   signal(SIGINT, OnStopSignal);

@@ -1280,6 +1280,16 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
   (*j)["controller_cores_placing"] = cores;
   (*j)["controller_cpu_s_placing"] = cpu_s;
   (*j)["controller_rss_mib"] = cn.rss_kib / 1024.0;
+  if (!failover && args_.settle_s > 0) {
+    // The footprint the fleet keeps, not the wave's high tide: what the
+    // controller still holds once it has been idle a while (it hands free
+    // allocator pages back every few seconds: common/allocator.h).
+    absl::SleepFor(absl::Seconds(args_.settle_s));
+    ProcSample settled = ReadProc(controller_pid_);
+    out_ << absl::StrFormat("controller RSS %.0f s after the last wave's deployments were READY: %.1f MiB\n",
+                            args_.settle_s, settled.rss_kib / 1024.0);
+    (*j)["controller_settled_rss_mib"] = settled.rss_kib / 1024.0;
+  }
   const int64_t t0 = wave_t0;  // failover mode has one wave
   if (failover) {
     int64_t to_fail = 0;

@@ -82,6 +82,7 @@ struct LoadgenArgs {
   // Identical nodes, nothing held (FleetOptions::uniform).
   bool uniform_fleet = false;
   int deploy_batch = 64;
+  double settle_s = 0;  // place: seconds idle after the last wave before the settled RSS
   int waves = 1;
   double min_window_s = 0;
 };

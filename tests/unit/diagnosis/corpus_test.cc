@@ -225,7 +225,7 @@ constexpr double kDecemberZMHeldOutFloorPercent = 82.6;  // 19/23 = 82.61
 constexpr double kDecemberZNHeldOutFloorPercent = 80.0;  // 8/10
 // First readings of the fourth stop-43 set (frozen at 1695727).
 constexpr double kDecemberZOHeldOutFloorPercent = 90.0;  // 9/10
-constexpr double kDecemberZPHeldOutFloorPercent = 90.3;  // 28/31 = 90.32 after the sixteenth rules round (dyld's incompatible architecture; 24/31 first)
+constexpr double kDecemberZPHeldOutFloorPercent = 96.7;  // 30/31 = 96.77 after the nineteenth rules round (MLC's chat-config check, tokenizers-cpp's JSON panic; 28/31 after the sixteenth, dyld's incompatible architecture; 24/31 first)
 constexpr double kDecemberZQHeldOutFloorPercent = 100.0;  // 23/23 after the sixteenth rules round (TensorRT-LLM bindings, vLLM 0.1 kernel modules; 21/23 first)
 constexpr double kDecemberZRHeldOutFloorPercent = 100.0;  // 7/7 after the sixteenth rules round (BentoML's model store; 5/7 first)
 // First readings of the stop-44 sets (frozen at 8d90b54).
@@ -250,7 +250,7 @@ constexpr double kDecemberZZHHeldOutFloorPercent = 66.6;   // 2/3 = 66.67
 constexpr double kDecemberZZIHeldOutFloorPercent = 100.0;  // 4/4
 constexpr double kDecemberZZJHeldOutFloorPercent = 75.0;   // 3/4
 constexpr double kDecemberZZKHeldOutFloorPercent = 100.0;  // 13/13
-constexpr double kDecemberZZLHeldOutFloorPercent = 85.7;   // 6/7 = 85.71
+constexpr double kDecemberZZLHeldOutFloorPercent = 100.0;  // 7/7 after the nineteenth rules round (LocalAI's stat of the model file; 6/7 first)
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -310,8 +310,11 @@ constexpr double kDecemberZZLHeldOutFloorPercent = 85.7;   // 6/7 = 85.71
 // on them); 533/597 after the seventeenth rules round (TGI's router panic
 // on a chat template, vLLM-Omni's config.json without model_type).
 // 538/602 with the dev threads of the stop-45 collections (nothing tuned on
-// them), unchanged by the eighteenth rules round.
-constexpr double kDevFloorPercent = 89.3;  // 538/602 = 89.37
+// them), unchanged by the eighteenth rules round. 548/613 with the dev
+// threads of the stop-46 collections (nothing tuned on them); 550/613
+// after the nineteenth rules round (triton 3.x's map::at in make_llir,
+// Xinference's relayed tokenizer parse error).
+constexpr double kDevFloorPercent = 89.7;  // 550/613 = 89.72
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;

@@ -3260,6 +3260,79 @@ const std::vector<Template>& Templates() {
        "int8_t*, void*, float*, int, int, int) [with int FORMATB = 3; int DTYPE_OUT = 32; int SCALE_ROWS = 0]: "
        "Assertion `false' failed.\nAborted (core dumped)",
        "unsupported_gpu_arch_runtime"},
+      // ------------------------------------------- nineteenth rules round
+      {"mudler/LocalAI pkg/model/initializers.go (\"could not load model: %w\") over ggml-org/whisper.cpp "
+       "bindings/go/pkg/whisper/model.go New (os.Stat of the model file)",
+       "5:38AM INF Loading model 'widget-q4.gguf' with backend whisper\n"
+       "5:38AM INF [whisper] Fails: could not load model: rpc error: code = Unknown desc = stat "
+       "/build/models/widget-q4.gguf: no such file or directory",
+       "model_path_not_found"},
+      {"mudler/LocalAI pkg/model/initializers.go (a backend process that died: a control)",
+       "5:38AM INF [rwkv] Fails: could not load model: rpc error: code = Unavailable desc = error reading from "
+       "server: EOF",
+       "unknown"},
+      {"Go os.Stat outside a backend's LoadModel (a file that is not the model: a control)",
+       "Error: stat /etc/widget/config.yaml: no such file or directory", "unknown"},
+      {"huggingface/transformers src/transformers/utils/hub.py cached_file (RevisionNotFoundError)",
+       "OSError: v2.1 is not a valid git identifier (branch name, tag name or commit id) that exists for this model "
+       "name. Check the model page at 'https://huggingface.co/acme/widget' for available revisions.",
+       "model_path_not_found"},
+      {"xorbitsai/xoscar xoscar/backends/message.pyx _AsCauseBase.__str__ over huggingface/tokenizers' parse error "
+       "(Xinference's REST API log)",
+       "2025-05-15 21:49:23,593 xinference.api.restful_api 1 ERROR    [address=0.0.0.0:39281, pid=2511] expected "
+       "value at line 1 column 1",
+       "config_or_tokenizer_error"},
+      {"xorbitsai/xoscar xoscar/backends/message.pyx (another relayed error: a control)",
+       "2025-05-15 21:49:23,593 xinference.api.restful_api 1 ERROR    [address=0.0.0.0:39281, pid=2511] Model not "
+       "found in the model list, uid: widget",
+       "unknown"},
+      {"mlc-ai/tokenizers-cpp rust/src/lib.rs TokenizerWrapper::from_str (Tokenizer::from_str(json).unwrap())",
+       "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Error(\"expected value\", line: "
+       "1, column: 1)', src/lib.rs:21:50\n"
+       "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+       "config_or_tokenizer_error"},
+      {"mlc-ai/tokenizers-cpp rust/src/lib.rs (Rust 1.73+ panic layout)",
+       "thread '<unnamed>' panicked at src/lib.rs:27:50:\n"
+       "called `Result::unwrap()` on an `Err` value: Error(\"EOF while parsing a string\", line: 1, column: 4096)",
+       "config_or_tokenizer_error"},
+      {"Rust std Result::unwrap on an io::Error (not serde_json's parse error: a control)",
+       "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, "
+       "message: \"No such file or directory\" }', src/lib.rs:21:50",
+       "unknown"},
+      {"mlc-ai/mlc-llm cpp/llm_chat.cc LLMChat::LoadJSONOverride (ICHECK of an mlc-chat-config.json field)",
+       "org.apache.tvm.Base$TVMError: InternalError: Check failed: (config[\"conv_template\"].is<std::string>()) is "
+       "false: \nStack trace:\n  File \"/x/mlc-llm/cpp/llm_chat.cc\", line 540",
+       "config_or_tokenizer_error"},
+      {"mlc-ai/mlc-llm cpp/llm_chat.cc LLMChat::LoadJSONOverride (CHECK(partial_update) << \"Key ... not found.\")",
+       "tvm.error.InternalError: Traceback (most recent call last):\n"
+       "InternalError: Check failed: (partial_update) is false: Key \"shift_fill_factor\" not found.",
+       "config_or_tokenizer_error"},
+      {"mlc-ai/mlc-llm cpp/llm_chat.cc (the model library's metadata, not the chat config: a control)",
+       "org.apache.tvm.Base$TVMError: InternalError: Check failed: (metadata[\"model_name\"].is<std::string>()) is "
+       "false: ",
+       "unknown"},
+      {"triton-lang/triton third_party/nvidia/backend/compiler.py make_llir (triton 3.x; pm.run raises map::at)",
+       "  File \"/x/triton/compiler/compiler.py\", line 282, in compile\n"
+       "    next_module = compile_ir(module, metadata)\n"
+       "  File \"/x/triton/backends/nvidia/compiler.py\", line 216, in make_llir\n"
+       "    pm.run(mod)\n"
+       "IndexError: map::at",
+       "triton_kernel_compile_failure"},
+      {"pybind11's std::out_of_range from another C++ extension (no triton stage: a control)",
+       "  File \"/x/site-packages/torch/_ops.py\", line 755, in __call__\n"
+       "    return self._op(*args, **kwargs)\n"
+       "IndexError: map::at",
+       "unknown"},
+      {"ggml-org/llama.cpp ggml/src/ggml-sycl/ggml-sycl.cpp ggml_backend_sycl_buffer_type_alloc_buffer",
+       "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 8589934592 Bytes of memory on device\n"
+       "llama_model_load: error loading model: unable to allocate SYCL0 buffer",
+       "cuda_oom_model_load"},
+      {"ggml-org/llama.cpp ggml/src/ggml-sycl/ggml-sycl.cpp ggml_sycl_pool_leg::alloc",
+       "ggml_sycl_pool_leg::alloc: can't allocate 1073741824 Bytes of memory on device/GPU", "cuda_oom_model_load"},
+      {"apple-oss-distributions/dyld dyld/Loader.cpp (flat-namespace bind)",
+       "ImportError: dlopen(/x/site-packages/widget/_C.abi3.so, 0x0002): symbol not found in flat namespace "
+       "'__ZN3c1017RegisterOperatorsD1Ev'",
+       "shared_lib_undefined_symbol"},
   };
   return kTemplates;
 }

@@ -57,7 +57,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12zw", "heldout-2026-12zx", "heldout-2026-12zy", "heldout-2026-12zz",
     "heldout-2026-12zza", "heldout-2026-12zzb", "heldout-2026-12zzc", "heldout-2026-12zzd",
     "heldout-2026-12zze", "heldout-2026-12zzf", "heldout-2026-12zzg", "heldout-2026-12zzh",
-    "heldout-2026-12zzi", "heldout-2026-12zzj", "heldout-2026-12zzk", "heldout-2026-12zzl"};
+    "heldout-2026-12zzi", "heldout-2026-12zzj", "heldout-2026-12zzk", "heldout-2026-12zzl",
+    "heldout-2026-12zzm", "heldout-2026-12zzn", "heldout-2026-12zzo", "heldout-2026-12zzp"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

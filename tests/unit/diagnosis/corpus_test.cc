@@ -251,6 +251,11 @@ constexpr double kDecemberZZIHeldOutFloorPercent = 100.0;  // 4/4
 constexpr double kDecemberZZJHeldOutFloorPercent = 75.0;   // 3/4
 constexpr double kDecemberZZKHeldOutFloorPercent = 100.0;  // 13/13
 constexpr double kDecemberZZLHeldOutFloorPercent = 100.0;  // 7/7 after the nineteenth rules round (LocalAI's stat of the model file; 6/7 first)
+// Read once in stop 47 with round 19 frozen (docs/diagnosis.md).
+constexpr double kDecemberZZMHeldOutFloorPercent = 66.6;   // 2/3 = 66.67
+constexpr double kDecemberZZNHeldOutFloorPercent = 80.0;   // 4/5
+constexpr double kDecemberZZOHeldOutFloorPercent = 75.0;   // 9/12
+constexpr double kDecemberZZPHeldOutFloorPercent = 100.0;  // 3/3
 // Dev (tuned on): a floor so that a rule change that loses dev logs fails
 // here too, not only on the held-out splits.
 // 246/288 after the source-templates round (dev grew by 19 threads; 17 of
@@ -313,8 +318,10 @@ constexpr double kDecemberZZLHeldOutFloorPercent = 100.0;  // 7/7 after the nine
 // them), unchanged by the eighteenth rules round. 548/613 with the dev
 // threads of the stop-46 collections (nothing tuned on them); 550/613
 // after the nineteenth rules round (triton 3.x's map::at in make_llir,
-// Xinference's relayed tokenizer parse error).
-constexpr double kDevFloorPercent = 89.7;  // 550/613 = 89.72
+// Xinference's relayed tokenizer parse error). 552/619 with the dev
+// threads of the stop-47 collections (nothing tuned on them: two of six
+// right, four classed failures read unknown).
+constexpr double kDevFloorPercent = 89.1;  // 552/619 = 89.18
 // Dev excerpts whose second cause is listed after a right first one (1 of 3
 // when the corpus grew to 224 dev excerpts; 2 of 3 after the rules2 round).
 constexpr int kDevSecondaryInOrderFloor = 2;
@@ -394,6 +401,10 @@ constexpr HeldOutSplit kHeldOutSplits[] = {
     {"heldout-2026-12zzj", "held-out 2026-12zzj", kDecemberZZJHeldOutFloorPercent},
     {"heldout-2026-12zzk", "held-out 2026-12zzk", kDecemberZZKHeldOutFloorPercent},
     {"heldout-2026-12zzl", "held-out 2026-12zzl", kDecemberZZLHeldOutFloorPercent},
+    {"heldout-2026-12zzm", "held-out 2026-12zzm", kDecemberZZMHeldOutFloorPercent},
+    {"heldout-2026-12zzn", "held-out 2026-12zzn", kDecemberZZNHeldOutFloorPercent},
+    {"heldout-2026-12zzo", "held-out 2026-12zzo", kDecemberZZOHeldOutFloorPercent},
+    {"heldout-2026-12zzp", "held-out 2026-12zzp", kDecemberZZPHeldOutFloorPercent},
 };
 
 // The checkout and its files, as every test reads them (tests/testing/test_env.h).

@@ -115,8 +115,8 @@ void FreeMemoryReleaser::Loop() {
     const int64_t released = ReleaseFreeMallocMemory(idle);
     seen.clear();
     if (released <= 0) continue;
-    // Once per burst that freed 64 MiB or more: an operator comparing the
-    // RSS with what is in use sees why it fell.
+    // At most once per burst that freed more than the threshold: an
+    // operator comparing the RSS with what is in use sees why it fell.
     DCU_LOG_INFO("handed ", released >> 20, " MiB of free pages back to the kernel (",
                  MallocInUseBytes() >> 20, " MiB in use)");
     absl::MutexLock lock(&mu_);

@@ -197,15 +197,18 @@ std::vector<std::string> PlacementMemoryLines(const dcufleet::v1::Placement& pl)
   // scheduler checked each chosen device's own free figure against the budget.
   if (pl.has_memory_plan()) lines = ExplainMemoryPlan(pl.memory_plan(), /*with_startup_rule=*/false);
   std::vector<std::string> avoided;
-  if (pl.devices_in_use_size() == 1) {
-    avoided.push_back(absl::StrCat("device ", pl.devices_in_use(0), " runs another instance"));
-  } else if (pl.devices_in_use_size() > 1) {
-    avoided.push_back(
-        absl::StrCat("devices ", absl::StrJoin(pl.devices_in_use(), ", "), " run other instances"));
+  if (!pl.devices_in_use().empty()) {
+    avoided.push_back(DevicesRunningOthersText(
+        absl::MakeConstSpan(pl.devices_in_use().data(), pl.devices_in_use_size())));
   }
   avoided.insert(avoided.end(), pl.devices_avoided().begin(), pl.devices_avoided().end());
   if (!avoided.empty()) lines.push_back(absl::StrCat("avoided: ", absl::StrJoin(avoided, "; ")));
   return lines;
+}
+
+std::string DevicesRunningOthersText(absl::Span<const int32_t> devices) {
+  if (devices.size() == 1) return absl::StrCat("device ", devices[0], " runs another instance");
+  return absl::StrCat("devices ", absl::StrJoin(devices, ", "), " run other instances");
 }
 
 int64_t ModelShape::KvBytesPerTokenPerDevice(int tp) const {

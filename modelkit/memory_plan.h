@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "dcufleet/v1/catalog.pb.h"
 #include "dcufleet/v1/deploy.pb.h"
 
@@ -62,6 +63,11 @@ std::string KvFormulaText(const dcufleet::v1::KvShape& shape, int tp);
 // lines of documents from before stop 45, else rendered from its plan's
 // figures, then the devices of the node it passed over.
 std::vector<std::string> PlacementMemoryLines(const dcufleet::v1::Placement& placement);
+
+// "device 3 runs another instance", "devices 0, 1 run other instances": the
+// clause for devices a placement passed over because other instances run on
+// them (the scheduler's reasons and a placement's memory lines both say it).
+std::string DevicesRunningOthersText(absl::Span<const int32_t> devices);
 
 // "4.8", "63.98", "57.59": GiB with at most two decimals, as vLLM prints them.
 std::string GiBText(int64_t bytes);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/enum_names.h"
 #include "common/units.h"
+#include "modelkit/memory_plan.h"
 
 namespace dcu::controller {
 namespace {
@@ -518,7 +519,7 @@ std::string Scheduler::DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit
   const Device& pd = n.view->inventory().devices(d.slot);
   switch (f) {
     case DeviceFit::kTaken:
-      return absl::StrCat("device ", d.index, " runs another instance");
+      return modelkit::DevicesRunningOthersText({static_cast<int32_t>(d.index)});
     case DeviceFit::kDead:
       if (d.dead == Dev::Dead::kUnreclaimed) {
         // The figures a person checks against the engine's own complaint

@@ -16,7 +16,6 @@ namespace {
 // headers: the binaries that do not link tcmalloc need neither the headers
 // nor the library to build this (malloc_extension_c.h declares them).
 using GetNumericPropertyFn = int (*)(const char*, size_t*);
-using ReleaseFreeMemoryFn = void (*)();
 using ReleaseToSystemFn = void (*)(size_t);
 
 template <typename Fn>
@@ -24,11 +23,12 @@ Fn Lookup(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
 }
 
-// Bytes tcmalloc has handed back to the kernel so far, or -1.
-int64_t UnmappedBytes() {
+// One of tcmalloc's numeric properties (malloc_extension.h lists them), or
+// -1 under any other malloc.
+int64_t Property(const char* name) {
   static const auto get = Lookup<GetNumericPropertyFn>("MallocExtension_GetNumericProperty");
   size_t bytes = 0;
-  if (get == nullptr || !get("tcmalloc.pageheap_unmapped_bytes", &bytes)) return -1;
+  if (get == nullptr || !get(name, &bytes)) return -1;
   return static_cast<int64_t>(bytes);
 }
 
@@ -46,38 +46,20 @@ std::string MallocName() {
   return "glibc malloc";
 }
 
-int64_t MallocFreePageBytes() {
-  static const auto get = Lookup<GetNumericPropertyFn>("MallocExtension_GetNumericProperty");
-  size_t bytes = 0;
-  if (get == nullptr || !get("tcmalloc.pageheap_free_bytes", &bytes)) return -1;
-  return static_cast<int64_t>(bytes);
-}
+int64_t MallocFreePageBytes() { return Property("tcmalloc.pageheap_free_bytes"); }
 
-int64_t MallocInUseBytes() {
-  static const auto get = Lookup<GetNumericPropertyFn>("MallocExtension_GetNumericProperty");
-  size_t bytes = 0;
-  if (get == nullptr || !get("generic.current_allocated_bytes", &bytes)) return -1;
-  return static_cast<int64_t>(bytes);
-}
-
-int64_t ReleaseFreeMallocMemory() {
-  static const auto release = Lookup<ReleaseFreeMemoryFn>("MallocExtension_ReleaseFreeMemory");
-  const int64_t before = UnmappedBytes();
-  if (release == nullptr || before < 0) return -1;
-  release();
-  // Unmapped bytes can also fall meanwhile (another thread reusing them).
-  return std::max<int64_t>(UnmappedBytes() - before, 0);
-}
+int64_t MallocInUseBytes() { return Property("generic.current_allocated_bytes"); }
 
 int64_t ReleaseFreeMallocMemory(int64_t bytes) {
   static const auto release = Lookup<ReleaseToSystemFn>("MallocExtension_ReleaseToSystem");
-  const int64_t before = UnmappedBytes();
+  const int64_t before = Property("tcmalloc.pageheap_unmapped_bytes");
   if (release == nullptr || before < 0) return -1;
   constexpr int64_t kStep = int64_t{8} << 20;
   for (int64_t left = bytes; left > 0; left -= kStep) {
     release(static_cast<size_t>(std::min(left, kStep)));
   }
-  return std::max<int64_t>(UnmappedBytes() - before, 0);
+  // Unmapped bytes can also fall meanwhile (another thread reusing them).
+  return std::max<int64_t>(Property("tcmalloc.pageheap_unmapped_bytes") - before, 0);
 }
 
 FreeMemoryReleaser::FreeMemoryReleaser(Options options) : options_(options) {

@@ -26,15 +26,11 @@ int64_t MallocFreePageBytes();
 // -1 under any other malloc.
 int64_t MallocInUseBytes();
 
-// Hands tcmalloc's free pages back to the kernel (madvise), so they leave
-// the RSS; a later allocation faults them in again. Returns the bytes it
+// Hands back at least `bytes` of tcmalloc's free pages to the kernel
+// (madvise), so they leave the RSS (a later allocation faults them in
+// again), a few MiB per call: each call holds tcmalloc's page-heap lock,
+// which every thread that needs whole pages waits on. Returns the bytes
 // released, or -1 under any other malloc (nothing done).
-int64_t ReleaseFreeMallocMemory();
-
-// Hands back at most `bytes` of tcmalloc's free pages, a few MiB at a time
-// (each step holds tcmalloc's page-heap lock, which every thread that
-// needs whole pages waits on). Returns the bytes released, or -1 under any
-// other malloc.
 int64_t ReleaseFreeMallocMemory(int64_t bytes);
 
 // tcmalloc keeps the pages a burst freed: after a 20,000-placement wave at

@@ -57,6 +57,7 @@ void OnStopSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
+  dcu::controller::TurnOffTcpReadChunks();
   dcu::common::TurnOffDeadlockDetectionInReleaseBuilds();
   // libprotobuf's own lines (a hostile peer's garbage) through our logger, rate-limited.
   dcu::common::RouteProtobufLogs();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/tls_config.h"
 #include "controller/service/auth.h"
 
@@ -50,7 +51,19 @@ struct ServerSecurity {
 // authenticate), or a non-loopback listen address without TLS or --insecure.
 absl::StatusOr<ServerSecurity> ConfigureServerSecurity(const ServerSecurityOptions& options);
 
-// Sets the message size limits on a server builder (common::kMaxRequestBytes).
+// Sets the message size limits on a server builder (common::kMaxRequestBytes)
+// and the transport settings for many long-lived agent streams.
 void ApplyServerLimits(grpc::ServerBuilder* builder);
+
+// `experiments` (the value of GRPC_EXPERIMENTS, possibly empty) with gRPC's
+// `tcp_read_chunks` experiment turned off, unless it already names that
+// experiment either way (the operator's word stands).
+std::string WithTcpReadChunksOff(absl::string_view experiments);
+
+// Sets GRPC_EXPERIMENTS to WithTcpReadChunksOff of its value. Call first
+// in main, before anything touches gRPC: gRPC reads it once. Why: the
+// experiment, on by default in gRPC 1.51, reads into fixed 8 KiB slices and
+// ignores the read-size settings ApplyServerLimits makes (issue 22).
+void TurnOffTcpReadChunks();
 
 }  // namespace dcu::controller

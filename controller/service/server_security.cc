@@ -95,8 +95,8 @@ void ApplyServerLimits(grpc::ServerBuilder* builder) {
   // slices (TurnOffTcpReadChunks says why those are not used), was 78 MiB of
   // the controller's heap at 10,000 agent streams after a placement wave
   // (heaptrack, BENCHMARKS.md), for periodic reports of a few hundred bytes.
-  // A bigger message still arrives whole, in more reads: a 9 KB Hello takes
-  // five, a DeployMany of 64 deployments about ten.
+  // A bigger message still arrives whole, in more reads (about one per
+  // 2 KiB: five for a 9 KB Hello).
   builder->AddChannelArgument(GRPC_ARG_TCP_READ_CHUNK_SIZE, 1024);
   builder->AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 2048);
 }

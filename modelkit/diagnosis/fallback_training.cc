@@ -58,7 +58,8 @@ constexpr const char* kSpentHeldOutSplits[] = {
     "heldout-2026-12zza", "heldout-2026-12zzb", "heldout-2026-12zzc", "heldout-2026-12zzd",
     "heldout-2026-12zze", "heldout-2026-12zzf", "heldout-2026-12zzg", "heldout-2026-12zzh",
     "heldout-2026-12zzi", "heldout-2026-12zzj", "heldout-2026-12zzk", "heldout-2026-12zzl",
-    "heldout-2026-12zzm", "heldout-2026-12zzn", "heldout-2026-12zzo", "heldout-2026-12zzp"};
+    "heldout-2026-12zzm", "heldout-2026-12zzn", "heldout-2026-12zzo", "heldout-2026-12zzp",
+    "heldout-2026-12zzq", "heldout-2026-12zzr", "heldout-2026-12zzs"};
 
 struct Doc {
   std::string split;  // "launch-logs" or "dev" (dev/ and the spent held-out splits)

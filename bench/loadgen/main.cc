@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--settle", a.settle_s,
                  "place: seconds to wait after the last wave is READY, then report the controller's RSS "
                  "(0: not reported)")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--timeout", a.timeout_s, "seconds allowed for each wait")->capture_default_str();
   try {

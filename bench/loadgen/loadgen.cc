@@ -303,7 +303,13 @@ class Run {
   // Waits until the controller lists `want` deployments READY.
   bool WaitReady(int want, int64_t t0, int* ready, int* total, double* ack_s);
   // Deletes lg-<first> .. and waits for the fleet to be empty again.
-  bool EmptyTheFleet(int first, int m);
+  // How long a wave's deletes took: every DeleteDeployment answered
+  // (`answered_s`), then the fleet empty (`empty_s`), both from the first.
+  struct Drain {
+    double answered_s = 0;
+    double empty_s = 0;
+  };
+  bool EmptyTheFleet(int first, int m, Drain* drain);
   bool FinalCheck(nlohmann::json* j);
   void Shutdown();
   int ScanControllerLog(nlohmann::json* j);
@@ -1057,7 +1063,7 @@ bool Run::WaitReady(int want, int64_t t0, int* ready, int* total, double* ack_s)
   return ok;
 }
 
-bool Run::EmptyTheFleet(int first, int m) {
+bool Run::EmptyTheFleet(int first, int m, Drain* drain) {
   // Every deployment of the wave deleted (as many DeleteDeployment RPCs in
   // flight as Deploys were), then wait until the controller lists none and
   // no agent runs one: the next wave then starts on the fleet the first one
@@ -1072,6 +1078,7 @@ bool Run::EmptyTheFleet(int first, int m) {
     dcufleet::v1::DeleteDeploymentRequest req;
     dcufleet::v1::DeleteDeploymentResponse resp;
   };
+  const int64_t t0 = NowUs();
   for (int i = 0; i < m; ++i) {
     while (in_flight.load() >= args_.deploy_window) std::this_thread::sleep_for(std::chrono::microseconds(100));
     auto* call = new Call;
@@ -1090,6 +1097,7 @@ bool Run::EmptyTheFleet(int first, int m) {
     });
   }
   while (done.load() < m) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  drain->answered_s = static_cast<double>(NowUs() - t0) / 1e6;
   rpc_errors_.fetch_add(failed.load());
   auto listed = [&] {
     grpc::ClientContext ctx;
@@ -1103,8 +1111,10 @@ bool Run::EmptyTheFleet(int first, int m) {
     for (const auto& a : agents_) n += a->DeploymentInstances();
     return n;
   };
-  return testing::WaitFor([&] { return listed() == 0 && agents_running() == 0; },
-                          absl::Seconds(args_.timeout_s));
+  const bool empty = testing::WaitFor([&] { return listed() == 0 && agents_running() == 0; },
+                                      absl::Seconds(args_.timeout_s));
+  drain->empty_s = static_cast<double>(NowUs() - t0) / 1e6;
+  return empty;
 }
 
 bool Run::WaitForSteadyFleet(nlohmann::json* j) {
@@ -1182,6 +1192,10 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
   int64_t placed_total = 0;
   int failed_total = 0;
   std::vector<double> wave_rates;
+  // The deletes between waves (untimed for the placement rate).
+  std::vector<double> delete_answered_s, delete_empty_s;
+  double delete_cpu_s = 0;
+  int64_t deleted_total = 0;
   bool all = true;
   bool acked = true;
   int ready = 0, total = 0;
@@ -1233,11 +1247,22 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
     }
     const bool enough = wave + 1 >= min_waves && place_s >= min_window_s;
     if (failover || enough || !all || !acked) break;
-    if (!EmptyTheFleet(first, m)) {
+    Drain drain;
+    ProcSample d0 = ReadProc(controller_pid_);
+    if (!EmptyTheFleet(first, m, &drain)) {
       absl::MutexLock lock(&mu_);
       first_errors_.push_back(absl::StrCat("the fleet did not empty after wave ", wave + 1));
       all = false;
       break;
+    }
+    ProcSample d1 = ReadProc(controller_pid_);
+    delete_answered_s.push_back(drain.answered_s);
+    delete_empty_s.push_back(drain.empty_s);
+    delete_cpu_s += d1.cpu_s - d0.cpu_s;
+    deleted_total += m;
+    if (min_waves > 1 || min_window_s > 0) {
+      out_ << absl::StrFormat("  deleted: %d DeleteDeployment answered in %.3f s (%.0f/s), the fleet empty at %.3f s\n", m,
+                              drain.answered_s, m / std::max(drain.answered_s, 1e-9), drain.empty_s);
     }
   }
   const int waves = wave + 1;
@@ -1260,6 +1285,22 @@ bool Run::RunPlace(nlohmann::json* j, bool failover) {
     std::sort(sorted.begin(), sorted.end());
     out_ << absl::StrFormat("waves: placements/s median %.0f, min %.0f, max %.0f\n", sorted[sorted.size() / 2],
                             sorted.front(), sorted.back());
+  }
+  if (!delete_answered_s.empty()) {
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const double answered = median(delete_answered_s), empty = median(delete_empty_s);
+    out_ << absl::StrFormat(
+        "deletes between waves: %d, median per wave %.3f s until every DeleteDeployment was answered (%.0f/s), "
+        "%.3f s until the fleet was empty; controller %.1f us of CPU per delete\n",
+        deleted_total, answered, m / std::max(answered, 1e-9), empty,
+        1e6 * delete_cpu_s / static_cast<double>(std::max<int64_t>(deleted_total, 1)));
+    (*j)["delete_answered_s_median"] = answered;
+    (*j)["delete_empty_s_median"] = empty;
+    (*j)["deletes_per_s"] = m / std::max(answered, 1e-9);
+    (*j)["controller_cpu_us_per_delete"] = 1e6 * delete_cpu_s / static_cast<double>(std::max<int64_t>(deleted_total, 1));
   }
   double cores = cpu_s / std::max(place_s, 1e-9);
   // The CPU the placements cost the controller: steadier between runs than

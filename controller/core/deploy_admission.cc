@@ -50,36 +50,41 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
 }
 
 void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, DeployCallback done) {
-  PendingCreate create;
+  PendingWrite create;
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> answer =
       Admit(in, dry_run, &create.docs, &create.event);
   if (answer) {
     done(std::move(*answer));
     return;
   }
-  create.done = std::move(done);
+  create.created = std::move(done);
+  QueueWrite(std::move(create));
+}
+
+void DeployController::QueueWrite(PendingWrite write) {
   {
     absl::MutexLock lock(&write_mu_);
     if (writer_running_) {
-      creates_.push_back(std::move(create));
+      writes_.push_back(std::move(write));
       return;
     }
   }
-  std::vector<PendingCreate> one;
-  one.push_back(std::move(create));
-  CommitCreates(one);
+  std::vector<PendingWrite> one;
+  one.push_back(std::move(write));
+  CommitWrites(one);
 }
 
-void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
-  // Durable before acknowledged: one transaction for every deployment that
-  // arrived meanwhile (group commit), then memory, then the answers.
+void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
+  // Durable before acknowledged: one transaction for every create and
+  // delete that arrived meanwhile (group commit), then memory, then the
+  // answers.
   std::vector<Deployment> docs;
   std::vector<Event> events;
   docs.reserve(batch.size());
   events.reserve(batch.size());
-  for (const auto& c : batch) {
-    docs.insert(docs.end(), c.docs.begin(), c.docs.end());
-    events.push_back(c.event);
+  for (const auto& w : batch) {
+    docs.insert(docs.end(), w.docs.begin(), w.docs.end());
+    events.push_back(w.event);
   }
   absl::Status s = store_->PutDeployments(docs);
   if (s.ok() && events_) {
@@ -91,43 +96,60 @@ void DeployController::CommitCreates(std::vector<PendingCreate>& batch) {
     absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < batch.size(); ++i) {
       const std::string& name = batch[i].docs.front().spec().name();
-      creating_.erase(name);
+      if (batch[i].created) creating_.erase(name);
       if (!s.ok()) continue;
-      for (const auto& doc : batch[i].docs) PutDoc(doc);
-      NoteChange(name);  // revision 1: the name was not there
+      for (const auto& doc : batch[i].docs) {
+        // A deleted replica's nodes lose its instances in the next pass.
+        if (batch[i].deleted) {
+          for (const auto& a : doc.status().attempts()) recompute_.insert(a.placement().node());
+        }
+        PutDoc(doc);
+      }
+      NoteChange(name);
+      // Taken now: the pass this wakes may forget a deleted deployment with
+      // nothing running at once, and the caller must still get what it
+      // deleted.
       answers[i] = AggregateOf(name);
     }
     if (s.ok()) dirty_ = true;
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    auto& c = batch[i];
+    auto& w = batch[i];
+    if (w.deleted) {
+      if (!s.ok()) {
+        w.deleted(s);
+      } else {
+        w.deleted(answers[i] ? std::move(*answers[i]) : std::move(w.docs.front()));
+      }
+      continue;
+    }
     if (!s.ok()) {
-      c.done(s);
+      w.created(s);
       continue;
     }
     dcufleet::v1::DeployResponse resp;
-    *resp.mutable_deployment() = answers[i] ? std::move(*answers[i]) : std::move(c.docs.front());
+    *resp.mutable_deployment() = answers[i] ? std::move(*answers[i]) : std::move(w.docs.front());
     resp.set_created(true);
-    c.done(std::move(resp));
+    w.created(std::move(resp));
   }
 }
 
 void DeployController::WriterLoop() {
   while (true) {
-    std::vector<PendingCreate> batch;
+    std::vector<PendingWrite> batch;
     {
       absl::MutexLock lock(&write_mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
-        return writer_stop_ || !creates_.empty();
+        return writer_stop_ || !writes_.empty();
       };
       write_mu_.Await(absl::Condition(&ready));
-      if (creates_.empty()) return;
-      while (!creates_.empty()) {
-        batch.push_back(std::move(creates_.front()));
-        creates_.pop_front();
+      if (writes_.empty()) return;
+      while (!writes_.empty()) {
+        batch.push_back(std::move(writes_.front()));
+        writes_.pop_front();
       }
     }
-    CommitCreates(batch);
+    CommitWrites(batch);
   }
 }
 
@@ -282,43 +304,45 @@ absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
 }
 
 absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
-  std::vector<Deployment> docs;
+  absl::Notification done;
+  absl::StatusOr<Deployment> result;
+  DeleteAsync(name, [&](absl::StatusOr<Deployment> r) {
+    result = std::move(r);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+void DeployController::DeleteAsync(const std::string& name, DeleteCallback done) {
+  PendingWrite del;
+  std::optional<Deployment> unchanged;
   {
     absl::MutexLock lock(&mu_);
-    for (const Deployment* r : ReplicasOf(name)) docs.push_back(*r);
+    for (const Deployment* r : ReplicasOf(name)) del.docs.push_back(*r);
+    bool all_deleted = true;
+    for (const auto& d : del.docs) all_deleted = all_deleted && d.status().deleted();
+    if (!del.docs.empty() && all_deleted) unchanged = AggregateOf(name);
   }
-  if (docs.empty()) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
-  bool all_deleted = true;
-  for (const auto& d : docs) all_deleted = all_deleted && d.status().deleted();
-  if (all_deleted) return Get(name);
-  for (auto& d : docs) {
+  if (del.docs.empty()) {
+    done(absl::NotFoundError(absl::StrCat("deployment '", name, "' not found")));
+    return;
+  }
+  if (unchanged) {
+    done(*std::move(unchanged));
+    return;
+  }
+  for (auto& d : del.docs) {
     if (d.status().deleted()) continue;
     d.mutable_status()->set_deleted(true);
     d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
     d.mutable_status()->set_message("stopping its instances");
     d.set_revision(d.revision() + 1);
   }
-  absl::Status s = store_->PutDeployments(docs);
-  if (!s.ok()) return s;
-  std::optional<Deployment> answer;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto& d : docs) {
-      // Its nodes' desired sets lose its instances in the next pass.
-      for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
-      PutDoc(std::move(d));
-    }
-    NoteChange(name);
-    dirty_ = true;
-    // Taken now: the pass this wakes may forget a deployment with nothing
-    // running at once, and the caller must still get what it deleted.
-    answer = AggregateOf(name);
-  }
-  if (events_) {
-    (void)events_->AppendEvent({0, absl::ToUnixMillis(clock_->Now()), "deployment", name,
-                                "Normal", "Deleting", "stopping its instances"});
-  }
-  return *std::move(answer);
+  del.event = Event{0, absl::ToUnixMillis(clock_->Now()), "deployment", name, "Normal", "Deleting",
+                    "stopping its instances"};
+  del.deleted = std::move(done);
+  QueueWrite(std::move(del));
 }
 
 absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(

@@ -104,7 +104,15 @@ class DeployController : public FleetListener {
   // Marks the deployment deleted; its instances are removed from the nodes'
   // assignments and the row goes once the agents no longer report them.
   absl::StatusOr<dcufleet::v1::Deployment> Delete(const std::string& name)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // The same without waiting: `done` is called once the mark is durable, on
+  // the writer thread, which commits it with every create and delete that
+  // arrived meanwhile (one transaction for the documents, one for the
+  // events), or at once when nothing is written (not found, already
+  // deleted). It must not block. A bulk delete was two transactions per
+  // deployment, each on a gRPC thread (BENCHMARKS.md, "Deletes in groups").
+  using DeleteCallback = std::function<void(absl::StatusOr<dcufleet::v1::Deployment>)>;
+  void DeleteAsync(const std::string& name, DeleteCallback done) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   // Sets the number of replicas (ScaleDeploymentRequest's rules). Added
   // replicas are placed by the next pass; removed ones are the worst placed
   // (ReplicasToRemove) and stop as a deleted deployment's do.
@@ -253,17 +261,23 @@ class DeployController : public FleetListener {
   // when it has no replica.
   std::optional<dcufleet::v1::Deployment> AggregateOf(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  struct PendingCreate {
-    // One document per replica.
+  // A create or a delete waiting for the writer's next transaction.
+  struct PendingWrite {
+    // One document per replica: a create's new ones, a delete's marked ones.
     std::vector<dcufleet::v1::Deployment> docs;
     Event event;
-    DeployCallback done;
+    // Exactly one of the two is set: what the write is.
+    DeployCallback created;
+    DeleteCallback deleted;
   };
   // Validates and answers what needs no write; nullopt: create `create`.
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(
       const dcufleet::v1::DeploymentSpec& spec, bool dry_run,
       std::vector<dcufleet::v1::Deployment>* create, Event* created) ABSL_LOCKS_EXCLUDED(mu_);
-  void CommitCreates(std::vector<PendingCreate>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void CommitWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Hands `write` to the writer thread, or commits it here when the writer
+  // is not running (before Start, after Stop).
+  void QueueWrite(PendingWrite write) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
 
   FleetState* const fleet_;
@@ -334,7 +348,7 @@ class DeployController : public FleetListener {
   }
   std::map<std::string, int64_t> generations_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> resend_ ABSL_GUARDED_BY(mu_);
-  // Nodes whose desired sets changed outside a pass (Delete).
+  // Nodes whose desired sets changed outside a pass (a delete).
   std::set<std::string> recompute_ ABSL_GUARDED_BY(mu_);
   // Nodes to show to the knowledge in the next pass.
   std::set<std::string> observe_ ABSL_GUARDED_BY(mu_);
@@ -386,10 +400,10 @@ class DeployController : public FleetListener {
   std::set<std::string> evacuating_ ABSL_GUARDED_BY(mu_);
   // Deployments being created (queued for the writer).
   std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
-  // A leaf: DeployAsync, Stop and the writer take it alone; CommitCreates
+  // A leaf: QueueWrite, Stop and the writer take it alone; CommitWrites
   // runs without it.
   absl::Mutex write_mu_;
-  std::deque<PendingCreate> creates_ ABSL_GUARDED_BY(write_mu_);
+  std::deque<PendingWrite> writes_ ABSL_GUARDED_BY(write_mu_);
   bool writer_running_ ABSL_GUARDED_BY(write_mu_) = false;
   bool writer_stop_ ABSL_GUARDED_BY(write_mu_) = false;
   std::thread writer_;

@@ -254,9 +254,14 @@ grpc::ServerUnaryReactor* FleetServiceImpl::DeleteDeployment(
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
   absl::Status s = common::CheckName("deployment name", req->name());
   if (!s.ok()) return Done(ctx, s);
-  auto d = deps_.deployments->Delete(req->name());
-  if (d.ok()) *resp->mutable_deployment() = *d;
-  return Done(ctx, d.status());
+  // Answered when the mark is durable, without holding a gRPC thread
+  // meanwhile (the writer commits concurrent deletes together).
+  auto* reactor = ctx->DefaultReactor();
+  deps_.deployments->DeleteAsync(req->name(), [reactor, resp](absl::StatusOr<dcufleet::v1::Deployment> d) {
+    if (d.ok()) *resp->mutable_deployment() = std::move(*d);
+    reactor->Finish(ToGrpcStatus(d.status()));
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::ScaleDeployment(

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "controller/core/replica_set.h"
 #include "controller/core/serving_view.h"
 #include "controller/store/sqlite_deployment_store.h"
@@ -1602,6 +1603,184 @@ TEST_F(DeployPoolTest, MoreDevicesThanAJobMayHaveStaysUnschedulable) {
   Pass();
   EXPECT_TRUE(slurm_.requests().empty());
   EXPECT_EQ(Get("qwen3-32b").status().phase(), dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+}
+
+
+// Forwards to the real store; the writer's PutDeployments can be held at the
+// door (to let others queue behind it) or refused once, and every call is
+// recorded with its calling thread and documents.
+class GatedDeploymentStore : public DeploymentStore {
+ public:
+  explicit GatedDeploymentStore(DeploymentStore* inner) : inner_(inner) {}
+  struct Call {
+    std::thread::id thread;
+    std::vector<std::string> keys;
+    bool all_deleted = true;
+  };
+  // Holds the next call that writes exactly `key`, marked deleted (the
+  // reconcile pass writes other documents meanwhile, on its own thread).
+  void HoldNextDelete(const std::string& key) {
+    absl::MutexLock lock(&mu_);
+    hold_key_ = key;
+  }
+  void FailNext() {
+    absl::MutexLock lock(&mu_);
+    fail_next_ = true;
+  }
+  absl::Notification held;     // the held call has arrived
+  absl::Notification released;  // ... and may go on
+  std::thread::id held_thread() {
+    absl::MutexLock lock(&mu_);
+    return held_thread_;
+  }
+  std::vector<Call> calls() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+
+  absl::Status PutDeployment(const dcufleet::v1::Deployment& d) override {
+    return PutDeployments({d});
+  }
+  absl::Status PutDeployments(const std::vector<dcufleet::v1::Deployment>& docs) override {
+    bool hold = false, fail = false;
+    {
+      absl::MutexLock lock(&mu_);
+      Call c;
+      c.thread = std::this_thread::get_id();
+      for (const auto& d : docs) {
+        c.keys.push_back(ReplicaKey(d));
+        c.all_deleted = c.all_deleted && d.status().deleted();
+      }
+      hold = !hold_key_.empty() && c.all_deleted && c.keys == std::vector<std::string>{hold_key_};
+      if (hold) hold_key_.clear();
+      calls_.push_back(std::move(c));
+      std::swap(fail, fail_next_);
+      if (hold) held_thread_ = std::this_thread::get_id();
+    }
+    if (hold) {
+      held.Notify();
+      released.WaitForNotification();
+    }
+    if (fail) return absl::UnavailableError("disk gone (test)");
+    return inner_->PutDeployments(docs);
+  }
+  absl::Status DeleteDeployment(const std::string& key) override { return inner_->DeleteDeployment(key); }
+  absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() override {
+    return inner_->ListDeployments();
+  }
+  absl::Status PutNodeGeneration(const std::string& node, int64_t generation) override {
+    return inner_->PutNodeGeneration(node, generation);
+  }
+  absl::Status PutNodeGenerations(const std::vector<std::pair<std::string, int64_t>>& g) override {
+    return inner_->PutNodeGenerations(g);
+  }
+  absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ListNodeGenerations() override {
+    return inner_->ListNodeGenerations();
+  }
+
+ private:
+  DeploymentStore* const inner_;
+  absl::Mutex mu_;
+  std::string hold_key_ ABSL_GUARDED_BY(mu_);
+  bool fail_next_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread::id held_thread_ ABSL_GUARDED_BY(mu_);
+  std::vector<Call> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+// A bulk delete was two transactions per deployment, each on the calling
+// (gRPC) thread. Deletes that arrive while the writer commits go together
+// in its next transaction, and each is answered only once it is durable.
+TEST_F(DeployControllerTest, DeletesArrivingTogetherCommitInOneTransaction) {
+  GatedDeploymentStore gated(deploy_store_.get());
+  DeployController::Options o;
+  o.interval = absl::Milliseconds(20);
+  o.jitter_seed = 42;
+  fleet_->SetListener(nullptr);
+  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_, &gated,
+                                                   store_.get(), &clock_, o);
+  fleet_->SetListener(controller_.get());
+  ASSERT_TRUE(controller_->Load().ok());
+  controller_->Start();
+  constexpr int kCount = 10;
+  for (int i = 0; i < kCount; ++i) {
+    auto spec = Spec();
+    spec.set_name(absl::StrCat("d", i));
+    ASSERT_TRUE(controller_->Deploy(spec, false).ok());
+  }
+  absl::Mutex mu;
+  std::vector<absl::StatusOr<dcufleet::v1::Deployment>> answers;
+  auto record = [&](absl::StatusOr<dcufleet::v1::Deployment> r) {
+    absl::MutexLock lock(&mu);
+    answers.push_back(std::move(r));
+  };
+  gated.HoldNextDelete("d0");
+  controller_->DeleteAsync("d0", record);
+  gated.held.WaitForNotification();  // the writer is in its transaction for d0
+  for (int i = 1; i < kCount; ++i) controller_->DeleteAsync(absl::StrCat("d", i), record);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(answers.empty()) << "answered before its delete was durable";
+  }
+  gated.released.Notify();
+  {
+    absl::MutexLock lock(&mu);
+    auto all = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return answers.size() == kCount; };
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all), absl::Seconds(30)));
+    for (const auto& a : answers) {
+      ASSERT_TRUE(a.ok()) << a.status();
+      EXPECT_TRUE(a->status().deleted());
+    }
+  }
+  controller_->Stop();
+  // The writer's calls from the held one on: d0 alone, then the nine that
+  // queued behind it, together.
+  std::vector<GatedDeploymentStore::Call> writer;
+  bool from_held = false;
+  for (const auto& c : gated.calls()) {
+    from_held = from_held || (c.thread == gated.held_thread() && c.all_deleted &&
+                              c.keys == std::vector<std::string>{"d0"});
+    if (from_held && c.thread == gated.held_thread()) writer.push_back(c);
+  }
+  ASSERT_EQ(writer.size(), 2u);
+  EXPECT_TRUE(writer[1].all_deleted);
+  std::set<std::string> together(writer[1].keys.begin(), writer[1].keys.end());
+  std::set<std::string> expected;
+  for (int i = 1; i < kCount; ++i) expected.insert(absl::StrCat("d", i));
+  EXPECT_EQ(together, expected);
+  // Durable: the stored documents are marked, and each delete left its event.
+  auto stored = deploy_store_->ListDeployments();
+  ASSERT_TRUE(stored.ok());
+  for (const auto& d : *stored) EXPECT_TRUE(d.status().deleted()) << d.spec().name();
+  for (int i = 0; i < kCount; ++i) {
+    EXPECT_THAT(EventReasons(absl::StrCat("d", i)), ::testing::Contains("Deleting")) << i;
+  }
+}
+
+// A delete the store refused is answered with the store's error and changes
+// nothing: the deployment still serves, and a retry deletes it.
+TEST_F(DeployControllerTest, ARefusedDeleteChangesNothing) {
+  GatedDeploymentStore gated(deploy_store_.get());
+  DeployController::Options o;
+  o.interval = absl::ZeroDuration();
+  o.jitter_seed = 42;
+  fleet_->SetListener(nullptr);
+  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_, &gated,
+                                                   store_.get(), &clock_, o);
+  fleet_->SetListener(controller_.get());
+  ASSERT_TRUE(controller_->Load().ok());
+  RecordingSession a;
+  auto inst = ServingOnNodeA(&a);
+  gated.FailNext();
+  auto refused = controller_->Delete("qwen3-32b");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("disk gone"));
+  EXPECT_FALSE(Get("qwen3-32b").status().deleted());
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Not(::testing::Contains("Deleting")));
+  controller_->ReconcileOnceForTest();
+  ASSERT_EQ(a.last().instances_size(), 1) << "a refused delete stopped the instance";
+  ASSERT_TRUE(controller_->Delete("qwen3-32b").ok());
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(a.last().instances_size(), 0);
 }
 
 }  // namespace

@@ -343,6 +343,10 @@ int main(int argc, char** argv) {
       standby_builder.AddListeningPort(listen, security->credentials);
       standby_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
       standby_builder.RegisterCallbackGenericService(&standby_service);
+      // The leader's transport policy here too: agents that dial a standby
+      // ping every 5 s and are answered with the leader's address, so its
+      // ping, read-buffer and message-size rules are the leader's.
+      dcu::controller::ApplyServerLimits(&standby_builder);
       standby_server = standby_builder.BuildAndStart();
     }
     std::string last_leader = "-";

@@ -98,9 +98,20 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
       const std::string& name = batch[i].docs.front().spec().name();
       if (batch[i].created) creating_.erase(name);
       if (!s.ok()) continue;
-      for (const auto& doc : batch[i].docs) {
-        // A deleted replica's nodes lose its instances in the next pass.
+      for (auto& doc : batch[i].docs) {
         if (batch[i].deleted) {
+          auto it = deployments_.find(ReplicaKey(doc));
+          // Gone meanwhile (a pass forgot it), or another delete marked it.
+          if (it == deployments_.end() || it->second->status().deleted()) continue;
+          if (it->second->revision() != doc.revision() - 1) {
+            // A pass changed it after the delete took its copy (placed it,
+            // say): the mark goes on what is there now, so that no attempt
+            // the nodes were sent is forgotten, and the pass that steps it
+            // writes that version over the stored copy.
+            doc = *it->second;
+            MarkDeleted(doc);
+          }
+          // Its nodes lose its instances in the next pass.
           for (const auto& a : doc.status().attempts()) recompute_.insert(a.placement().node());
         }
         PutDoc(doc);
@@ -314,6 +325,13 @@ absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {
   return result;
 }
 
+void DeployController::MarkDeleted(Deployment& d) {
+  d.mutable_status()->set_deleted(true);
+  d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+  d.mutable_status()->set_message("stopping its instances");
+  d.set_revision(d.revision() + 1);
+}
+
 void DeployController::DeleteAsync(const std::string& name, DeleteCallback done) {
   PendingWrite del;
   std::optional<Deployment> unchanged;
@@ -332,13 +350,13 @@ void DeployController::DeleteAsync(const std::string& name, DeleteCallback done)
     done(*std::move(unchanged));
     return;
   }
+  std::vector<Deployment> marked;
   for (auto& d : del.docs) {
     if (d.status().deleted()) continue;
-    d.mutable_status()->set_deleted(true);
-    d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
-    d.mutable_status()->set_message("stopping its instances");
-    d.set_revision(d.revision() + 1);
+    MarkDeleted(d);
+    marked.push_back(std::move(d));
   }
+  del.docs = std::move(marked);
   del.event = Event{0, absl::ToUnixMillis(clock_->Now()), "deployment", name, "Normal", "Deleting",
                     "stopping its instances"};
   del.deleted = std::move(done);

@@ -275,6 +275,8 @@ class DeployController : public FleetListener {
       const dcufleet::v1::DeploymentSpec& spec, bool dry_run,
       std::vector<dcufleet::v1::Deployment>* create, Event* created) ABSL_LOCKS_EXCLUDED(mu_);
   void CommitWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Deleted, DELETING, "stopping its instances", the next revision.
+  static void MarkDeleted(dcufleet::v1::Deployment& d);
   // Hands `write` to the writer thread, or commits it here when the writer
   // is not running (before Start, after Stop).
   void QueueWrite(PendingWrite write) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);

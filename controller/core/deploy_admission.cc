@@ -57,7 +57,17 @@ void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, Deplo
     done(std::move(*answer));
     return;
   }
-  create.created = std::move(done);
+  create.create = true;
+  create.done = [done = std::move(done)](absl::StatusOr<Deployment> shown) {
+    if (!shown.ok()) {
+      done(shown.status());
+      return;
+    }
+    dcufleet::v1::DeployResponse resp;
+    *resp.mutable_deployment() = *std::move(shown);
+    resp.set_created(true);
+    done(std::move(resp));
+  };
   QueueWrite(std::move(create));
 }
 
@@ -96,10 +106,10 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
     absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < batch.size(); ++i) {
       const std::string& name = batch[i].docs.front().spec().name();
-      if (batch[i].created) creating_.erase(name);
+      if (batch[i].create) creating_.erase(name);
       if (!s.ok()) continue;
       for (auto& doc : batch[i].docs) {
-        if (batch[i].deleted) {
+        if (!batch[i].create) {
           auto it = deployments_.find(ReplicaKey(doc));
           // Gone meanwhile (a pass forgot it), or another delete marked it.
           if (it == deployments_.end() || it->second->status().deleted()) continue;
@@ -126,22 +136,11 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& w = batch[i];
-    if (w.deleted) {
-      if (!s.ok()) {
-        w.deleted(s);
-      } else {
-        w.deleted(answers[i] ? std::move(*answers[i]) : std::move(w.docs.front()));
-      }
-      continue;
-    }
     if (!s.ok()) {
-      w.created(s);
-      continue;
+      w.done(s);
+    } else {
+      w.done(answers[i] ? std::move(*answers[i]) : std::move(w.docs.front()));
     }
-    dcufleet::v1::DeployResponse resp;
-    *resp.mutable_deployment() = answers[i] ? std::move(*answers[i]) : std::move(w.docs.front());
-    resp.set_created(true);
-    w.created(std::move(resp));
   }
 }
 
@@ -359,7 +358,7 @@ void DeployController::DeleteAsync(const std::string& name, DeleteCallback done)
   del.docs = std::move(marked);
   del.event = Event{0, absl::ToUnixMillis(clock_->Now()), "deployment", name, "Normal", "Deleting",
                     "stopping its instances"};
-  del.deleted = std::move(done);
+  del.done = std::move(done);
   QueueWrite(std::move(del));
 }
 

@@ -266,9 +266,10 @@ class DeployController : public FleetListener {
     // One document per replica: a create's new ones, a delete's marked ones.
     std::vector<dcufleet::v1::Deployment> docs;
     Event event;
-    // Exactly one of the two is set: what the write is.
-    DeployCallback created;
-    DeleteCallback deleted;
+    bool create = false;
+    // Called with what readers see of the deployment once the write is in
+    // memory, or with the store's error.
+    std::function<void(absl::StatusOr<dcufleet::v1::Deployment>)> done;
   };
   // Validates and answers what needs no write; nullopt: create `create`.
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(

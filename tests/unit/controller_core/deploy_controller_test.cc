@@ -74,14 +74,19 @@ class DeployControllerTest : public ::testing::Test {
                          {"vllm-0.18-image", "container", "gfx906", "untested", 4}};
     MakeController();
   }
-  void MakeController() {
+  // `deployments`: the controller's document store (the fixture's SQLite one
+  // unless a test wraps it). A non-zero `interval` lets Start() run the
+  // reconcile and writer threads; zero leaves passes to the test.
+  void MakeController(DeploymentStore* deployments = nullptr,
+                      absl::Duration interval = absl::ZeroDuration()) {
     DeployController::Options o;
-    o.interval = absl::ZeroDuration();
+    o.interval = interval;
     o.jitter_seed = 42;
     o.serving_drain = absl::Seconds(2);
     if (controller_) fleet_->SetListener(nullptr);
-    controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
-                                                     deploy_store_.get(), store_.get(), &clock_, o);
+    controller_ = std::make_unique<DeployController>(
+        fleet_.get(), &knowledge_, &diagnoser_, deployments ? deployments : deploy_store_.get(),
+        store_.get(), &clock_, o);
     fleet_->SetListener(controller_.get());
     ASSERT_TRUE(controller_->Load().ok());
   }
@@ -1693,14 +1698,7 @@ class GatedDeploymentStore : public DeploymentStore {
 // in its next transaction, and each is answered only once it is durable.
 TEST_F(DeployControllerTest, DeletesArrivingTogetherCommitInOneTransaction) {
   GatedDeploymentStore gated(deploy_store_.get());
-  DeployController::Options o;
-  o.interval = absl::Milliseconds(20);
-  o.jitter_seed = 42;
-  fleet_->SetListener(nullptr);
-  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_, &gated,
-                                                   store_.get(), &clock_, o);
-  fleet_->SetListener(controller_.get());
-  ASSERT_TRUE(controller_->Load().ok());
+  MakeController(&gated, absl::Milliseconds(20));
   controller_->Start();
   constexpr int kCount = 10;
   for (int i = 0; i < kCount; ++i) {
@@ -1776,14 +1774,7 @@ TEST_F(DeployControllerTest, DeletesArrivingTogetherCommitInOneTransaction) {
 // nothing: the deployment still serves, and a retry deletes it.
 TEST_F(DeployControllerTest, ARefusedDeleteChangesNothing) {
   GatedDeploymentStore gated(deploy_store_.get());
-  DeployController::Options o;
-  o.interval = absl::ZeroDuration();
-  o.jitter_seed = 42;
-  fleet_->SetListener(nullptr);
-  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_, &gated,
-                                                   store_.get(), &clock_, o);
-  fleet_->SetListener(controller_.get());
-  ASSERT_TRUE(controller_->Load().ok());
+  MakeController(&gated);
   RecordingSession a;
   auto inst = ServingOnNodeA(&a);
   gated.FailNext();
@@ -1829,14 +1820,7 @@ class LockedSession : public NodeSession {
 TEST_F(DeployControllerTest, ADeploymentPlacedWhileItsDeleteWaitedIsStillStopped) {
   LockedSession a;
   GatedDeploymentStore gated(deploy_store_.get());
-  DeployController::Options o;
-  o.interval = absl::Milliseconds(20);
-  o.jitter_seed = 42;
-  fleet_->SetListener(nullptr);
-  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_, &gated,
-                                                   store_.get(), &clock_, o);
-  fleet_->SetListener(controller_.get());
-  ASSERT_TRUE(controller_->Load().ok());
+  MakeController(&gated, absl::Milliseconds(20));
   controller_->Start();
   ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());  // no node yet: pending
   absl::Notification answered;

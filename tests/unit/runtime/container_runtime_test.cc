@@ -267,7 +267,11 @@ TEST_F(ContainerRuntimeTest, RecoverFindsContainersByLabelWithoutDuplicating) {
   (*spec.mutable_env())["VLLM_ROCM_USE_SKINNY_GEMM"] = "0";
   auto ri = runtime_->Start(spec);
   ASSERT_TRUE(ri.ok()) << ri.status();
-  ASSERT_TRUE(WaitUntil([&] { return Healthy(spec.port()); }));
+  // A container's first answer took more than 20 s once, late in a full
+  // scripts/test run on 2 busy cores (stop 49); the log says why if it never
+  // comes.
+  ASSERT_TRUE(WaitUntil([&] { return Healthy(spec.port()); }, absl::Seconds(60)))
+      << *runtime_->ReadLogTail(spec.instance_id(), 8192);
   runtime_ = NewRuntime();  // agent restart
   auto found = runtime_->Recover();
   ASSERT_TRUE(found.ok()) << found.status();

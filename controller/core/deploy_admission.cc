@@ -2,6 +2,7 @@
 // in groups by the writer thread, dry runs, Delete and the readers.
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/numbers.h"
@@ -58,6 +59,7 @@ void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, Deplo
     return;
   }
   create.create = true;
+  create.name = create.docs.front().spec().name();  // after the defaults
   create.done = [done = std::move(done)](absl::StatusOr<Deployment> shown) {
     if (!shown.ok()) {
       done(shown.status());
@@ -87,17 +89,35 @@ void DeployController::QueueWrite(PendingWrite write) {
 void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
   // Durable before acknowledged: one transaction for every create and
   // delete that arrived meanwhile (group commit), then memory, then the
-  // answers.
+  // answers. Under doc_write_mu_ from the copies on: nothing changes the
+  // documents between a delete's copy and its write, and no pass writes an
+  // older version after it.
+  absl::MutexLock order(&doc_write_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    std::set<std::string> deleting;
+    for (auto& w : batch) {
+      // A second delete of the same deployment in this batch marks nothing
+      // and is answered with the first's result.
+      if (w.create || !deleting.insert(w.name).second) continue;
+      for (const Deployment* r : ReplicasOf(w.name)) {
+        if (r->status().deleted()) continue;
+        Deployment& d = w.docs.emplace_back(*r);
+        MarkDeleted(d);
+      }
+    }
+  }
   std::vector<Deployment> docs;
   std::vector<Event> events;
   docs.reserve(batch.size());
   events.reserve(batch.size());
   for (const auto& w : batch) {
+    if (w.docs.empty()) continue;
     docs.insert(docs.end(), w.docs.begin(), w.docs.end());
     events.push_back(w.event);
   }
-  absl::Status s = store_->PutDeployments(docs);
-  if (s.ok() && events_) {
+  absl::Status s = docs.empty() ? absl::OkStatus() : store_->PutDeployments(docs);
+  if (s.ok() && events_ && !events.empty()) {
     absl::Status es = events_->AppendEvents(events);
     if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
   }
@@ -105,41 +125,33 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
   {
     absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < batch.size(); ++i) {
-      const std::string& name = batch[i].docs.front().spec().name();
-      if (batch[i].create) creating_.erase(name);
+      PendingWrite& w = batch[i];
+      if (w.create) creating_.erase(w.name);
       if (!s.ok()) continue;
-      for (auto& doc : batch[i].docs) {
-        if (!batch[i].create) {
-          auto it = deployments_.find(ReplicaKey(doc));
-          // Gone meanwhile (a pass forgot it), or another delete marked it.
-          if (it == deployments_.end() || it->second->status().deleted()) continue;
-          if (it->second->revision() != doc.revision() - 1) {
-            // A pass changed it after the delete took its copy (placed it,
-            // say): the mark goes on what is there now, so that no attempt
-            // the nodes were sent is forgotten, and the pass that steps it
-            // writes that version over the stored copy.
-            doc = *it->second;
-            MarkDeleted(doc);
-          }
-          // Its nodes lose its instances in the next pass.
+      for (auto& doc : w.docs) {
+        // A deleted replica's nodes lose its instance in the next pass.
+        if (!w.create) {
           for (const auto& a : doc.status().attempts()) recompute_.insert(a.placement().node());
         }
-        PutDoc(doc);
+        PutDoc(std::move(doc));
       }
-      NoteChange(name);
+      if (!w.docs.empty()) NoteChange(w.name);
       // Taken now: the pass this wakes may forget a deleted deployment with
       // nothing running at once, and the caller must still get what it
       // deleted.
-      answers[i] = AggregateOf(name);
+      answers[i] = AggregateOf(w.name);
     }
-    if (s.ok()) dirty_ = true;
+    if (s.ok() && !docs.empty()) dirty_ = true;
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& w = batch[i];
     if (!s.ok()) {
       w.done(s);
+    } else if (answers[i]) {
+      w.done(std::move(*answers[i]));
     } else {
-      w.done(answers[i] ? std::move(*answers[i]) : std::move(w.docs.front()));
+      // Deleted and forgotten between the call and this commit.
+      w.done(absl::NotFoundError(absl::StrCat("deployment '", w.name, "' not found")));
     }
   }
 }
@@ -332,30 +344,26 @@ void DeployController::MarkDeleted(Deployment& d) {
 }
 
 void DeployController::DeleteAsync(const std::string& name, DeleteCallback done) {
-  PendingWrite del;
-  std::optional<Deployment> unchanged;
+  // What needs no write is answered now; the marked copies are taken by the
+  // writer (CommitWrites), from the documents as they are then.
+  std::optional<Deployment> shown;
+  bool all_deleted = true;
   {
     absl::MutexLock lock(&mu_);
-    for (const Deployment* r : ReplicasOf(name)) del.docs.push_back(*r);
-    bool all_deleted = true;
-    for (const auto& d : del.docs) all_deleted = all_deleted && d.status().deleted();
-    if (!del.docs.empty() && all_deleted) unchanged = AggregateOf(name);
+    std::vector<const Deployment*> replicas = ReplicasOf(name);
+    for (const Deployment* r : replicas) all_deleted = all_deleted && r->status().deleted();
+    if (!replicas.empty()) shown = AggregateOf(name);
   }
-  if (del.docs.empty()) {
+  if (!shown) {
     done(absl::NotFoundError(absl::StrCat("deployment '", name, "' not found")));
     return;
   }
-  if (unchanged) {
-    done(*std::move(unchanged));
+  if (all_deleted) {
+    done(*std::move(shown));
     return;
   }
-  std::vector<Deployment> marked;
-  for (auto& d : del.docs) {
-    if (d.status().deleted()) continue;
-    MarkDeleted(d);
-    marked.push_back(std::move(d));
-  }
-  del.docs = std::move(marked);
+  PendingWrite del;
+  del.name = name;
   del.event = Event{0, absl::ToUnixMillis(clock_->Now()), "deployment", name, "Normal", "Deleting",
                     "stopping its instances"};
   del.done = std::move(done);
@@ -376,71 +384,78 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
   dcufleet::v1::ScaleDeploymentResponse resp;
   int before = 0;
   {
-    absl::MutexLock lock(&mu_);
-    std::vector<const Deployment*> current = ReplicasOf(name);
-    if (current.empty()) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
-    const Deployment* live = nullptr;
-    for (const Deployment* r : current) {
-      if (!r->status().deleted()) {
-        live = r;
-        ++before;
+    // From the copies to memory (doc_write_mu_): no pass writes an older
+    // version of a replica over this one.
+    absl::MutexLock order(&doc_write_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      std::vector<const Deployment*> current = ReplicasOf(name);
+      if (current.empty()) {
+        return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
+      }
+      const Deployment* live = nullptr;
+      for (const Deployment* r : current) {
+        if (!r->status().deleted()) {
+          live = r;
+          ++before;
+        }
+      }
+      if (!live) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
+      }
+      std::vector<int> remove = ReplicasToRemove(current, replicas);
+      std::vector<int> add = ReplicasToAdd(current, replicas);
+      for (const Deployment* r : current) {
+        if (r->status().deleted()) continue;
+        Deployment d = *r;
+        d.mutable_spec()->set_replicas(replicas);
+        if (d.has_target_spec()) d.mutable_target_spec()->set_replicas(replicas);
+        if (std::find(remove.begin(), remove.end(), r->replica()) != remove.end()) {
+          d.mutable_status()->set_deleted(true);
+          d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
+          d.mutable_status()->set_message(
+              absl::StrCat("removed by the scale-down to ", replicas, " replicas"));
+          resp.add_removed(r->replica());
+        }
+        if (d.spec().replicas() == r->spec().replicas() && !d.status().deleted()) continue;
+        d.set_revision(d.revision() + 1);
+        d.mutable_status()->set_updated_at_ms(now_ms);
+        docs.push_back(std::move(d));
+      }
+      for (int index : add) {
+        Deployment d;
+        // Added during a rollout, a replica starts on the new spec.
+        *d.mutable_spec() = TargetSpec(*live);
+        d.mutable_spec()->set_replicas(replicas);
+        if (live->has_target_spec()) {
+          *d.mutable_target_spec() = live->target_spec();
+          d.mutable_target_spec()->set_replicas(replicas);
+        }
+        d.set_uid(live->uid());
+        d.set_replica(index);
+        d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
+        d.mutable_status()->set_message("waiting to be scheduled");
+        d.mutable_status()->set_created_at_ms(now_ms);
+        d.mutable_status()->set_updated_at_ms(now_ms);
+        d.set_revision(1);
+        resp.add_added(index);
+        docs.push_back(std::move(d));
       }
     }
-    if (!live) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
-    }
-    std::vector<int> remove = ReplicasToRemove(current, replicas);
-    std::vector<int> add = ReplicasToAdd(current, replicas);
-    for (const Deployment* r : current) {
-      if (r->status().deleted()) continue;
-      Deployment d = *r;
-      d.mutable_spec()->set_replicas(replicas);
-      if (d.has_target_spec()) d.mutable_target_spec()->set_replicas(replicas);
-      if (std::find(remove.begin(), remove.end(), r->replica()) != remove.end()) {
-        d.mutable_status()->set_deleted(true);
-        d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
-        d.mutable_status()->set_message(
-            absl::StrCat("removed by the scale-down to ", replicas, " replicas"));
-        resp.add_removed(r->replica());
+    if (!docs.empty()) {
+      absl::Status s = store_->PutDeployments(docs);
+      if (!s.ok()) return s;
+      absl::MutexLock lock(&mu_);
+      for (auto& d : docs) {
+        if (d.status().deleted()) {
+          for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
+        }
+        PutDoc(std::move(d));
       }
-      if (d.spec().replicas() == r->spec().replicas() && !d.status().deleted()) continue;
-      d.set_revision(d.revision() + 1);
-      d.mutable_status()->set_updated_at_ms(now_ms);
-      docs.push_back(std::move(d));
+      NoteChange(name);
+      dirty_ = true;
     }
-    for (int index : add) {
-      Deployment d;
-      // Added during a rollout, a replica starts on the new spec.
-      *d.mutable_spec() = TargetSpec(*live);
-      d.mutable_spec()->set_replicas(replicas);
-      if (live->has_target_spec()) {
-        *d.mutable_target_spec() = live->target_spec();
-        d.mutable_target_spec()->set_replicas(replicas);
-      }
-      d.set_uid(live->uid());
-      d.set_replica(index);
-      d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
-      d.mutable_status()->set_message("waiting to be scheduled");
-      d.mutable_status()->set_created_at_ms(now_ms);
-      d.mutable_status()->set_updated_at_ms(now_ms);
-      d.set_revision(1);
-      resp.add_added(index);
-      docs.push_back(std::move(d));
-    }
-  }
-  if (!docs.empty()) {
-    absl::Status s = store_->PutDeployments(docs);
-    if (!s.ok()) return s;
-    absl::MutexLock lock(&mu_);
-    for (auto& d : docs) {
-      if (d.status().deleted()) {
-        for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
-      }
-      PutDoc(std::move(d));
-    }
-    NoteChange(name);
-    dirty_ = true;
   }
   if (events_ && before != replicas) {
     (void)events_->AppendEvent(
@@ -464,35 +479,39 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
   const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
   std::vector<Deployment> docs;
   std::string changes;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const Deployment* r : ReplicasOf(name)) {
-      if (r->status().deleted()) continue;
-      if (changes.empty()) changes = SpecChanges(TargetSpec(*r), spec);
-      Deployment d = *r;
-      *d.mutable_target_spec() = spec;
-      d.mutable_spec()->set_replicas(spec.replicas());
-      d.set_revision(d.revision() + 1);
-      d.mutable_status()->set_updated_at_ms(now_ms);
-      docs.push_back(std::move(d));
-    }
-    if (docs.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
-    }
-  }
-  // Intent first, as everywhere: the rollout survives a controller restart
-  // because every live replica carries its target.
-  absl::Status s = store_->PutDeployments(docs);
-  if (!s.ok()) return s;
   std::optional<Deployment> answer;
   {
-    absl::MutexLock lock(&mu_);
-    for (auto& d : docs) PutDoc(std::move(d));
-    rolling_.insert(name);
-    NoteChange(name);
-    dirty_ = true;
-    answer = AggregateOf(name);
+    // From the copies to memory, as Scale.
+    absl::MutexLock order(&doc_write_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      for (const Deployment* r : ReplicasOf(name)) {
+        if (r->status().deleted()) continue;
+        if (changes.empty()) changes = SpecChanges(TargetSpec(*r), spec);
+        Deployment d = *r;
+        *d.mutable_target_spec() = spec;
+        d.mutable_spec()->set_replicas(spec.replicas());
+        d.set_revision(d.revision() + 1);
+        d.mutable_status()->set_updated_at_ms(now_ms);
+        docs.push_back(std::move(d));
+      }
+      if (docs.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
+      }
+    }
+    // Intent first, as everywhere: the rollout survives a controller restart
+    // because every live replica carries its target.
+    absl::Status s = store_->PutDeployments(docs);
+    if (!s.ok()) return s;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& d : docs) PutDoc(std::move(d));
+      rolling_.insert(name);
+      NoteChange(name);
+      dirty_ = true;
+      answer = AggregateOf(name);
+    }
   }
   if (events_) {
     (void)events_->AppendEvent(
@@ -511,6 +530,7 @@ void DeployController::AdvanceRollouts(std::vector<Event>* events) {
   const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
   std::vector<Deployment> docs;
   std::vector<std::string> names;
+  absl::MutexLock order(&doc_write_mu_);
   {
     absl::MutexLock lock(&mu_);
     for (auto it = rolling_.begin(); it != rolling_.end();) {
@@ -590,6 +610,7 @@ void DeployController::AdvanceEvacuations(std::vector<Event>* events) {
   const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
   std::vector<Deployment> docs;
   std::vector<std::string> names;
+  absl::MutexLock order(&doc_write_mu_);
   {
     absl::MutexLock lock(&mu_);
     if (draining.empty() && evacuating_.empty()) return;

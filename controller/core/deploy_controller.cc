@@ -401,7 +401,9 @@ void DeployController::ReconcileOnce() {
   // changed meanwhile is caught when the pass applies its changes (the
   // revision check below) and stepped by the next pass.
   std::vector<Deployment> work;
-  std::vector<std::string> removed;
+  // Deleted documents with nothing left running, to forget: the key and
+  // the revision the pass read.
+  std::vector<std::pair<std::string, int64_t>> removed;
   std::vector<DocPtr> docs;
   {
     absl::MutexLock lock(&mu_);
@@ -425,7 +427,9 @@ void DeployController::ReconcileOnce() {
     } else {
       memo.emplace(d.get(), ObserveMemo{d, ctx.index_epoch, std::move(inputs)});
     }
-    if (d->status().deleted() && !HasActiveAttempt(*d)) removed.push_back(ReplicaKey(*d));
+    if (d->status().deleted() && !HasActiveAttempt(*d)) {
+      removed.emplace_back(ReplicaKey(*d), d->revision());
+    }
   }
   observe_memo_.swap(memo);
   const absl::Time t_observed_docs = absl::Now();
@@ -447,9 +451,10 @@ void DeployController::ReconcileOnce() {
   const absl::Time t_select = absl::Now();
   std::vector<Deployment> changed;
   for (auto& d : work) {
+    const int64_t read = d.revision();
     bool stepped = Step(d, ctx);
     if (!pools_.empty()) UpdatePoolDemand(d, ctx);
-    if (d.status().deleted() && !ActiveAttempt(d)) removed.push_back(ReplicaKey(d));
+    if (d.status().deleted() && !ActiveAttempt(d)) removed.emplace_back(ReplicaKey(d), read);
     if (stepped) {
       d.set_revision(d.revision() + 1);
       d.mutable_status()->set_updated_at_ms(ctx.now_ms);
@@ -469,70 +474,95 @@ void DeployController::ReconcileOnce() {
   const size_t node_count = ctx.views.size();
   ctx.ReleaseViews();
   // Intent first: persist, then publish to memory, then tell the nodes.
-  absl::Status s = store_->PutDeployments(changed);
-  const absl::Time t_persist = absl::Now();
-  if (!s.ok()) {
-    DCU_LOG_ERROR("persisting ", changed.size(), " deployments: ", s.message(),
-                  "; will retry");
-    absl::MutexLock lock(&mu_);
-    dirty_ = true;
-    return;
-  }
-  // The pass's launch outcomes, in one transaction.
-  knowledge_->FlushOutcomes();
-  for (const auto& key : removed) {
-    absl::Status ds = store_->DeleteDeployment(key);
-    if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
-  }
-  // Per node whose set may have changed: its instances, pointing into the
-  // document snapshot `docs` (kept until the push is done).
+  // Check, persist and publish in the order of document writes: a delete,
+  // scale or rollout that wrote a document since this pass read it wins,
+  // and the next pass steps what it wrote. Checked before the persist, so
+  // the store never gets an older version after a newer one.
   DesiredSets desired;
+  absl::Time t_persist;
   {
-    absl::MutexLock lock(&mu_);
-    for (auto& d : changed) {
-      auto it = deployments_.find(ReplicaKey(d));
-      // A concurrent Delete or Deploy wins; the next pass sees it.
-      if (it == deployments_.end() || it->second->revision() != d.revision() - 1) {
-        dirty_ = true;
-        continue;
+    absl::MutexLock order(&doc_write_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      auto moved_on = [&](const std::string& key, int64_t read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto it = deployments_.find(key);
+        return it == deployments_.end() || it->second->revision() != read;
+      };
+      const size_t stepped = changed.size(), forgetting = removed.size();
+      changed.erase(std::remove_if(changed.begin(), changed.end(),
+                                   [&](const Deployment& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                     return moved_on(ReplicaKey(d), d.revision() - 1);
+                                   }),
+                    changed.end());
+      removed.erase(std::remove_if(removed.begin(), removed.end(),
+                                   [&](const auto& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                     return moved_on(r.first, r.second);
+                                   }),
+                    removed.end());
+      if (changed.size() != stepped || removed.size() != forgetting) dirty_ = true;
+    }
+    absl::Status s = store_->PutDeployments(changed);
+    t_persist = absl::Now();
+    if (!s.ok()) {
+      DCU_LOG_ERROR("persisting ", changed.size(), " deployments: ", s.message(), "; will retry");
+      absl::MutexLock lock(&mu_);
+      dirty_ = true;
+      return;
+    }
+    // The pass's launch outcomes, in one transaction.
+    knowledge_->FlushOutcomes();
+    for (const auto& [key, read] : removed) {
+      absl::Status ds = store_->DeleteDeployment(key);
+      if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
+    }
+    // Per node whose set may have changed: its instances, pointing into the
+    // document snapshot `docs` (kept until the push is done).
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& d : changed) {
+        // Checked above, and nothing wrote since (doc_write_mu_).
+        auto it = deployments_.find(ReplicaKey(d));
+        // Nodes of the attempts before and after: their desired sets change.
+        for (const auto& a : it->second->status().attempts()) {
+          ctx.touched.insert(a.placement().node());
+        }
+        for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
+        announce_after_events_.push_back(d.spec().name());
+        SetDoc(it->first, std::make_shared<const Deployment>(std::move(d)));
       }
-      // Nodes of the attempts before and after: their desired sets change.
-      for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
-      for (const auto& a : d.status().attempts()) ctx.touched.insert(a.placement().node());
-      announce_after_events_.push_back(d.spec().name());
-      SetDoc(it->first, std::make_shared<const Deployment>(std::move(d)));
-    }
-    for (const auto& key : removed) {
-      auto it = deployments_.find(key);
-      if (it == deployments_.end()) continue;
-      for (const auto& a : it->second->status().attempts()) ctx.touched.insert(a.placement().node());
-      const std::string name = it->second->spec().name();
-      const int replica = it->second->replica();
-      SetDoc(key, nullptr);
-      announce_after_events_.push_back(name);
-      if (ReplicasOf(name).empty()) {
-        ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
-                                   "all instances stopped"});
-      } else {
-        ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "ReplicaRemoved",
-                                   absl::StrCat("replica ", replica, " stopped and removed")});
+      for (const auto& [key, read] : removed) {
+        auto it = deployments_.find(key);
+        for (const auto& a : it->second->status().attempts()) {
+          ctx.touched.insert(a.placement().node());
+        }
+        const std::string name = it->second->spec().name();
+        const int replica = it->second->replica();
+        SetDoc(key, nullptr);
+        announce_after_events_.push_back(name);
+        if (ReplicasOf(name).empty()) {
+          ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "Deleted",
+                                     "all instances stopped"});
+        } else {
+          ctx.events.push_back(Event{0, ctx.now_ms, "deployment", name, "Normal", "ReplicaRemoved",
+                                     absl::StrCat("replica ", replica, " stopped and removed")});
+        }
       }
+      for (const auto& n : resend_) ctx.touched.insert(n);
+      for (const auto& n : recompute_) ctx.touched.insert(n);
+      recompute_.clear();
+      // Only the nodes whose set may have changed (or that reconnected) are
+      // recomputed and compared with what they were last sent, from the
+      // documents assigned to them (in key order, each once).
+      std::set<std::string> keys;
+      for (const auto& n : ctx.touched) {
+        if (!ctx.Known(n)) continue;
+        desired[n];
+        auto k = keys_by_node_.find(n);
+        if (k != keys_by_node_.end()) keys.insert(k->second.begin(), k->second.end());
+      }
+      docs.reserve(keys.size());
+      for (const std::string& key : keys) docs.push_back(deployments_.at(key));
     }
-    for (const auto& n : resend_) ctx.touched.insert(n);
-    for (const auto& n : recompute_) ctx.touched.insert(n);
-    recompute_.clear();
-    // Only the nodes whose set may have changed (or that reconnected) are
-    // recomputed and compared with what they were last sent, from the
-    // documents assigned to them (in key order, each once).
-    std::set<std::string> keys;
-    for (const auto& n : ctx.touched) {
-      if (!ctx.Known(n)) continue;
-      desired[n];
-      auto k = keys_by_node_.find(n);
-      if (k != keys_by_node_.end()) keys.insert(k->second.begin(), k->second.end());
-    }
-    docs.reserve(keys.size());
-    for (const std::string& key : keys) docs.push_back(deployments_.at(key));
   }
   // The desired sets from the documents as this pass left them, walked
   // without mu_ (the pointers taken above).

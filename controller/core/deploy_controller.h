@@ -118,7 +118,7 @@ class DeployController : public FleetListener {
   // (ReplicasToRemove) and stop as a deleted deployment's do.
   absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> Scale(const std::string& name,
                                                               int replicas)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // The attempt whose instance is `instance_id` in any replica of the
   // deployment; the latest attempt of the replica Get() shows when empty.
   absl::StatusOr<dcufleet::v1::Attempt> FindAttempt(const std::string& name,
@@ -151,7 +151,7 @@ class DeployController : public FleetListener {
  private:
   struct StepContext;
   void Run();
-  void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  void ReconcileOnce() ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // What has happened to a deployment, i.e. what Step() will do to it.
   enum class Transition {
     kNone,           // nothing: the pass neither copies nor steps it
@@ -233,21 +233,21 @@ class DeployController : public FleetListener {
   // (SpecChanges: "max_model_len 32768 -> 8192").
   absl::StatusOr<dcufleet::v1::Deployment> StartRollout(const dcufleet::v1::DeploymentSpec& spec,
                                                         std::string* changes)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // One rollout step for every deployment in rolling_ (after a pass, so it
   // sees this pass's phases); events for the steps taken go to `events`.
-  void AdvanceRollouts(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_);
+  void AdvanceRollouts(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // One step (replica_set.h NextEvacuationStep) for every deployment with
   // a replica on a draining node (issue 20), or that had one and is not
   // settled yet (evacuating_).
-  void AdvanceEvacuations(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_);
+  void AdvanceEvacuations(std::vector<Event>* events) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // Persists the replica documents a rollout or evacuation step made, then
   // takes them in; on a store error nothing is taken and `events` cut
   // back to its first `first_event` (the next pass tries again).
   void CommitReplicaSteps(std::vector<dcufleet::v1::Deployment> docs,
                           const std::vector<std::string>& names, const std::string& what,
                           std::vector<Event>* events, size_t first_event)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(doc_write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // A replica document marked for removal, and a new one like `like`.
   static dcufleet::v1::Deployment RemovedReplica(const dcufleet::v1::Deployment& r,
                                                  const std::string& why, int64_t now_ms);
@@ -263,7 +263,10 @@ class DeployController : public FleetListener {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A create or a delete waiting for the writer's next transaction.
   struct PendingWrite {
-    // One document per replica: a create's new ones, a delete's marked ones.
+    std::string name;
+    // One document per replica: a create's new ones; a delete's marked
+    // ones, copied by CommitWrites under doc_write_mu_ (not when queued: a
+    // pass may change them meanwhile).
     std::vector<dcufleet::v1::Deployment> docs;
     Event event;
     bool create = false;
@@ -275,7 +278,7 @@ class DeployController : public FleetListener {
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(
       const dcufleet::v1::DeploymentSpec& spec, bool dry_run,
       std::vector<dcufleet::v1::Deployment>* create, Event* created) ABSL_LOCKS_EXCLUDED(mu_);
-  void CommitWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void CommitWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // Deleted, DELETING, "stopping its instances", the next revision.
   static void MarkDeleted(dcufleet::v1::Deployment& d);
   // Hands `write` to the writer thread, or commits it here when the writer
@@ -295,14 +298,27 @@ class DeployController : public FleetListener {
   const LaunchPlanner planner_;
   const RemediationPolicy policy_;
 
+  // The order of document writes. Every path that writes deployment
+  // documents (the pass, the writer's creates and deletes, Scale,
+  // StartRollout, a rollout's or a drain's replica steps) holds it from the
+  // moment it reads what it changes (or checks that what it read is still
+  // there) until its write is in the store and in memory. Without it a
+  // pass could persist the older version it stepped after a delete's
+  // marked one, and a controller killed before the next pass would load
+  // the deployment undeleted. The pass steps without it and takes it only
+  // to check, persist and publish; what changed meanwhile is left to the
+  // next pass.
+  absl::Mutex doc_write_mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_);
+
   // Lock order (checked by clang's -Wthread-safety-beta where one function
-  // takes both): reconcile_mu_ before mu_ and before cache_mu_. mu_,
+  // takes both): reconcile_mu_ before doc_write_mu_, doc_write_mu_ before
+  // mu_; reconcile_mu_ before cache_mu_. mu_,
   // cache_mu_ and write_mu_ are leaves: none of them is held while another
   // of the three is taken, nor while FleetState, the store, the knowledge or
   // a Deploy callback is called (only the clock is, under mu_). FleetState
   // calls MarkDirty/OnNodeConnected without its own lock held, so there is
   // no cycle through the listener.
-  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_);
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(reconcile_mu_, doc_write_mu_);
   // Keyed by ReplicaKey: "NAME" for replica 0, "NAME#K" for replica K.
   // Documents are immutable once in the map (a change replaces the
   // pointer), so a pass copies the pointers under mu_ and walks them without

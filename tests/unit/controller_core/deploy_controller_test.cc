@@ -1612,9 +1612,10 @@ TEST_F(DeployPoolTest, MoreDevicesThanAJobMayHaveStaysUnschedulable) {
 }
 
 
-// Forwards to the real store; the writer's PutDeployments can be held at the
-// door (to let others queue behind it) or refused once, and every call is
-// recorded with its calling thread and documents.
+// Forwards to the real store; a PutDeployments can be held at the door (the
+// writer's, to let others queue behind it; the pass's, to let a delete
+// come while it writes) or refused once, and every call is recorded with
+// its calling thread and documents.
 class GatedDeploymentStore : public DeploymentStore {
  public:
   explicit GatedDeploymentStore(DeploymentStore* inner) : inner_(inner) {}
@@ -1628,6 +1629,13 @@ class GatedDeploymentStore : public DeploymentStore {
   void HoldNextDelete(const std::string& key) {
     absl::MutexLock lock(&mu_);
     hold_key_ = key;
+    hold_placement_ = false;
+  }
+  // Holds the next call that writes `key` placed (live, with an attempt).
+  void HoldNextPlacement(const std::string& key) {
+    absl::MutexLock lock(&mu_);
+    hold_key_ = key;
+    hold_placement_ = true;
   }
   void FailNext() {
     absl::MutexLock lock(&mu_);
@@ -1653,11 +1661,16 @@ class GatedDeploymentStore : public DeploymentStore {
       absl::MutexLock lock(&mu_);
       Call c;
       c.thread = std::this_thread::get_id();
+      bool places = false;
       for (const auto& d : docs) {
         c.keys.push_back(ReplicaKey(d));
         c.all_deleted = c.all_deleted && d.status().deleted();
+        places = places || (ReplicaKey(d) == hold_key_ && !d.status().deleted() &&
+                            d.status().attempts_size() > 0);
       }
-      hold = !hold_key_.empty() && c.all_deleted && c.keys == std::vector<std::string>{hold_key_};
+      hold = !hold_key_.empty() &&
+             (hold_placement_ ? places
+                              : c.all_deleted && c.keys == std::vector<std::string>{hold_key_});
       if (hold) hold_key_.clear();
       calls_.push_back(std::move(c));
       std::swap(fail, fail_next_);
@@ -1688,6 +1701,7 @@ class GatedDeploymentStore : public DeploymentStore {
   DeploymentStore* const inner_;
   absl::Mutex mu_;
   std::string hold_key_ ABSL_GUARDED_BY(mu_);
+  bool hold_placement_ ABSL_GUARDED_BY(mu_) = false;
   bool fail_next_ ABSL_GUARDED_BY(mu_) = false;
   std::thread::id held_thread_ ABSL_GUARDED_BY(mu_);
   std::vector<Call> calls_ ABSL_GUARDED_BY(mu_);
@@ -1706,21 +1720,8 @@ TEST_F(DeployControllerTest, DeletesArrivingTogetherCommitInOneTransaction) {
     spec.set_name(absl::StrCat("d", i));
     ASSERT_TRUE(controller_->Deploy(spec, false).ok());
   }
-  // No node: each becomes Unschedulable once, and the passes then leave
-  // them alone. (A pass that steps a document while a delete of it waits
-  // for the writer can still write its older version after the delete's:
-  // the next pass writes the deleted one again. Not what this test is
-  // about; docs/architecture.md, "Document writes outside the pass".)
-  for (int i = 0; i < kCount; ++i) {
-    const std::string name = absl::StrCat("d", i);
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    auto settled = [&] {
-      auto d = controller_->Get(name);
-      return d.ok() && d->status().phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE;
-    };
-    while (!settled() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
-    ASSERT_TRUE(settled()) << name;
-  }
+  // No node: the passes make them Unschedulable meanwhile, on their own
+  // thread, in the same order of document writes as the deletes.
   absl::Mutex mu;
   std::vector<absl::StatusOr<dcufleet::v1::Deployment>> answers;
   auto record = [&](absl::StatusOr<dcufleet::v1::Deployment> r) {
@@ -1798,8 +1799,15 @@ class LockedSession : public NodeSession {
     ControllerMessage wire;  // as the agent reads it (assignment_wire.h)
     EXPECT_TRUE(wire.ParseFromString(m.SerializeAsString()));
     absl::MutexLock lock(&mu_);
-    if (wire.has_assignment()) last_instances_ = wire.assignment().instances_size();
+    if (wire.has_assignment()) {
+      last_instances_ = wire.assignment().instances_size();
+      most_instances_ = std::max(most_instances_, last_instances_);
+    }
     return true;
+  }
+  int most_instances() {
+    absl::MutexLock lock(&mu_);
+    return most_instances_;
   }
   std::string Peer() const override { return "test"; }
   bool AwaitInstances(int n) {
@@ -1811,13 +1819,58 @@ class LockedSession : public NodeSession {
  private:
   absl::Mutex mu_;
   int last_instances_ ABSL_GUARDED_BY(mu_) = -1;
+  int most_instances_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// A delete takes its copy of the documents, then waits for the writer; a
-// pass may place the deployment meanwhile. The mark must land on the placed
-// document: marked on the copy, the attempt the node was sent was forgotten
-// and the node kept serving a deployment that no longer existed.
-TEST_F(DeployControllerTest, ADeploymentPlacedWhileItsDeleteWaitedIsStillStopped) {
+// A pass steps copies and writes them later; a delete that came meanwhile
+// must end up last in the store. The pass used to write first and check
+// after, so its placed (older) version could land after the delete's
+// marked one, and a controller killed before the next pass loaded the
+// deployment undeleted. The pass now checks and writes in the order of
+// document writes, which the delete waits for.
+TEST_F(DeployControllerTest, APassNeverWritesAnOlderVersionOverADelete) {
+  LockedSession a;
+  GatedDeploymentStore gated(deploy_store_.get());
+  MakeController(&gated);  // the test runs the passes
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", "gfx928", 8, 64 * kGiB, 63 * kGiB), &a).ok());
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  gated.HoldNextPlacement("qwen3-32b");
+  std::thread pass([&] { controller_->ReconcileOnceForTest(); });
+  absl::Notification deleted;
+  absl::StatusOr<dcufleet::v1::Deployment> answer;
+  std::thread del;
+  auto join = absl::MakeCleanup([&] {
+    if (!gated.released.HasBeenNotified()) gated.released.Notify();
+    pass.join();
+    if (del.joinable()) del.join();
+  });
+  gated.held.WaitForNotification();  // the pass is writing the placed document
+  del = std::thread([&] {
+    answer = controller_->Delete("qwen3-32b");
+    deleted.Notify();
+  });
+  // Time for the delete to reach the store first, as it did before.
+  deleted.WaitForNotificationWithTimeout(absl::Milliseconds(300));
+  gated.released.Notify();
+  std::move(join).Invoke();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->status().deleted());
+  // What a controller started now would load: deleted, with the attempt
+  // the node was sent (so that it stops it).
+  auto stored = deploy_store_->ListDeployments();
+  ASSERT_TRUE(stored.ok());
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_TRUE((*stored)[0].status().deleted()) << "the pass's placed version landed after the delete";
+  EXPECT_EQ((*stored)[0].status().attempts_size(), 1);
+  controller_->ReconcileOnceForTest();
+  EXPECT_TRUE(a.AwaitInstances(0)) << "node-a still runs the deleted deployment";
+}
+
+// The other way round: the delete is in its write when a node that fits
+// connects. The pass that places the deployment finds it marked when it
+// comes to write, and leaves it: the node is never sent an instance of a
+// deployment being deleted (it used to be sent one, then told to stop).
+TEST_F(DeployControllerTest, ADeploymentBeingDeletedIsNotPlacedMeanwhile) {
   LockedSession a;
   GatedDeploymentStore gated(deploy_store_.get());
   MakeController(&gated, absl::Milliseconds(20));
@@ -1829,7 +1882,7 @@ TEST_F(DeployControllerTest, ADeploymentPlacedWhileItsDeleteWaitedIsStillStopped
     EXPECT_TRUE(r.ok()) << r.status();
     answered.Notify();
   });
-  gated.held.WaitForNotification();  // the copy is taken; the writer waits
+  gated.held.WaitForNotification();  // the writer is in the delete's transaction
   // Whatever fails below, the writer is let go and the threads stopped
   // before `a` goes.
   auto release = absl::MakeCleanup([&] {
@@ -1837,17 +1890,21 @@ TEST_F(DeployControllerTest, ADeploymentPlacedWhileItsDeleteWaitedIsStillStopped
     controller_->Stop();
   });
   ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", "gfx928", 8, 64 * kGiB, 63 * kGiB), &a).ok());
-  ASSERT_TRUE(a.AwaitInstances(1)) << "the pass did not place it on node-a";
+  // Ten passes' time to place it (they did, before).
+  absl::SleepFor(absl::Milliseconds(200));
   gated.released.Notify();
   answered.WaitForNotification();
-  EXPECT_TRUE(a.AwaitInstances(0)) << "node-a still runs the deleted deployment";
+  // Forgotten once a pass finds nothing running.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (controller_->Get("qwen3-32b").ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
   controller_->Stop();
-  // Still listed (deleted) or already forgotten, never live again.
-  auto shown = controller_->Get("qwen3-32b");
-  if (shown.ok()) EXPECT_TRUE(shown->status().deleted());
+  EXPECT_FALSE(controller_->Get("qwen3-32b").ok()) << "the deleted deployment was never forgotten";
+  EXPECT_EQ(a.most_instances(), 0) << "node-a was sent an instance of a deployment being deleted";
   auto stored = deploy_store_->ListDeployments();
   ASSERT_TRUE(stored.ok());
-  for (const auto& d : *stored) EXPECT_TRUE(d.status().deleted()) << d.spec().name();
+  EXPECT_TRUE(stored->empty());
 }
 
 }  // namespace

@@ -52,10 +52,20 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::Deploy(const Depl
 
 void DeployController::DeployAsync(const DeploymentSpec& in, bool dry_run, DeployCallback done) {
   PendingWrite create;
+  DeployWrite write = DeployWrite::kCreate;
+  DeploymentSpec spec;
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> answer =
-      Admit(in, dry_run, &create.docs, &create.event);
+      Admit(in, dry_run, &write, &spec, &create.docs, &create.event);
   if (answer) {
     done(std::move(*answer));
+    return;
+  }
+  if (write != DeployWrite::kCreate) {
+    PendingWrite change;
+    change.run = [this, write, spec = std::move(spec), done = std::move(done)]() {
+      done(ApplyToExisting(write, spec));
+    };
+    QueueWrite(std::move(change));
     return;
   }
   create.create = true;
@@ -83,7 +93,46 @@ void DeployController::QueueWrite(PendingWrite write) {
   }
   std::vector<PendingWrite> one;
   one.push_back(std::move(write));
-  CommitWrites(one);
+  ProcessWrites(one);
+}
+
+void DeployController::ProcessWrites(std::vector<PendingWrite>& batch) {
+  std::vector<PendingWrite> group;
+  for (auto& w : batch) {
+    if (!w.run) {
+      group.push_back(std::move(w));
+      continue;
+    }
+    if (!group.empty()) CommitWrites(group);
+    group.clear();
+    w.run();
+  }
+  if (!group.empty()) CommitWrites(group);
+}
+
+void DeployController::ScaleAsync(const std::string& name, int replicas, ScaleCallback done) {
+  PendingWrite change;
+  change.run = [this, name, replicas, done = std::move(done)]() { done(Scale(name, replicas)); };
+  QueueWrite(std::move(change));
+}
+
+absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::ApplyToExisting(
+    DeployWrite write, const DeploymentSpec& spec) {
+  dcufleet::v1::DeployResponse resp;
+  resp.set_created(false);
+  if (write == DeployWrite::kScale) {
+    auto scaled = Scale(spec.name(), spec.replicas());
+    if (!scaled.ok()) return scaled.status();
+    *resp.mutable_deployment() = std::move(*scaled->mutable_deployment());
+    resp.set_change(absl::StrCat("scaled to ", spec.replicas(), " replicas"));
+    return resp;
+  }
+  std::string changes;
+  auto rolled = StartRollout(spec, &changes);
+  if (!rolled.ok()) return rolled.status();
+  *resp.mutable_deployment() = *std::move(rolled);
+  resp.set_change(absl::StrCat("rolling out: ", changes));
+  return resp;
 }
 
 void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
@@ -171,12 +220,13 @@ void DeployController::WriterLoop() {
         writes_.pop_front();
       }
     }
-    CommitWrites(batch);
+    ProcessWrites(batch);
   }
 }
 
 std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Admit(
-    const DeploymentSpec& in, bool dry_run, std::vector<Deployment>* create, Event* created) {
+    const DeploymentSpec& in, bool dry_run, DeployWrite* write, DeploymentSpec* spec_out,
+    std::vector<Deployment>* create, Event* created) {
   // The same rules as the service edge (common/deployment_rules.h).
   DeploymentSpec spec = WithDefaults(in);
   if (absl::Status s = common::ValidateDeploymentSpec(spec); !s.ok()) return s;
@@ -229,23 +279,12 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
           absl::StrCat("deployment '", spec.name(), "' is being created; try again"));
     }
   }
-  if (scale_instead) {
-    auto scaled = Scale(spec.name(), spec.replicas());
-    if (!scaled.ok()) return scaled.status();
-    *resp.mutable_deployment() = std::move(*scaled->mutable_deployment());
-    resp.set_created(false);
-    resp.set_change(absl::StrCat("scaled to ", spec.replicas(), " replicas"));
-    return resp;
+  if (scale_instead || roll_instead) {
+    *write = scale_instead ? DeployWrite::kScale : DeployWrite::kRoll;
+    *spec_out = std::move(spec);
+    return std::nullopt;
   }
-  if (roll_instead) {
-    std::string changes;
-    auto rolled = StartRollout(spec, &changes);
-    if (!rolled.ok()) return rolled.status();
-    *resp.mutable_deployment() = *std::move(rolled);
-    resp.set_created(false);
-    resp.set_change(absl::StrCat("rolling out: ", changes));
-    return resp;
-  }
+  *write = DeployWrite::kCreate;
   const std::string uid = common::NewId("d");
   for (int r = 0; r < spec.replicas(); ++r) {
     Deployment& d = create->emplace_back();

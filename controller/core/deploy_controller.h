@@ -93,8 +93,9 @@ class DeployController : public FleetListener {
                                                       bool dry_run) ABSL_LOCKS_EXCLUDED(mu_);
   // The same without waiting: `done` is called once the deployment is
   // durable (on the writer thread, which commits every deployment that
-  // arrived meanwhile in one transaction), or at once for answers that need
-  // no write (errors, dry runs, an existing deployment). It must not block.
+  // arrived meanwhile in one transaction; a scale or rollout there too, in
+  // its turn), or at once for answers that need no write (errors, dry runs,
+  // an unchanged deployment). It must not block.
   using DeployCallback = std::function<void(absl::StatusOr<dcufleet::v1::DeployResponse>)>;
   void DeployAsync(const dcufleet::v1::DeploymentSpec& spec, bool dry_run, DeployCallback done)
       ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
@@ -115,10 +116,18 @@ class DeployController : public FleetListener {
   void DeleteAsync(const std::string& name, DeleteCallback done) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   // Sets the number of replicas (ScaleDeploymentRequest's rules). Added
   // replicas are placed by the next pass; removed ones are the worst placed
-  // (ReplicasToRemove) and stop as a deleted deployment's do.
+  // (ReplicasToRemove) and stop as a deleted deployment's do. Commits on
+  // the calling thread.
   absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> Scale(const std::string& name,
                                                               int replicas)
       ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
+  // The same without waiting: the writer thread runs it, in order with the
+  // creates and deletes queued before it, and calls `done` there. It must
+  // not block. (A scale on a gRPC thread waited for the store there.)
+  using ScaleCallback =
+      std::function<void(absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse>)>;
+  void ScaleAsync(const std::string& name, int replicas, ScaleCallback done)
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   // The attempt whose instance is `instance_id` in any replica of the
   // deployment; the latest attempt of the replica Get() shows when empty.
   absl::StatusOr<dcufleet::v1::Attempt> FindAttempt(const std::string& name,
@@ -261,8 +270,12 @@ class DeployController : public FleetListener {
   // when it has no replica.
   std::optional<dcufleet::v1::Deployment> AggregateOf(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A create or a delete waiting for the writer's next transaction.
+  // A create or a delete waiting for the writer's next transaction, or a
+  // change the writer makes alone, in its turn.
   struct PendingWrite {
+    // A scale or a rollout start: run by the writer between transactions
+    // (it takes doc_write_mu_ itself); the fields below are unused.
+    std::function<void()> run;
     std::string name;
     // One document per replica: a create's new ones; a delete's marked
     // ones, copied by CommitWrites under doc_write_mu_ (not when queued: a
@@ -274,10 +287,23 @@ class DeployController : public FleetListener {
     // memory, or with the store's error.
     std::function<void(absl::StatusOr<dcufleet::v1::Deployment>)> done;
   };
-  // Validates and answers what needs no write; nullopt: create `create`.
+  // What a Deploy that needs a write does: create the deployment, scale it
+  // (only --replicas changed, as `kubectl apply`) or roll it onto the spec.
+  enum class DeployWrite { kCreate, kScale, kRoll };
+  // Validates and answers what needs no write; nullopt: `*write` says
+  // which write, with `spec` (defaults applied), and for a create
+  // `create`'s documents and `created`.
   std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> Admit(
-      const dcufleet::v1::DeploymentSpec& spec, bool dry_run,
-      std::vector<dcufleet::v1::Deployment>* create, Event* created) ABSL_LOCKS_EXCLUDED(mu_);
+      const dcufleet::v1::DeploymentSpec& in, bool dry_run, DeployWrite* write,
+      dcufleet::v1::DeploymentSpec* spec, std::vector<dcufleet::v1::Deployment>* create,
+      Event* created) ABSL_LOCKS_EXCLUDED(mu_);
+  // A Deploy's scale or rollout, on the writer (the answer DeployAsync gives).
+  absl::StatusOr<dcufleet::v1::DeployResponse> ApplyToExisting(
+      DeployWrite write, const dcufleet::v1::DeploymentSpec& spec)
+      ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
+  // Commits the creates and deletes of `batch` together and runs its other
+  // changes alone, in queue order.
+  void ProcessWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   void CommitWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   // Deleted, DELETING, "stopping its instances", the next revision.
   static void MarkDeleted(dcufleet::v1::Deployment& d);

@@ -270,9 +270,16 @@ grpc::ServerUnaryReactor* FleetServiceImpl::ScaleDeployment(
   if (!deps_.deployments) return Done(ctx, absl::UnavailableError("deployments are not enabled"));
   absl::Status s = common::CheckName("deployment name", req->name());
   if (!s.ok()) return Done(ctx, s);
-  auto r = deps_.deployments->Scale(req->name(), req->replicas());
-  if (r.ok()) *resp = std::move(*r);
-  return Done(ctx, r.status());
+  // Answered from the writer thread, as a delete: no gRPC thread waits
+  // for the store.
+  auto* reactor = ctx->DefaultReactor();
+  deps_.deployments->ScaleAsync(
+      req->name(), req->replicas(),
+      [reactor, resp](absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> r) {
+        if (r.ok()) *resp = std::move(*r);
+        reactor->Finish(ToGrpcStatus(r.status()));
+      });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* FleetServiceImpl::CreateApiKey(

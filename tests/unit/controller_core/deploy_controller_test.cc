@@ -1771,6 +1771,59 @@ TEST_F(DeployControllerTest, DeletesArrivingTogetherCommitInOneTransaction) {
   }
 }
 
+// A scale, and a Deploy that changes only --replicas, wait for the store on
+// the writer thread, in their turn behind the writes queued before them;
+// the calling (gRPC) thread goes back at once.
+TEST_F(DeployControllerTest, AScaleIsMadeByTheWriterInItsTurn) {
+  GatedDeploymentStore gated(deploy_store_.get());
+  MakeController(&gated, absl::Milliseconds(20));
+  controller_->Start();
+  for (const char* name : {"d0", "d1"}) {
+    auto spec = Spec();
+    spec.set_name(name);
+    ASSERT_TRUE(controller_->Deploy(spec, false).ok());
+  }
+  auto release = absl::MakeCleanup([&] {
+    if (!gated.released.HasBeenNotified()) gated.released.Notify();
+    controller_->Stop();
+  });
+  gated.HoldNextDelete("d0");
+  controller_->DeleteAsync("d0", [](absl::StatusOr<dcufleet::v1::Deployment>) {});
+  gated.held.WaitForNotification();  // the writer is in d0's transaction
+  absl::Notification scaled, applied;
+  absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> scale_answer;
+  absl::StatusOr<dcufleet::v1::DeployResponse> deploy_answer;
+  std::thread::id scale_thread, deploy_thread;
+  controller_->ScaleAsync("d1", 2, [&](absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> r) {
+    scale_answer = std::move(r);
+    scale_thread = std::this_thread::get_id();
+    scaled.Notify();
+  });
+  auto three = Spec();
+  three.set_name("d1");
+  three.set_replicas(3);
+  controller_->DeployAsync(three, false, [&](absl::StatusOr<dcufleet::v1::DeployResponse> r) {
+    deploy_answer = std::move(r);
+    deploy_thread = std::this_thread::get_id();
+    applied.Notify();
+  });
+  EXPECT_FALSE(scaled.HasBeenNotified()) << "the scale did not wait for the writes before it";
+  EXPECT_FALSE(applied.HasBeenNotified());
+  gated.released.Notify();
+  ASSERT_TRUE(scaled.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(applied.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(scale_thread, gated.held_thread()) << "not answered by the writer";
+  EXPECT_EQ(deploy_thread, gated.held_thread());
+  ASSERT_TRUE(scale_answer.ok()) << scale_answer.status();
+  EXPECT_THAT(scale_answer->added(), ::testing::ElementsAre(1));
+  ASSERT_TRUE(deploy_answer.ok()) << deploy_answer.status();
+  EXPECT_FALSE(deploy_answer->created());
+  EXPECT_EQ(deploy_answer->change(), "scaled to 3 replicas");
+  EXPECT_EQ(Get("d1").spec().replicas(), 3);
+  auto d0 = controller_->Get("d0");  // deleted, or already forgotten
+  if (d0.ok()) EXPECT_TRUE(d0->status().deleted());
+}
+
 // A delete the store refused is answered with the store's error and changes
 // nothing: the deployment still serves, and a retry deletes it.
 TEST_F(DeployControllerTest, ARefusedDeleteChangesNothing) {

@@ -164,7 +164,10 @@ struct Leaf {
   std::string cn;
   std::string org;
   std::vector<std::string> san;  // "DNS:x" / "IP:y"
-  bool server = false;
+  // What the certificate may authenticate: the controller serves, a user
+  // is a client, a node is both (a client of the controller, and the server
+  // of its model copies to other nodes).
+  enum class Usage { kServer, kClient, kServerAndClient } usage = Usage::kClient;
   int days = 365;
   std::string key_path;
   std::string cert_path;
@@ -192,7 +195,9 @@ absl::Status IssueLeaf(OpenSsl& ssl, const std::string& dir, const Leaf& leaf) {
       "[v3]\nbasicConstraints = critical,CA:FALSE\n"
       "keyUsage = critical,digitalSignature,keyEncipherment\n"
       "extendedKeyUsage = ",
-      leaf.server ? "serverAuth" : "clientAuth",
+      leaf.usage == Leaf::Usage::kServer   ? "serverAuth"
+      : leaf.usage == Leaf::Usage::kClient ? "clientAuth"
+                                           : "serverAuth,clientAuth",
       "\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n",
       leaf.san.empty() ? "" : absl::StrCat("subjectAltName = ", absl::StrJoin(leaf.san, ","), "\n"));
   DCU_ASSIGN_OR_RETURN(std::string ext_cnf, tmp.Write(".ext.cnf", ext));
@@ -260,7 +265,7 @@ absl::Status Init(OpenSsl& ssl, const PkiArgs& a, std::ostream& out) {
   Leaf leaf;
   leaf.cn = "dcu-controller";
   leaf.org = "dcufleet";
-  leaf.server = true;
+  leaf.usage = Leaf::Usage::kServer;
   leaf.days = a.days > 0 ? a.days : 825;
   leaf.key_path = a.dir + "/controller.key";
   leaf.cert_path = a.dir + "/controller.crt";
@@ -288,6 +293,12 @@ absl::Status Issue(OpenSsl& ssl, const PkiArgs& a, std::ostream& out) {
   Leaf leaf;
   leaf.cn = a.name;
   leaf.org = node ? "node" : a.role;
+  if (node) {
+    // Another node's agent checks that the source of a model copy is the
+    // node it asked for: by this name (PeerModelSource).
+    leaf.usage = Leaf::Usage::kServerAndClient;
+    leaf.san.push_back(absl::StrCat("DNS:", a.name));
+  }
   leaf.days = a.days > 0 ? a.days : 365;
   leaf.key_path = absl::StrCat(a.dir, "/", sub, "/", a.name, ".key");
   leaf.cert_path = absl::StrCat(a.dir, "/", sub, "/", a.name, ".crt");

@@ -140,57 +140,60 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
   // delete that arrived meanwhile (group commit), then memory, then the
   // answers. Under doc_write_mu_ from the copies on: nothing changes the
   // documents between a delete's copy and its write, and no pass writes an
-  // older version after it.
-  absl::MutexLock order(&doc_write_mu_);
-  {
-    absl::MutexLock lock(&mu_);
-    std::set<std::string> deleting;
-    for (auto& w : batch) {
-      // A second delete of the same deployment in this batch marks nothing
-      // and is answered with the first's result.
-      if (w.create || !deleting.insert(w.name).second) continue;
-      for (const Deployment* r : ReplicasOf(w.name)) {
-        if (r->status().deleted()) continue;
-        Deployment& d = w.docs.emplace_back(*r);
-        MarkDeleted(d);
-      }
-    }
-  }
-  std::vector<Deployment> docs;
-  std::vector<Event> events;
-  docs.reserve(batch.size());
-  events.reserve(batch.size());
-  for (const auto& w : batch) {
-    if (w.docs.empty()) continue;
-    docs.insert(docs.end(), w.docs.begin(), w.docs.end());
-    events.push_back(w.event);
-  }
-  absl::Status s = docs.empty() ? absl::OkStatus() : store_->PutDeployments(docs);
-  if (s.ok() && events_ && !events.empty()) {
-    absl::Status es = events_->AppendEvents(events);
-    if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
-  }
+  // older version after it. The answers go out after it is released.
+  absl::Status s;
   std::vector<std::optional<Deployment>> answers(batch.size());
   {
-    absl::MutexLock lock(&mu_);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      PendingWrite& w = batch[i];
-      if (w.create) creating_.erase(w.name);
-      if (!s.ok()) continue;
-      for (auto& doc : w.docs) {
-        // A deleted replica's nodes lose its instance in the next pass.
-        if (!w.create) {
-          for (const auto& a : doc.status().attempts()) recompute_.insert(a.placement().node());
+    absl::MutexLock order(&doc_write_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      std::set<std::string> deleting;
+      for (auto& w : batch) {
+        // A second delete of the same deployment in this batch marks nothing
+        // and is answered with the first's result.
+        if (w.create || !deleting.insert(w.name).second) continue;
+        for (const Deployment* r : ReplicasOf(w.name)) {
+          if (r->status().deleted()) continue;
+          Deployment& d = w.docs.emplace_back(*r);
+          MarkDeleted(d);
         }
-        PutDoc(std::move(doc));
       }
-      if (!w.docs.empty()) NoteChange(w.name);
-      // Taken now: the pass this wakes may forget a deleted deployment with
-      // nothing running at once, and the caller must still get what it
-      // deleted.
-      answers[i] = AggregateOf(w.name);
     }
-    if (s.ok() && !docs.empty()) dirty_ = true;
+    std::vector<Deployment> docs;
+    std::vector<Event> events;
+    docs.reserve(batch.size());
+    events.reserve(batch.size());
+    for (const auto& w : batch) {
+      if (w.docs.empty()) continue;
+      docs.insert(docs.end(), w.docs.begin(), w.docs.end());
+      events.push_back(w.event);
+    }
+    s = docs.empty() ? absl::OkStatus() : store_->PutDeployments(docs);
+    if (s.ok() && events_ && !events.empty()) {
+      absl::Status es = events_->AppendEvents(events);
+      if (!es.ok()) DCU_LOG_WARN("appending ", events.size(), " events: ", es.message());
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        PendingWrite& w = batch[i];
+        if (w.create) creating_.erase(w.name);
+        if (!s.ok()) continue;
+        for (auto& doc : w.docs) {
+          // A deleted replica's nodes lose its instance in the next pass.
+          if (!w.create) {
+            for (const auto& a : doc.status().attempts()) recompute_.insert(a.placement().node());
+          }
+          PutDoc(std::move(doc));
+        }
+        if (!w.docs.empty()) NoteChange(w.name);
+        // Taken now: the pass this wakes may forget a deleted deployment with
+        // nothing running at once, and the caller must still get what it
+        // deleted.
+        answers[i] = AggregateOf(w.name);
+      }
+      if (s.ok() && !docs.empty()) dirty_ = true;
+    }
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& w = batch[i];

@@ -148,11 +148,22 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeTransferServerCrede
 
 PeerModelSource::PeerModelSource(std::string address, std::shared_ptr<grpc::ChannelCredentials> creds,
                                  std::string peer_name, bool tls)
-    : address_(std::move(address)), peer_name_(std::move(peer_name)) {
+    : address_(std::move(address)), peer_name_(std::move(peer_name)), tls_(tls) {
   // Chunks are 1 MiB; DefaultChannelArguments allows 16 MiB messages.
   grpc::ChannelArguments args = common::DefaultChannelArguments();
   if (tls && !peer_name_.empty()) args.SetSslTargetNameOverride(peer_name_);
   stub_ = dcufleet::v1::ModelTransferService::NewStub(grpc::CreateCustomChannel(address_, creds, args));
+}
+
+absl::Status PeerModelSource::Explained(absl::Status s) const {
+  if (!tls_ || !absl::StrContains(s.message(), "certificate verify failed")) return s;
+  return absl::Status(
+      s.code(),
+      absl::StrCat(s.message(), " (TLS between nodes: both must hold node certificates of the same "
+                                "fleet CA, and the source's must name node '",
+                   peer_name_,
+                   "'; node certificates from 'dcuctl pki issue node' before 2026-12-06 could not "
+                   "serve copies: issue the source's again)"));
 }
 
 std::string PeerModelSource::Describe() const {
@@ -167,7 +178,7 @@ absl::StatusOr<std::vector<SourceFile>> PeerModelSource::List(const std::string&
   req.set_model(model);
   dcufleet::v1::ListModelFilesResponse resp;
   grpc::Status s = stub_->ListModelFiles(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s);
+  if (!s.ok()) return Explained(FromGrpc(s));
   if (peer_name_.empty()) peer_name_ = resp.node_name();
   std::vector<SourceFile> out;
   for (const auto& e : resp.files()) out.push_back({e.name(), e.size()});

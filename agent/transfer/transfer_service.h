@@ -73,7 +73,11 @@ class PeerModelSource : public ModelSource {
  private:
   const std::string address_;
   std::string peer_name_;
+  const bool tls_;
   std::unique_ptr<dcufleet::v1::ModelTransferService::Stub> stub_;
+  // A failed TLS handshake says only "certificate verify failed"; this adds
+  // what to check.
+  absl::Status Explained(absl::Status s) const;
 };
 
 }  // namespace dcu::agent

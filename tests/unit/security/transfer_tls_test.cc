@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "agent/fetch/model_fetch.h"
@@ -51,9 +52,13 @@ class TransferTlsTest : public ::testing::Test {
     model.layers = 2;
     model.shards = 2;
     testing::WriteTinyModel(tmp_.Join("a/Tiny"), model);
-    // node-a serves its model root as its agent does with TLS on.
-    auto creds = MakeTransferServerCredentials(
-        {P("nodes/node-a.crt"), P("nodes/node-a.key"), P("ca.crt")});
+    Serve(P("nodes/node-a.crt"), P("nodes/node-a.key"));
+  }
+  // node-a serves its model root as its agent does with TLS on.
+  void Serve(const std::string& cert, const std::string& key) {
+    if (server_) server_->Shutdown();
+    port_ = 0;
+    auto creds = MakeTransferServerCredentials({cert, key, P("ca.crt")});
     ASSERT_TRUE(creds.ok()) << creds.status();
     service_ = std::make_unique<ModelTransferServiceImpl>(
         "node-a", std::vector<std::string>{tmp_.Join("a")}, /*require_node_peer=*/true);
@@ -141,6 +146,33 @@ TEST_F(TransferTlsTest, ASourceThatIsNotTheNodeAskedForIsRefused) {
   ASSERT_NE(stranger, nullptr);
   EXPECT_FALSE(FetchWith(*stranger).ok());
   EXPECT_FALSE(fs::exists(tmp_.Join("b/Tiny")));
+}
+
+// A source still on a node certificate as `dcuctl pki` made them before
+// 2026-12-06 (clientAuth only): the copy fails at the handshake, and the
+// error says what to check and what to do.
+TEST_F(TransferTlsTest, ASourceOnAnOldClientOnlyCertificateIsExplained) {
+  const std::string old = dir_->Join("old-node-a");
+  {
+    std::ofstream ext(old + ".ext");
+    ext << "basicConstraints = critical,CA:FALSE\nextendedKeyUsage = clientAuth\n";
+  }
+  testing::OpenSsl({"genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+                    old + ".key"});
+  testing::OpenSsl({"req", "-new", "-key", old + ".key", "-subj", "/CN=node-a/O=node", "-out",
+                    old + ".csr"});
+  testing::OpenSsl({"x509", "-req", "-in", old + ".csr", "-CA", P("ca.crt"), "-CAkey", P("ca.key"),
+                    "-set_serial", "78", "-days", "30", "-extfile", old + ".ext", "-out",
+                    old + ".crt"});
+  Serve(old + ".crt", old + ".key");
+  auto peer = Peer({P("ca.crt"), P("nodes/node-b.crt"), P("nodes/node-b.key")});
+  ASSERT_NE(peer, nullptr);
+  auto r = FetchWith(*peer);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("certificate verify failed"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("must name node 'node-a'"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("issue the source's again"));
 }
 
 TEST(TransferTlsFiles, AMissingOrMismatchedFileNamesTheFlag) {

@@ -2,6 +2,7 @@
 // in groups by the writer thread, dry runs, Delete and the readers.
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <tuple>
 
@@ -159,15 +160,22 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
         }
       }
     }
+    // Every write's documents moved into one vector for the transaction;
+    // [first[i], first[i + 1]) are batch[i]'s.
     std::vector<Deployment> docs;
     std::vector<Event> events;
+    std::vector<size_t> first;
     docs.reserve(batch.size());
     events.reserve(batch.size());
-    for (const auto& w : batch) {
+    first.reserve(batch.size() + 1);
+    for (auto& w : batch) {
+      first.push_back(docs.size());
       if (w.docs.empty()) continue;
-      docs.insert(docs.end(), w.docs.begin(), w.docs.end());
+      std::move(w.docs.begin(), w.docs.end(), std::back_inserter(docs));
+      w.docs.clear();
       events.push_back(w.event);
     }
+    first.push_back(docs.size());
     s = docs.empty() ? absl::OkStatus() : store_->PutDeployments(docs);
     if (s.ok() && events_ && !events.empty()) {
       absl::Status es = events_->AppendEvents(events);
@@ -179,14 +187,16 @@ void DeployController::CommitWrites(std::vector<PendingWrite>& batch) {
         PendingWrite& w = batch[i];
         if (w.create) creating_.erase(w.name);
         if (!s.ok()) continue;
-        for (auto& doc : w.docs) {
+        for (size_t j = first[i]; j < first[i + 1]; ++j) {
           // A deleted replica's nodes lose its instance in the next pass.
           if (!w.create) {
-            for (const auto& a : doc.status().attempts()) recompute_.insert(a.placement().node());
+            for (const auto& a : docs[j].status().attempts()) {
+              recompute_.insert(a.placement().node());
+            }
           }
-          PutDoc(std::move(doc));
+          PutDoc(std::move(docs[j]));
         }
-        if (!w.docs.empty()) NoteChange(w.name);
+        if (first[i + 1] > first[i]) NoteChange(w.name);
         // Taken now: the pass this wakes may forget a deleted deployment with
         // nothing running at once, and the caller must still get what it
         // deleted.
@@ -388,19 +398,21 @@ void DeployController::MarkDeleted(Deployment& d) {
 void DeployController::DeleteAsync(const std::string& name, DeleteCallback done) {
   // What needs no write is answered now; the marked copies are taken by the
   // writer (CommitWrites), from the documents as they are then.
-  std::optional<Deployment> shown;
-  bool all_deleted = true;
+  std::optional<Deployment> shown;  // only when answered now: a copy of every replica
+  bool found = false;
   {
     absl::MutexLock lock(&mu_);
     std::vector<const Deployment*> replicas = ReplicasOf(name);
+    found = !replicas.empty();
+    bool all_deleted = true;
     for (const Deployment* r : replicas) all_deleted = all_deleted && r->status().deleted();
-    if (!replicas.empty()) shown = AggregateOf(name);
+    if (found && all_deleted) shown = AggregateOf(name);
   }
-  if (!shown) {
+  if (!found) {
     done(absl::NotFoundError(absl::StrCat("deployment '", name, "' not found")));
     return;
   }
-  if (all_deleted) {
+  if (shown) {
     done(*std::move(shown));
     return;
   }

@@ -12,12 +12,14 @@
 // nodes.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "bench/common/synthetic_fleet.h"
@@ -475,6 +477,64 @@ void BM_FailoverPass(benchmark::State& state) {
   }
   state.SetItemsProcessed(failed_over);
 }
+// What a reader listing every deployment (`dcuctl get deployments`, a
+// dashboard, dcu-loadgen waiting for READY) costs everyone else: a fleet of
+// `nodes` with `placed` deployments placed (real catalog), one thread
+// calling List() back to back, and the timed Get() of one deployment (it
+// takes the controller's lock, as admission, the writer and the pass do).
+// BM_List times List() alone.
+void BM_GetWhileListing(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int placed = static_cast<int>(state.range(1));
+  Fleet fleet(nodes, BenchFleetOptions(true));
+  BenchController bc(&fleet, nullptr);
+  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
+    state.SkipWithError(bc.error().c_str());
+    return;
+  }
+  bc.dc().ReconcileOnceForTest();
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> lists{0};
+  std::thread lister([&] {
+    while (!stop.load()) {
+      benchmark::DoNotOptimize(bc.dc().List());
+      lists.fetch_add(1);
+    }
+  });
+  while (lists.load() == 0) std::this_thread::yield();  // listing from here on
+  int i = 0;
+  std::vector<double> us;
+  for (auto _ : state) {
+    const std::string name = absl::StrCat("d-", i++ % placed);
+    const absl::Time t0 = absl::Now();
+    auto d = bc.dc().Get(name);
+    us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+    benchmark::DoNotOptimize(d);
+  }
+  stop = true;
+  lister.join();
+  std::sort(us.begin(), us.end());
+  state.counters["lists"] = static_cast<double>(lists.load());
+  state.counters["get_p50_us"] = us.empty() ? 0 : us[us.size() / 2];
+  state.counters["get_p99_us"] = us.empty() ? 0 : us[us.size() * 99 / 100];
+  state.counters["get_max_us"] = us.empty() ? 0 : us.back();
+}
+void BM_List(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int placed = static_cast<int>(state.range(1));
+  Fleet fleet(nodes, BenchFleetOptions(true));
+  BenchController bc(&fleet, nullptr);
+  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
+    state.SkipWithError(bc.error().c_str());
+    return;
+  }
+  bc.dc().ReconcileOnceForTest();
+  for (auto _ : state) benchmark::DoNotOptimize(bc.dc().List());
+  state.counters["placed"] = static_cast<double>(bc.Placed());
+}
+BENCHMARK(BM_GetWhileListing)->Args({1000, 2000})->Args({10000, 20000})
+    ->Unit(benchmark::kMicrosecond)->MinTime(3.0);
+BENCHMARK(BM_List)->Args({1000, 2000})->Args({10000, 20000})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FailoverPass)->Args({10000, 4000, 200})->Args({1000, 400, 20})
     ->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_SteadyPass)->Args({1000, 400})->Args({10000, 4000})->Args({10000, 10000})->Unit(benchmark::kMillisecond);

@@ -385,6 +385,17 @@ void BM_ReconcilePass(benchmark::State& state) {
 
 // A pass when (almost) nothing happened: `placed` deployments already
 // placed on a fleet of `nodes`, then passes in which no report changed.
+// `placed` deployments of qwen3-8b submitted and placed by one pass; false
+// (and `state` skipped with the reason) when the set-up failed.
+bool SubmitAndPlace(BenchController& bc, int placed, benchmark::State& state) {
+  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
+    state.SkipWithError(bc.error().c_str());
+    return false;
+  }
+  bc.dc().ReconcileOnceForTest();
+  return true;
+}
+
 // What a pass costs whatever its work -- the floor every failure report
 // waits behind, and what a busy fleet pays for every wake-up.
 void BM_SteadyPass(benchmark::State& state) {
@@ -392,11 +403,7 @@ void BM_SteadyPass(benchmark::State& state) {
   const int placed = static_cast<int>(state.range(1));
   Fleet fleet(nodes, BenchFleetOptions(true));
   BenchController bc(&fleet, nullptr);
-  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
-    state.SkipWithError(bc.error().c_str());
-    return;
-  }
-  bc.dc().ReconcileOnceForTest();  // places them
+  if (!SubmitAndPlace(bc, placed, state)) return;
   bc.dc().ReconcileOnceForTest();  // settles
   PassLogOn();
   for (auto _ : state) bc.dc().ReconcileOnceForTest();
@@ -423,11 +430,7 @@ void BM_FailoverPass(benchmark::State& state) {
   const int failing = static_cast<int>(state.range(2));
   Fleet fleet(nodes, BenchFleetOptions(true));
   BenchController bc(&fleet, nullptr, /*real_diagnosis=*/true);
-  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
-    state.SkipWithError(bc.error().c_str());
-    return;
-  }
-  bc.dc().ReconcileOnceForTest();  // places them
+  if (!SubmitAndPlace(bc, placed, state)) return;
   // Every instance reports Ready; what can fail is on the first plan.
   struct Serving {
     std::string node;
@@ -488,11 +491,7 @@ void BM_GetWhileListing(benchmark::State& state) {
   const int placed = static_cast<int>(state.range(1));
   Fleet fleet(nodes, BenchFleetOptions(true));
   BenchController bc(&fleet, nullptr);
-  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
-    state.SkipWithError(bc.error().c_str());
-    return;
-  }
-  bc.dc().ReconcileOnceForTest();
+  if (!SubmitAndPlace(bc, placed, state)) return;
   std::atomic<bool> stop{false};
   std::atomic<int64_t> lists{0};
   std::thread lister([&] {
@@ -524,11 +523,7 @@ void BM_List(benchmark::State& state) {
   const int placed = static_cast<int>(state.range(1));
   Fleet fleet(nodes, BenchFleetOptions(true));
   BenchController bc(&fleet, nullptr);
-  if (!bc.error().empty() || !bc.Submit(placed, "qwen3-8b")) {
-    state.SkipWithError(bc.error().c_str());
-    return;
-  }
-  bc.dc().ReconcileOnceForTest();
+  if (!SubmitAndPlace(bc, placed, state)) return;
   for (auto _ : state) benchmark::DoNotOptimize(bc.dc().List());
   state.counters["placed"] = static_cast<double>(bc.Placed());
 }

@@ -130,6 +130,13 @@ void DeployController::PutDoc(Deployment d) {
   SetDoc(key, std::make_shared<const Deployment>(std::move(d)));
 }
 
+void DeployController::TakeInWritten(Deployment d) {
+  if (d.status().deleted()) {
+    for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
+  }
+  PutDoc(std::move(d));
+}
+
 void DeployController::SetDoc(const std::string& key, DocPtr doc) {
   // The nodes are collected first and the index changed outside the
   // callbacks: clang's thread-safety analysis does not see mu_ held inside a
@@ -509,8 +516,6 @@ void DeployController::ReconcileOnce() {
       dirty_ = true;
       return;
     }
-    // The pass's launch outcomes, in one transaction.
-    knowledge_->FlushOutcomes();
     for (const auto& [key, read] : removed) {
       absl::Status ds = store_->DeleteDeployment(key);
       if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
@@ -564,6 +569,9 @@ void DeployController::ReconcileOnce() {
       for (const std::string& key : keys) docs.push_back(deployments_.at(key));
     }
   }
+  // The pass's launch outcomes, in one transaction: evidence, not
+  // documents, so outside the order of document writes.
+  knowledge_->FlushOutcomes();
   // The desired sets from the documents as this pass left them, walked
   // without mu_ (the pointers taken above).
   for (const DocPtr& d : docs) {

@@ -305,8 +305,6 @@ class DeployController : public FleetListener {
   // changes alone, in queue order.
   void ProcessWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
   void CommitWrites(std::vector<PendingWrite>& batch) ABSL_LOCKS_EXCLUDED(mu_, doc_write_mu_);
-  // Deleted, DELETING, "stopping its instances", the next revision.
-  static void MarkDeleted(dcufleet::v1::Deployment& d);
   // Hands `write` to the writer thread, or commits it here when the writer
   // is not running (before Start, after Stop).
   void QueueWrite(PendingWrite write) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
@@ -355,6 +353,10 @@ class DeployController : public FleetListener {
   std::vector<DocPtr> SnapshotDocs() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Puts `d` in the map (replacing any document of its key).
   void PutDoc(dcufleet::v1::Deployment d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // PutDoc for a document written outside the pass (a delete, a scale, a
+  // rollout's or a drain's step): a deleted one's nodes are recomputed by
+  // the next pass, so they lose its instance.
+  void TakeInWritten(dcufleet::v1::Deployment d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The one way deployments_ changes: `doc` replaces the document of `key`
   // (null: removes it), and keys_by_node_ follows.
   void SetDoc(const std::string& key, DocPtr doc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

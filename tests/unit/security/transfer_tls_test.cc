@@ -45,13 +45,7 @@ class TransferTlsTest : public ::testing::Test {
   void SetUp() override {
     fs::create_directories(tmp_.Join("a/Tiny"));
     fs::create_directories(tmp_.Join("b"));
-    testing::TinyModel model;
-    model.hidden = 256;
-    model.intermediate = 512;
-    model.vocab = 1024;
-    model.layers = 2;
-    model.shards = 2;
-    testing::WriteTinyModel(tmp_.Join("a/Tiny"), model);
+    testing::WriteTinyModel(tmp_.Join("a/Tiny"), testing::TinyModel{});  // two shards
     Serve(P("nodes/node-a.crt"), P("nodes/node-a.key"));
   }
   // node-a serves its model root as its agent does with TLS on.

@@ -28,6 +28,8 @@ using json = nlohmann::json;
 constexpr char kLabelInstance[] = "dcufleet.instance";
 constexpr char kLabelDeployment[] = "dcufleet.deployment";
 constexpr char kLabelAttempt[] = "dcufleet.attempt";
+// The agent state directory that started the container.
+constexpr char kLabelOwner[] = "dcufleet.state-dir";
 constexpr char kSpecFile[] = "spec.binpb";
 constexpr char kStopFile[] = "stop_requested";
 
@@ -66,8 +68,16 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
 
 }  // namespace
 
+namespace {
+std::string AbsoluteDir(const std::string& dir) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  return ec ? dir : p.lexically_normal().string();
+}
+}  // namespace
+
 ContainerRuntime::ContainerRuntime(ContainerRuntimeOptions options, common::ProcessRunner* runner)
-    : options_(std::move(options)), runner_(runner) {}
+    : options_(std::move(options)), owner_(AbsoluteDir(options_.state_dir)), runner_(runner) {}
 
 absl::StatusOr<std::unique_ptr<ContainerRuntime>> ContainerRuntime::Create(
     ContainerRuntimeOptions options, common::ProcessRunner* runner) {
@@ -91,6 +101,16 @@ std::string ContainerRuntime::ContainerName(absl::string_view instance_id) const
 
 std::string ContainerRuntime::SpecDir(absl::string_view instance_id) const {
   return absl::StrCat(options_.state_dir, "/containers/", instance_id);
+}
+
+bool ContainerRuntime::Owns(absl::string_view instance_id,
+                            absl::string_view state_dir_label) const {
+  if (!state_dir_label.empty() && state_dir_label != "<no value>") {
+    return state_dir_label == owner_;
+  }
+  // Started by an agent older than the owner label: this state directory's
+  // only if it holds the container's spec.
+  return PathExists(absl::StrCat(SpecDir(instance_id), "/", kSpecFile));
 }
 
 absl::StatusOr<common::ProcessOutput> ContainerRuntime::Cli(const std::vector<std::string>& args,
@@ -169,6 +189,7 @@ ContainerRuntime::RenderRunArgs(const dcufleet::v1::InstanceSpec& spec) {
   if (spec.attempt() > 0) {
     args.insert(args.end(), {"--label", absl::StrCat(kLabelAttempt, "=", spec.attempt())});
   }
+  args.insert(args.end(), {"--label", absl::StrCat(kLabelOwner, "=", owner_)});
   for (const auto& dev : options_.devices) {
     if (PathExists(HostPath(options_.host_root, dev))) {
       args.insert(args.end(), {"--device", dev});
@@ -365,7 +386,7 @@ absl::StatusOr<std::vector<RuntimeInstance>> ContainerRuntime::List() {
   DCU_ASSIGN_OR_RETURN(
       common::ProcessOutput out,
       Cli({"ps", "-a", "--filter", absl::StrCat("label=", kLabelInstance), "--format",
-           absl::StrCat("{{.Label \"", kLabelInstance, "\"}}")},
+           absl::StrCat("{{.Label \"", kLabelInstance, "\"}}\t{{.Label \"", kLabelOwner, "\"}}")},
           options_.cli_timeout));
   if (out.exit_code != 0) {
     return absl::UnavailableError(absl::StrCat("'", options_.cli, " ps' exited ", out.exit_code,
@@ -373,8 +394,10 @@ absl::StatusOr<std::vector<RuntimeInstance>> ContainerRuntime::List() {
   }
   std::vector<RuntimeInstance> all;
   for (absl::string_view line : absl::StrSplit(out.stdout_data, '\n', absl::SkipEmpty())) {
-    std::string id(absl::StripAsciiWhitespace(line));
+    std::pair<absl::string_view, absl::string_view> labels = absl::StrSplit(line, '\t');
+    std::string id(absl::StripAsciiWhitespace(labels.first));
     if (!ValidateInstanceId(id).empty()) continue;
+    if (!Owns(id, absl::StripAsciiWhitespace(labels.second))) continue;
     auto ri = Inspect(id);
     if (ri.ok()) all.push_back(*std::move(ri));
   }

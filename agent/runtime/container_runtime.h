@@ -36,11 +36,15 @@ struct ContainerRuntimeOptions {
 
 // Runs an instance as a container through the docker (or podman) CLI:
 //   run -d --name dcufleet-<id> --label dcufleet.instance=<id>
-//       --device /dev/kfd --device /dev/dri --group-add video --ipc host
+//       --label dcufleet.state-dir=<state_dir> --device /dev/kfd --device /dev/dri --group-add video --ipc host
 //       --network host --shm-size S [-v /opt/hyhal:/opt/hyhal:ro]
 //       -v MODEL:MODEL:ro [-v OVERLAY:OVERLAY:ro] -e K=V...
 //       --entrypoint ARGV0 IMAGE ARGV1...
-// then inspect, logs, stop, rm. Recover() finds containers by label.
+// then inspect, logs, stop, rm. List() and Recover() find containers by
+// label, and only those this runtime's state directory started: another
+// agent on the same host (a second Slurm allocation, a test beside this one)
+// has its own state directory, and its containers are not this one's to
+// adopt or stop.
 class ContainerRuntime final : public Runtime {
  public:
   // INVALID_ARGUMENT when state_dir or cli is empty. `runner` is not owned
@@ -77,8 +81,12 @@ class ContainerRuntime final : public Runtime {
                                             absl::Duration timeout);
   absl::StatusOr<EnvMap> ImageEnv(const std::string& image);
   std::string SpecDir(absl::string_view instance_id) const;
+  // Whether a container listed with these labels is this runtime's.
+  bool Owns(absl::string_view instance_id, absl::string_view state_dir_label) const;
 
   const ContainerRuntimeOptions options_;
+  // The state directory, absolute: the value of the owner label.
+  const std::string owner_;
   common::ProcessRunner* runner_;
 };
 

@@ -224,12 +224,14 @@ TEST_F(ContainerRuntimeTest, RemediatedInstanceServesThenLeavesNoContainer) {
   // The prefix goes before the image's own LD_LIBRARY_PATH.
   EXPECT_THAT(env, Contains("LD_LIBRARY_PATH=/opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib"));
 
-  ASSERT_TRUE(runtime_->Stop(spec.instance_id(), absl::Seconds(5)).ok());
+  absl::Status stop = runtime_->Stop(spec.instance_id(), absl::Seconds(5));
+  ASSERT_TRUE(stop.ok()) << stop;
   auto stopped = runtime_->Inspect(spec.instance_id());
-  ASSERT_TRUE(stopped.ok());
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
   EXPECT_FALSE(stopped->running);
   EXPECT_TRUE(stopped->stop_requested);
-  ASSERT_TRUE(runtime_->Remove(spec.instance_id()).ok());
+  absl::Status removed = runtime_->Remove(spec.instance_id());
+  ASSERT_TRUE(removed.ok()) << removed;
   EXPECT_EQ(absl::StripAsciiWhitespace(DockerOut(
                 {"ps", "-a", "-q", "--filter",
                  absl::StrCat("label=dcufleet.instance=", spec.instance_id())})),
@@ -292,6 +294,79 @@ TEST_F(ContainerRuntimeTest, RecoverFindsContainersByLabelWithoutDuplicating) {
   EXPECT_TRUE(Healthy(spec.port()));
 }
 
+// Two agents on one host (two Slurm allocations on a node; a test beside
+// another): each adopts only the containers its own state directory started.
+// Before the owner label, an agent's Recover() took every dcufleet container
+// on the host, and its next assignment stopped and removed the other's.
+TEST_F(ContainerRuntimeTest, AnotherAgentsContainerIsNotItsToRecover) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-owned");
+  (*spec.mutable_env())["VLLM_ROCM_USE_SKINNY_GEMM"] = "0";
+  auto ri = runtime_->Start(spec);
+  ASSERT_TRUE(ri.ok()) << ri.status();
+  auto inspected =
+      nlohmann::json::parse(DockerOut({"inspect", runtime_->ContainerName(spec.instance_id())}))[0];
+  EXPECT_EQ(inspected["Config"]["Labels"]["dcufleet.state-dir"],
+            std::filesystem::weakly_canonical(root_ + "/state").string());
+
+  ContainerRuntimeOptions o;
+  o.cli = Cli();
+  o.state_dir = root_ + "/another-agent";
+  o.host_root = root_ + "/host";
+  auto other = ContainerRuntime::Create(o, runner_);
+  ASSERT_TRUE(other.ok());
+  auto theirs = (*other)->Recover();
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  for (const auto& f : *theirs) EXPECT_NE(f.instance_id, spec.instance_id());
+
+  runtime_ = NewRuntime();  // the owner restarts
+  auto mine = runtime_->Recover();
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  int found = 0;
+  for (const auto& f : *mine) found += f.instance_id == spec.instance_id();
+  EXPECT_EQ(found, 1);
+}
+
+// A runner that answers `ps` with the listed containers' labels and
+// `inspect` with a running container.
+class ListingRunner : public common::ProcessRunner {
+ public:
+  absl::StatusOr<common::ProcessOutput> Run(const std::vector<std::string>& argv,
+                                            const common::ProcessOptions&) override {
+    common::ProcessOutput out;
+    out.exit_code = 0;
+    if (argv.size() > 1 && argv[1] == "ps") out.stdout_data = ps_lines;
+    if (argv.size() > 1 && argv[1] == "inspect") {
+      out.stdout_data = absl::StrCat(R"([{"Id": "c0ffee", "State": {"Running": true, "Pid": 7}}])");
+    }
+    return out;
+  }
+  std::string ps_lines;
+};
+
+TEST(ContainerOwnershipTest, ListTakesItsOwnAndOlderContainersWhoseSpecItHolds) {
+  std::string root = dcu::testing::MakeTempDir("dcu-container-owner");
+  ListingRunner runner;
+  ContainerRuntimeOptions o;
+  o.state_dir = root + "/state";
+  auto rt = ContainerRuntime::Create(o, &runner);
+  ASSERT_TRUE(rt.ok());
+  std::string owner = std::filesystem::weakly_canonical(root + "/state").string();
+  // An older agent's container from this state directory: its spec is here.
+  std::filesystem::create_directories(root + "/state/containers/older-mine");
+  std::ofstream(root + "/state/containers/older-mine/spec.binpb") << "";
+  runner.ps_lines = absl::StrCat("mine\t", owner, "\n",            // started here
+                                 "theirs\t/srv/other-agent/state\n",  // another agent's
+                                 "older-mine\t\n",                  // no owner label, spec here
+                                 "older-theirs\t<no value>\n");     // no owner label, no spec
+  auto listed = (*rt)->List();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> ids;
+  for (const auto& ri : *listed) ids.push_back(ri.instance_id);
+  EXPECT_THAT(ids, ::testing::UnorderedElementsAre("mine", "older-mine"));
+  dcu::testing::RemoveTree(root);
+}
+
 // A ProcessRunner that records argv and answers `image inspect`.
 class RecordingRunner : public common::ProcessRunner {
  public:
@@ -337,10 +412,13 @@ TEST(ContainerRunArgsTest, RendersDevicesMountsEnvAndArgvWithoutAShell) {
   auto args = (*rt)->RenderRunArgs(spec);
   ASSERT_TRUE(args.ok()) << args.status();
   std::string joined = absl::StrJoin(args->first, " ");
-  EXPECT_THAT(joined, HasSubstr("run -d --name dcufleet-inst-7 --label dcufleet.instance=inst-7 "
-                                "--label dcufleet.deployment=qwen3-32b --device /dev/kfd --device "
-                                "/dev/dri --group-add video --ipc host --network host --shm-size 16g "
-                                "-v /opt/hyhal:/opt/hyhal:ro"));
+  EXPECT_THAT(joined,
+              HasSubstr(absl::StrCat(
+                  "run -d --name dcufleet-inst-7 --label dcufleet.instance=inst-7 "
+                  "--label dcufleet.deployment=qwen3-32b --label dcufleet.state-dir=",
+                  std::filesystem::weakly_canonical(root + "/state").string(),
+                  " --device /dev/kfd --device /dev/dri --group-add video --ipc host --network "
+                  "host --shm-size 16g -v /opt/hyhal:/opt/hyhal:ro")));
   EXPECT_THAT(joined, HasSubstr(absl::StrCat("-v ", model, ":", model, ":ro")));
   EXPECT_THAT(args->first, Contains("LD_LIBRARY_PATH=/opt/dtk/.hyhal/rocm_smi/lib:/opt/dtk/lib:/opt/hyhal/lib"));
   EXPECT_THAT(args->first, Contains("HIP_VISIBLE_DEVICES=0"));

@@ -65,8 +65,11 @@ class FleetLinkTest : public ::testing::Test {
   }
   std::unique_ptr<ChildProcess> StartAgentAt(const std::string& node, const std::string& root,
                                              std::vector<std::string> extra = {}) {
+    // Its own state directory: the default (/var/lib/dcufleet/agent) would be
+    // shared with every other test's agent on this host.
     std::vector<std::string> argv{BinPath("dcu-agent"), "--controller", Addr(), "--node", node,
-                                  "--root", root, "--max-backoff", "0.5"};
+                                  "--root", root, "--state-dir", dir_.Join(node + "-state"),
+                                  "--max-backoff", "0.5"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(argv, dir_.Join(node + ".log"));
   }

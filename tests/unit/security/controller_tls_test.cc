@@ -533,8 +533,11 @@ TEST_F(ControllerTlsTest, DcuctlWithTokenFileAndCertificates) {
 TEST_F(ControllerTlsTest, AgentConnectsWithItsCertificateOnly) {
   std::string root = testing::SourceDir() + "/tests/fixtures/sysfs/bw1000-8x/root";
   auto agent_argv = [&](const std::string& node, const std::string& cert, const std::string& key) {
+    // Its own state directory: the default (/var/lib/dcufleet/agent) would be
+    // shared with every other test's agent on this host.
     return std::vector<std::string>{BinPath("dcu-agent"), "--controller", Addr(), "--node", node,
-                                    "--root", root, "--tls-ca", P("ca.crt"), "--tls-cert", cert,
+                                    "--root", root, "--state-dir", dir_->Join("agent-" + node),
+                                    "--tls-ca", P("ca.crt"), "--tls-cert", cert,
                                     "--tls-key", key, "--max-backoff", "0.5"};
   };
   // A certificate for another node: refused at start-up, before dialing.

@@ -96,10 +96,17 @@ int RunScale(Client& client, const std::string& name, int replicas, bool wait, d
   if (IsStructured(client.options().output)) {
     PrintStructured(ProtoToJson(resp), client.options().output, out);
   } else {
-    out << "deployment '" << name << "' scaled to " << replicas << " replicas";
-    if (!resp.added().empty()) out << "; adding " << absl::StrJoin(resp.added(), ", ");
+    // Replicas are named by index ("replica 1"), not counted: "adding 1"
+    // read as a count.
+    auto named = [](const google::protobuf::RepeatedField<int32_t>& indices) {
+      return absl::StrCat(indices.size() == 1 ? "replica " : "replicas ",
+                          absl::StrJoin(indices, ", "));
+    };
+    out << "deployment '" << name << "' scaled to " << replicas
+        << (replicas == 1 ? " replica" : " replicas");
+    if (!resp.added().empty()) out << "; adding " << named(resp.added());
     if (!resp.removed().empty()) {
-      out << "; removing " << absl::StrJoin(resp.removed(), ", ")
+      out << "; removing " << named(resp.removed())
           << " (worst placed first: not Ready, then the most crowded node)";
     }
     if (resp.added().empty() && resp.removed().empty()) out << " (unchanged)";

@@ -125,7 +125,8 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::ApplyToExisting(
     auto scaled = Scale(spec.name(), spec.replicas());
     if (!scaled.ok()) return scaled.status();
     *resp.mutable_deployment() = std::move(*scaled->mutable_deployment());
-    resp.set_change(absl::StrCat("scaled to ", spec.replicas(), " replicas"));
+    resp.set_change(absl::StrCat("scaled to ", spec.replicas(),
+                                 spec.replicas() == 1 ? " replica" : " replicas"));
     return resp;
   }
   std::string changes;

@@ -702,6 +702,8 @@ TEST_F(ScenarioTest, ReplicasSpreadScaleAndRestartAlone) {
       {"scale", "deployment", "qwen3-32b", "--replicas", "3", "--wait", "--timeout", "60"});
   ASSERT_EQ(scale.exit_code, 0) << scale.out << scale.err << h_.Logs();
   EXPECT_THAT(scale.out, HasSubstr("successfully rolled out"));
+  // Replicas named by index, not counted ("adding 2" read as a count).
+  EXPECT_THAT(scale.out, HasSubstr("scaled to 3 replicas; adding replica 2"));
   EXPECT_EQ(testing::MarkedProcesses("qwen3-32b-").size(), 3u);
 
   // SIGKILL replica 1 while it serves: only it is relaunched.
@@ -743,6 +745,7 @@ TEST_F(ScenarioTest, ReplicasSpreadScaleAndRestartAlone) {
   testing::CmdResult down = h_.Dcuctl(
       {"scale", "deployment", "qwen3-32b", "--replicas", "1", "--wait", "--timeout", "60"});
   ASSERT_EQ(down.exit_code, 0) << down.out << down.err << h_.Logs();
+  EXPECT_THAT(down.out, HasSubstr("scaled to 1 replica; removing replicas "));
   ASSERT_TRUE(testing::WaitFor([&] { return testing::MarkedProcesses("qwen3-32b-").size() == 1; },
                                absl::Seconds(30)))
       << h_.Logs();

@@ -66,18 +66,18 @@ TEST_F(DeployE2ETest, AgentKilledWhileServingReadoptsWithoutDuplicate) {
   ASSERT_TRUE(h_.WaitNodeState("node-k100", "NODE_READY", 20)) << h_.Logs();
   auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "60"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h_.Logs();
-  auto before = testing::MarkedProcesses("qwen3-32b-");
+  auto before = h_.Marked("qwen3-32b-");
   ASSERT_EQ(before.size(), 1u);
 
   h_.StopAgent("node-k100", SIGKILL);
   // The instance lives on in its own session.
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b-"), before);
+  EXPECT_EQ(h_.Marked("qwen3-32b-"), before);
   StartAgent();
   ASSERT_TRUE(h_.WaitNodeState("node-k100", "NODE_READY", 20)) << h_.Logs();
   // Several reconcile passes and status reports later: same pid, one process,
   // still one attempt, still ready.
   absl::SleepFor(absl::Seconds(2));
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b-"), before);
+  EXPECT_EQ(h_.Marked("qwen3-32b-"), before);
   nlohmann::json d = h_.Deployment("qwen3-32b");
   EXPECT_EQ(d["deployment"]["status"]["phase"], "DEPLOYMENT_READY");
   EXPECT_EQ(d["deployment"]["status"]["attempts"].size(), 1u);
@@ -92,7 +92,7 @@ TEST_F(DeployE2ETest, ControllerKilledMidDeployCompletesOnce) {
   ASSERT_TRUE(h_.WaitNodeState("node-k100", "NODE_READY", 20)) << h_.Logs();
   auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_TRUE(testing::WaitFor([&] { return !testing::MarkedProcesses("qwen3-32b-").empty(); },
+  ASSERT_TRUE(testing::WaitFor([&] { return !h_.Marked("qwen3-32b-").empty(); },
                                absl::Seconds(20)))
       << h_.Logs();
   h_.KillController(SIGKILL);
@@ -102,7 +102,7 @@ TEST_F(DeployE2ETest, ControllerKilledMidDeployCompletesOnce) {
       << h_.Logs();
   nlohmann::json d = h_.Deployment("qwen3-32b");
   EXPECT_EQ(d["deployment"]["status"]["attempts"].size(), 1u) << d.dump(2);
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b-").size(), 1u);
+  EXPECT_EQ(h_.Marked("qwen3-32b-").size(), 1u);
 }
 
 TEST_F(DeployE2ETest, CrashIsRetriedWithBackOffThenServes) {

@@ -245,10 +245,10 @@ TEST_F(ScenarioTest, Seed000Qwen3_32bOnK100AiReachesServingWithNoHumanStep) {
   EXPECT_EQ(del.exit_code, 0) << del.err;
   testing::CmdResult del2 = h_.Dcuctl({"delete", "deployment", "qwen3-32b-b", "--wait"});
   EXPECT_EQ(del2.exit_code, 0) << del2.err;
-  bool gone = testing::WaitFor([] { return testing::MarkedProcesses("qwen3-32b").empty(); },
+  bool gone = testing::WaitFor([&] { return h_.Marked("qwen3-32b").empty(); },
                                absl::Seconds(20));
   std::string left;
-  for (const auto& [pid, id] : testing::MarkedProcesses("qwen3-32b")) {
+  for (const auto& [pid, id] : h_.Marked("qwen3-32b")) {
     absl::StrAppend(&left, pid, " ", id, " ", testing::ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/cmdline")), "\n");
   }
   EXPECT_TRUE(gone) << left << h_.Logs();
@@ -530,7 +530,7 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   const auto& first = d["deployment"]["status"]["attempts"][0];
   ASSERT_EQ(first["placement"]["node"], "node-a");
   std::string old_id = first["instance_id"];
-  ASSERT_FALSE(testing::MarkedProcesses(old_id).empty());
+  ASSERT_FALSE(h_.Marked(old_id).empty());
 
   // node-a stops answering; its instance keeps serving.
   absl::Time start = absl::Now();
@@ -550,9 +550,9 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   absl::Duration took = absl::Now() - start;
   d = h_.Deployment("qwen3-32b");
   ASSERT_TRUE(moved) << d.dump(2) << h_.Logs();
-  EXPECT_FALSE(testing::MarkedProcesses(old_id).empty()) << "the stopped node's instance runs on";
+  EXPECT_FALSE(h_.Marked(old_id).empty()) << "the stopped node's instance runs on";
 
-  const auto replacement = testing::MarkedProcesses(new_id);
+  const auto replacement = h_.Marked(new_id);
   ASSERT_EQ(replacement.size(), 1u);
 
   // node-a answers again: the replacement is Ready, so its orphan goes.
@@ -560,14 +560,14 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
   bool one = testing::WaitFor(
       [&] {
-        auto procs = testing::MarkedProcesses("qwen3-32b");
+        auto procs = h_.Marked("qwen3-32b");
         std::set<std::string> ids;
         for (const auto& [pid, id] : procs) ids.insert(id);
         return ids == std::set<std::string>{new_id};
       },
       absl::Seconds(20));
   std::string left;
-  for (const auto& [pid, id] : testing::MarkedProcesses("qwen3-32b")) {
+  for (const auto& [pid, id] : h_.Marked("qwen3-32b")) {
     absl::StrAppend(&left, pid, " ", id, "\n");
   }
   EXPECT_TRUE(one) << left << h_.Logs();
@@ -575,7 +575,7 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   EXPECT_THAT(testing::ReadFileOrEmpty(h_.Join("node-a.log")),
               HasSubstr(absl::StrCat("instance '", old_id, "' is not in generation")));
   // Exactly one server process: the replacement's, on node-b, untouched.
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b"), replacement) << left;
+  EXPECT_EQ(h_.Marked("qwen3-32b"), replacement) << left;
   d = h_.Deployment("qwen3-32b");
   const auto& st = d["deployment"]["status"];
   EXPECT_EQ(st["phase"], "DEPLOYMENT_READY");
@@ -636,7 +636,7 @@ TEST_F(ScenarioTest, NodePartitionedAndHealedKeepsAnInstanceNothingReplaced) {
   ASSERT_EQ(deploy.exit_code, 0) << deploy.out << deploy.err << h_.Logs();
   nlohmann::json d = h_.Deployment("qwen3-32b");
   const std::string id = d["deployment"]["status"]["attempts"][0]["instance_id"];
-  const auto before = testing::MarkedProcesses(id);
+  const auto before = h_.Marked(id);
   ASSERT_EQ(before.size(), 1u);
 
   auto reaches = [&](const std::string& phase) {
@@ -652,14 +652,14 @@ TEST_F(ScenarioTest, NodePartitionedAndHealedKeepsAnInstanceNothingReplaced) {
   ASSERT_TRUE(reaches("DEPLOYMENT_UNSCHEDULABLE")) << h_.Deployment("qwen3-32b").dump(2);
   d = h_.Deployment("qwen3-32b");
   EXPECT_TRUE(d["deployment"]["status"]["attempts"][0].value("orphaned", false)) << d.dump(2);
-  EXPECT_EQ(testing::MarkedProcesses(id), before);
+  EXPECT_EQ(h_.Marked(id), before);
 
   h_.StopAgent("node-a", SIGCONT);
   ASSERT_TRUE(h_.WaitNodeState("node-a", "NODE_READY", 20)) << h_.Logs();
   ASSERT_TRUE(reaches("DEPLOYMENT_READY")) << h_.Deployment("qwen3-32b").dump(2) << h_.Logs();
   // Some status reports and passes later: the same process, and no other.
   absl::SleepFor(absl::Seconds(2));
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b"), before);
+  EXPECT_EQ(h_.Marked("qwen3-32b"), before);
   d = h_.Deployment("qwen3-32b");
   const auto& st = d["deployment"]["status"];
   EXPECT_EQ(st["attempts"].back()["instance_id"], id) << d.dump(2);
@@ -704,17 +704,17 @@ TEST_F(ScenarioTest, ReplicasSpreadScaleAndRestartAlone) {
   EXPECT_THAT(scale.out, HasSubstr("successfully rolled out"));
   // Replicas named by index, not counted ("adding 2" read as a count).
   EXPECT_THAT(scale.out, HasSubstr("scaled to 3 replicas; adding replica 2"));
-  EXPECT_EQ(testing::MarkedProcesses("qwen3-32b-").size(), 3u);
+  EXPECT_EQ(h_.Marked("qwen3-32b-").size(), 3u);
 
   // SIGKILL replica 1 while it serves: only it is relaunched.
   d = h_.Deployment("qwen3-32b");
   const std::string victim = d["deployment"]["replicas"][1]["instance_id"];
   const std::string kept0 = d["deployment"]["replicas"][0]["instance_id"];
   const std::string kept2 = d["deployment"]["replicas"][2]["instance_id"];
-  auto victim_pids = testing::MarkedProcesses(victim);
+  auto victim_pids = h_.Marked(victim);
   ASSERT_EQ(victim_pids.size(), 1u);
-  const auto before0 = testing::MarkedProcesses(kept0);
-  const auto before2 = testing::MarkedProcesses(kept2);
+  const auto before0 = h_.Marked(kept0);
+  const auto before2 = h_.Marked(kept2);
   // Counted from here: a replica may have restarted already (a port taken
   // by a concurrent test made the scale-up's launch fail once).
   const int restarts_before = d["deployment"]["replicas"][1].value("restarts", 0);
@@ -739,14 +739,14 @@ TEST_F(ScenarioTest, ReplicasSpreadScaleAndRestartAlone) {
     }
     EXPECT_TRUE(said) << now["events"].dump(2);
   }
-  EXPECT_EQ(testing::MarkedProcesses(kept0), before0) << "replica 0 was disturbed";
-  EXPECT_EQ(testing::MarkedProcesses(kept2), before2) << "replica 2 was disturbed";
+  EXPECT_EQ(h_.Marked(kept0), before0) << "replica 0 was disturbed";
+  EXPECT_EQ(h_.Marked(kept2), before2) << "replica 2 was disturbed";
 
   testing::CmdResult down = h_.Dcuctl(
       {"scale", "deployment", "qwen3-32b", "--replicas", "1", "--wait", "--timeout", "60"});
   ASSERT_EQ(down.exit_code, 0) << down.out << down.err << h_.Logs();
   EXPECT_THAT(down.out, HasSubstr("scaled to 1 replica; removing replicas "));
-  ASSERT_TRUE(testing::WaitFor([&] { return testing::MarkedProcesses("qwen3-32b-").size() == 1; },
+  ASSERT_TRUE(testing::WaitFor([&] { return h_.Marked("qwen3-32b-").size() == 1; },
                                absl::Seconds(30)))
       << h_.Logs();
   d = h_.Deployment("qwen3-32b");
@@ -860,7 +860,7 @@ TEST_F(ScenarioTest, NothingFitsAnswersPerNodeAndLaunchesNothing) {
 
   // Nothing launched: no instance was ever assigned, no process runs.
   absl::SleepFor(absl::Seconds(1));
-  EXPECT_TRUE(testing::MarkedProcesses("qwen3-32b").empty());
+  EXPECT_TRUE(h_.Marked("qwen3-32b").empty());
   for (const char* node : {"node-k100", "node-z100"}) {
     std::string log = testing::ReadFileOrEmpty(h_.Join(std::string(node) + ".log"));
     EXPECT_THAT(log, ::testing::Not(::testing::ContainsRegex("assignment generation [0-9]+: [1-9]")))

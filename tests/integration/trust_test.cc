@@ -244,12 +244,12 @@ TEST(ControlPlaneOutage, DownPastLostAfterThenRestartedRelaunchesNothing) {
   auto r = h.Dcuctl({"deploy", "qwen3-32b", "--name", "outage-qwen", "--tp", "2", "--wait",
                      "--wait-timeout", "90"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h.Logs();
-  const auto before = testing::MarkedProcesses("outage-qwen-");
+  const auto before = h.Marked("outage-qwen-");
   ASSERT_EQ(before.size(), 1u);
 
   h.KillController(SIGKILL);
   absl::SleepFor(absl::Seconds(outage_s));
-  EXPECT_EQ(testing::MarkedProcesses("outage-qwen-"), before) << "the outage disturbed serving";
+  EXPECT_EQ(h.Marked("outage-qwen-"), before) << "the outage disturbed serving";
   const absl::Time restarted = absl::Now();
   ASSERT_TRUE(start_controller());
   // The agent reconnects within its own --max-backoff (30 s, full jitter).
@@ -258,7 +258,7 @@ TEST(ControlPlaneOutage, DownPastLostAfterThenRestartedRelaunchesNothing) {
             << absl::FormatDuration(absl::Now() - restarted) << " after the restart\n";
   // Several reconcile passes and status reports later: nothing relaunched.
   absl::SleepFor(absl::Seconds(3));
-  EXPECT_EQ(testing::MarkedProcesses("outage-qwen-"), before);
+  EXPECT_EQ(h.Marked("outage-qwen-"), before);
   nlohmann::json d = h.Deployment("outage-qwen");
   EXPECT_EQ(d["deployment"]["status"]["phase"], "DEPLOYMENT_READY") << d.dump(2);
   EXPECT_EQ(d["deployment"]["status"]["attempts"].size(), 1u) << d.dump(2);
@@ -286,7 +286,7 @@ TEST(DeleteWait, WaitsForANodeThatIsNotConnectedAndSaysSo) {
   auto r = h.Dcuctl({"deploy", "qwen3-32b", "--name", "del-qwen", "--tp", "2", "--wait",
                      "--wait-timeout", "90"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << h.Logs();
-  ASSERT_EQ(testing::MarkedProcesses("del-qwen-").size(), 1u);
+  ASSERT_EQ(h.Marked("del-qwen-").size(), 1u);
 
   // The agent is frozen and the controller restarted: the node is NotReady.
   agent->Signal(SIGSTOP);
@@ -297,13 +297,13 @@ TEST(DeleteWait, WaitsForANodeThatIsNotConnectedAndSaysSo) {
   testing::CmdResult del;
   std::thread waiter([&] { del = h.Dcuctl({"delete", "deployment", "del-qwen", "--wait"}, 60); });
   absl::SleepFor(absl::Seconds(3));
-  EXPECT_EQ(testing::MarkedProcesses("del-qwen-").size(), 1u) << "nothing can stop it yet";
+  EXPECT_EQ(h.Marked("del-qwen-").size(), 1u) << "nothing can stop it yet";
   agent->Signal(SIGCONT);
   waiter.join();
   EXPECT_EQ(del.exit_code, 0) << del.out << del.err << h.Logs();
   EXPECT_THAT(del.out, HasSubstr("pending: node 'node-k100' not connected (NotReady"));
   EXPECT_THAT(del.out, HasSubstr("deleted; its instances are stopped"));
-  EXPECT_TRUE(testing::MarkedProcesses("del-qwen-").empty())
+  EXPECT_TRUE(h.Marked("del-qwen-").empty())
       << "delete --wait returned while the instance still ran";
 }
 

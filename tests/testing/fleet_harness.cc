@@ -48,7 +48,7 @@ FleetHarness::~FleetHarness() {
     if (parent == "containers") containers.push_back(e.path().filename().string());
   }
   for (const auto& id : ids) {
-    for (const auto& [pid, inst] : MarkedProcesses(id)) {
+    for (const auto& [pid, inst] : MarkedProcesses(id, dir_.path())) {
       if (inst == id) kill(pid, SIGKILL);
     }
   }
@@ -155,8 +155,14 @@ std::string FleetHarness::Logs() const {
   return out;
 }
 
-std::map<int, std::string> MarkedProcesses(const std::string& prefix) {
+std::map<int, std::string> FleetHarness::Marked(const std::string& prefix) const {
+  return MarkedProcesses(prefix, dir_.path());
+}
+
+std::map<int, std::string> MarkedProcesses(const std::string& prefix, const std::string& under) {
   std::map<int, std::string> out;
+  std::error_code ec;
+  const std::string root = std::filesystem::weakly_canonical(under, ec).string() + "/";
   DIR* d = opendir("/proc");
   if (!d) return out;
   while (dirent* e = readdir(d)) {
@@ -173,7 +179,10 @@ std::map<int, std::string> MarkedProcesses(const std::string& prefix) {
       if (pos == 0 || env[pos - 1] == '\0') {
         size_t end = env.find('\0', pos);
         std::string id = env.substr(pos + key.size(), end - pos - key.size());
-        if (id.rfind(prefix, 0) == 0) out[pid] = id;
+        std::error_code cwd_ec;
+        std::string cwd =
+            std::filesystem::read_symlink(absl::StrCat("/proc/", pid, "/cwd"), cwd_ec).string();
+        if (id.rfind(prefix, 0) == 0 && !cwd_ec && (cwd + "/").rfind(root, 0) == 0) out[pid] = id;
         break;
       }
       pos += key.size();

@@ -47,6 +47,8 @@ class FleetHarness {
   // The deployment document (GetDeployment response as JSON), {} if absent.
   nlohmann::json Deployment(const std::string& name);
   std::string Logs() const;
+  // MarkedProcesses of this harness's agents.
+  std::map<int, std::string> Marked(const std::string& instance_prefix) const;
 
  private:
   TempDir dir_;
@@ -58,7 +60,11 @@ class FleetHarness {
 };
 
 // Processes on this machine whose environment carries DCUFLEET_INSTANCE with
-// this prefix (the instances dcufleet started), as pid -> instance id.
-std::map<int, std::string> MarkedProcesses(const std::string& instance_prefix);
+// this prefix (the instances dcufleet started) and whose working directory is
+// under `under` (a bare instance runs in its instance directory, inside its
+// agent's --state-dir), as pid -> instance id. Scoped so that another test
+// on this host deploying the same model name is not counted.
+std::map<int, std::string> MarkedProcesses(const std::string& instance_prefix,
+                                           const std::string& under);
 
 }  // namespace dcu::testing

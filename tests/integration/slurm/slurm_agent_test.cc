@@ -165,11 +165,11 @@ TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) 
 
   // Other tests on this machine may run the same model: only the processes
   // this deployment added count.
-  auto before = MarkedProcesses("qwen3-32b-");
+  auto before = h_.Marked("qwen3-32b-");
   auto r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "60"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Why(*job);
   std::map<int, std::string> ours;
-  for (const auto& [pid, id] : MarkedProcesses("qwen3-32b-")) {
+  for (const auto& [pid, id] : h_.Marked("qwen3-32b-")) {
     if (!before.count(pid)) ours[pid] = id;
   }
   ASSERT_EQ(ours.size(), 1u);
@@ -179,7 +179,7 @@ TEST_F(SlurmAgentTest, GpuJobServesOnItsDevicesAndStopsTheReplicaWhenCancelled) 
   ASSERT_EQ(cluster_->Client({"scancel", *job}).exit_code, 0);
   ASSERT_TRUE(h_.WaitNodeState("k100-n2", "NODE_LOST", 10)) << Why(*job);
   auto still_running = [&] {
-    auto now = MarkedProcesses("qwen3-32b-");
+    auto now = h_.Marked("qwen3-32b-");
     for (const auto& [pid, id] : ours) {
       if (now.count(pid) && now[pid] == id) return true;
     }

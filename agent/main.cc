@@ -36,6 +36,7 @@
 #include "agent/transfer/transfer_service.h"
 #include "common/clock.h"
 #include "common/enum_names.h"
+#include "common/file_lock.h"
 #include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/mutex_mode.h"
@@ -228,6 +229,24 @@ int main(int argc, char** argv) {
     return 1;
   }
   state_dir = std::filesystem::absolute(state_dir).string();
+  // One agent per state directory: a second would adopt the first one's
+  // instances and, at its first assignment, stop them. The kernel drops the
+  // lock however this process ends.
+  auto state_lock = dcu::common::ExclusiveFileLock::TryAcquire(state_dir + "/agent.lock");
+  if (!state_lock.ok()) {
+    if (absl::IsAborted(state_lock.status())) {
+      std::cerr << "dcu-agent: --state-dir '" << state_dir << "' is in use: "
+                << state_lock.status().message()
+                << ". Two agents on one state directory would adopt and stop each other's "
+                   "instances; give this one its own --state-dir, or stop the other first\n";
+      return 2;
+    }
+    std::cerr << "dcu-agent: --state-dir '" << state_dir << "': " << state_lock.status().message()
+              << "\n";
+    return 1;
+  }
+  (*state_lock)->DescribeHolder(absl::StrCat("dcu-agent pid ", getpid(), ", node '", node,
+                                             "', since ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone())));
   // Roots are compared with the controller's absolute model paths: a
   // relative one made every assignment fail confinement. Resolved once here
   // (symlinks too, as the confinement check resolves the model path).

@@ -1,7 +1,6 @@
 #include "agent/fetch/model_fetch.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
+#include "common/file_lock.h"
 #include "common/fs_util.h"
 #include "common/hash.h"
 #include "common/status_util.h"
@@ -35,28 +35,6 @@ absl::StatusOr<int64_t> StatvfsFreeBytes(const std::string& path) {
 }
 
 namespace {
-
-// An exclusive flock on a file, released (fd closed) on destruction.
-class FileLock {
- public:
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  absl::Status Acquire(const std::string& path, const std::string& model) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return absl::UnavailableError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK) {
-        return absl::AbortedError(absl::StrCat("a transfer of model '", model, "' is already running on this node"));
-      }
-      return absl::UnavailableError(absl::StrCat("flock ", path, ": ", std::strerror(errno)));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  int fd_ = -1;
-};
 
 absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
   while (!data.empty()) {
@@ -121,8 +99,14 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
   const std::string partial_root = root_ + "/.partial";
   fs::create_directories(partial_root, ec);
   if (ec) return absl::UnavailableError(absl::StrCat(what, ": cannot create ", partial_root, ": ", ec.message()));
-  FileLock lock;
-  DCU_RETURN_IF_ERROR(common::Annotate(lock.Acquire(partial_root + "/" + model + ".lock", model), what));
+  auto lock = common::ExclusiveFileLock::TryAcquire(partial_root + "/" + model + ".lock");
+  if (!lock.ok()) {
+    if (absl::IsAborted(lock.status())) {
+      return absl::AbortedError(
+          absl::StrCat(what, ": a transfer of model '", model, "' is already running on this node"));
+    }
+    return common::Annotate(lock.status(), what);
+  }
   const std::string final_dir = root_ + "/" + model;
   if (fs::exists(fs::symlink_status(final_dir, ec))) {
     return absl::AlreadyExistsError(absl::StrCat("model '", model, "' is already present at ", final_dir));

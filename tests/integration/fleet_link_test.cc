@@ -262,6 +262,36 @@ TEST_F(FleetLinkTest, InventoryTravelsWhenItChangedAndAfterAControllerRestart) {
 // inventory in every report) against this controller, and this agent
 // against a controller that does not take digests (--inventory-delta=false,
 // as one from before: its Welcome does not say it accepts them).
+// One agent per state directory. A second one would adopt the first one's
+// instances and stop them at its first assignment; it is refused at start,
+// naming the holder. The lock is the kernel's: a SIGKILLed agent leaves
+// nothing behind that blocks its restart.
+TEST_F(FleetLinkTest, ASecondAgentOnOneStateDirectoryIsRefusedNamingTheFirst) {
+  auto controller = StartController(0);
+  auto first = StartAgent("node-k100", "k100ai-8x");
+  ASSERT_TRUE(WaitFor([&] { return NodeState("node-k100", "NODE_READY"); }, absl::Seconds(10)))
+      << controller->Log() << first->Log();
+
+  const std::string state = dir_.Join("node-k100-state");
+  CmdResult second = RunCmd({BinPath("dcu-agent"), "--controller", Addr(), "--node", "node-other",
+                             "--root", Fixture("k100ai-8x"), "--state-dir", state,
+                             "--container-cli", "none"});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_THAT(second.err, HasSubstr(absl::StrCat("--state-dir '", state, "' is in use")));
+  EXPECT_THAT(second.err, HasSubstr(absl::StrCat("dcu-agent pid ", first->pid(), ", node 'node-k100'")));
+  EXPECT_THAT(second.err, HasSubstr("give this one its own --state-dir"));
+  EXPECT_TRUE(NodesByName().count("node-other") == 0) << "the refused agent registered";
+
+  first->Signal(SIGKILL);
+  first->Wait(absl::Seconds(5));
+  ASSERT_TRUE(WaitFor([&] { return NodeState("node-k100", "NODE_NOT_READY"); }, absl::Seconds(5)));
+  auto again = StartAgent("node-k100", "k100ai-8x");
+  ASSERT_TRUE(WaitFor([&] { return again->Running() && NodeState("node-k100", "NODE_READY"); },
+                      absl::Seconds(10)))
+      << again->Log();
+  EXPECT_THAT(again->Log(), ::testing::Not(HasSubstr("is in use")));
+}
+
 TEST_F(FleetLinkTest, OlderAgentsAndOlderControllersGetFullInventories) {
   for (const bool old_agent : {true, false}) {
     SCOPED_TRACE(old_agent ? "older agent" : "older controller");

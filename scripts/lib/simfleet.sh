@@ -116,6 +116,18 @@ sim_seed000() {
     "$SIM_REPO/tests/data/model-configs/qwen3-32b-seed000-qwen2-no-head-dim/config.json" 17 65527752704
 }
 
+# sim_k100b DIR BUILD_DIR: node-k100b, a second 8x K100_AI with every device
+# clean, Qwen3-32B (its published config) and the vLLM 0.9.2 env: where the
+# demo's second replica goes, with what the first node's deploy taught.
+sim_k100b() {
+  local dir=$1 build=$2
+  sim_k100_node "$dir" k100b
+  sim_env "$dir/k100b/envs/vllm-0.9.2-dtk2504" "$build/bin/fake_vllm" 0.9.2 2.5.1 3.0.0 \
+    '{"load_seconds": 3, "shards": 17, "failures": [{"kind": "head_size_unsupported"}]}'
+  sim_model_dir "$dir/k100b/models/Qwen3-32B" \
+    "$SIM_REPO/tests/data/model-configs/qwen3-32b/config.json" 17 65527752704
+}
+
 # sim_seed003 DIR BUILD_DIR: node-z100 of the second incident (4x Z100 gfx906,
 # /opt/hyhal/lib holding a librocm_smi64 without rsmi_init).
 sim_seed003() {

@@ -241,12 +241,16 @@ int main(int argc, char** argv) {
                    "instances; give this one its own --state-dir, or stop the other first\n";
       return 2;
     }
-    std::cerr << "dcu-agent: --state-dir '" << state_dir << "': " << state_lock.status().message()
-              << "\n";
-    return 1;
+    // A file system without flock (Lustre mounted -o noflock, some NFS
+    // set-ups): the check is a safeguard, not a reason not to run.
+    DCU_LOG_WARN("--state-dir '", state_dir, "': ", state_lock.status().message(),
+                 "; running without the check that no other agent uses this directory");
+  } else {
+    (*state_lock)->DescribeHolder(absl::StrCat("dcu-agent pid ", getpid(), ", node '", node,
+                                               "', since ",
+                                               absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
+                                                                absl::UTCTimeZone())));
   }
-  (*state_lock)->DescribeHolder(absl::StrCat("dcu-agent pid ", getpid(), ", node '", node,
-                                             "', since ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone())));
   // Roots are compared with the controller's absolute model paths: a
   // relative one made every assignment fail confinement. Resolved once here
   // (symlinks too, as the confinement check resolves the model path).

@@ -506,16 +506,24 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
       NoteChange(name);
       dirty_ = true;
     }
-  }
-  if (events_ && before != replicas) {
-    (void)events_->AppendEvent(
-        {0, now_ms, "deployment", name, "Normal", "Scaled",
-         absl::StrCat("replicas ", before, " -> ", replicas,
-                      resp.added().empty() ? "" : absl::StrCat("; adding ", absl::StrJoin(resp.added(), ", ")),
-                      resp.removed().empty()
-                          ? ""
-                          : absl::StrCat("; removing ", absl::StrJoin(resp.removed(), ", "),
-                                         " (worst placed first: not Ready, then the most crowded node)"))});
+    // Logged before the order of document writes is let go: a pass that
+    // places an added replica stores it under that order, so its events
+    // come after this one.
+    if (events_ && before != replicas) {
+      auto named = [](const auto& indices) {
+        return absl::StrCat(indices.size() == 1 ? "replica " : "replicas ",
+                            absl::StrJoin(indices, ", "));
+      };
+      (void)events_->AppendEvent(
+          {0, now_ms, "deployment", name, "Normal", "Scaled",
+           absl::StrCat("replicas ", before, " -> ", replicas,
+                        resp.added().empty() ? "" : absl::StrCat("; adding ", named(resp.added())),
+                        resp.removed().empty()
+                            ? ""
+                            : absl::StrCat("; removing ", named(resp.removed()),
+                                           " (worst placed first: not Ready, then the most "
+                                           "crowded node)"))});
+    }
   }
   auto d = Get(name);
   if (!d.ok()) return d.status();
@@ -562,13 +570,15 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
       dirty_ = true;
       answer = AggregateOf(name);
     }
-  }
-  if (events_) {
-    (void)events_->AppendEvent(
-        {0, now_ms, "deployment", name, "Normal", "RolloutStarted",
-         absl::StrCat(changes.empty() ? "spec changed" : changes,
-                      "; replicas are replaced one at a time (a new one first while devices "
-                      "allow, so none stops serving before its replacement is Ready)")});
+    // Before the order is let go, as Scale's: the rollout's first step
+    // comes from a pass, after this.
+    if (events_) {
+      (void)events_->AppendEvent(
+          {0, now_ms, "deployment", name, "Normal", "RolloutStarted",
+           absl::StrCat(changes.empty() ? "spec changed" : changes,
+                        "; replicas are replaced one at a time (a new one first while devices "
+                        "allow, so none stops serving before its replacement is Ready)")});
+    }
   }
   if (!answer) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
   *changes_out = std::move(changes);

@@ -206,7 +206,16 @@ TEST_F(DeployControllerTest, PicksTheVerifiedBarePlanAndAssignsIt) {
 class HeldEventLog : public EventLog {
  public:
   explicit HeldEventLog(EventLog* inner) : inner_(inner) {}
-  absl::Status AppendEvent(const Event& e) override { return inner_->AppendEvent(e); }
+  // One event of the reason given to HoldReason waits as a held batch does.
+  absl::Status AppendEvent(const Event& e) override {
+    absl::MutexLock lock(&mu_);
+    if (!hold_reason_.empty() && e.reason == hold_reason_) {
+      held_ = true;
+      mu_.Await(absl::Condition(+[](std::string* reason) { return reason->empty(); },
+                                &hold_reason_));
+    }
+    return inner_->AppendEvent(e);
+  }
   absl::Status AppendEvents(const std::vector<Event>& events) override {
     absl::MutexLock lock(&mu_);
     if (hold_) {
@@ -227,15 +236,21 @@ class HeldEventLog : public EventLog {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(&held_));
   }
+  void HoldReason(const std::string& reason) {
+    absl::MutexLock lock(&mu_);
+    hold_reason_ = reason;
+  }
   void Release() {
     absl::MutexLock lock(&mu_);
     hold_ = false;
+    hold_reason_.clear();
   }
 
  private:
   EventLog* const inner_;
   absl::Mutex mu_;
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  std::string hold_reason_ ABSL_GUARDED_BY(mu_);
   bool held_ ABSL_GUARDED_BY(mu_) = false;
 };
 
@@ -274,6 +289,60 @@ TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass)
   EXPECT_GT(seen->revision(), before);
   EXPECT_EQ(seen->status().phase(), dcufleet::v1::DEPLOYMENT_READY);
   EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::ElementsAre("Created", "Scheduled", "Ready"));
+  fleet_->SetListener(nullptr);
+  controller_.reset();
+}
+
+// A scale's "Scaled" is in the log before any pass's event about the
+// replica it added: the scale appends it before it lets go of the order of
+// document writes, which the pass needs to store its placement. Before, it
+// was appended after, and a pass in between logged "Scheduled replica 1"
+// under a deployment still shown with one replica.
+TEST_F(DeployControllerTest, AScaleIsLoggedBeforeAnyPassActsOnIt) {
+  HeldEventLog events(store_.get());
+  fleet_->SetListener(nullptr);
+  DeployController::Options o;
+  o.interval = absl::ZeroDuration();
+  o.jitter_seed = 42;
+  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
+                                                   deploy_store_.get(), &events, &clock_, o);
+  fleet_->SetListener(controller_.get());
+  ASSERT_TRUE(controller_->Load().ok());
+  RecordingSession a;
+  Connect("node-a", &a);
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+
+  events.HoldReason("Scaled");
+  absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> scaled;
+  std::thread scale([&] { scaled = controller_->Scale("qwen3-32b", 2); });
+  events.WaitUntilHeld();  // replica 1 is stored and in memory; "Scaled" waits
+  std::thread pass([&] { controller_->ReconcileOnceForTest(); });
+  // Time for a pass that does not wait to place replica 1 and log it.
+  absl::SleepFor(absl::Milliseconds(300));
+  events.Release();
+  scale.join();
+  pass.join();
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  controller_->ReconcileOnceForTest();
+  ASSERT_EQ(Get("qwen3-32b").replicas_size(), 2);
+
+  auto logged = store_->ListEvents("deployment", "qwen3-32b", 0);
+  ASSERT_TRUE(logged.ok());
+  int scaled_at = -1, replica1_scheduled_at = -1;
+  for (int i = 0; i < static_cast<int>(logged->size()); ++i) {
+    const Event& e = (*logged)[i];
+    if (e.reason == "Scaled" && scaled_at < 0) scaled_at = i;
+    if (e.reason == "Scheduled" && absl::StrContains(e.message, "replica 1") &&
+        replica1_scheduled_at < 0) {
+      replica1_scheduled_at = i;
+    }
+  }
+  ASSERT_GE(scaled_at, 0) << ::testing::PrintToString(EventReasons("qwen3-32b"));
+  ASSERT_GE(replica1_scheduled_at, 0) << ::testing::PrintToString(EventMessages("qwen3-32b"));
+  EXPECT_LT(scaled_at, replica1_scheduled_at)
+      << ::testing::PrintToString(EventMessages("qwen3-32b"));
+  EXPECT_EQ((*logged)[scaled_at].message, "replicas 1 -> 2; adding replica 1");
   fleet_->SetListener(nullptr);
   controller_.reset();
 }

@@ -234,6 +234,14 @@ std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
       }
       return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
     }
+    // An unset pin reads as what it means, not as its zero ("tp 4 -> 0"
+    // read as a request for no devices).
+    if (!refl->HasField(m, f)) {
+      if (f->name() == "tp") return std::string("auto");
+      if (f->name() == "node" || f->name() == "stack_id" || f->name() == "runtime") {
+        return std::string("any");
+      }
+    }
     std::string v;
     google::protobuf::TextFormat::PrintFieldValueToString(m, f, -1, &v);
     return v;

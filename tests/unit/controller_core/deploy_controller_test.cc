@@ -1556,6 +1556,12 @@ TEST(RolloutStepTest, OneChangeAtATime) {
   step = NextRolloutStep({&a4, &b4}, target);
   EXPECT_EQ(step.add + step.remove, -2);
   EXPECT_EQ(SpecChanges(a.spec(), target), "max_model_len 4 -> 8");
+  // Unset pins read as what they mean.
+  dcufleet::v1::DeploymentSpec pinned = target, unpinned = target;
+  pinned.set_tp(4);
+  pinned.set_node("node-a");
+  EXPECT_EQ(SpecChanges(pinned, unpinned), "tp 4 -> auto, node \"node-a\" -> any");
+  EXPECT_EQ(SpecChanges(unpinned, pinned), "tp auto -> 4, node any -> \"node-a\"");
 }
 
 

@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
     DCU_LOG_WARN("--state-dir '", state_dir, "': ", state_lock.status().message(),
                  "; running without the check that no other agent uses this directory");
   } else {
-    (*state_lock)->DescribeHolder(absl::StrCat("dcu-agent pid ", getpid(), ", node '", node,
+    (void)(*state_lock)->DescribeHolder(absl::StrCat("dcu-agent pid ", getpid(), ", node '", node,
                                                "', since ",
                                                absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
                                                                 absl::UTCTimeZone())));

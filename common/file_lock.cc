@@ -7,14 +7,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace dcu::common {
 
 namespace {
-// What the holder wrote, one line at most, for the refusal's message.
+// What the holder wrote, its first line at most, for the refusal's message.
 std::string ReadHolderLine(int fd) {
   char buf[512];
   ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
@@ -30,32 +29,39 @@ std::string ReadHolderLine(int fd) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExclusiveFileLock>> ExclusiveFileLock::TryAcquire(
-    const std::string& path) {
+    const std::string& path, std::string* holder) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot open lock file ", path, ": ",
-                                               std::strerror(errno)));
+    const int err = errno;
+    std::string msg = absl::StrCat("cannot open lock file '", path, "': ", std::strerror(err));
+    return err == EACCES || err == EPERM || err == EROFS ? absl::PermissionDeniedError(msg)
+                                                         : absl::UnavailableError(msg);
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err == EWOULDBLOCK) {
-      std::string holder = ReadHolderLine(fd);
+      std::string who = ReadHolderLine(fd);
       ::close(fd);
-      return absl::AbortedError(absl::StrCat(path, " is locked by another process",
-                                             holder.empty() ? "" : absl::StrCat(" (", holder, ")")));
+      if (holder != nullptr) *holder = who;
+      return absl::AbortedError(absl::StrCat("'", path, "' is locked by another process",
+                                             who.empty() ? "" : absl::StrCat(" (", who, ")")));
     }
     ::close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot lock ", path, ": ", std::strerror(err)));
+    return absl::UnavailableError(absl::StrCat("cannot lock '", path, "': ", std::strerror(err)));
   }
   return std::unique_ptr<ExclusiveFileLock>(new ExclusiveFileLock(fd, path));
 }
 
 ExclusiveFileLock::~ExclusiveFileLock() { ::close(fd_); }
 
-void ExclusiveFileLock::DescribeHolder(const std::string& line) {
-  if (::ftruncate(fd_, 0) != 0) return;
+absl::Status ExclusiveFileLock::DescribeHolder(absl::string_view line) {
   std::string text = absl::StrCat(line, "\n");
-  (void)!::pwrite(fd_, text.data(), text.size(), 0);
+  if (::ftruncate(fd_, 0) != 0 ||
+      ::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    return absl::InternalError(
+        absl::StrCat("writing the holder to '", path_, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dcu::common

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/file_lock.h"
 
 namespace dcu::controller {
 
@@ -21,20 +23,20 @@ class StoreLock {
   // ":memory:" needs no lock (a fresh private database).
   static absl::StatusOr<StoreLock> Acquire(const std::string& db_path, absl::string_view holder);
 
-  StoreLock(StoreLock&& other) noexcept;
-  StoreLock& operator=(StoreLock&& other) noexcept;
+  StoreLock(StoreLock&&) noexcept = default;
+  StoreLock& operator=(StoreLock&&) noexcept = default;
   StoreLock(const StoreLock&) = delete;
   StoreLock& operator=(const StoreLock&) = delete;
-  ~StoreLock();
 
   // Rewrites the holder line (e.g. once the real port is bound).
   absl::Status UpdateHolder(absl::string_view holder);
   const std::string& path() const { return path_; }
 
  private:
-  StoreLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  StoreLock(std::string path, std::unique_ptr<common::ExclusiveFileLock> lock)
+      : path_(std::move(path)), lock_(std::move(lock)) {}
   std::string path_;
-  int fd_ = -1;
+  std::unique_ptr<common::ExclusiveFileLock> lock_;  // null for ":memory:"
 };
 
 }  // namespace dcu::controller

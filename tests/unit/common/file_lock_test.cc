@@ -26,11 +26,11 @@ TEST(ExclusiveFileLockTest, ASecondHolderIsRefusedNamingTheFirstUntilItLetsGo) {
   const std::string path = dir.Join("agent.lock");
   auto first = ExclusiveFileLock::TryAcquire(path);
   ASSERT_TRUE(first.ok()) << first.status();
-  (*first)->DescribeHolder("dcu-agent pid 42, node 'n1'");
+  ASSERT_TRUE((*first)->DescribeHolder("dcu-agent pid 42, node 'n1'").ok());
 
   auto second = ExclusiveFileLock::TryAcquire(path);
   EXPECT_EQ(second.status().code(), absl::StatusCode::kAborted);
-  EXPECT_THAT(second.status().message(), HasSubstr(path + " is locked by another process"));
+  EXPECT_THAT(second.status().message(), HasSubstr("'" + path + "' is locked by another process"));
   EXPECT_THAT(second.status().message(), HasSubstr("(dcu-agent pid 42, node 'n1')"));
 
   first->reset();
@@ -46,7 +46,7 @@ TEST(ExclusiveFileLockTest, ALockLeftByAKilledProcessIsFree) {
   if (child == 0) {
     auto held = ExclusiveFileLock::TryAcquire(path);
     if (!held.ok()) _exit(3);
-    (*held)->DescribeHolder("child");
+    if (!(*held)->DescribeHolder("child").ok()) _exit(4);
     pause();  // until SIGKILL
     _exit(0);
   }
@@ -74,7 +74,7 @@ TEST(ExclusiveFileLockTest, AHolderLineIsPrintableAndOneLine) {
   const std::string path = dir.Join("x.lock");
   auto first = ExclusiveFileLock::TryAcquire(path);
   ASSERT_TRUE(first.ok());
-  (*first)->DescribeHolder(std::string("pid 1\x1b[31m red\nsecond line"));
+  ASSERT_TRUE((*first)->DescribeHolder(std::string("pid 1\x1b[31m red\nsecond line")).ok());
   auto second = ExclusiveFileLock::TryAcquire(path);
   EXPECT_THAT(second.status().message(), HasSubstr("(pid 1?[31m red)"));
   EXPECT_THAT(second.status().message(), Not(HasSubstr("second line")));

@@ -77,8 +77,10 @@ class DeployControllerTest : public ::testing::Test {
   // `deployments`: the controller's document store (the fixture's SQLite one
   // unless a test wraps it). A non-zero `interval` lets Start() run the
   // reconcile and writer threads; zero leaves passes to the test.
+  // `events`: an event log in place of the store's (a test that holds
+  // appends); the test resets controller_ before its log goes.
   void MakeController(DeploymentStore* deployments = nullptr,
-                      absl::Duration interval = absl::ZeroDuration()) {
+                      absl::Duration interval = absl::ZeroDuration(), EventLog* events = nullptr) {
     DeployController::Options o;
     o.interval = interval;
     o.jitter_seed = 42;
@@ -86,7 +88,7 @@ class DeployControllerTest : public ::testing::Test {
     if (controller_) fleet_->SetListener(nullptr);
     controller_ = std::make_unique<DeployController>(
         fleet_.get(), &knowledge_, &diagnoser_, deployments ? deployments : deploy_store_.get(),
-        store_.get(), &clock_, o);
+        events ? events : store_.get(), &clock_, o);
     fleet_->SetListener(controller_.get());
     ASSERT_TRUE(controller_->Load().ok());
   }
@@ -260,14 +262,7 @@ class HeldEventLog : public EventLog {
 // events that led to it (seen under load in ScenarioTest.Seed000...).
 TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass) {
   HeldEventLog events(store_.get());
-  fleet_->SetListener(nullptr);
-  DeployController::Options o;
-  o.interval = absl::ZeroDuration();
-  o.jitter_seed = 42;
-  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
-                                                   deploy_store_.get(), &events, &clock_, o);
-  fleet_->SetListener(controller_.get());
-  ASSERT_TRUE(controller_->Load().ok());
+  MakeController(nullptr, absl::ZeroDuration(), &events);
   RecordingSession a;
   Connect("node-a", &a);
   ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
@@ -300,14 +295,7 @@ TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass)
 // under a deployment still shown with one replica.
 TEST_F(DeployControllerTest, AScaleIsLoggedBeforeAnyPassActsOnIt) {
   HeldEventLog events(store_.get());
-  fleet_->SetListener(nullptr);
-  DeployController::Options o;
-  o.interval = absl::ZeroDuration();
-  o.jitter_seed = 42;
-  controller_ = std::make_unique<DeployController>(fleet_.get(), &knowledge_, &diagnoser_,
-                                                   deploy_store_.get(), &events, &clock_, o);
-  fleet_->SetListener(controller_.get());
-  ASSERT_TRUE(controller_->Load().ok());
+  MakeController(nullptr, absl::ZeroDuration(), &events);
   RecordingSession a;
   Connect("node-a", &a);
   ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());

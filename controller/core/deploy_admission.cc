@@ -461,41 +461,37 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
       }
       std::vector<int> remove = ReplicasToRemove(current, replicas);
       std::vector<int> add = ReplicasToAdd(current, replicas);
-      for (const Deployment* r : current) {
-        if (r->status().deleted()) continue;
-        Deployment d = *r;
+      // Every live replica carries the new count; the removed ones are
+      // marked as every removal is (RemovedReplica), the added ones made as
+      // every addition is (AddedReplica), on the live ones' target spec.
+      auto with_count = [replicas](Deployment d) {
         d.mutable_spec()->set_replicas(replicas);
         if (d.has_target_spec()) d.mutable_target_spec()->set_replicas(replicas);
+        return d;
+      };
+      for (const Deployment* r : current) {
+        if (r->status().deleted()) continue;
         if (std::find(remove.begin(), remove.end(), r->replica()) != remove.end()) {
-          d.mutable_status()->set_deleted(true);
-          d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_DELETING);
-          d.mutable_status()->set_message(
-              absl::StrCat("removed by the scale-down to ", replicas, " replicas"));
           resp.add_removed(r->replica());
+          docs.push_back(RemovedReplica(
+              with_count(*r), absl::StrCat("removed by the scale-down to ", replicas, " replicas"),
+              now_ms));
+          continue;
         }
-        if (d.spec().replicas() == r->spec().replicas() && !d.status().deleted()) continue;
+        if (r->spec().replicas() == replicas) continue;
+        Deployment d = with_count(*r);
         d.set_revision(d.revision() + 1);
         d.mutable_status()->set_updated_at_ms(now_ms);
         docs.push_back(std::move(d));
       }
-      for (int index : add) {
-        Deployment d;
-        // Added during a rollout, a replica starts on the new spec.
-        *d.mutable_spec() = TargetSpec(*live);
-        d.mutable_spec()->set_replicas(replicas);
-        if (live->has_target_spec()) {
-          *d.mutable_target_spec() = live->target_spec();
-          d.mutable_target_spec()->set_replicas(replicas);
+      if (!add.empty()) {
+        const Deployment like = with_count(*live);
+        for (int index : add) {
+          // Added during a rollout, a replica starts on the new spec.
+          resp.add_added(index);
+          docs.push_back(
+              AddedReplica(like, TargetSpec(like), index, "waiting to be scheduled", now_ms));
         }
-        d.set_uid(live->uid());
-        d.set_replica(index);
-        d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
-        d.mutable_status()->set_message("waiting to be scheduled");
-        d.mutable_status()->set_created_at_ms(now_ms);
-        d.mutable_status()->set_updated_at_ms(now_ms);
-        d.set_revision(1);
-        resp.add_added(index);
-        docs.push_back(std::move(d));
       }
     }
     if (!docs.empty()) {

@@ -516,9 +516,15 @@ void DeployController::ReconcileOnce() {
       dirty_ = true;
       return;
     }
-    for (const auto& [key, read] : removed) {
-      absl::Status ds = store_->DeleteDeployment(key);
-      if (!ds.ok()) DCU_LOG_WARN("deleting deployment '", key, "': ", ds.message());
+    if (!removed.empty()) {
+      std::vector<std::string> keys;
+      keys.reserve(removed.size());
+      for (const auto& [key, read] : removed) keys.push_back(key);
+      // Forgotten from memory below whatever the store says: a row left
+      // behind comes back at a restart as a deleted document, which the
+      // next pass forgets again.
+      absl::Status ds = store_->DeleteDeployments(keys);
+      if (!ds.ok()) DCU_LOG_WARN("deleting ", keys.size(), " deployment documents: ", ds.message());
     }
     // Per node whose set may have changed: its instances, pointing into the
     // document snapshot `docs` (kept until the push is done).

@@ -29,8 +29,10 @@ class DeploymentStore {
   virtual absl::Status PutDeployment(const dcufleet::v1::Deployment& deployment) = 0;
   // Writes several documents in one transaction (the reconciler batches).
   virtual absl::Status PutDeployments(const std::vector<dcufleet::v1::Deployment>& deployments) = 0;
-  // `key`: ReplicaKey of the document.
-  virtual absl::Status DeleteDeployment(const std::string& key) = 0;
+  // Deletes the documents under `keys` (ReplicaKeys) in one transaction: a
+  // reconcile pass forgetting 200 deleted replicas commits once, not 200
+  // times. A key with no document is not an error.
+  virtual absl::Status DeleteDeployments(const std::vector<std::string>& keys) = 0;
   virtual absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() = 0;
   // The last assignment generation of each node.
   virtual absl::Status PutNodeGeneration(const std::string& node, int64_t generation) = 0;

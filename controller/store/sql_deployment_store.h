@@ -19,7 +19,7 @@ class SqlDeploymentStore : public DeploymentStore {
   explicit SqlDeploymentStore(std::shared_ptr<Db> db) : db_(std::move(db)) {}
   absl::Status PutDeployment(const dcufleet::v1::Deployment& deployment) override;
   absl::Status PutDeployments(const std::vector<dcufleet::v1::Deployment>& deployments) override;
-  absl::Status DeleteDeployment(const std::string& key) override;
+  absl::Status DeleteDeployments(const std::vector<std::string>& keys) override;
   absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() override;
   absl::Status PutNodeGeneration(const std::string& node, int64_t generation) override;
   absl::Status PutNodeGenerations(

@@ -50,11 +50,16 @@ absl::Status SqlDeploymentStore<Db>::PutDeployments(
 }
 
 template <typename Db>
-absl::Status SqlDeploymentStore<Db>::DeleteDeployment(const std::string& key) {
+absl::Status SqlDeploymentStore<Db>::DeleteDeployments(const std::vector<std::string>& keys) {
+  if (keys.empty()) return absl::OkStatus();
   return db_->Transaction([&](Db& db) -> absl::Status {
     DCU_ASSIGN_OR_RETURN(auto st, db.Prepare("DELETE FROM deployments WHERE name = ?"));
-    st->Bind(1, key);
-    return st->Run();
+    for (const std::string& key : keys) {
+      st->Bind(1, key);
+      DCU_RETURN_IF_ERROR(st->Run());
+      DCU_RETURN_IF_ERROR(st->Reset());
+    }
+    return absl::OkStatus();
   });
 }
 

@@ -1746,7 +1746,9 @@ class GatedDeploymentStore : public DeploymentStore {
     if (fail) return absl::UnavailableError("disk gone (test)");
     return inner_->PutDeployments(docs);
   }
-  absl::Status DeleteDeployment(const std::string& key) override { return inner_->DeleteDeployment(key); }
+  absl::Status DeleteDeployments(const std::vector<std::string>& keys) override {
+    return inner_->DeleteDeployments(keys);
+  }
   absl::StatusOr<std::vector<dcufleet::v1::Deployment>> ListDeployments() override {
     return inner_->ListDeployments();
   }

@@ -238,8 +238,14 @@ TEST_P(StoreConformance, DeploymentsReplaceListAndDelete) {
   EXPECT_EQ((*all)[0].spec().name(), "batch");
   EXPECT_EQ((*all)[1].revision(), 2);
   EXPECT_EQ((*all)[2].replica(), 1);
-  ASSERT_TRUE(deployments_->DeleteDeployment(ReplicaKey("chat", 1)).ok());
-  EXPECT_EQ(deployments_->ListDeployments()->size(), 2u);
+  // Several in one call; a key with no document is no error.
+  ASSERT_TRUE(deployments_->DeleteDeployments({ReplicaKey("chat", 1), "batch", "never-stored"}).ok());
+  all = deployments_->ListDeployments();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].spec().name(), "chat");
+  EXPECT_EQ((*all)[0].replica(), 0);
+  ASSERT_TRUE(deployments_->DeleteDeployments({}).ok());
 
   ASSERT_TRUE(deployments_->PutNodeGeneration("node-a", 5).ok());
   // Generations only go up.

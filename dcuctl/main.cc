@@ -30,6 +30,7 @@
 #include "dcuctl/model_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/node_commands.h"
+#include "dcuctl/object_ref.h"
 #include "dcuctl/pool_commands.h"
 #include "dcuctl/pki_commands.h"
 #include "dcuctl/query.h"
@@ -215,22 +216,24 @@ int main(int argc, char** argv) {
   int logs_tail = 200;
   bool logs_follow = false;
   auto* logs = app.add_subcommand("logs", "print a deployment's instance log");
-  logs->add_option("NAME", logs_name, "deployment name")->required();
+  logs->add_option("NAME", logs_name, "deployment name (or deployment/NAME)")->required();
   logs->add_option("--instance", logs_instance, "instance id (default: the latest attempt)");
   logs->add_option("--tail", logs_tail, "lines from the end")->check(CLI::Range(1, 100000));
   logs->add_flag("-f,--follow", logs_follow, "keep printing new lines");
 
   // scale, rollout status
   std::string scale_name;
-  int scale_replicas = 1;
+  int scale_replicas = 0;  // 0: not given (CLI11's range check keeps it 1..256 when given)
   bool scale_wait = false;
   double scale_timeout = 600;
   auto* scale = app.add_subcommand("scale", "change the number of replicas")->require_subcommand(1);
+  // Before the object too, as kubectl's own example has it:
+  // `scale --replicas=3 deployment/NAME`.
+  scale->add_option("--replicas", scale_replicas, "replicas wanted")->check(CLI::Range(1, 256));
   auto* scale_deployment = scale->add_subcommand("deployment", "dcuctl scale deployment NAME --replicas N");
   scale_deployment->alias("deployments")->alias("deploy");
   scale_deployment->add_option("NAME", scale_name, "deployment name")->required();
-  scale_deployment->add_option("--replicas", scale_replicas, "replicas wanted")
-      ->required()
+  scale_deployment->add_option("--replicas", scale_replicas, "replicas wanted (required)")
       ->check(CLI::Range(1, 256));
   scale_deployment->add_flag("--wait", scale_wait, "wait until every replica is Ready");
   scale_deployment->add_option("--timeout", scale_timeout, "seconds to wait (0 = forever)")
@@ -240,7 +243,9 @@ int main(int argc, char** argv) {
   auto* rollout = app.add_subcommand("rollout", "follow a deployment's replicas")->require_subcommand(1);
   auto* rollout_status = rollout->add_subcommand(
       "status", "wait until every replica is Ready: dcuctl rollout status deployment/NAME");
-  rollout_status->add_option("REF", rollout_ref, "deployment/NAME (or NAME)")->required();
+  std::string rollout_name;
+  rollout_status->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
+  rollout_status->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
   rollout_status->add_option("--timeout", rollout_args.timeout_s, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);
 
@@ -276,7 +281,9 @@ int main(int argc, char** argv) {
   WaitArgs wait_args;
   auto* wait = app.add_subcommand(
       "wait", "wait for a condition: dcuctl wait --for=condition=Ready deployment/NAME");
-  wait->add_option("OBJECT", wait_args.object, "deployment/NAME or node/NAME")->required();
+  std::string wait_name;
+  wait->add_option("OBJECT", wait_args.object, "deployment/NAME or node/NAME (or KIND NAME)")->required();
+  wait->add_option("NAME", wait_name, "the name, when OBJECT is the kind alone");
   wait->add_option("--for", wait_args.for_condition,
                    "condition=PHASE (Ready, Unschedulable, Failed, ...; a node: Ready, NotReady, "
                    "Lost) or delete")
@@ -323,14 +330,18 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-headers", g.no_headers, "table and wide: no header line");
   }
 
+  // `get deployment/NAME` as kubectl takes it (object_ref.h).
+  const std::vector<std::string> args = SplitKindSlashName(std::vector<std::string>(argv, argv + argc));
   try {
-    app.parse(argc, argv);
+    std::vector<char*> split_argv;
+    for (const std::string& a : args) split_argv.push_back(const_cast<char*>(a.c_str()));
+    app.parse(static_cast<int>(split_argv.size()), split_argv.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // A mistyped command gets its name and the closest ones, not CLI11's
     // "A subcommand is required".
-    std::string unknown = UnknownCommandMessage(app, std::vector<std::string>(argv + 1, argv + argc));
+    std::string unknown = UnknownCommandMessage(app, std::vector<std::string>(args.begin() + 1, args.end()));
     if (!unknown.empty()) {
       std::cerr << "error: " << unknown << "\n";
       return kExitUsage;
@@ -346,6 +357,28 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const bool is_get = get->parsed();
+  if (*scale_deployment && scale_replicas == 0) {
+    std::cerr << "error: scale needs --replicas N, for example: dcuctl scale deployment "
+              << (scale_name.empty() ? "NAME" : scale_name) << " --replicas 2\n";
+    return kExitUsage;
+  }
+  for (auto [ref, name] : {std::pair{&rollout_ref, &rollout_name}, std::pair{&wait_args.object, &wait_name}}) {
+    auto joined = JoinKindAndName(*ref, *name);
+    if (!joined.ok()) {
+      std::cerr << "error: " << joined.status().message() << "\n";
+      return kExitUsage;
+    }
+    *ref = *std::move(joined);
+  }
+  if (*logs) {
+    // kubectl logs deployment/NAME; a node or another kind has no log here.
+    std::string name = DeploymentNameFromRef(logs_name);
+    if (name.empty()) {
+      std::cerr << "error: logs takes a deployment: NAME or deployment/NAME, not '" << logs_name << "'\n";
+      return kExitUsage;
+    }
+    logs_name = name;
+  }
   if (g.output == "name" && !is_get) {
     std::cerr << "error: -o name is for 'dcuctl get'; use -o json or -o jsonpath=TEMPLATE here\n";
     return kExitUsage;

@@ -64,6 +64,19 @@ unreachable one does; `--controller nonsense` is a bad address (2).
 KNOWN
   cat <<'OUTPUT'
 
+## Naming an object
+
+As with kubectl, an object is named either way: `KIND NAME` or
+`KIND/NAME`. `get deployment/qwen3-32b`, `describe node/node-a`,
+`describe stack/ID`, `delete deploy/NAME`, `scale --replicas=2
+deployment/NAME` (kubectl's own example: the count may come first) are
+the same commands as `get deployment qwen3-32b` and so on; `rollout
+status deployment NAME` and `wait --for=... deployment NAME` are the same
+as their `deployment/NAME` forms; `logs deployment/NAME` is `logs NAME`.
+The kinds are spelled as `get` takes them (`deployment`, `deployments`,
+`deploy`; `node`, `nodes`, `no`; `stack`, `stacks`). A kind dcuctl does not
+have is refused by name (exit 2).
+
 ## Output
 
 `-o table` (the default) and `-o wide` are for people; `--no-headers`

@@ -67,9 +67,33 @@ TEST(DcuctlKinds, SingularPluralAndShortFormsAreAccepted) {
            {"get", "node"}, {"get", "no"}, {"get", "deploy"}, {"get", "stack"},
            {"describe", "nodes", "n1"}, {"describe", "no", "n1"},
            {"describe", "deployments", "d1"}, {"describe", "stacks", "s1"},
-           {"delete", "deployments", "d1"}}) {
+           {"delete", "deployments", "d1"},
+           // kubectl's KIND/NAME where dcuctl has KIND NAME, and the other
+           // way round; the count before the object, as in kubectl's example.
+           {"describe", "deployment/d1"}, {"get", "deploy/d1"}, {"describe", "no/n1"},
+           {"describe", "stack/s1"}, {"delete", "deployments/d1", "--wait"},
+           {"scale", "deployment/d1", "--replicas", "2"}, {"scale", "--replicas=2", "deploy/d1"},
+           {"rollout", "status", "deployment", "d1"}, {"wait", "--for=delete", "deployment", "d1"},
+           {"logs", "deployment/d1"}}) {
     testing::CmdResult r = Dcuctl(args);
     EXPECT_EQ(r.exit_code, 4) << absl::StrJoin(args, " ") << ": " << r.err;
+  }
+  // What is refused before any call, and why.
+  struct Refused {
+    std::vector<std::string> args;
+    std::string why;
+  } refused[] = {
+      {{"scale", "deployment", "d1"}, "scale needs --replicas N"},
+      {{"logs", "node/n1"}, "logs takes a deployment"},
+      {{"rollout", "status", "pod", "x"}, "'pod' followed by 'x'"},
+      {{"rollout", "status", "node", "n1"}, "rollout status takes deployment/NAME"},
+      {{"wait", "--for=delete", "deployment/d1", "extra"}, "'deployment/d1' followed by 'extra'"},
+      {{"describe", "pod/x"}, "unknown command 'pod/x' for 'dcuctl describe'"},
+  };
+  for (const Refused& c : refused) {
+    testing::CmdResult r = Dcuctl(c.args);
+    EXPECT_EQ(r.exit_code, 2) << absl::StrJoin(c.args, " ") << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.why)) << absl::StrJoin(c.args, " ");
   }
 }
 
@@ -141,6 +165,18 @@ TEST_F(DcuctlFleet, OutputNameJsonpathAndNoHeaders) {
   EXPECT_EQ(r.out, "node/node-k100\n") << r.err;
   r = h_.Dcuctl({"get", "node", "node-k100", "-o", "name"});
   EXPECT_EQ(r.out, "node/node-k100\n") << r.err;
+  // KIND/NAME names the same objects (kubectl's form).
+  r = h_.Dcuctl({"get", "deploy/qwen3-32b", "-o", "name"});
+  EXPECT_EQ(r.out, "deployment/qwen3-32b\n") << r.err;
+  r = h_.Dcuctl({"get", "nodes/node-k100", "-o", "name"});
+  EXPECT_EQ(r.out, "node/node-k100\n") << r.err;
+  r = h_.Dcuctl({"describe", "deployment/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Name: +qwen3-32b\n")) << r.out;
+  r = h_.Dcuctl({"rollout", "status", "deployment", "qwen3-32b", "--timeout", "1"});
+  // Its node does not exist: exit 5, unschedulable, naming it.
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("deployment 'qwen3-32b' cannot be scheduled")) << r.err;
   r = h_.Dcuctl({"get", "stacks", "-o", "name"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::StartsWith("stack/")) << r.out;

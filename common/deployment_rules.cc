@@ -39,6 +39,10 @@ constexpr DeploymentNumberRule kRules[] = {
              "fails sooner, by its stack's stall windows)"},
     {.field = "max_attempts_per_plan", .flag = "--max-attempts-per-plan", .min = 1, .max = 1000,
      .default_value = 3, .help = "launches of one stack before failing over to the next"},
+    // Set by `dcuctl rollout restart`, not a deploy option (no flag). Up to
+    // the year 2200: a time, not any 64-bit number.
+    {.field = "restarted_at_ms", .flag = "", .min = 0, .max = 7258118400000,
+     .help = "when a restart was last asked for, ms since the epoch"},
 };
 
 // Each rule's field, looked up once: Deploy and DeployMany validate every

@@ -21,7 +21,7 @@ namespace dcu::common {
 
 struct DeploymentNumberRule {
   // The DeploymentSpec field ("max_num_seqs") and dcuctl deploy's option
-  // ("--max-num-seqs").
+  // ("--max-num-seqs"; empty for a number no deploy option sets).
   absl::string_view field;
   absl::string_view flag;
   // Allowed values: [min, max], or (min, max] when min_exclusive.

@@ -69,6 +69,7 @@ void AddDeploymentSpecOptions(CLI::App* deploy, dcufleet::v1::DeploymentSpec* sp
   text("--served-model-name", [](Spec* s, const std::string& v) { s->set_served_model_name(v); },
        "name clients use (default: the model)");
   for (const DeploymentNumberRule& rule : common::DeploymentNumberRules()) {
+    if (rule.flag.empty()) continue;  // set by another command (rollout restart)
     deploy
         ->add_option_function<std::string>(
             std::string(rule.flag),

@@ -240,13 +240,21 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   dcu::dcuctl::RolloutArgs rollout_args;
   std::string rollout_ref;
-  auto* rollout = app.add_subcommand("rollout", "follow a deployment's replicas")->require_subcommand(1);
+  auto* rollout = app.add_subcommand("rollout", "follow or restart a deployment's replicas")->require_subcommand(1);
   auto* rollout_status = rollout->add_subcommand(
       "status", "wait until every replica is Ready: dcuctl rollout status deployment/NAME");
   std::string rollout_name;
   rollout_status->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
   rollout_status->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
   rollout_status->add_option("--timeout", rollout_args.timeout_s, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+  auto* rollout_restart = rollout->add_subcommand(
+      "restart", "replace every replica, one at a time, on the spec it has: dcuctl rollout restart deployment/NAME");
+  bool restart_wait = false;
+  rollout_restart->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
+  rollout_restart->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
+  rollout_restart->add_flag("--wait", restart_wait, "then follow it as rollout status does");
+  rollout_restart->add_option("--timeout", rollout_args.timeout_s, "seconds --wait waits (0 = forever)")
       ->check(CLI::NonNegativeNumber);
 
   // apikey create|list|revoke (the gateways' keys)
@@ -492,12 +500,14 @@ int main(int argc, char** argv) {
   if (*scale_deployment) {
     return RunScale(client, scale_name, scale_replicas, scale_wait, scale_timeout, std::cout, std::cerr);
   }
-  if (*rollout_status) {
+  if (*rollout_status || *rollout_restart) {
     rollout_args.name = dcu::dcuctl::DeploymentNameFromRef(rollout_ref);
     if (rollout_args.name.empty()) {
-      std::cerr << "error: rollout status takes deployment/NAME, not '" << rollout_ref << "'\n";
+      std::cerr << "error: rollout " << (*rollout_status ? "status" : "restart")
+                << " takes deployment/NAME, not '" << rollout_ref << "'\n";
       return kExitUsage;
     }
+    if (*rollout_restart) return RunRolloutRestart(client, rollout_args, restart_wait, std::cout, std::cerr);
     return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);
   }
   if (*del_deployment) return RunDeleteDeployment(client, delete_name, delete_wait, std::cout, std::cerr);

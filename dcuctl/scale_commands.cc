@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dcuctl/exit_codes.h"
@@ -116,6 +117,35 @@ int RunScale(Client& client, const std::string& name, int replicas, bool wait, d
   RolloutArgs args;
   args.name = name;
   args.timeout_s = timeout_s;
+  return RunRolloutStatus(client, args, out, err);
+}
+
+int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
+                      std::ostream& err) {
+  dcufleet::v1::GetDeploymentRequest get;
+  get.set_name(args.name);
+  dcufleet::v1::GetDeploymentResponse current;
+  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetDeployment, get, &current);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("restarting deployment '", args.name, "'"), err);
+  // Its own spec (the one it is rolling to, if it is), with a new restart
+  // time: later than the last even if this host's clock is behind.
+  dcufleet::v1::DeployRequest req;
+  *req.mutable_spec() = current.deployment().spec();
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  req.mutable_spec()->set_restarted_at_ms(std::max(now_ms, req.spec().restarted_at_ms() + 1));
+  dcufleet::v1::DeployResponse resp;
+  s = CallFleet(client, &dcufleet::v1::FleetService::Stub::Deploy, req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("restarting deployment '", args.name, "'"), err);
+  if (IsStructured(client.options().output)) {
+    PrintStructured(ProtoToJson(resp), client.options().output, out);
+  } else {
+    const int n = Desired(resp.deployment());
+    out << "deployment \"" << args.name << "\" restarting: " << n << (n == 1 ? " replica" : " replicas")
+        << " replaced one at a time, a new one first while devices allow (none stops serving before "
+           "its replacement is Ready)\n";
+    if (!wait) out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
+  }
+  if (!wait) return kExitOk;
   return RunRolloutStatus(client, args, out, err);
 }
 

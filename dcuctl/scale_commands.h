@@ -25,6 +25,12 @@ int RunScale(Client& client, const std::string& name, int replicas, bool wait, d
 // failed for good, 1 timed out.
 int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
                      std::ostream& err);
+// kubectl rollout restart: every replica replaced, one at a time, on the
+// spec it has (a new DeploymentSpec.restarted_at_ms). Exit 0 when the
+// controller started it, 3 unknown deployment, 4 unreachable; the rollout
+// itself is followed with RunRolloutStatus (`wait`: at once).
+int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
+                      std::ostream& err);
 // "deployment/NAME", "deployments/NAME", "deploy/NAME" or "NAME" → NAME;
 // "" for another kind.
 std::string DeploymentNameFromRef(const std::string& ref);

@@ -267,6 +267,10 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
         return absl::FailedPreconditionError(absl::StrCat(
             "deployment '", spec.name(), "' is being deleted; wait until it is gone"));
       }
+      // A restart is asked for by a new restarted_at_ms (rollout restart);
+      // a spec that leaves it out keeps the one the deployment has, or
+      // re-running the deploy that made it would restart it.
+      if (spec.restarted_at_ms() == 0) spec.set_restarted_at_ms(existing->spec().restarted_at_ms());
       if (google::protobuf::util::MessageDifferencer::Equals(existing->spec(), spec)) {
         *resp.mutable_deployment() = std::move(*existing);
         resp.set_created(false);
@@ -295,6 +299,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
     Deployment& d = create->emplace_back();
     *d.mutable_spec() = spec;
     d.set_uid(uid);
+    d.set_uid_created_at_ms(absl::ToUnixMillis(now));
     d.set_replica(r);
     d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
     d.mutable_status()->set_message("waiting to be scheduled");
@@ -650,6 +655,7 @@ Deployment DeployController::AddedReplica(const Deployment& like, const Deployme
   d.mutable_spec()->set_replicas(like.spec().replicas());
   if (like.has_target_spec()) *d.mutable_target_spec() = like.target_spec();
   d.set_uid(like.uid());
+  d.set_uid_created_at_ms(BornAtMs(like));
   d.set_replica(index);
   d.mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_PENDING);
   d.mutable_status()->set_message(why);

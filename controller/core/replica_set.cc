@@ -19,6 +19,10 @@ bool IsReplicaKeyOf(absl::string_view key, absl::string_view name) {
   return key.size() == name.size() || key[name.size()] == '#';
 }
 
+int64_t BornAtMs(const Deployment& d) {
+  return d.uid_created_at_ms() > 0 ? d.uid_created_at_ms() : d.status().created_at_ms();
+}
+
 int Restarts(const Deployment& d) {
   int n = 0;
   for (const auto& a : d.status().attempts()) {
@@ -122,14 +126,17 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   out.set_revision(revision);
   const int desired = out.spec().replicas() > 0 ? out.spec().replicas() : 1;
   auto* st = out.mutable_status();
-  // The oldest replica's creation is the deployment's (AGE).
-  int64_t created = st->created_at_ms();
+  // The incarnation's creation is the deployment's (AGE, and where its
+  // events start): the oldest replica's was, until a rollout or a scale
+  // replaced every replica and the deployment looked minutes old, its
+  // Created and RolloutStarted events gone from describe.
+  int64_t created = BornAtMs(*shown);
   for (const Deployment* r : sorted) {
-    if (r->status().created_at_ms() > 0 && (created == 0 || r->status().created_at_ms() < created)) {
-      created = r->status().created_at_ms();
-    }
+    const int64_t born = BornAtMs(*r);
+    if (born > 0 && (created == 0 || born < created)) created = born;
   }
   st->set_created_at_ms(created);
+  out.set_uid_created_at_ms(created);
   if (sorted.size() > 1 || desired > 1) {
     // A deployment with some replicas still coming (or gone) is not Ready;
     // the message says which replica speaks.
@@ -250,7 +257,10 @@ std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
     const FieldDescriptor* f = desc->field(i);
     if (f->name() == "replicas") continue;
     std::string a = text(from, f), b = text(to, f);
-    if (a != b) out.push_back(absl::StrCat(f->name(), " ", a, " -> ", b));
+    if (a == b) continue;
+    // A time in ms says nothing to a reader; what it asks for does.
+    out.push_back(f->name() == "restarted_at_ms" ? std::string("restart requested")
+                                                 : absl::StrCat(f->name(), " ", a, " -> ", b));
   }
   return absl::StrJoin(out, ", ");
 }

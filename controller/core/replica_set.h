@@ -23,6 +23,10 @@ namespace dcu::controller {
 // deployment_store.h). True when `key` is the key of one of NAME's replicas.
 bool IsReplicaKeyOf(absl::string_view key, absl::string_view name);
 
+// When `d`'s incarnation (uid) was created: uid_created_at_ms, or for a
+// document written before that field, the replica's own creation.
+int64_t BornAtMs(const dcufleet::v1::Deployment& d);
+
 // Attempts of `d` that ended without being stopped on purpose (a failure, a
 // lost node): what `get deployments` counts as RESTARTS.
 int Restarts(const dcufleet::v1::Deployment& d);

@@ -198,6 +198,15 @@ deployment/NAME` follows it ("2 out of 3 new replicas have been updated")
 and events say each step (RolloutStarted, RolloutStep, RolloutComplete).
 A rollout goes on across a controller restart.
 
+`dcuctl rollout restart deployment/NAME` replaces every replica the same
+way on the spec it already has (kubectl's `rollout restart`): a new
+process per replica, surge first, none stopping before its replacement is
+Ready (`--wait` follows it as `rollout status` does). It sets the spec's
+`restarted_at_ms`, as kubectl sets its restartedAt annotation; a later
+`dcuctl deploy` that leaves it out keeps it, so re-running the deploy that
+made a deployment restarts nothing. The deployment's AGE and its events
+start at its creation, however many of its replicas were replaced since.
+
 ## API keys
 
 `dcuctl apikey create NAME [--models m1,m2]` makes a key for dcu-gateway

@@ -753,6 +753,42 @@ TEST_F(ScenarioTest, ReplicasSpreadScaleAndRestartAlone) {
   EXPECT_EQ(d["deployment"]["replicas"].size(), 1u) << d.dump(2);
   testing::CmdResult rollout = h_.Dcuctl({"rollout", "status", "deployment/qwen3-32b"});
   EXPECT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
+
+  // kubectl rollout restart: the one replica replaced by a new process on
+  // the same spec, the new one Ready before the old one stops (node-b has
+  // room for the surge).
+  const std::string old_id = d["deployment"]["replicas"][0]["instance_id"];
+  const auto old_pids = h_.Marked(old_id);
+  ASSERT_EQ(old_pids.size(), 1u);
+  testing::CmdResult restart =
+      h_.Dcuctl({"rollout", "restart", "deployment", "qwen3-32b", "--wait", "--timeout", "60"});
+  ASSERT_EQ(restart.exit_code, 0) << restart.out << restart.err << h_.Logs();
+  EXPECT_THAT(restart.out, HasSubstr("deployment \"qwen3-32b\" restarting: 1 replica replaced"));
+  EXPECT_THAT(restart.out, HasSubstr("successfully rolled out"));
+  ASSERT_TRUE(testing::WaitFor([&] { return h_.Marked(old_id).empty(); }, absl::Seconds(30)))
+      << "the old instance still runs" << h_.Logs();
+  d = h_.Deployment("qwen3-32b");
+  ASSERT_EQ(d["deployment"]["replicas"].size(), 1u) << d.dump(2);
+  const std::string new_id = d["deployment"]["replicas"][0]["instance_id"];
+  EXPECT_NE(new_id, old_id);
+  EXPECT_EQ(h_.Marked(new_id).size(), 1u);
+  EXPECT_EQ(h_.Marked("qwen3-32b-").size(), 1u);
+  int restarted = 0;
+  for (const auto& e : d["events"]) {
+    restarted += e["reason"] == "RolloutStarted" &&
+                 e["message"].get<std::string>().rfind("restart requested;", 0) == 0;
+  }
+  EXPECT_EQ(restarted, 1) << d["events"].dump(2);
+  // The deploy that made it, run again: unchanged, nothing restarts.
+  testing::CmdResult same = h_.Dcuctl(
+      {"deploy", "qwen3-32b", "--tp", "2", "--replicas", "1", "--backoff", "1"});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, ::testing::Not(HasSubstr("rolling out"))) << same.out;
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_EQ(h_.Deployment("qwen3-32b")["deployment"]["replicas"][0]["instance_id"], new_id);
+  testing::CmdResult missing = h_.Dcuctl({"rollout", "restart", "deployment/nope"});
+  EXPECT_EQ(missing.exit_code, 3) << missing.out << missing.err;
+
   testing::CmdResult bad = h_.Dcuctl({"scale", "deployment", "nope", "--replicas", "2"});
   EXPECT_EQ(bad.exit_code, 3) << bad.out << bad.err;
 }

@@ -1282,6 +1282,71 @@ TEST_F(RolloutTest, WithoutRoomForASurgeOneGoesFirstAndTheOtherKeepsServing) {
   EXPECT_TRUE(made_room);
 }
 
+// dcuctl rollout restart: the same spec with a new restarted_at_ms replaces
+// every replica, surging first; a Deploy that leaves it out changes nothing.
+TEST_F(RolloutTest, ARestartReplacesEveryReplicaOnTheSameSpecAndARedeployDoesNot) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  ASSERT_EQ(Get("qwen3-32b").ready_replicas(), 2);
+  std::set<std::string> before;
+  for (auto& [node, running] : running_) {
+    for (auto& [id, spec] : running) before.insert(id);
+  }
+  ASSERT_EQ(before.size(), 2u);
+
+  const int64_t born = Get("qwen3-32b").status().created_at_ms();
+  ASSERT_GT(born, 0);
+  clock_.Advance(absl::Minutes(5));
+  auto restart = Get("qwen3-32b").spec();
+  restart.set_restarted_at_ms(absl::ToUnixMillis(clock_.Now()));
+  auto started = controller_->Deploy(restart, false);
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_EQ(started->change(), "rolling out: restart requested");
+  for (int i = 0; i < 12 && !Get("qwen3-32b").rollout_message().empty(); ++i) {
+    Round();
+    EXPECT_GE(Get("qwen3-32b").ready_replicas(), 2) << "round " << i << ": never fewer serving";
+  }
+  Round();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.rollout_message(), "");
+  EXPECT_EQ(d.ready_replicas(), 2);
+  EXPECT_EQ(d.spec().restarted_at_ms(), restart.restarted_at_ms());
+  // Every replica is new, the deployment is not: its age (and where its
+  // events start) is its creation's.
+  EXPECT_EQ(d.status().created_at_ms(), born);
+  EXPECT_EQ(d.uid_created_at_ms(), born);
+  std::set<std::string> after;
+  for (auto& [node, running] : running_) {
+    for (auto& [id, spec] : running) {
+      after.insert(id);
+      EXPECT_EQ(before.count(id), 0u) << id << " on " << node << " was not replaced";
+    }
+  }
+  EXPECT_EQ(after.size(), 2u);
+  auto events = store_->ListEvents("deployment", "qwen3-32b", 0);
+  int restarts = 0;
+  for (const auto& e : *events) {
+    if (e.reason != "RolloutStarted") continue;
+    ++restarts;
+    EXPECT_THAT(e.message, ::testing::StartsWith("restart requested;")) << e.message;
+  }
+  EXPECT_EQ(restarts, 1);
+
+  // The deploy that made it, again (no restarted_at_ms): nothing to do.
+  auto again = controller_->Deploy(ReplicaSpec(2), false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->change(), "");
+  Round();
+  EXPECT_EQ(Get("qwen3-32b").rollout_message(), "");
+  std::set<std::string> still;
+  for (auto& [node, running] : running_) {
+    for (auto& [id, spec] : running) still.insert(id);
+  }
+  EXPECT_EQ(still, after);
+}
+
 TEST_F(RolloutTest, ANewSpecThatNeverServesStallsWhileTheOldReplicasServe) {
   Add("node-a", &a_);
   Add("node-b", &b_);

@@ -149,13 +149,16 @@ TEST_F(DeploymentRulesTest, CliEdgeAndCoreAgreeAtEveryBoundary) {
     };
     for (auto [value, allowed] : cases) {
       SCOPED_TRACE(absl::StrCat(rule.field, " = ", value));
-      Answer cli = Cli(rule, Text(value, integer));
       Answer edge = Edge(rule, value);
       Answer core = Core(rule, value);
       EXPECT_EQ(edge.ok, allowed) << edge.why;
-      EXPECT_EQ(cli.ok, edge.ok) << cli.why;
-      EXPECT_EQ(core.ok, edge.ok) << core.why;
-      EXPECT_EQ(cli.why, edge.why);
+      // A number no deploy option sets (restarted_at_ms: rollout restart's)
+      // has no CLI side to agree.
+      if (!rule.flag.empty()) {
+        Answer cli = Cli(rule, Text(value, integer));
+        EXPECT_EQ(cli.ok, edge.ok) << cli.why;
+        EXPECT_EQ(cli.why, edge.why);
+      }
       // The core sees the value after defaults: a 0 it refuses is never one
       // the edge let through.
       EXPECT_EQ(core.why, edge.why);

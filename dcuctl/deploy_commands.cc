@@ -514,15 +514,10 @@ int RunDescribeDeployment(Client& client, const std::string& name, std::ostream&
                   absl::StrCat("describing deployment '", name, "'"), view, out, err);
 }
 
-int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std::ostream& out,
-                        std::ostream& err) {
-  dcufleet::v1::DeleteDeploymentRequest req;
-  req.set_name(name);
-  dcufleet::v1::DeleteDeploymentResponse resp;
-  grpc::Status s = CallFleet(client, &FleetStub::DeleteDeployment, req, &resp);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("deleting deployment '", name, "'"), err);
-  out << "deployment '" << name << "' deleting\n";
-  if (!wait) return kExitOk;
+namespace {
+
+// Until `name` is gone (exit 0), saying why it waits while its node is away.
+int WaitDeleted(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
   absl::Time deadline = absl::Now() + absl::Seconds(client.options().timeout_s * 12);
   std::string said;  // the last "pending" line, printed once per change
   while (absl::Now() < deadline) {
@@ -559,6 +554,33 @@ int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std:
       << (said.empty() ? " (its node may be unreachable)" : absl::StrCat(" (", said, ")"))
       << "; it finishes by itself once the node reports or is declared Lost\n";
   return kExitFailed;
+}
+
+}  // namespace
+
+int RunDeleteDeployments(Client& client, const std::vector<std::string>& names, bool wait,
+                         std::ostream& out, std::ostream& err) {
+  int code = kExitOk;
+  std::vector<std::string> deleting;
+  for (const std::string& name : names) {
+    dcufleet::v1::DeleteDeploymentRequest req;
+    req.set_name(name);
+    dcufleet::v1::DeleteDeploymentResponse resp;
+    grpc::Status s = CallFleet(client, &FleetStub::DeleteDeployment, req, &resp);
+    if (!s.ok()) {
+      const int failed = client.Fail(s, absl::StrCat("deleting deployment '", name, "'"), err);
+      if (code == kExitOk) code = failed;
+      continue;
+    }
+    out << "deployment '" << name << "' deleting\n";
+    deleting.push_back(name);
+  }
+  if (!wait) return code;
+  for (const std::string& name : deleting) {
+    const int waited = WaitDeleted(client, name, out, err);
+    if (code == kExitOk) code = waited;
+  }
+  return code;
 }
 
 int RunLogs(Client& client, const std::string& name, const std::string& instance, int tail,

@@ -29,8 +29,11 @@ int RunGetDeployments(Client& client, const std::string& name, std::ostream& out
                       std::ostream& err);
 int RunDescribeDeployment(Client& client, const std::string& name, std::ostream& out,
                           std::ostream& err);
-int RunDeleteDeployment(Client& client, const std::string& name, bool wait, std::ostream& out,
-                        std::ostream& err);
+// `delete deployment a b c` as kubectl: each one asked for in turn, one
+// failing does not keep the others; with `wait`, then waits until each
+// asked is gone. Exit 0 when all went, else the first failure's code.
+int RunDeleteDeployments(Client& client, const std::vector<std::string>& names, bool wait,
+                         std::ostream& out, std::ostream& err);
 int RunLogs(Client& client, const std::string& name, const std::string& instance, int tail,
             bool follow, std::ostream& out, std::ostream& err);
 int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,

@@ -204,11 +204,11 @@ int main(int argc, char** argv) {
 
   // delete
   auto* del = app.add_subcommand("delete", "remove objects")->require_subcommand(1);
-  std::string delete_name;
+  std::vector<std::string> delete_names;
   bool delete_wait = false;
   auto* del_deployment = del->add_subcommand("deployment", "stop and remove a deployment");
   del_deployment->alias("deployments")->alias("deploy");
-  del_deployment->add_option("NAME", delete_name, "deployment name")->required();
+  del_deployment->add_option("NAME", delete_names, "deployment name (several: each is deleted)")->required();
   del_deployment->add_flag("--wait", delete_wait, "wait until its instances are stopped");
 
   // logs
@@ -510,7 +510,7 @@ int main(int argc, char** argv) {
     if (*rollout_restart) return RunRolloutRestart(client, rollout_args, restart_wait, std::cout, std::cerr);
     return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);
   }
-  if (*del_deployment) return RunDeleteDeployment(client, delete_name, delete_wait, std::cout, std::cerr);
+  if (*del_deployment) return RunDeleteDeployments(client, delete_names, delete_wait, std::cout, std::cerr);
   if (*logs) return RunLogs(client, logs_name, logs_instance, logs_tail, logs_follow, std::cout, std::cerr);
   if (*reap) return RunReapNode(client, reap_node, reap_dry, reap_unmanaged, std::cout, std::cerr);
   if (*describe_node) return RunDescribeNode(client, node_name, std::cout, std::cerr);

@@ -82,8 +82,20 @@ std::vector<std::string> SplitKindSlashName(std::vector<std::string> args) {
     return args;
   }
   std::string kind = word.substr(0, slash), name = word.substr(slash + 1);
+  const std::string canonical = CanonicalKind(kind);
   args[object] = std::move(kind);
   args.insert(args.begin() + static_cast<std::ptrdiff_t>(object) + 1, std::move(name));
+  // More objects of the same kind (`delete deployment/a deployment/b`):
+  // their names.
+  i = object + 2;
+  for (size_t more = next_word(); more < args.size(); more = next_word()) {
+    const size_t s = args[more].find('/');
+    if (s == std::string::npos || s + 1 == args[more].size() ||
+        CanonicalKind(absl::string_view(args[more]).substr(0, s)) != canonical) {
+      continue;
+    }
+    args[more] = args[more].substr(s + 1);
+  }
   return args;
 }
 

@@ -29,8 +29,9 @@ std::string CanonicalKind(absl::string_view kind);
 // so do describe, delete and scale (`kubectl scale --replicas=3
 // deployment/mysql` is its own example). dcuctl's parser knows KIND NAME,
 // so the first positional after such a verb that is KIND/NAME with a known
-// KIND is split into KIND, NAME before parsing. Everything else is
-// returned as given; args[0] is the program.
+// KIND is split into KIND, NAME before parsing, and later KIND/NAME words
+// of the same kind (`delete deployment/a deployment/b`) become their NAMEs.
+// Everything else is returned as given; args[0] is the program.
 std::vector<std::string> SplitKindSlashName(std::vector<std::string> args);
 
 // The other way round, for the commands that take one KIND/NAME word

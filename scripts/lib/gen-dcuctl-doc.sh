@@ -73,6 +73,9 @@ deployment/NAME` (kubectl's own example: the count may come first) are
 the same commands as `get deployment qwen3-32b` and so on; `rollout
 status deployment NAME` and `wait --for=... deployment NAME` are the same
 as their `deployment/NAME` forms; `logs deployment/NAME` is `logs NAME`.
+`delete deployment a b` (or `delete deployment/a deployment/b`) deletes
+each; one that fails does not keep the others, and the exit code is the
+first failure's.
 The kinds are spelled as `get` takes them (`deployment`, `deployments`,
 `deploy`; `node`, `nodes`, `no`; `stack`, `stacks`). A kind dcuctl does not
 have is refused by name (exit 2).

@@ -74,7 +74,8 @@ TEST(DcuctlKinds, SingularPluralAndShortFormsAreAccepted) {
            {"describe", "stack/s1"}, {"delete", "deployments/d1", "--wait"},
            {"scale", "deployment/d1", "--replicas", "2"}, {"scale", "--replicas=2", "deploy/d1"},
            {"rollout", "status", "deployment", "d1"}, {"wait", "--for=delete", "deployment", "d1"},
-           {"logs", "deployment/d1"}}) {
+           {"logs", "deployment/d1"}, {"delete", "deployment", "d1", "d2"},
+           {"delete", "deploy/d1", "deployment/d2", "--wait"}}) {
     testing::CmdResult r = Dcuctl(args);
     EXPECT_EQ(r.exit_code, 4) << absl::StrJoin(args, " ") << ": " << r.err;
   }
@@ -286,7 +287,12 @@ TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {
                                h_.Join("wait.log"), kIsolated);
   absl::SleepFor(absl::Milliseconds(500));
   EXPECT_TRUE(waiter.Running()) << waiter.Log();
-  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b"}).exit_code, 0);
+  // Several names, as kubectl: one unknown does not keep the other (exit 3
+  // for it, the other deleted).
+  r = h_.Dcuctl({"delete", "deployment/nope", "deployment/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("'nope'"));
+  EXPECT_EQ(r.out, "deployment 'qwen3-32b' deleting\n") << r.err;
   EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Log();
   EXPECT_THAT(waiter.Log(), HasSubstr("deployment/qwen3-32b deleted"));
   // The controller gone: exit 4.

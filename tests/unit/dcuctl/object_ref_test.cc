@@ -28,6 +28,10 @@ TEST(SplitKindSlashName, KubectlsKindSlashNameBecomesKindThenName) {
               ElementsAre("dcuctl", "scale", "--replicas=3", "deploy", "x"));
   EXPECT_THAT(SplitKindSlashName({"dcuctl", "delete", "deployment/x", "--wait"}),
               ElementsAre("dcuctl", "delete", "deployment", "x", "--wait"));
+  // Several of one kind: the later ones' names; another kind's is left
+  // for the name check to refuse.
+  EXPECT_THAT(SplitKindSlashName({"dcuctl", "delete", "deployment/a", "--wait", "deploy/b", "node/c", "d"}),
+              ElementsAre("dcuctl", "delete", "deployment", "a", "--wait", "b", "node/c", "d"));
 }
 
 TEST(SplitKindSlashName, AnythingElseIsLeftAsGiven) {

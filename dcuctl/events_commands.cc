@@ -12,18 +12,35 @@
 
 namespace dcu::dcuctl {
 
+absl::StatusOr<dcufleet::v1::ListEventsRequest> EventsRequestFor(const std::string& for_object) {
+  dcufleet::v1::ListEventsRequest req;
+  if (for_object.empty()) return req;
+  auto ref = ParseObjectRef(for_object);
+  if (!ref.ok()) return ref.status();
+  req.set_kind(ref->kind);
+  req.set_name(ref->name);
+  return req;
+}
+
+std::vector<std::string> EventRow(const dcufleet::v1::ObjectEvent& e, int64_t now_ms) {
+  return {common::HumanDuration(std::max<int64_t>(0, now_ms - e.at_ms())), e.type(), e.reason(),
+          absl::StrCat(e.kind(), "/", e.name()), e.message()};
+}
+
+Table EventsTable(const dcufleet::v1::ListEventsResponse& resp, int64_t now_ms) {
+  Table t({"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"});
+  for (const auto& e : resp.events()) t.AddRow(EventRow(e, now_ms));
+  return t;
+}
+
 int RunGetEvents(Client& client, const std::string& for_object, std::ostream& out,
                  std::ostream& err) {
-  dcufleet::v1::ListEventsRequest req;
-  if (!for_object.empty()) {
-    auto ref = ParseObjectRef(for_object);
-    if (!ref.ok()) {
-      err << "error: --for: " << ref.status().message() << "\n";
-      return kExitUsage;
-    }
-    req.set_kind(ref->kind);
-    req.set_name(ref->name);
+  auto request = EventsRequestFor(for_object);
+  if (!request.ok()) {
+    err << "error: --for: " << request.status().message() << "\n";
+    return kExitUsage;
   }
+  const dcufleet::v1::ListEventsRequest& req = *request;
   QueryView<dcufleet::v1::ListEventsResponse> view;
   view.structured = [](const dcufleet::v1::ListEventsResponse& resp) {
     return ProtoToJsonListing(resp, {"events"});
@@ -39,13 +56,7 @@ int RunGetEvents(Client& client, const std::string& for_object, std::ostream& ou
       err << "No events" << (for_object.empty() ? "" : absl::StrCat(" for ", for_object)) << ".\n";
       return kExitOk;
     }
-    const int64_t now = absl::ToUnixMillis(absl::Now());
-    Table t({"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"});
-    for (const auto& e : resp.events()) {
-      t.AddRow({common::HumanDuration(std::max<int64_t>(0, now - e.at_ms())), e.type(), e.reason(),
-                absl::StrCat(e.kind(), "/", e.name()), e.message()});
-    }
-    t.Print(out, !client.options().no_headers);
+    EventsTable(resp, absl::ToUnixMillis(absl::Now())).Print(out, !client.options().no_headers);
     return kExitOk;
   };
   return RunQuery(client, &dcufleet::v1::FleetService::Stub::ListEvents, req, "listing events",

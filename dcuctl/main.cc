@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   auto* get_events = get->add_subcommand("events", "recent events, newest last")->alias("event")
                          ->alias("ev");
   get_events->add_option("--for", events_for, "only this object's: deployment/NAME or node/NAME");
+  get_events->add_flag("-w,--watch", get_watch, "after the table, print each new event until Ctrl-C");
 
   auto* describe = app.add_subcommand("describe", "show one object in detail")->require_subcommand(1);
   std::string node_name;
@@ -474,6 +475,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (*get_nodes && get_watch) return RunWatchNodes(client, get_name, std::cout, std::cerr);
+  if (*get_events && get_watch) return RunWatchEvents(client, events_for, std::cout, std::cerr);
   if (*get_deployments && get_watch) {
     return RunWatchDeployments(client, get_name, std::cout, std::cerr);
   }

@@ -22,5 +22,10 @@ namespace dcu::dcuctl {
 int RunWatchNodes(Client& client, const std::string& name, std::ostream& out, std::ostream& err);
 int RunWatchDeployments(Client& client, const std::string& name, std::ostream& out,
                         std::ostream& err);
+// get events [--for KIND/NAME] --watch: the table, then each new event as
+// it is logged (polled once a second; events are never changed, only
+// added, so "new" is an id above the last printed).
+int RunWatchEvents(Client& client, const std::string& for_object, std::ostream& out,
+                   std::ostream& err);
 
 }  // namespace dcu::dcuctl

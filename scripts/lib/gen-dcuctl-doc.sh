@@ -127,6 +127,10 @@ controller has no list stream and WatchDeployment is per name. A node's line
 is printed when anything but LAST SEEN changes; a deployment's when its
 revision moves, and once with PHASE `Deleted` when it goes. With
 `-o json|yaml|jsonpath=|name` each change prints the changed object instead.
+`get events [--for KIND/NAME] -w` prints the table, then each new event once
+as it is logged (polled once a second; an event is never changed, only
+added, so new means an id above the last printed; `-o name` prints
+`event/ID`). More than 5,000 events between two polls is said on stderr.
 
 `wait --for=condition=PHASE KIND/NAME --timeout=30s` returns when a
 deployment reaches that phase (Ready, Unschedulable, Failed, ...) or a node
@@ -269,7 +273,7 @@ connect from (the node name only when neither is known).
   (`common/protobuf_log.h`).
 - A restarted replica keeps its port only when the scheduler picks the same
   one (the first free from the base); not guaranteed.
-- `get events --watch` and `-o custom-columns`: not yet.
+- `-o custom-columns`: not yet.
 - `diagnose deployment NAME` exits 0 whether or not its attempts have
   findings (the offline `diagnose --log` exits 8 when it recognises one).
 OUTPUT

@@ -142,6 +142,10 @@ TEST(EditDistance, CountsASwapAsOneSlip) {
   EXPECT_EQ(dcuctl::EditDistance("describe", "describe"), 0);
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
 // A controller with one deployment (no node can take it: it waits,
 // Unschedulable) and one node, for the commands that read them.
 class DcuctlFleet : public ::testing::Test {
@@ -254,6 +258,57 @@ TEST_F(DcuctlFleet, GetEventsAllAndForOneObject) {
   ASSERT_FALSE(j["events"].empty()) << j.dump();
   EXPECT_EQ(j["events"][0]["kind"], "node");
   EXPECT_TRUE(j["events"][0]["at"].is_string());
+
+  // --watch (kubectl get events -w): the table, then each new event once,
+  // under it; one object's only; SIGTERM ends it with exit 0. With -o name
+  // each event is its id, so "once" is checked by id.
+  testing::ChildProcess watch({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "get", "events",
+                               "--for", "deployment/qwen3-32b", "-w"},
+                              h_.Join("watch-events.log"), kIsolated);
+  testing::ChildProcess ids({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "get", "events", "-w",
+                             "-o", "name"},
+                            h_.Join("watch-event-ids.log"), kIsolated);
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return watch.Log().find("Created") != std::string::npos &&
+               ids.Log().find("event/") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << watch.Log() << ids.Log();
+  const size_t ids_before = Lines(ids.Log()).size();
+  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b"}).exit_code, 0);
+  ASSERT_TRUE(testing::WaitFor([&] { return watch.Log().find("Deleting") != std::string::npos; },
+                               absl::Seconds(30)))
+      << watch.Log();
+  absl::SleepFor(absl::Milliseconds(2500));  // two more polls: nothing printed twice
+  watch.Signal(SIGTERM);
+  ids.Signal(SIGINT);
+  EXPECT_EQ(watch.Wait(absl::Seconds(30)), 0) << watch.Log();
+  EXPECT_EQ(ids.Wait(absl::Seconds(30)), 0) << ids.Log();
+  std::vector<std::string> lines = Lines(watch.Log());
+  ASSERT_GE(lines.size(), 3u) << watch.Log();
+  EXPECT_THAT(lines[0], ::testing::StartsWith("LAST SEEN "));
+  const size_t type_col = lines[0].find("TYPE");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], HasSubstr("deployment/qwen3-32b")) << lines[i];
+    EXPECT_THAT(lines[i], Not(HasSubstr("node/"))) << lines[i];
+    // Lined up under the header.
+    EXPECT_TRUE(lines[i].compare(type_col, 6, "Normal") == 0 || lines[i].compare(type_col, 7, "Warning") == 0)
+        << lines[i];
+  }
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [](const std::string& l) { return l.find(" Deleting ") != std::string::npos; }),
+            1)
+      << watch.Log();
+  std::vector<std::string> names = Lines(ids.Log());
+  EXPECT_GT(names.size(), ids_before) << ids.Log();
+  int64_t last = 0;
+  for (const std::string& n : names) {
+    ASSERT_THAT(n, ::testing::MatchesRegex("event/[0-9]+")) << ids.Log();
+    const int64_t id = std::stoll(n.substr(6));
+    EXPECT_GT(id, last) << "each event once, oldest first: " << ids.Log();
+    last = id;
+  }
 }
 
 TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {
@@ -299,10 +354,6 @@ TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {
   h_.KillController();
   r = h_.Dcuctl({"wait", "--for=condition=Ready", "deployment/qwen3-32b", "--timeout=2s"});
   EXPECT_EQ(r.exit_code, 4) << r.err;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
 
 TEST_F(DcuctlFleet, WatchPrintsTheTableThenALinePerChangeUntilStopped) {

@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   dcu::dcuctl::RolloutArgs rollout_args;
   std::string rollout_ref;
-  auto* rollout = app.add_subcommand("rollout", "follow or restart a deployment's replicas")->require_subcommand(1);
+  auto* rollout = app.add_subcommand("rollout", "follow, restart or roll back a deployment's replicas")->require_subcommand(1);
   auto* rollout_status = rollout->add_subcommand(
       "status", "wait until every replica is Ready: dcuctl rollout status deployment/NAME");
   std::string rollout_name;
@@ -251,11 +251,18 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   auto* rollout_restart = rollout->add_subcommand(
       "restart", "replace every replica, one at a time, on the spec it has: dcuctl rollout restart deployment/NAME");
-  bool restart_wait = false;
+  bool rollout_wait = false;
   rollout_restart->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
   rollout_restart->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
-  rollout_restart->add_flag("--wait", restart_wait, "then follow it as rollout status does");
+  rollout_restart->add_flag("--wait", rollout_wait, "then follow it as rollout status does");
   rollout_restart->add_option("--timeout", rollout_args.timeout_s, "seconds --wait waits (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+  auto* rollout_undo = rollout->add_subcommand(
+      "undo", "roll back to the spec before the last rollout: dcuctl rollout undo deployment/NAME");
+  rollout_undo->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
+  rollout_undo->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
+  rollout_undo->add_flag("--wait", rollout_wait, "then follow it as rollout status does");
+  rollout_undo->add_option("--timeout", rollout_args.timeout_s, "seconds --wait waits (0 = forever)")
       ->check(CLI::NonNegativeNumber);
 
   // apikey create|list|revoke (the gateways' keys)
@@ -502,14 +509,15 @@ int main(int argc, char** argv) {
   if (*scale_deployment) {
     return RunScale(client, scale_name, scale_replicas, scale_wait, scale_timeout, std::cout, std::cerr);
   }
-  if (*rollout_status || *rollout_restart) {
+  if (*rollout_status || *rollout_restart || *rollout_undo) {
     rollout_args.name = dcu::dcuctl::DeploymentNameFromRef(rollout_ref);
     if (rollout_args.name.empty()) {
-      std::cerr << "error: rollout " << (*rollout_status ? "status" : "restart")
+      std::cerr << "error: rollout " << (*rollout_status ? "status" : *rollout_restart ? "restart" : "undo")
                 << " takes deployment/NAME, not '" << rollout_ref << "'\n";
       return kExitUsage;
     }
-    if (*rollout_restart) return RunRolloutRestart(client, rollout_args, restart_wait, std::cout, std::cerr);
+    if (*rollout_restart) return RunRolloutRestart(client, rollout_args, rollout_wait, std::cout, std::cerr);
+    if (*rollout_undo) return RunRolloutUndo(client, rollout_args, rollout_wait, std::cout, std::cerr);
     return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);
   }
   if (*del_deployment) return RunDeleteDeployments(client, delete_names, delete_wait, std::cout, std::cerr);

@@ -149,6 +149,38 @@ int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::o
   return RunRolloutStatus(client, args, out, err);
 }
 
+int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
+                   std::ostream& err) {
+  dcufleet::v1::GetDeploymentRequest get;
+  get.set_name(args.name);
+  dcufleet::v1::GetDeploymentResponse current;
+  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetDeployment, get, &current);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("rolling back deployment '", args.name, "'"), err);
+  const Deployment& d = current.deployment();
+  if (!d.has_previous_spec()) {
+    err << "error: deployment '" << args.name
+        << "' has no earlier spec to roll back to: it has not rolled out since it was created\n";
+    return kExitFailed;
+  }
+  dcufleet::v1::DeployRequest req;
+  *req.mutable_spec() = d.previous_spec();
+  // Back to the old spec, not to the old count: a scale is not a rollout.
+  req.mutable_spec()->set_replicas(d.spec().replicas());
+  dcufleet::v1::DeployResponse resp;
+  s = CallFleet(client, &dcufleet::v1::FleetService::Stub::Deploy, req, &resp);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("rolling back deployment '", args.name, "'"), err);
+  if (IsStructured(client.options().output)) {
+    PrintStructured(ProtoToJson(resp), client.options().output, out);
+  } else if (resp.change().empty()) {
+    out << "deployment \"" << args.name << "\" already runs its earlier spec (unchanged)\n";
+  } else {
+    out << "deployment \"" << args.name << "\" rolled back (" << resp.change() << ")\n";
+    if (!wait) out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
+  }
+  if (!wait) return kExitOk;
+  return RunRolloutStatus(client, args, out, err);
+}
+
 int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
                      std::ostream& err) {
   dcufleet::v1::WatchDeploymentRequest req;

@@ -31,6 +31,12 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
 // itself is followed with RunRolloutStatus (`wait`: at once).
 int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
                       std::ostream& err);
+// kubectl rollout undo: a rollout back to the spec the deployment was on
+// before its last rollout (Deployment.previous_spec), at its current
+// replica count. Exit 0 when the controller started it, 1 when there is
+// no earlier spec, 3 unknown deployment.
+int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
+                   std::ostream& err);
 // "deployment/NAME", "deployments/NAME", "deploy/NAME" or "NAME" → NAME;
 // "" for another kind.
 std::string DeploymentNameFromRef(const std::string& ref);

@@ -548,6 +548,7 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
         if (r->status().deleted()) continue;
         if (changes.empty()) changes = SpecChanges(TargetSpec(*r), spec);
         Deployment d = *r;
+        *d.mutable_previous_spec() = TargetSpec(*r);
         *d.mutable_target_spec() = spec;
         d.mutable_spec()->set_replicas(spec.replicas());
         d.set_revision(d.revision() + 1);
@@ -654,6 +655,7 @@ Deployment DeployController::AddedReplica(const Deployment& like, const Deployme
   *d.mutable_spec() = spec;
   d.mutable_spec()->set_replicas(like.spec().replicas());
   if (like.has_target_spec()) *d.mutable_target_spec() = like.target_spec();
+  if (like.has_previous_spec()) *d.mutable_previous_spec() = like.previous_spec();
   d.set_uid(like.uid());
   d.set_uid_created_at_ms(BornAtMs(like));
   d.set_replica(index);

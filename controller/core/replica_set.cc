@@ -265,6 +265,23 @@ std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
   return absl::StrJoin(out, ", ");
 }
 
+namespace {
+
+// A step that removes a deployment's only live replica adds its replacement
+// with it. Removed alone, the deployment would have no replica left: the
+// pass forgets a removed replica once nothing runs, and a name with no
+// replica is a deleted deployment ("Deleted: all instances stopped"). A
+// rollout of a deployment stuck Unschedulable lost it that way.
+void ReplaceTheLastInTheSameStep(const std::vector<const Deployment*>& replicas,
+                                 absl::string_view where, int* add, std::string* why) {
+  std::vector<int> free = ReplicasToAdd(replicas, 2);
+  if (free.empty()) return;
+  *add = free.front();
+  absl::StrAppend(why, "; replica ", *add, " added ", where, " in the same step (it was the only one)");
+}
+
+}  // namespace
+
 RolloutStep NextRolloutStep(const std::vector<const Deployment*>& replicas,
                             const dcufleet::v1::DeploymentSpec& target) {
   RolloutStep step;
@@ -321,6 +338,7 @@ RolloutStep NextRolloutStep(const std::vector<const Deployment*>& replicas,
     if (r->status().phase() != dcufleet::v1::DEPLOYMENT_READY && live > desired - 1) {
       step.remove = worst_old();
       step.why = absl::StrCat("replica ", step.remove, " (old spec, not Ready) removed");
+      if (live == 1) ReplaceTheLastInTheSameStep(replicas, "on the new spec", &step.add, &step.why);
       return step;
     }
   }
@@ -392,6 +410,7 @@ EvacuationStep NextEvacuationStep(const std::vector<const Deployment*>& replicas
       step.remove = e->replica();
       step.why = absl::StrCat("replica ", step.remove, " on draining node '", node_of(*e),
                               "' is not Ready: removed, a replacement is placed elsewhere");
+      if (live == 1) ReplaceTheLastInTheSameStep(replicas, "to be placed elsewhere", &step.add, &step.why);
       return step;
     }
   }

@@ -199,7 +199,12 @@ is added, and an old one removed only once it is Ready, so all N keep
 serving. Without room for the surge, an old replica goes first (not Ready
 ones before Ready ones) and N-1 serve. A new spec that cannot serve (it
 fails on every stack) stalls the rollout with the old replicas still
-serving; deploy the old spec again to roll back. dcuctl answers
+serving; `dcuctl rollout undo deployment/NAME` rolls back to the spec
+before the last rollout (kept on every replica as `previous_spec`), at the
+current replica count; undo twice is a redo, as in kubectl. A deployment
+whose only replica is not Ready (stuck Unschedulable, crash-looping) is
+fixed the same way: the rollout removes that replica and adds its
+replacement in one step, so the deployment never has no replica. dcuctl answers
 `configured (rolling out: max_model_len 32768 -> 8192)`; `rollout status
 deployment/NAME` follows it ("2 out of 3 new replicas have been updated")
 and events say each step (RolloutStarted, RolloutStep, RolloutComplete).

@@ -182,6 +182,21 @@ TEST_F(DcuctlFleet, OutputNameJsonpathAndNoHeaders) {
   // Its node does not exist: exit 5, unschedulable, naming it.
   EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("deployment 'qwen3-32b' cannot be scheduled")) << r.err;
+  // rollout undo: nothing to go back to yet; after a rollout, back to the
+  // spec before it.
+  r = h_.Dcuctl({"rollout", "undo", "deployment/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("has no earlier spec to roll back to"));
+  r = h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "4", "--node", "nowhere", "--max-model-len", "4096"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("max_model_len 8192 -> 4096"));
+  r = h_.Dcuctl({"get", "deploy/qwen3-32b", "-o", "jsonpath={.spec.max_model_len}"});
+  EXPECT_EQ(r.out, "4096") << r.err;
+  r = h_.Dcuctl({"rollout", "undo", "deployment", "qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment \"qwen3-32b\" rolled back (rolling out: max_model_len 4096 -> 8192)"));
+  r = h_.Dcuctl({"get", "deploy/qwen3-32b", "-o", "jsonpath={.spec.max_model_len}"});
+  EXPECT_EQ(r.out, "8192") << r.err;
   r = h_.Dcuctl({"get", "stacks", "-o", "name"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::StartsWith("stack/")) << r.out;

@@ -1347,6 +1347,70 @@ TEST_F(RolloutTest, ARestartReplacesEveryReplicaOnTheSameSpecAndARedeployDoesNot
   EXPECT_EQ(still, after);
 }
 
+// dcuctl rollout undo: back to the spec before the last rollout (kept on
+// every replica, the added ones too), itself a rollout; undo twice redoes.
+TEST_F(RolloutTest, TheSpecBeforeTheLastRolloutIsKeptToRollBackTo) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  EXPECT_FALSE(Get("qwen3-32b").has_previous_spec()) << "no rollout yet";
+  auto next = ReplicaSpec(2);
+  next.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(next, false).ok());
+  for (int i = 0; i < 12 && !AllRun(4096); ++i) Round();
+  Round();
+  ASSERT_TRUE(AllRun(4096));
+  // Every replica was replaced; the new ones carry what came before.
+  auto docs = deploy_store_->ListDeployments();
+  ASSERT_TRUE(docs.ok());
+  for (const auto& d : *docs) {
+    if (d.status().deleted()) continue;
+    EXPECT_EQ(d.previous_spec().max_model_len(), 8192) << ReplicaKey(d);
+  }
+  auto d = Get("qwen3-32b");
+  ASSERT_TRUE(d.has_previous_spec());
+  auto back = d.previous_spec();
+  back.set_replicas(d.spec().replicas());
+  auto undo = controller_->Deploy(back, false);
+  ASSERT_TRUE(undo.ok()) << undo.status();
+  EXPECT_EQ(undo->change(), "rolling out: max_model_len 4096 -> 8192");
+  for (int i = 0; i < 12 && !AllRun(8192); ++i) Round();
+  Round();
+  EXPECT_TRUE(AllRun(8192));
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 2);
+  EXPECT_EQ(d.previous_spec().max_model_len(), 4096) << "undo again would redo";
+}
+
+// Changing the spec of a deployment that is stuck (here: pinned to a node
+// that does not exist) is how a user fixes it. Its only replica is not
+// Ready, so the rollout removes it first; before, nothing was added with it,
+// the pass forgot the removed replica and the deployment was gone
+// ("Deleted: all instances stopped") instead of fixed.
+TEST_F(RolloutTest, FixingTheSpecOfAStuckDeploymentNeverLosesIt) {
+  Add("node-a", &a_);
+  auto stuck = ReplicaSpec(1);
+  stuck.set_node("node-c");
+  ASSERT_TRUE(controller_->Deploy(stuck, false).ok());
+  Round();
+  ASSERT_EQ(Get("qwen3-32b").status().phase(), dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+  auto fixed = ReplicaSpec(1);
+  ASSERT_TRUE(controller_->Deploy(fixed, false).ok());
+  for (int i = 0; i < 8; ++i) {
+    Round();
+    ASSERT_TRUE(controller_->Get("qwen3-32b").ok()) << "round " << i << ": the deployment is gone";
+  }
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_READY) << d.status().message();
+  EXPECT_EQ(d.ready_replicas(), 1);
+  EXPECT_EQ(d.rollout_message(), "");
+  auto reasons = EventReasons("qwen3-32b");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Deleted"), 0);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "RolloutComplete"), 1);
+  EXPECT_EQ(Live(), 1);
+}
+
 TEST_F(RolloutTest, ANewSpecThatNeverServesStallsWhileTheOldReplicasServe) {
   Add("node-a", &a_);
   Add("node-b", &b_);
@@ -1409,6 +1473,27 @@ class DrainTest : public RolloutTest {
     return out;
   }
 };
+
+// The same on a draining node: the only replica, still starting there, is
+// replaced elsewhere, never just removed.
+TEST_F(DrainTest, TheOnlyReplicaNotReadyOnADrainingNodeIsReplacedNotLost) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  controller_->ReconcileOnceForTest();  // placed, not yet Ready
+  const std::string node = Placed().begin()->second;
+  ASSERT_FALSE(node.empty());
+  Drain(node);
+  for (int i = 0; i < 8; ++i) {
+    Round();
+    ASSERT_TRUE(controller_->Get("qwen3-32b").ok()) << "round " << i << ": the deployment is gone";
+  }
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.ready_replicas(), 1) << d.status().message();
+  EXPECT_NE(Placed().begin()->second, node);
+  auto reasons = EventReasons("qwen3-32b");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Deleted"), 0);
+}
 
 TEST_F(DrainTest, AReplicaLeavesADrainingNodeOnlyOnceItsReplacementIsReady) {
   Add("node-a", &a_);
@@ -1535,6 +1620,13 @@ TEST(EvacuationStepTest, OneChangeAtATime) {
   auto d = doc(0, "x", dcufleet::v1::DEPLOYMENT_BACKOFF);
   step = NextEvacuationStep({&d, &b}, draining, kNow, kDrain);
   EXPECT_EQ(step.remove, 0);
+  EXPECT_EQ(step.add, -1);
+  // ... the only replica: its replacement with it, never none.
+  auto lone = doc(0, "x", dcufleet::v1::DEPLOYMENT_LAUNCHING);
+  lone.mutable_spec()->set_replicas(1);
+  step = NextEvacuationStep({&lone}, draining, kNow, kDrain);
+  EXPECT_EQ(step.remove, 0);
+  EXPECT_EQ(step.add, 1) << step.why;
   // An attempt that ended is on no node.
   auto e = doc(0, "x", DEPLOYMENT_READY);
   e.mutable_status()->mutable_attempts(0)->set_ended_at_ms(5);
@@ -1600,6 +1692,17 @@ TEST(RolloutStepTest, OneChangeAtATime) {
   auto a3 = doc(0, 4, dcufleet::v1::DEPLOYMENT_BACKOFF), b3 = doc(1, 4, DEPLOYMENT_READY);
   step = NextRolloutStep({&a3, &b3}, target);
   EXPECT_EQ(step.remove, 0);
+  EXPECT_EQ(step.add, -1);
+  // ... and when it is the only one, its replacement comes with it: a
+  // deployment is never left without a replica.
+  auto only = doc(0, 4, dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE);
+  only.mutable_spec()->set_replicas(1);
+  auto target1 = target;
+  target1.set_replicas(1);
+  step = NextRolloutStep({&only}, target1);
+  EXPECT_EQ(step.remove, 0);
+  EXPECT_EQ(step.add, 1) << step.why;
+  EXPECT_THAT(step.why, HasSubstr("replica 1 added on the new spec in the same step"));
   // All new but one short (removed before its replacement came): top up.
   auto a4 = doc(0, 8, DEPLOYMENT_READY);
   step = NextRolloutStep({&a4}, target);

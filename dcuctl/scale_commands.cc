@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
@@ -120,65 +122,89 @@ int RunScale(Client& client, const std::string& name, int replicas, bool wait, d
   return RunRolloutStatus(client, args, out, err);
 }
 
-int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
-                      std::ostream& err) {
+namespace {
+
+// rollout restart and undo: the deployment as it is now, the spec to roll
+// to made from it (`next`: nullopt when there is none, having said why:
+// exit 1), deployed, which the controller makes a rollout; `started`
+// prints what began. With `wait`, followed as rollout status does.
+int RolloutFrom(Client& client, const RolloutArgs& args, bool wait, const std::string& doing,
+                const std::function<std::optional<dcufleet::v1::DeploymentSpec>(const Deployment&)>& next,
+                const std::function<void(const dcufleet::v1::DeployResponse&)>& started,
+                std::ostream& out, std::ostream& err) {
+  const std::string what = absl::StrCat(doing, " deployment '", args.name, "'");
   dcufleet::v1::GetDeploymentRequest get;
   get.set_name(args.name);
   dcufleet::v1::GetDeploymentResponse current;
   grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetDeployment, get, &current);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("restarting deployment '", args.name, "'"), err);
-  // Its own spec (the one it is rolling to, if it is), with a new restart
-  // time: later than the last even if this host's clock is behind.
+  if (!s.ok()) return client.Fail(s, what, err);
+  std::optional<dcufleet::v1::DeploymentSpec> spec = next(current.deployment());
+  if (!spec) return kExitFailed;
   dcufleet::v1::DeployRequest req;
-  *req.mutable_spec() = current.deployment().spec();
-  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
-  req.mutable_spec()->set_restarted_at_ms(std::max(now_ms, req.spec().restarted_at_ms() + 1));
+  *req.mutable_spec() = *std::move(spec);
   dcufleet::v1::DeployResponse resp;
   s = CallFleet(client, &dcufleet::v1::FleetService::Stub::Deploy, req, &resp);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("restarting deployment '", args.name, "'"), err);
+  if (!s.ok()) return client.Fail(s, what, err);
   if (IsStructured(client.options().output)) {
     PrintStructured(ProtoToJson(resp), client.options().output, out);
   } else {
-    const int n = Desired(resp.deployment());
-    out << "deployment \"" << args.name << "\" restarting: " << n << (n == 1 ? " replica" : " replicas")
-        << " replaced one at a time, a new one first while devices allow (none stops serving before "
-           "its replacement is Ready)\n";
-    if (!wait) out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
+    started(resp);
+    if (!wait && !resp.change().empty()) {
+      out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
+    }
   }
   if (!wait) return kExitOk;
   return RunRolloutStatus(client, args, out, err);
 }
 
+}  // namespace
+
+int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
+                      std::ostream& err) {
+  return RolloutFrom(
+      client, args, wait, "restarting",
+      [](const Deployment& d) -> std::optional<dcufleet::v1::DeploymentSpec> {
+        // Its own spec (the one it is rolling to, if it is), with a new
+        // restart time: later than the last even if this host's clock is
+        // behind.
+        dcufleet::v1::DeploymentSpec spec = d.spec();
+        const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+        spec.set_restarted_at_ms(std::max(now_ms, spec.restarted_at_ms() + 1));
+        return spec;
+      },
+      [&](const dcufleet::v1::DeployResponse& resp) {
+        const int n = Desired(resp.deployment());
+        out << "deployment \"" << args.name << "\" restarting: " << n << (n == 1 ? " replica" : " replicas")
+            << " replaced one at a time, a new one first while devices allow (none stops serving "
+               "before its replacement is Ready)\n";
+      },
+      out, err);
+}
+
 int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
                    std::ostream& err) {
-  dcufleet::v1::GetDeploymentRequest get;
-  get.set_name(args.name);
-  dcufleet::v1::GetDeploymentResponse current;
-  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetDeployment, get, &current);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("rolling back deployment '", args.name, "'"), err);
-  const Deployment& d = current.deployment();
-  if (!d.has_previous_spec()) {
-    err << "error: deployment '" << args.name
-        << "' has no earlier spec to roll back to: it has not rolled out since it was created\n";
-    return kExitFailed;
-  }
-  dcufleet::v1::DeployRequest req;
-  *req.mutable_spec() = d.previous_spec();
-  // Back to the old spec, not to the old count: a scale is not a rollout.
-  req.mutable_spec()->set_replicas(d.spec().replicas());
-  dcufleet::v1::DeployResponse resp;
-  s = CallFleet(client, &dcufleet::v1::FleetService::Stub::Deploy, req, &resp);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("rolling back deployment '", args.name, "'"), err);
-  if (IsStructured(client.options().output)) {
-    PrintStructured(ProtoToJson(resp), client.options().output, out);
-  } else if (resp.change().empty()) {
-    out << "deployment \"" << args.name << "\" already runs its earlier spec (unchanged)\n";
-  } else {
-    out << "deployment \"" << args.name << "\" rolled back (" << resp.change() << ")\n";
-    if (!wait) out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
-  }
-  if (!wait) return kExitOk;
-  return RunRolloutStatus(client, args, out, err);
+  return RolloutFrom(
+      client, args, wait, "rolling back",
+      [&](const Deployment& d) -> std::optional<dcufleet::v1::DeploymentSpec> {
+        if (!d.has_previous_spec()) {
+          err << "error: deployment '" << args.name
+              << "' has no earlier spec to roll back to: it has not rolled out since it was created\n";
+          return std::nullopt;
+        }
+        dcufleet::v1::DeploymentSpec spec = d.previous_spec();
+        // Back to the old spec, not to the old count: a scale is not a
+        // rollout.
+        spec.set_replicas(d.spec().replicas());
+        return spec;
+      },
+      [&](const dcufleet::v1::DeployResponse& resp) {
+        if (resp.change().empty()) {
+          out << "deployment \"" << args.name << "\" already runs its earlier spec (unchanged)\n";
+        } else {
+          out << "deployment \"" << args.name << "\" rolled back (" << resp.change() << ")\n";
+        }
+      },
+      out, err);
 }
 
 int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,

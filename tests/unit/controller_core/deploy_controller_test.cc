@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <optional>
 #include <thread>
 
 #include "absl/cleanup/cleanup.h"
@@ -256,18 +257,34 @@ class HeldEventLog : public EventLog {
   bool held_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// A controller whose event log a test can hold (HeldEventLog), with
+// qwen3-32b deployed and placed on node-a by one pass.
+class HeldEventsTest : public DeployControllerTest {
+ protected:
+  void SetUp() override {
+    DeployControllerTest::SetUp();
+    events_.emplace(store_.get());
+    MakeController(nullptr, absl::ZeroDuration(), &*events_);
+    Connect("node-a", &a_);
+    ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+    controller_->ReconcileOnceForTest();
+  }
+  // The controller goes before the log it appends to.
+  void TearDown() override {
+    fleet_->SetListener(nullptr);
+    controller_.reset();
+  }
+  std::optional<HeldEventLog> events_;
+  RecordingSession a_;
+};
+
 // A watcher (WatchDeployment, `dcuctl deploy --watch`) reads a new revision
 // and then the events: the revision must not be visible before the pass's
 // events are in the log, or a watch that stops at Ready never prints the
 // events that led to it (seen under load in ScenarioTest.Seed000...).
-TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass) {
-  HeldEventLog events(store_.get());
-  MakeController(nullptr, absl::ZeroDuration(), &events);
-  RecordingSession a;
-  Connect("node-a", &a);
-  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
-  controller_->ReconcileOnceForTest();
-  Report("node-a", &a, a.last().instances(0), dcufleet::v1::INSTANCE_READY);
+TEST_F(HeldEventsTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass) {
+  HeldEventLog& events = *events_;
+  Report("node-a", &a_, a_.last().instances(0), dcufleet::v1::INSTANCE_READY);
   const int64_t before = Get("qwen3-32b").revision();
 
   events.Hold();
@@ -284,8 +301,6 @@ TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass)
   EXPECT_GT(seen->revision(), before);
   EXPECT_EQ(seen->status().phase(), dcufleet::v1::DEPLOYMENT_READY);
   EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::ElementsAre("Created", "Scheduled", "Ready"));
-  fleet_->SetListener(nullptr);
-  controller_.reset();
 }
 
 // A scale's "Scaled" is in the log before any pass's event about the
@@ -293,14 +308,8 @@ TEST_F(DeployControllerTest, AWatcherSeesANewRevisionOnlyWithTheEventsOfItsPass)
 // document writes, which the pass needs to store its placement. Before, it
 // was appended after, and a pass in between logged "Scheduled replica 1"
 // under a deployment still shown with one replica.
-TEST_F(DeployControllerTest, AScaleIsLoggedBeforeAnyPassActsOnIt) {
-  HeldEventLog events(store_.get());
-  MakeController(nullptr, absl::ZeroDuration(), &events);
-  RecordingSession a;
-  Connect("node-a", &a);
-  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
-  controller_->ReconcileOnceForTest();
-
+TEST_F(HeldEventsTest, AScaleIsLoggedBeforeAnyPassActsOnIt) {
+  HeldEventLog& events = *events_;
   events.HoldReason("Scaled");
   absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> scaled;
   std::thread scale([&] { scaled = controller_->Scale("qwen3-32b", 2); });
@@ -331,8 +340,6 @@ TEST_F(DeployControllerTest, AScaleIsLoggedBeforeAnyPassActsOnIt) {
   EXPECT_LT(scaled_at, replica1_scheduled_at)
       << ::testing::PrintToString(EventMessages("qwen3-32b"));
   EXPECT_EQ((*logged)[scaled_at].message, "replicas 1 -> 2; adding replica 1");
-  fleet_->SetListener(nullptr);
-  controller_.reset();
 }
 
 TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) {

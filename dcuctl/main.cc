@@ -245,25 +245,23 @@ int main(int argc, char** argv) {
   auto* rollout_status = rollout->add_subcommand(
       "status", "wait until every replica is Ready: dcuctl rollout status deployment/NAME");
   std::string rollout_name;
-  rollout_status->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
-  rollout_status->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
-  rollout_status->add_option("--timeout", rollout_args.timeout_s, "seconds to wait (0 = forever)")
-      ->check(CLI::NonNegativeNumber);
+  bool rollout_wait = false;
+  // The three take one deployment and a timeout; restart and undo follow
+  // the rollout they start only with --wait (status always waits).
+  auto rollout_options = [&](CLI::App* sub, bool waits) {
+    sub->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
+    sub->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
+    if (!waits) sub->add_flag("--wait", rollout_wait, "then follow it as rollout status does");
+    sub->add_option("--timeout", rollout_args.timeout_s, "seconds to wait (0 = forever)")
+        ->check(CLI::NonNegativeNumber);
+  };
+  rollout_options(rollout_status, true);
   auto* rollout_restart = rollout->add_subcommand(
       "restart", "replace every replica, one at a time, on the spec it has: dcuctl rollout restart deployment/NAME");
-  bool rollout_wait = false;
-  rollout_restart->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
-  rollout_restart->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
-  rollout_restart->add_flag("--wait", rollout_wait, "then follow it as rollout status does");
-  rollout_restart->add_option("--timeout", rollout_args.timeout_s, "seconds --wait waits (0 = forever)")
-      ->check(CLI::NonNegativeNumber);
+  rollout_options(rollout_restart, false);
   auto* rollout_undo = rollout->add_subcommand(
       "undo", "roll back to the spec before the last rollout: dcuctl rollout undo deployment/NAME");
-  rollout_undo->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
-  rollout_undo->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
-  rollout_undo->add_flag("--wait", rollout_wait, "then follow it as rollout status does");
-  rollout_undo->add_option("--timeout", rollout_args.timeout_s, "seconds --wait waits (0 = forever)")
-      ->check(CLI::NonNegativeNumber);
+  rollout_options(rollout_undo, false);
 
   // apikey create|list|revoke (the gateways' keys)
   std::string apikey_name;

@@ -35,6 +35,13 @@ std::string CanonicalKind(absl::string_view kind) {
   return "";
 }
 
+std::string DeploymentNameFromRef(const std::string& ref) {
+  const size_t slash = ref.find('/');
+  if (slash == std::string::npos) return ref;
+  if (CanonicalKind(absl::string_view(ref).substr(0, slash)) != "deployment") return "";
+  return ref.substr(slash + 1);
+}
+
 absl::StatusOr<std::string> JoinKindAndName(const std::string& ref, const std::string& name) {
   if (name.empty()) return ref;
   if (CanonicalKind(ref).empty()) {

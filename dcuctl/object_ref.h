@@ -25,6 +25,10 @@ absl::StatusOr<ObjectRef> ParseObjectRef(absl::string_view text);
 // "deployment", "node", "stack", or "" for anything else.
 std::string CanonicalKind(absl::string_view kind);
 
+// "deployment/NAME" (any form of the kind) or "NAME" → NAME; "" for
+// another kind (the commands that name a deployment only).
+std::string DeploymentNameFromRef(const std::string& ref);
+
 // kubectl takes `get deployment/NAME` as well as `get deployment NAME`, and
 // so do describe, delete and scale (`kubectl scale --replicas=3
 // deployment/mysql` is its own example). dcuctl's parser knows KIND NAME,

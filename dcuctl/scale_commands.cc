@@ -80,14 +80,6 @@ std::string Progress(const Deployment& d) {
 
 }  // namespace
 
-std::string DeploymentNameFromRef(const std::string& ref) {
-  for (const char* kind : {"deployment/", "deployments/", "deploy/"}) {
-    if (absl::StartsWith(ref, kind)) return ref.substr(std::string(kind).size());
-  }
-  if (ref.find('/') != std::string::npos) return "";
-  return ref;
-}
-
 int RunScale(Client& client, const std::string& name, int replicas, bool wait, double timeout_s,
              std::ostream& out, std::ostream& err) {
   dcufleet::v1::ScaleDeploymentRequest req;

@@ -37,8 +37,5 @@ int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::o
 // no earlier spec, 3 unknown deployment.
 int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
                    std::ostream& err);
-// "deployment/NAME", "deployments/NAME", "deploy/NAME" or "NAME" → NAME;
-// "" for another kind.
-std::string DeploymentNameFromRef(const std::string& ref);
 
 }  // namespace dcu::dcuctl

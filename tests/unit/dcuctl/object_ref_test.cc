@@ -66,6 +66,13 @@ TEST(JoinKindAndName, KindThenNameBecomesOneReference) {
   EXPECT_FALSE(JoinKindAndName("pod", "x").ok());
 }
 
+TEST(DeploymentNameFromRef, ADeploymentInAnyFormOrANameAlone) {
+  for (const char* ref : {"deployment/x", "deployments/x", "deploy/x", "x"}) {
+    EXPECT_EQ(DeploymentNameFromRef(ref), "x") << ref;
+  }
+  for (const char* ref : {"node/x", "pod/x", "Deployment/x"}) EXPECT_EQ(DeploymentNameFromRef(ref), "") << ref;
+}
+
 TEST(CanonicalKind, EveryFormGetTakes) {
   for (const char* k : {"deployment", "deployments", "deploy"}) EXPECT_EQ(CanonicalKind(k), "deployment");
   for (const char* k : {"node", "nodes", "no"}) EXPECT_EQ(CanonicalKind(k), "node");

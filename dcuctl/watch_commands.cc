@@ -281,13 +281,15 @@ int RunWatchEvents(Client& client, const std::string& for_object, std::ostream& 
     return kExitUsage;
   }
   dcufleet::v1::ListEventsRequest req = *request;
-  // The controller's most per call: a second's events at any rate a fleet
-  // logs (a 10,000-node wave logs a few thousand), said when not.
+  // The controller's most per call. After the first listing each poll asks
+  // only for what is above the last event printed, a page at a time, so a
+  // watcher costs the controller the new events and not the window.
   constexpr int kLimit = 5000;
   req.set_limit(kLimit);
   ChangePrinter printer(client, "event", out, err);
   int64_t last_id = -1;
   while (!StopRequested()) {
+    if (last_id > 0) req.set_after_id(last_id);
     dcufleet::v1::ListEventsResponse resp;
     grpc::Status s = CallFleet(client, &FleetStub::ListEvents, req, &resp);
     if (!s.ok()) {
@@ -309,10 +311,9 @@ int RunWatchEvents(Client& client, const std::string& for_object, std::ostream& 
       if (int rc = printer.First(EventsTable(resp, now), objects, names); rc != kExitOk) return rc;
       last_id = resp.events().empty() ? 0 : resp.events().rbegin()->id();
     } else {
-      // Newest last; the ones above the last printed are new.
-      if (resp.events_size() == kLimit && resp.events(0).id() > last_id + 1) {
-        err << "(more than " << kLimit << " events since the last poll; the oldest of them are not shown)\n";
-      }
+      // Oldest first, all above last_id (a controller older than after_id
+      // answers the newest window instead: the check keeps its repeats out).
+      const int64_t printed_before = last_id;
       for (const auto& e : resp.events()) {
         if (e.id() <= last_id) continue;
         if (int rc = printer.Change(EventRow(e, now), ProtoToJson(e), absl::StrCat(e.id())); rc != kExitOk) {
@@ -320,6 +321,8 @@ int RunWatchEvents(Client& client, const std::string& for_object, std::ostream& 
         }
         last_id = e.id();
       }
+      // A full page that was new: more may wait above it; read them now.
+      if (resp.events_size() == kLimit && last_id > printed_before) continue;
     }
     SleepUnlessStopped(kPollEvery);
   }

@@ -80,8 +80,12 @@ absl::StatusOr<dcufleet::v1::ListEventsResponse> ReadEvents(
   if (req.limit() < 0 || req.limit() > 5000) {
     return absl::InvalidArgumentError("limit must be between 0 and 5000");
   }
+  if (req.after_id() < 0) {
+    return absl::InvalidArgumentError("after_id must be 0 (the newest events) or an event's id");
+  }
   // A short store read: the store's own connection, no agent round trip.
-  auto list = deps.events->ListEvents(req.kind(), req.name(), req.limit() ? req.limit() : 500);
+  auto list = deps.events->QueryEvents(
+      EventQuery{req.kind(), req.name(), req.limit() ? req.limit() : 500, req.after_id()});
   if (!list.ok()) return list.status();
   dcufleet::v1::ListEventsResponse resp;
   for (const auto& e : *list) {

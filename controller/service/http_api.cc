@@ -160,7 +160,7 @@ void InstallHttpApi(common::HttpServer* server, HttpApiDeps deps) {
                  }));
   server->Handle("/api/v1/events", guarded([shared](const ServedRequest& req) {
                    dcufleet::v1::ListEventsRequest r;
-                   for (const char* key : {"kind", "name", "limit"}) {
+                   for (const char* key : {"kind", "name", "limit", "after_id"}) {
                      auto v = QueryParam(req.query, key);
                      if (!v.ok()) return ErrorJson(400, v.status().message());
                      if (!*v) continue;
@@ -172,6 +172,13 @@ void InstallHttpApi(common::HttpServer* server, HttpApiDeps deps) {
                          return ErrorJson(400, "limit is not a number");
                        }
                        r.set_limit(limit);
+                     }
+                     if (std::string(key) == "after_id") {
+                       int64_t after_id = 0;
+                       if (!absl::SimpleAtoi(**v, &after_id)) {
+                         return ErrorJson(400, "after_id is not a number");
+                       }
+                       r.set_after_id(after_id);
                      }
                    }
                    return AsJson(ReadEvents(shared->reads, r));

@@ -82,6 +82,18 @@ struct Event {
   std::string message;
 };
 
+// Which events to read (EventLog::QueryEvents).
+struct EventQuery {
+  // Empty: every kind; with it, an empty `subject` matches every subject.
+  std::string subject_kind;
+  std::string subject;
+  // <= 0: no limit.
+  int limit = 0;
+  // 0: the newest `limit` events. > 0: the oldest `limit` events whose id is
+  // above it (a watcher paging forward from the last event it has).
+  int64_t after_id = 0;
+};
+
 // An append-only history of what happened, per subject.
 class EventLog {
  public:
@@ -95,12 +107,15 @@ class EventLog {
     }
     return absl::OkStatus();
   }
+  // The events `query` selects, oldest first.
+  virtual absl::StatusOr<std::vector<Event>> QueryEvents(const EventQuery& query) = 0;
   // Events for one subject, oldest first; `limit` <= 0 means all (the
   // newest `limit` otherwise). An empty `subject_kind` matches every kind and
   // an empty `subject` every subject (dcuctl get events).
-  virtual absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
-                                                        const std::string& subject,
-                                                        int limit) = 0;
+  absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
+                                                const std::string& subject, int limit) {
+    return QueryEvents(EventQuery{subject_kind, subject, limit, /*after_id=*/0});
+  }
 };
 
 }  // namespace dcu::controller

@@ -37,8 +37,7 @@ class SqlStore : public NodeStore, public EventLog {
 
   absl::Status AppendEvent(const Event& event) override;
   absl::Status AppendEvents(const std::vector<Event>& events) override;
-  absl::StatusOr<std::vector<Event>> ListEvents(const std::string& subject_kind,
-                                                const std::string& subject, int limit) override;
+  absl::StatusOr<std::vector<Event>> QueryEvents(const EventQuery& query) override;
 
   const std::shared_ptr<Db>& database() const { return db_; }
 

@@ -263,17 +263,23 @@ absl::Status SqlStore<Db>::AppendEvents(const std::vector<Event>& events) {
 }
 
 template <typename Db>
-absl::StatusOr<std::vector<Event>> SqlStore<Db>::ListEvents(const std::string& subject_kind,
-                                                           const std::string& subject,
-                                                           int limit) {
+absl::StatusOr<std::vector<Event>> SqlStore<Db>::QueryEvents(const EventQuery& query) {
   std::vector<Event> out;
   DCU_RETURN_IF_ERROR(db_->WithConnection([&](Db& db) -> absl::Status {
-    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(
-        "SELECT event_id, at_ms, subject_kind, subject, type, reason, message FROM ("
-        " SELECT * FROM events WHERE (?1 = '' OR subject_kind = ?1) AND (?2 = '' OR subject = ?2)"
-        " ORDER BY event_id DESC"
-        " LIMIT ?3) AS newest ORDER BY event_id"));
-    q->Bind(1, subject_kind).Bind(2, subject).Bind(3, limit <= 0 ? kNoLimit : static_cast<int64_t>(limit));
+    // Paging forward reads only what is above the id (the primary key's
+    // range); the newest window reads from the top down and turns it over.
+    const bool forward = query.after_id > 0;
+    DCU_ASSIGN_OR_RETURN(auto q, db.Prepare(forward
+        ? "SELECT event_id, at_ms, subject_kind, subject, type, reason, message FROM events"
+          " WHERE event_id > ?4 AND (?1 = '' OR subject_kind = ?1) AND (?2 = '' OR subject = ?2)"
+          " ORDER BY event_id LIMIT ?3"
+        : "SELECT event_id, at_ms, subject_kind, subject, type, reason, message FROM ("
+          " SELECT * FROM events WHERE (?1 = '' OR subject_kind = ?1) AND (?2 = '' OR subject = ?2)"
+          " ORDER BY event_id DESC"
+          " LIMIT ?3) AS newest ORDER BY event_id"));
+    q->Bind(1, query.subject_kind).Bind(2, query.subject)
+        .Bind(3, query.limit <= 0 ? kNoLimit : static_cast<int64_t>(query.limit));
+    if (forward) q->Bind(4, query.after_id);
     while (true) {
       DCU_ASSIGN_OR_RETURN(bool row, q->Step());
       if (!row) break;

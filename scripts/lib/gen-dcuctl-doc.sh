@@ -130,7 +130,9 @@ revision moves, and once with PHASE `Deleted` when it goes. With
 `get events [--for KIND/NAME] -w` prints the table, then each new event once
 as it is logged (polled once a second; an event is never changed, only
 added, so new means an id above the last printed; `-o name` prints
-`event/ID`). More than 5,000 events between two polls is said on stderr.
+`event/ID`). Each poll asks the controller only for the events above the
+last printed (`after_id`), 5,000 at a time, so none is skipped however many
+are logged between two polls.
 
 `wait --for=condition=PHASE KIND/NAME --timeout=30s` returns when a
 deployment reaches that phase (Ready, Unschedulable, Failed, ...) or a node

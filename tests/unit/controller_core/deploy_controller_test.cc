@@ -227,9 +227,8 @@ class HeldEventLog : public EventLog {
     }
     return inner_->AppendEvents(events);
   }
-  absl::StatusOr<std::vector<Event>> ListEvents(const std::string& kind, const std::string& subject,
-                                                int limit) override {
-    return inner_->ListEvents(kind, subject, limit);
+  absl::StatusOr<std::vector<Event>> QueryEvents(const EventQuery& query) override {
+    return inner_->QueryEvents(query);
   }
   void Hold() {
     absl::MutexLock lock(&mu_);

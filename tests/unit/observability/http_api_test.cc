@@ -7,6 +7,9 @@
 
 #include "common/hash.h"
 #include "common/http_client.h"
+#include "controller/store/store_set.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/store_backends.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,10 +21,11 @@ using ::testing::HasSubstr;
 
 class HttpApiTest : public ::testing::Test {
  protected:
-  void Start(std::shared_ptr<const TokenTable> tokens) {
+  void Start(std::shared_ptr<const TokenTable> tokens, EventLog* events = nullptr) {
     server_ = std::make_unique<common::HttpServer>(common::HttpServerOptions{});
     HttpApiDeps deps;
     deps.tokens = std::move(tokens);
+    deps.reads.events = events;
     InstallHttpApi(server_.get(), std::move(deps));
     ASSERT_TRUE(server_->Start().ok());
   }
@@ -79,7 +83,36 @@ TEST_F(HttpApiTest, HostilePathsAndQueriesAre400s) {
   EXPECT_EQ(Get("/api/v1/deployments/" + std::string(300, 'a')).status, 400);
   EXPECT_EQ(Get("/api/v1/events?limit=abc").status, 400);
   EXPECT_EQ(Get("/api/v1/events?kind=%").status, 400);
+  EXPECT_EQ(Get("/api/v1/events?after_id=1e3").status, 400);
   EXPECT_EQ(Get("/api/v1/stacks?arch=%ZZ").status, 400);
+}
+
+// after_id pages forward from an event (what dcuctl get events --watch asks
+// the controller each second), on a real store; a negative id is refused
+// with what it may be.
+TEST_F(HttpApiTest, EventsAfterAnIdAreOnlyTheNewerOnes) {
+  auto stores = testing::TestStores::Open(testing::TestBackend::kSqliteMemory);
+  ASSERT_TRUE(stores.ok()) << stores.status();
+  EventLog* events = (*stores)->set().events;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(events->AppendEvent({0, 1000 + i, "node", "node-a", "Normal", "R", absl::StrCat("m", i)}).ok());
+  }
+  Start(nullptr, events);
+  common::HttpResponse all = Get("/api/v1/events");
+  ASSERT_EQ(all.status, 200) << all.body;
+  auto listed = nlohmann::json::parse(all.body);
+  ASSERT_EQ(listed["events"].size(), 4u) << all.body;
+  const std::string second = listed["events"][1]["id"].get<std::string>();
+
+  common::HttpResponse newer = Get("/api/v1/events?limit=1&after_id=" + second);
+  ASSERT_EQ(newer.status, 200) << newer.body;
+  auto page = nlohmann::json::parse(newer.body);
+  ASSERT_EQ(page["events"].size(), 1u) << newer.body;
+  EXPECT_EQ(page["events"][0]["message"], "m2");  // the oldest above it, not the newest
+
+  common::HttpResponse negative = Get("/api/v1/events?after_id=-5");
+  EXPECT_EQ(negative.status, 400);
+  EXPECT_THAT(negative.body, HasSubstr("after_id must be 0"));
 }
 
 TEST_F(HttpApiTest, ServesTheEmbeddedDashboard) {

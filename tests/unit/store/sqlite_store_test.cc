@@ -167,6 +167,38 @@ TEST_P(StoreConformance, EventsInOrderWithLimit) {
   EXPECT_EQ(all->size(), 5u);
 }
 
+// dcuctl get events --watch: after_id pages forward from an event, oldest
+// first, the subject filter still applied, and never returns what is at or
+// below the id (so a watcher reads only what is new).
+TEST_P(StoreConformance, EventsAfterAnIdPageForwardOldestFirst) {
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(events_->AppendEvent({0, i, "node", "node-a", "Normal", "R", std::to_string(i)}).ok());
+    ASSERT_TRUE(events_->AppendEvent({0, i, "node", "node-b", "Normal", "R", "b"}).ok());
+  }
+  auto all = events_->ListEvents("node", "node-a", 0);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 6u);
+  const int64_t second_id = (*all)[1].event_id;
+
+  auto page = events_->QueryEvents(EventQuery{"node", "node-a", 2, second_id});
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].message, "2");  // the oldest above the id, not the newest two
+  EXPECT_EQ((*page)[1].message, "3");
+  auto rest = events_->QueryEvents(EventQuery{"node", "node-a", 2, (*page)[1].event_id});
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_EQ((*rest)[1].message, "5");
+  auto none = events_->QueryEvents(EventQuery{"node", "node-a", 2, (*rest)[1].event_id});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  // Every subject: node-b's events between them are in the page too.
+  auto every = events_->QueryEvents(EventQuery{"", "", 0, second_id});
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->size(), 9u);  // node-a's 2..5 and node-b's from its second on
+  for (const auto& e : *every) EXPECT_GT(e.event_id, second_id);
+}
+
 // dcuctl get events: every kind and subject (an empty kind / subject), the
 // newest `limit`, oldest first.
 TEST_P(StoreConformance, EventsOfEverySubject) {

@@ -575,9 +575,6 @@ void DeployController::ReconcileOnce() {
       for (const std::string& key : keys) docs.push_back(deployments_.at(key));
     }
   }
-  // The pass's launch outcomes, in one transaction: evidence, not
-  // documents, so outside the order of document writes.
-  knowledge_->FlushOutcomes();
   // The desired sets from the documents as this pass left them, walked
   // without mu_ (the pointers taken above).
   for (const DocPtr& d : docs) {
@@ -587,6 +584,17 @@ void DeployController::ReconcileOnce() {
     });
   }
   const absl::Time t_desired = absl::Now();
+  // The nodes are told as soon as the documents are persisted (the intent):
+  // what follows is record, not intent, and a wave of placements waited for
+  // it (outcomes and events are each a transaction, ~1 ms per 200 stepped).
+  PushAssignments(desired);
+  docs.clear();
+  const absl::Time t_pushed = absl::Now();
+  // The pass's launch outcomes, in one transaction: evidence, not
+  // documents, so outside the order of document writes.
+  knowledge_->FlushOutcomes();
+  // Its events before its revisions are announced: a watcher that sees a
+  // revision finds the events of the pass that made it.
   if (events_ && !ctx.events.empty()) {
     absl::Status es = events_->AppendEvents(ctx.events);
     if (!es.ok()) DCU_LOG_WARN("appending ", ctx.events.size(), " events: ", es.message());
@@ -605,9 +613,6 @@ void DeployController::ReconcileOnce() {
   if (metrics_) {
     for (const auto& e : ctx.events) metrics_->OnDeploymentEvent(e.reason);
   }
-  const absl::Time t_events = absl::Now();
-  PushAssignments(desired);
-  docs.clear();
   const absl::Time t_end = absl::Now();
   if (metrics_) metrics_->OnReconcilePass(t_end - t0);
   auto ms = [](absl::Duration d) { return absl::StrFormat("%.1f", absl::ToDoubleMilliseconds(d)); };
@@ -617,8 +622,8 @@ void DeployController::ReconcileOnce() {
                 ", select ", ms(t_observed_docs - t_observe), ", summaries ", ms(t_summaries - t_observed_docs), ", holdings ",
                 ms(t_select - t_summaries), ", step ",
                 ms(t_step - t_select), ", persist ", ms(t_persist - t_step), ", desired ",
-                ms(t_desired - t_persist), ", events ", ms(t_events - t_desired), ", push ",
-                ms(t_end - t_events), ")");
+                ms(t_desired - t_persist), ", push ", ms(t_pushed - t_desired), ", outcomes and events ",
+                ms(t_end - t_pushed), ")");
 }
 
 void DeployController::AnnounceChanges() {

@@ -270,6 +270,16 @@ class DeployController : public FleetListener {
   // when it has no replica.
   std::optional<dcufleet::v1::Deployment> AggregateOf(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // AggregateOf in two halves: the (immutable) documents' pointers and the
+  // revision under mu_, the copy without it. A writer answering a
+  // DeployMany of 64, or a reader, then holds mu_ for pointer copies only
+  // and the pass does not wait behind whole-document copies.
+  struct ReplicaDocs {
+    std::vector<std::shared_ptr<const dcufleet::v1::Deployment>> docs;
+    int64_t revision = 0;
+  };
+  ReplicaDocs ReplicaDocsOf(const std::string& name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static std::optional<dcufleet::v1::Deployment> Aggregate(const ReplicaDocs& replicas);
   // A create or a delete waiting for the writer's next transaction, or a
   // change the writer makes alone, in its turn.
   struct PendingWrite {

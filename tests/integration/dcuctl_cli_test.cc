@@ -5,11 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
+#include "controller/store/sqlite_store.h"
 #include "dcuctl/suggest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -324,6 +326,52 @@ TEST_F(DcuctlFleet, GetEventsAllAndForOneObject) {
     EXPECT_GT(id, last) << "each event once, oldest first: " << ids.Log();
     last = id;
   }
+}
+
+// More events between two polls than one ListEvents page (5,000): the
+// watcher pages forward from the last it printed (after_id) and prints every
+// one once, in order. Before, it asked for the newest 5,000 each poll and
+// the oldest of a larger burst were never shown.
+TEST_F(DcuctlFleet, WatchingEventsPagesThroughABurstLargerThanAPage) {
+  testing::ChildProcess ids({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "get", "events", "-w",
+                             "-o", "name"},
+                            h_.Join("watch-burst.log"), kIsolated);
+  ASSERT_TRUE(testing::WaitFor([&] { return ids.Log().find("event/") != std::string::npos; },
+                               absl::Seconds(30)))
+      << ids.Log();
+  // 6,001 events in one transaction, straight into the controller's own
+  // store (a second writer on its SQLite file waits for the file lock).
+  auto db = controller::SqliteDatabase::Open(h_.Join("ctl.db"));
+  ASSERT_TRUE(db.ok()) << db.status();
+  controller::SqliteStore store(std::shared_ptr<controller::SqliteDatabase>(std::move(*db)));
+  constexpr int kBurst = 6001;
+  std::vector<controller::Event> burst;
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  for (int i = 0; i < kBurst; ++i) {
+    burst.push_back({0, now_ms, "node", "burst", "Normal", "Burst", absl::StrCat("burst ", i)});
+  }
+  ASSERT_TRUE(store.AppendEvents(burst).ok());
+  auto written = store.ListEvents("node", "burst", 0);
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_EQ(written->size(), static_cast<size_t>(kBurst));
+  const std::string last = absl::StrCat("event/", written->back().event_id);
+  ASSERT_TRUE(testing::WaitFor([&] { return ids.Log().find(last + "\n") != std::string::npos; },
+                               absl::Seconds(30)))
+      << "the burst's last event was never printed";
+  ids.Signal(SIGINT);
+  EXPECT_EQ(ids.Wait(absl::Seconds(30)), 0);
+  std::set<int64_t> printed;
+  int64_t previous = 0;
+  for (const std::string& n : Lines(ids.Log())) {
+    ASSERT_THAT(n, ::testing::MatchesRegex("event/[0-9]+")) << n;
+    const int64_t id = std::stoll(n.substr(6));
+    EXPECT_GT(id, previous) << "each event once, oldest first";
+    previous = id;
+    printed.insert(id);
+  }
+  int missing = 0;
+  for (const auto& e : *written) missing += printed.count(e.event_id) == 0;
+  EXPECT_EQ(missing, 0) << "of the burst's " << kBurst << " events";
 }
 
 TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {

@@ -22,6 +22,16 @@ absl::StatusOr<dcufleet::v1::ListEventsRequest> EventsRequestFor(const std::stri
   return req;
 }
 
+std::optional<dcufleet::v1::ListEventsRequest> EventsRequestOrRefuse(const std::string& for_object,
+                                                                     std::ostream& err) {
+  auto request = EventsRequestFor(for_object);
+  if (!request.ok()) {
+    err << "error: --for: " << request.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *std::move(request);
+}
+
 std::vector<std::string> EventRow(const dcufleet::v1::ObjectEvent& e, int64_t now_ms) {
   return {common::HumanDuration(std::max<int64_t>(0, now_ms - e.at_ms())), e.type(), e.reason(),
           absl::StrCat(e.kind(), "/", e.name()), e.message()};
@@ -35,11 +45,8 @@ Table EventsTable(const dcufleet::v1::ListEventsResponse& resp, int64_t now_ms) 
 
 int RunGetEvents(Client& client, const std::string& for_object, std::ostream& out,
                  std::ostream& err) {
-  auto request = EventsRequestFor(for_object);
-  if (!request.ok()) {
-    err << "error: --for: " << request.status().message() << "\n";
-    return kExitUsage;
-  }
+  std::optional<dcufleet::v1::ListEventsRequest> request = EventsRequestOrRefuse(for_object, err);
+  if (!request) return kExitUsage;
   const dcufleet::v1::ListEventsRequest& req = *request;
   QueryView<dcufleet::v1::ListEventsResponse> view;
   view.structured = [](const dcufleet::v1::ListEventsResponse& resp) {

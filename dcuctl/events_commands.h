@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -13,6 +14,10 @@ namespace dcu::dcuctl {
 // The ListEvents request for `--for KIND/NAME` (empty: every object's);
 // INVALID_ARGUMENT for a reference that is not one.
 absl::StatusOr<dcufleet::v1::ListEventsRequest> EventsRequestFor(const std::string& for_object);
+// EventsRequestFor, or nullopt after telling `err` why `--for` is refused
+// (the caller exits with kExitUsage).
+std::optional<dcufleet::v1::ListEventsRequest> EventsRequestOrRefuse(const std::string& for_object,
+                                                                     std::ostream& err);
 // One event's row, LAST SEEN counted back from `now_ms`.
 std::vector<std::string> EventRow(const dcufleet::v1::ObjectEvent& e, int64_t now_ms);
 // The table: LAST SEEN / TYPE / REASON / OBJECT / MESSAGE, one row per event.

@@ -275,12 +275,9 @@ int RunWatchDeployments(Client& client, const std::string& name, std::ostream& o
 
 int RunWatchEvents(Client& client, const std::string& for_object, std::ostream& out,
                    std::ostream& err) {
-  auto request = EventsRequestFor(for_object);
-  if (!request.ok()) {
-    err << "error: --for: " << request.status().message() << "\n";
-    return kExitUsage;
-  }
-  dcufleet::v1::ListEventsRequest req = *request;
+  std::optional<dcufleet::v1::ListEventsRequest> request = EventsRequestOrRefuse(for_object, err);
+  if (!request) return kExitUsage;
+  dcufleet::v1::ListEventsRequest req = *std::move(request);
   // The controller's most per call. After the first listing each poll asks
   // only for what is above the last event printed, a page at a time, so a
   // watcher costs the controller the new events and not the window.

@@ -20,6 +20,7 @@
 #include "dcuctl/wait_commands.h"
 #include "dcuctl/watch_commands.h"
 #include "dcuctl/client_security.h"
+#include "dcuctl/apply_commands.h"
 #include "dcuctl/deploy_commands.h"
 #include "dcuctl/apikey_commands.h"
 #include "dcuctl/scale_commands.h"
@@ -201,6 +202,17 @@ int main(int argc, char** argv) {
   deploy->add_flag("--wait", deploy_args.wait, "wait until ready, failed or unschedulable");
   deploy->add_flag("--watch", deploy_args.watch, "show progress until ready, failed or unschedulable");
   deploy->add_option("--wait-timeout", deploy_args.wait_timeout_s, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+
+  // apply -f
+  ApplyArgs apply_args;
+  auto* apply = app.add_subcommand(
+      "apply", "deploy what a file declares (JSON, as get -o json prints it): dcuctl apply -f qwen.json");
+  apply->add_option("-f,--filename", apply_args.file, "the file, or - for standard input")->required();
+  apply->add_flag("--dry-run", apply_args.dry_run, "print plans, placement and memory; launch nothing");
+  apply->add_flag("--wait", apply_args.wait, "wait until each is ready, failed or unschedulable");
+  apply->add_flag("--watch", apply_args.watch, "show progress until each is ready, failed or unschedulable");
+  apply->add_option("--wait-timeout", apply_args.wait_timeout_s, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);
 
   // delete
@@ -501,6 +513,7 @@ int main(int argc, char** argv) {
   if (*deploy) {
     return RunDeploy(client, deploy_args, std::cout, std::cerr);
   }
+  if (*apply) return RunApply(client, apply_args, std::cin, std::cout, std::cerr);
   if (*apikey_create) return RunApiKeyCreate(client, apikey_name, apikey_models, std::cout, std::cerr);
   if (*apikey_list) return RunApiKeyList(client, std::cout, std::cerr);
   if (*apikey_revoke) return RunApiKeyRevoke(client, apikey_name, std::cout, std::cerr);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "absl/time/clock.h"
+#include "common/status_util.h"
 #include "common/units.h"
 #include "dcuctl/jsonpath.h"
 #include "google/protobuf/util/json_util.h"
@@ -92,7 +93,70 @@ void ConvertTimestamps(const google::protobuf::Descriptor* d, nlohmann::json& j,
   }
 }
 
+// ConvertTimestamps undone: "created_at": "2026-…Z" | null -> "created_at_ms".
+// `where`: the path to `j` ("" at the top, else "a.b[2]"), for the errors.
+absl::Status RestoreTimestamps(const google::protobuf::Descriptor* d, nlohmann::json& j, int depth,
+                               const std::string& where) {
+  if (!j.is_object()) return absl::OkStatus();
+  if (depth > 64) return absl::InvalidArgumentError(absl::StrCat(where, ": nested too deep"));
+  auto path = [&](const std::string& field) { return where.empty() ? field : absl::StrCat(where, ".", field); };
+  using FD = google::protobuf::FieldDescriptor;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FD* f = d->field(i);
+    const std::string field(f->name());
+    if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+      auto it = j.find(field);
+      if (it == j.end() || f->is_map()) continue;
+      const std::string inner = path(field);
+      if (f->is_repeated() && it->is_array()) {
+        for (size_t k = 0; k < it->size(); ++k) {
+          DCU_RETURN_IF_ERROR(
+              RestoreTimestamps(f->message_type(), (*it)[k], depth + 1, absl::StrCat(inner, "[", k, "]")));
+        }
+      } else {
+        DCU_RETURN_IF_ERROR(RestoreTimestamps(f->message_type(), *it, depth + 1, inner));
+      }
+      continue;
+    }
+    const bool integer = f->cpp_type() == FD::CPPTYPE_INT64 || f->cpp_type() == FD::CPPTYPE_UINT64;
+    if (!integer || f->is_repeated() || !IsTimestampField(field)) continue;
+    const std::string shown = field.substr(0, field.size() - 3);
+    auto it = j.find(shown);
+    if (it == j.end()) continue;
+    int64_t ms = 0;
+    if (it->is_string()) {
+      absl::Time t;
+      std::string why;
+      if (!absl::ParseTime(absl::RFC3339_full, it->get<std::string>(), &t, &why)) {
+        return absl::InvalidArgumentError(absl::StrCat(path(shown), ": '", it->get<std::string>(),
+                                                       "' is not an RFC 3339 time (", why, ")"));
+      }
+      ms = absl::ToUnixMillis(t);
+    } else if (it->is_number_integer()) {
+      ms = it->get<int64_t>();
+    } else if (!it->is_null()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path(shown), ": a time is an RFC 3339 string or null"));
+    }
+    j.erase(it);
+    if (ms != 0) j[field] = ms;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status JsonToProto(nlohmann::json j, google::protobuf::Message* message) {
+  DCU_RETURN_IF_ERROR(RestoreTimestamps(message->GetDescriptor(), j, 0, ""));
+  google::protobuf::util::JsonParseOptions o;
+  o.ignore_unknown_fields = false;
+  auto s = google::protobuf::util::JsonStringToMessage(j.dump(), message, o);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(s.message()), " (a ",
+                                                   message->GetDescriptor()->name(), ")"));
+  }
+  return absl::OkStatus();
+}
 
 nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
   std::string json;

@@ -36,6 +36,11 @@ class Table {
 // (`created_at_ms` -> `created_at`). Other 64-bit integers stay JSON strings,
 // as proto3's JSON mapping has them (docs/dcuctl.md "Output").
 nlohmann::json ProtoToJson(const google::protobuf::Message& message);
+// The inverse, for what a person gives back (dcuctl apply -f): timestamps
+// as ProtoToJson prints them (RFC 3339 or null, under the name without
+// `_ms`) or as the proto's own `_ms` integers; a field the message does not
+// have is refused, named, as kubectl's strict validation does.
+absl::Status JsonToProto(nlohmann::json j, google::protobuf::Message* message);
 
 // True for a timestamp field name by that convention.
 bool IsTimestampField(const std::string& name);

@@ -221,6 +221,20 @@ Ready (`--wait` follows it as `rollout status` does). It sets the spec's
 made a deployment restarts nothing. The deployment's AGE and its events
 start at its creation, however many of its replicas were replaced since.
 
+`dcuctl apply -f FILE` (`-f -`: standard input) deploys what a file
+declares, as `kubectl apply -f`: what `dcuctl get deployment NAME -o json`
+prints (only its `spec` is read; status is the controller's), a list of
+them (`get deployments -o json`, or `{"items": [...]}`), or a bare spec
+(`{"model": "qwen3-32b", "replicas": 2}`). Each is deployed as `dcuctl
+deploy` would (created, configured with its rollout, or unchanged;
+`--dry-run`, `--wait`, `--watch` as deploy's), so `get -o json > f`, an
+edit, and `apply -f f` is an update. Times read back as printed (RFC 3339
+or null) or as the proto's `_ms` integers. The whole file is checked
+before anything is deployed: a field a spec does not have
+(`max_num_seq`), a bad time, a list entry without a model is refused with
+the file and the place (`qwen.json: deployments[1]: spec: …`), exit 2. The
+file is JSON; YAML is not read (a YAML file is refused saying so).
+
 ## API keys
 
 `dcuctl apikey create NAME [--models m1,m2]` makes a key for dcu-gateway
@@ -266,9 +280,8 @@ connect from (the node name only when neither is known).
 
 ## Not done (issue 16)
 
-- `dcuctl apply -f` / `edit` / `set`: the update path is `dcuctl deploy`
-  again with the changed flags (a rollout, above); a manifest file and an
-  editor session are not built.
+- `dcuctl edit` / `set`, and YAML for `apply -f`: `apply -f` reads JSON
+  (above); an editor session is not built.
 - Instances still bind `0.0.0.0`: binding to the advertised address breaks
   nodes whose advertised address is a NAT or load-balancer address not on
   the host. The front door is `dcu-gateway`; put the instance ports behind

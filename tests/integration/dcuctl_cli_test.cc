@@ -374,6 +374,45 @@ TEST_F(DcuctlFleet, WatchingEventsPagesThroughABurstLargerThanAPage) {
   EXPECT_EQ(missing, 0) << "of the burst's " << kBurst << " events";
 }
 
+// kubectl's get -o json | edit | apply -f loop: what get printed applies
+// back unchanged, an edited field rolls out, a bare spec creates, YAML is
+// refused with what is read instead.
+TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
+  testing::CmdResult got = h_.Dcuctl({"get", "deployment", "qwen3-32b", "-o", "json"});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  const std::string same = h_.Join("same.json");
+  std::ofstream(same) << got.out;
+  testing::CmdResult r = h_.Dcuctl({"apply", "-f", same});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' unchanged")) << r.out;
+
+  nlohmann::json edited = nlohmann::json::parse(got.out);
+  edited["spec"]["max_num_seqs"] = 32;
+  const std::string changed = h_.Join("changed.json");
+  std::ofstream(changed) << edited.dump(2);
+  r = h_.Dcuctl({"apply", "-f", changed});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' configured (")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("max_num_seqs 16 -> 32")) << r.out;
+  nlohmann::json after = h_.Json({"get", "deployment", "qwen3-32b"});
+  EXPECT_EQ(after["spec"]["max_num_seqs"], 32) << after.dump();
+
+  const std::string bare = h_.Join("second.json");
+  std::ofstream(bare) << R"({"model": "qwen3-32b", "name": "second", "tp": 4, "node": "nowhere"})";
+  r = h_.Dcuctl({"apply", "-f", bare});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'second' created")) << r.out;
+
+  const std::string yaml = h_.Join("q.yaml");
+  std::ofstream(yaml) << "spec:\n  model: qwen3-32b\n";
+  r = h_.Dcuctl({"apply", "-f", yaml});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("YAML is not read")) << r.err;
+  r = h_.Dcuctl({"apply", "-f", h_.Join("missing.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("missing.json: cannot be opened")) << r.err;
+}
+
 TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {
   // Its node does not exist: it becomes Unschedulable (any case, any kind form).
   testing::CmdResult r =

@@ -1,0 +1,153 @@
+#include "dcuctl/apply_commands.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "dcuctl/deploy_commands.h"
+#include "dcuctl/exit_codes.h"
+#include "dcuctl/output.h"
+
+namespace dcu::dcuctl {
+
+namespace {
+
+// One declared object: a Deployment (its spec) or a bare spec.
+absl::StatusOr<dcufleet::v1::DeploymentSpec> SpecOf(const nlohmann::json& object, const std::string& where) {
+  if (!object.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": a deployment is a JSON object"));
+  }
+  // A deployment as `get -o json` prints it: the spec is the declaration,
+  // the rest (status, replicas, revision) is the controller's to say.
+  const bool whole = object.contains("spec");
+  dcufleet::v1::DeploymentSpec spec;
+  const std::string in = absl::StrCat(where, whole ? ": spec" : "");
+  absl::Status s = JsonToProto(whole ? object.at("spec") : object, &spec);
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(in, ": ", s.message()));
+  if (spec.model().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(in, ": no model (a spec names its catalog model: \"model\": \"qwen3-32b\")"));
+  }
+  return spec;
+}
+
+absl::StatusOr<std::string> ReadAll(const std::string& file, std::istream& in) {
+  std::string text;
+  auto read = [&](std::istream& from) -> absl::Status {
+    char buf[65536];
+    while (from.read(buf, sizeof buf) || from.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(from.gcount()));
+      if (text.size() > kMaxApplyFileBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(file, ": larger than ", kMaxApplyFileBytes >> 20, " MiB; split it"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (file == "-") {
+    if (absl::Status s = read(in); !s.ok()) return s;
+    return text;
+  }
+  std::ifstream f(file, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat(file, ": cannot be opened"));
+  if (absl::Status s = read(f); !s.ok()) return s;
+  return text;
+}
+
+// The deepest nesting of brackets outside strings: a deployment is a few
+// levels deep, and what reads JSON later (printing it for protobuf's parser)
+// recurses, so a hostile file nested 100,000 deep is refused before.
+int NestingDepth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
+    if (c == '}' || c == ']') --depth;
+  }
+  return deepest;
+}
+
+constexpr int kMaxNesting = 64;
+
+}  // namespace
+
+absl::StatusOr<std::vector<dcufleet::v1::DeploymentSpec>> SpecsFromJson(const std::string& text,
+                                                                        const std::string& where) {
+  if (NestingDepth(text) > kMaxNesting) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": nested deeper than ", kMaxNesting, " levels; no deployment is"));
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // YAML is what kubectl users write first: say what is read instead.
+    const bool yaml_like = text.find('{') == std::string::npos && text.find(':') != std::string::npos;
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": not JSON (byte ", e.byte, ")",
+        yaml_like ? "; apply -f reads JSON, as `dcuctl get deployment NAME -o json` prints it (YAML is not read)"
+                  : ""));
+  }
+  std::vector<dcufleet::v1::DeploymentSpec> specs;
+  // A list: `get deployments -o json` ({"deployments": [...]}) or kubectl's
+  // {"items": [...]}.
+  for (const char* key : {"deployments", "items"}) {
+    if (!j.is_object() || !j.contains(key)) continue;
+    const nlohmann::json& list = j.at(key);
+    if (!list.is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": \"", key, "\" is not a list"));
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto spec = SpecOf(list[i], absl::StrCat(where, ": ", key, "[", i, "]"));
+      if (!spec.ok()) return spec.status();
+      specs.push_back(*std::move(spec));
+    }
+    if (specs.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": \"", key, "\" is empty"));
+    return specs;
+  }
+  auto spec = SpecOf(j, where);
+  if (!spec.ok()) return spec.status();
+  specs.push_back(*std::move(spec));
+  return specs;
+}
+
+int RunApply(Client& client, const ApplyArgs& args, std::istream& in, std::ostream& out,
+             std::ostream& err) {
+  const std::string where = args.file == "-" ? "standard input" : args.file;
+  auto text = ReadAll(args.file, in);
+  if (!text.ok()) {
+    err << "error: " << text.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto specs = SpecsFromJson(*text, where);
+  if (!specs.ok()) {
+    err << "error: " << specs.status().message() << "\n";
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  for (const auto& spec : *specs) {
+    DeployArgs deploy;
+    deploy.spec = spec;
+    deploy.dry_run = args.dry_run;
+    deploy.wait = args.wait;
+    deploy.watch = args.watch;
+    deploy.wait_timeout_s = args.wait_timeout_s;
+    const int one = RunDeploy(client, deploy, out, err);
+    if (rc == kExitOk) rc = one;
+  }
+  return rc;
+}
+
+}  // namespace dcu::dcuctl

@@ -22,6 +22,7 @@
 #include "dcuctl/client_security.h"
 #include "dcuctl/apply_commands.h"
 #include "dcuctl/deploy_commands.h"
+#include "dcuctl/edit_commands.h"
 #include "dcuctl/apikey_commands.h"
 #include "dcuctl/scale_commands.h"
 #include "dcuctl/deploy_options.h"
@@ -214,6 +215,14 @@ int main(int argc, char** argv) {
   apply->add_flag("--watch", apply_args.watch, "show progress until each is ready, failed or unschedulable");
   apply->add_option("--wait-timeout", apply_args.wait_timeout_s, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);
+
+  // edit
+  auto* edit = app.add_subcommand("edit", "edit an object in $EDITOR and apply it")->require_subcommand(1);
+  std::string edit_name;
+  auto* edit_deployment = edit->add_subcommand(
+      "deployment", "the deployment as get -o json prints it, in $DCUCTL_EDITOR or $EDITOR; saved, it is applied");
+  edit_deployment->alias("deployments")->alias("deploy");
+  edit_deployment->add_option("NAME", edit_name, "deployment name")->required();
 
   // delete
   auto* del = app.add_subcommand("delete", "remove objects")->require_subcommand(1);
@@ -514,6 +523,7 @@ int main(int argc, char** argv) {
     return RunDeploy(client, deploy_args, std::cout, std::cerr);
   }
   if (*apply) return RunApply(client, apply_args, std::cin, std::cout, std::cerr);
+  if (*edit_deployment) return RunEdit(client, edit_name, std::cout, std::cerr);
   if (*apikey_create) return RunApiKeyCreate(client, apikey_name, apikey_models, std::cout, std::cerr);
   if (*apikey_list) return RunApiKeyList(client, std::cout, std::cerr);
   if (*apikey_revoke) return RunApiKeyRevoke(client, apikey_name, std::cout, std::cerr);

@@ -79,7 +79,7 @@ std::vector<std::string> SplitKindSlashName(std::vector<std::string> args) {
   const size_t verb = next_word();
   if (verb >= args.size()) return args;
   const std::string& v = args[verb];
-  if (v != "get" && v != "describe" && v != "delete" && v != "scale") return args;
+  if (v != "get" && v != "describe" && v != "delete" && v != "scale" && v != "edit") return args;
   const size_t object = next_word();
   if (object >= args.size()) return args;
   const std::string& word = args[object];

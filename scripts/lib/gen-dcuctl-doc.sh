@@ -235,6 +235,17 @@ before anything is deployed: a field a spec does not have
 the file and the place (`qwen.json: deployments[1]: spec: …`), exit 2. The
 file is JSON; YAML is not read (a YAML file is refused saying so).
 
+`dcuctl edit deployment NAME` (or `edit deploy/NAME`) is kubectl's edit on
+top of that: the deployment as `get -o json` prints it is written to a
+temporary file (in `$TMPDIR`), `$DCUCTL_EDITOR`, else `$EDITOR`, else `vi`
+runs on it with the terminal (its words are split on spaces and run
+without a shell: `EDITOR="code --wait"`), and what is saved is applied as
+`apply -f` applies it. Saved unchanged: "Edit cancelled, no changes made."
+The editor failing (exit 1), or a save that is not a deployment of that
+name (a rename, broken JSON: exit 2) applies nothing; in the second case
+the file is kept and named, to fix and `apply -f`. Unlike kubectl, the
+editor is not reopened with the error in it.
+
 ## API keys
 
 `dcuctl apikey create NAME [--models m1,m2]` makes a key for dcu-gateway
@@ -280,8 +291,8 @@ connect from (the node name only when neither is known).
 
 ## Not done (issue 16)
 
-- `dcuctl edit` / `set`, and YAML for `apply -f`: `apply -f` reads JSON
-  (above); an editor session is not built.
+- `dcuctl set`, and YAML for `apply -f` / `edit`: both read and write JSON
+  (above).
 - Instances still bind `0.0.0.0`: binding to the advertised address breaks
   nodes whose advertised address is a NAT or load-balancer address not on
   the host. The front door is `dcu-gateway`; put the instance ports behind

@@ -413,6 +413,57 @@ TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
   EXPECT_THAT(r.err, HasSubstr("missing.json: cannot be opened")) << r.err;
 }
 
+// kubectl edit: the editor ($EDITOR, here scripts) gets the deployment as
+// get -o json prints it; what it saves is applied. No change, a failed
+// editor and a rename apply nothing, each saying so.
+TEST_F(DcuctlFleet, EditADeploymentInTheEditor) {
+  auto editor = [&](const std::string& name, const std::string& body) {
+    const std::string path = h_.Join(name);
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    chmod(path.c_str(), 0755);
+    return path;
+  };
+  auto edit = [&](const std::string& editor_cmd, const std::string& ref) {
+    std::map<std::string, std::string> env = kIsolated;
+    env["EDITOR"] = editor_cmd;
+    env["DCUCTL_EDITOR"] = "";
+    env["TMPDIR"] = h_.Join("");
+    // `ref`: NAME (as `edit deployment NAME`) or KIND/NAME.
+    std::vector<std::string> argv = {testing::BinPath("dcuctl"), "--controller", h_.Addr(), "edit"};
+    if (ref.find('/') == std::string::npos) argv.push_back("deployment");
+    argv.push_back(ref);
+    return testing::RunCmd(argv, env, 60);
+  };
+  // Saved with a change: applied (a rollout of the new spec).
+  const std::string more_seqs = editor("more-seqs.sh", "sed -i 's/\"max_num_seqs\": 16/\"max_num_seqs\": 24/' \"$1\"");
+  testing::CmdResult r = edit(more_seqs, "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' configured (")) << r.out;
+  EXPECT_EQ(h_.Json({"get", "deployment", "qwen3-32b"})["spec"]["max_num_seqs"], 24);
+  // Saved as it was: nothing to do. Words in $EDITOR are its arguments.
+  r = edit("sh -c true", "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Edit cancelled, no changes made.")) << r.out;
+  // The editor fails: nothing applied.
+  r = edit(editor("fails.sh", "exit 3"), "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("exited 3; nothing applied")) << r.err;
+  r = edit(h_.Join("no-such-editor"), "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("could not be run (set $EDITOR")) << r.err;
+  // A rename is not an edit of this deployment; the edit is kept to fix.
+  r = edit(editor("rename.sh", "sed -i 's/\"name\": \"qwen3-32b\"/\"name\": \"other\"/' \"$1\""), "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("must keep its spec.name ('other' given)")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("your edit is kept in ")) << r.err;
+  EXPECT_EQ(h_.Dcuctl({"get", "deployment", "other"}).exit_code, 3);
+  // Saved as something that is not JSON: refused, kept, named.
+  r = edit(editor("garbage.sh", "echo 'model: [' > \"$1\""), "deploy/qwen3-32b");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not JSON")) << r.err;
+  EXPECT_EQ(edit("true", "nothing-here").exit_code, 3);
+}
+
 TEST_F(DcuctlFleet, WaitForConditionAndDeletion) {
   // Its node does not exist: it becomes Unschedulable (any case, any kind form).
   testing::CmdResult r =

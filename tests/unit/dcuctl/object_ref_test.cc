@@ -14,6 +14,8 @@ using Args = std::vector<std::string>;
 TEST(SplitKindSlashName, KubectlsKindSlashNameBecomesKindThenName) {
   EXPECT_THAT(SplitKindSlashName({"dcuctl", "describe", "deployment/qwen3-32b"}),
               ElementsAre("dcuctl", "describe", "deployment", "qwen3-32b"));
+  EXPECT_THAT(SplitKindSlashName({"dcuctl", "edit", "deploy/qwen3-32b"}),
+              ElementsAre("dcuctl", "edit", "deploy", "qwen3-32b"));
   EXPECT_THAT(SplitKindSlashName({"dcuctl", "get", "no/node-a", "-o", "wide"}),
               ElementsAre("dcuctl", "get", "no", "node-a", "-o", "wide"));
   // Options and their values before the verb and before the object.

@@ -16,10 +16,13 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
+#include "dcufleet/v1/fleet.grpc.pb.h"
 
 namespace dcu::dcuctl {
 
 namespace {
+
+using FleetStub = dcufleet::v1::FleetService::Stub;
 
 // Runs the editor in the foreground with this process's terminal (it is
 // interactive: no captured output, no process group of its own) and waits.

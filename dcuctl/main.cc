@@ -283,6 +283,10 @@ int main(int argc, char** argv) {
   auto* rollout_undo = rollout->add_subcommand(
       "undo", "roll back to the spec before the last rollout: dcuctl rollout undo deployment/NAME");
   rollout_options(rollout_undo, false);
+  auto* rollout_history = rollout->add_subcommand(
+      "history", "the revisions (creation, each rollout) and what changed: dcuctl rollout history deployment/NAME");
+  rollout_history->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
+  rollout_history->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
 
   // apikey create|list|revoke (the gateways' keys)
   std::string apikey_name;
@@ -530,13 +534,15 @@ int main(int argc, char** argv) {
   if (*scale_deployment) {
     return RunScale(client, scale_name, scale_replicas, scale_wait, scale_timeout, std::cout, std::cerr);
   }
-  if (*rollout_status || *rollout_restart || *rollout_undo) {
+  if (*rollout_status || *rollout_restart || *rollout_undo || *rollout_history) {
     rollout_args.name = dcu::dcuctl::DeploymentNameFromRef(rollout_ref);
     if (rollout_args.name.empty()) {
-      std::cerr << "error: rollout " << (*rollout_status ? "status" : *rollout_restart ? "restart" : "undo")
+      std::cerr << "error: rollout "
+                << (*rollout_status ? "status" : *rollout_restart ? "restart" : *rollout_undo ? "undo" : "history")
                 << " takes deployment/NAME, not '" << rollout_ref << "'\n";
       return kExitUsage;
     }
+    if (*rollout_history) return RunRolloutHistory(client, rollout_args.name, std::cout, std::cerr);
     if (*rollout_restart) return RunRolloutRestart(client, rollout_args, rollout_wait, std::cout, std::cerr);
     if (*rollout_undo) return RunRolloutUndo(client, rollout_args, rollout_wait, std::cout, std::cerr);
     return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);

@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
@@ -18,6 +19,7 @@ namespace dcu::dcuctl {
 namespace {
 
 using dcufleet::v1::Deployment;
+using FleetStub = dcufleet::v1::FleetService::Stub;
 
 int Desired(const Deployment& d) { return std::max(1, d.spec().replicas()); }
 
@@ -253,6 +255,70 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
   }
   if (!fs.ok()) return client.Fail(fs, absl::StrCat("watching deployment '", args.name, "'"), err);
   return kExitFailed;
+}
+
+std::vector<RolloutRevision> RevisionsFromEvents(const dcufleet::v1::ListEventsResponse& events,
+                                                 int64_t born_ms, bool* complete) {
+  std::vector<RolloutRevision> out;
+  *complete = false;
+  for (const auto& e : events.events()) {
+    // Events before its creation belong to an earlier deployment of the name.
+    if (e.at_ms() < born_ms) continue;
+    std::string change;
+    if (e.reason() == "Created") {
+      *complete = out.empty();
+      change = absl::StrCat("created: ", e.message());
+    } else if (e.reason() == "RolloutStarted") {
+      // "max_num_seqs 16 -> 32; replicas are replaced one at a time (...)":
+      // the change, not the how.
+      change = std::string(e.message().substr(0, e.message().find("; ")));
+    } else {
+      continue;
+    }
+    out.push_back({static_cast<int>(out.size()) + 1, e.at_ms(), std::move(change)});
+  }
+  return out;
+}
+
+int RunRolloutHistory(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
+  dcufleet::v1::GetDeploymentRequest get;
+  get.set_name(name);
+  dcufleet::v1::GetDeploymentResponse deployment;
+  grpc::Status s = CallFleet(client, &FleetStub::GetDeployment, get, &deployment);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("reading the history of deployment '", name, "'"), err);
+  dcufleet::v1::ListEventsRequest req;
+  req.set_kind("deployment");
+  req.set_name(name);
+  req.set_limit(5000);
+  dcufleet::v1::ListEventsResponse events;
+  s = CallFleet(client, &FleetStub::ListEvents, req, &events);
+  if (!s.ok()) return client.Fail(s, absl::StrCat("reading the events of deployment '", name, "'"), err);
+  bool complete = false;
+  const std::vector<RolloutRevision> revisions =
+      RevisionsFromEvents(events, deployment.deployment().status().created_at_ms(), &complete);
+  const std::string& fmt = client.options().output;
+  if (IsStructured(fmt)) {
+    nlohmann::json doc = {{"deployment", name}, {"complete", complete}, {"revisions", nlohmann::json::array()}};
+    for (const auto& r : revisions) {
+      doc["revisions"].push_back({{"revision", r.revision}, {"at", Rfc3339(r.at_ms)}, {"change", r.change}});
+    }
+    return PrintDocument(doc, fmt, out, err);
+  }
+  out << "deployment/" << name << "\n";
+  Table t({"REVISION", "AGE", "CHANGE"});
+  const int64_t now = absl::ToUnixMillis(absl::Now());
+  for (const auto& r : revisions) {
+    t.AddRow({absl::StrCat(r.revision), common::HumanDuration(std::max<int64_t>(0, now - r.at_ms)), r.change});
+  }
+  t.Print(out, true);
+  if (!complete) {
+    out << "(its creation is older than the newest 5,000 events read: revisions count from the first shown)\n";
+  }
+  if (revisions.size() > 1) {
+    out << "rollout undo goes back to revision " << revisions[revisions.size() - 2].revision
+        << "'s spec; earlier ones are not kept\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace dcu::dcuctl

@@ -5,8 +5,10 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "dcuctl/client.h"
+#include "dcufleet/v1/fleet.pb.h"
 
 namespace dcu::dcuctl {
 
@@ -37,5 +39,22 @@ int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::o
 // no earlier spec, 3 unknown deployment.
 int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
                    std::ostream& err);
+
+// One revision of a deployment: its creation or a rollout (a new spec, a
+// restart, an undo), from the event log.
+struct RolloutRevision {
+  int revision = 0;
+  int64_t at_ms = 0;
+  std::string change;
+};
+// The revisions of the incarnation born at `born_ms` among `events` (oldest
+// first): its Created event and each RolloutStarted after it, numbered from
+// 1; `complete` is false when the Created event is not among them (older
+// than the events read), and the numbers then count from the first shown.
+std::vector<RolloutRevision> RevisionsFromEvents(const dcufleet::v1::ListEventsResponse& events,
+                                                 int64_t born_ms, bool* complete);
+// kubectl rollout history: REVISION / AGE / CHANGE of one deployment, from
+// its events. Exit 0, 3 unknown deployment.
+int RunRolloutHistory(Client& client, const std::string& name, std::ostream& out, std::ostream& err);
 
 }  // namespace dcu::dcuctl

@@ -221,6 +221,16 @@ Ready (`--wait` follows it as `rollout status` does). It sets the spec's
 made a deployment restarts nothing. The deployment's AGE and its events
 start at its creation, however many of its replicas were replaced since.
 
+`dcuctl rollout history deployment/NAME` lists its revisions, kubectl's
+REVISION / AGE / CHANGE: the creation, then each rollout (a new spec with
+what changed, a restart, an undo), read from the deployment's events since
+its creation (a deleted predecessor of the same name is not in it; a scale
+is not a revision, as in kubectl). Only the spec before the last rollout is
+kept, so `rollout undo` goes back one revision and there is no
+`--to-revision`. Older than the newest 5,000 events of the deployment, the
+creation is not shown and the output says the numbers count from the first
+shown (`complete: false` in `-o json`).
+
 `dcuctl apply -f FILE` (`-f -`: standard input) deploys what a file
 declares, as `kubectl apply -f`: what `dcuctl get deployment NAME -o json`
 prints (only its `spec` is read; status is the controller's), a list of

@@ -397,6 +397,16 @@ TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
   nlohmann::json after = h_.Json({"get", "deployment", "qwen3-32b"});
   EXPECT_EQ(after["spec"]["max_num_seqs"], 32) << after.dump();
 
+  // The edit is a revision: rollout history lists the creation and it.
+  nlohmann::json history = h_.Json({"rollout", "history", "deployment/qwen3-32b"});
+  ASSERT_EQ(history["revisions"].size(), 2u) << history.dump();
+  EXPECT_TRUE(history["complete"].get<bool>());
+  EXPECT_THAT(history["revisions"][0]["change"].get<std::string>(), HasSubstr("created: model qwen3-32b"));
+  EXPECT_EQ(history["revisions"][1]["change"], "max_num_seqs 16 -> 32") << history.dump();
+  r = h_.Dcuctl({"rollout", "history", "deploy", "qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rollout undo goes back to revision 1's spec")) << r.out;
+
   const std::string bare = h_.Join("second.json");
   std::ofstream(bare) << R"({"model": "qwen3-32b", "name": "second", "tp": 4, "node": "nowhere"})";
   r = h_.Dcuctl({"apply", "-f", bare});

@@ -8,6 +8,8 @@
 #include "dcuctl/deploy_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
+#include "dcuctl/yaml_input.h"
+#include "common/status_util.h"
 
 namespace dcu::dcuctl {
 
@@ -83,43 +85,64 @@ constexpr int kMaxNesting = 64;
 
 }  // namespace
 
-absl::StatusOr<std::vector<dcufleet::v1::DeploymentSpec>> SpecsFromJson(const std::string& text,
-                                                                        const std::string& where) {
-  if (NestingDepth(text) > kMaxNesting) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": nested deeper than ", kMaxNesting, " levels; no deployment is"));
-  }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // YAML is what kubectl users write first: say what is read instead.
-    const bool yaml_like = text.find('{') == std::string::npos && text.find(':') != std::string::npos;
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": not JSON (byte ", e.byte, ")",
-        yaml_like ? "; apply -f reads JSON, as `dcuctl get deployment NAME -o json` prints it (YAML is not read)"
-                  : ""));
-  }
-  std::vector<dcufleet::v1::DeploymentSpec> specs;
-  // A list: `get deployments -o json` ({"deployments": [...]}) or kubectl's
-  // {"items": [...]}.
+namespace {
+
+// One declared document: a list ({"deployments": [...]} as `get deployments
+// -o json|yaml` prints it, or kubectl's {"items": [...]}), a deployment or a
+// bare spec; its specs appended to `specs`.
+absl::Status AddSpecsOf(const nlohmann::json& j, const std::string& where,
+                        std::vector<dcufleet::v1::DeploymentSpec>* specs) {
   for (const char* key : {"deployments", "items"}) {
     if (!j.is_object() || !j.contains(key)) continue;
     const nlohmann::json& list = j.at(key);
     if (!list.is_array()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": \"", key, "\" is not a list"));
     }
+    if (list.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": \"", key, "\" is empty"));
     for (size_t i = 0; i < list.size(); ++i) {
       auto spec = SpecOf(list[i], absl::StrCat(where, ": ", key, "[", i, "]"));
       if (!spec.ok()) return spec.status();
-      specs.push_back(*std::move(spec));
+      specs->push_back(*std::move(spec));
     }
-    if (specs.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": \"", key, "\" is empty"));
-    return specs;
+    return absl::OkStatus();
   }
   auto spec = SpecOf(j, where);
   if (!spec.ok()) return spec.status();
-  specs.push_back(*std::move(spec));
+  specs->push_back(*std::move(spec));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<dcufleet::v1::DeploymentSpec>> SpecsFromText(const std::string& text,
+                                                                        const std::string& where) {
+  std::vector<dcufleet::v1::DeploymentSpec> specs;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    if (NestingDepth(text) > kMaxNesting) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": nested deeper than ", kMaxNesting, " levels; no deployment is"));
+    }
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": not JSON (byte ", e.byte, ")"));
+    }
+    DCU_RETURN_IF_ERROR(AddSpecsOf(j, where, &specs));
+    return specs;
+  }
+  // YAML, as kubectl's manifests: one document or several ("---").
+  auto documents = YamlDocumentsToJson(text, where);
+  if (!documents.ok()) return documents.status();
+  if (documents->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": empty (no deployment declared in it)"));
+  }
+  for (size_t i = 0; i < documents->size(); ++i) {
+    DCU_RETURN_IF_ERROR(AddSpecsOf((*documents)[i],
+                                   documents->size() > 1 ? absl::StrCat(where, ": document ", i + 1) : where,
+                                   &specs));
+  }
   return specs;
 }
 
@@ -131,7 +154,7 @@ int RunApply(Client& client, const ApplyArgs& args, std::istream& in, std::ostre
     err << "error: " << text.status().message() << "\n";
     return kExitUsage;
   }
-  auto specs = SpecsFromJson(*text, where);
+  auto specs = SpecsFromText(*text, where);
   if (!specs.ok()) {
     err << "error: " << specs.status().message() << "\n";
     return kExitUsage;

@@ -75,10 +75,13 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
   dcufleet::v1::GetDeploymentResponse resp;
   grpc::Status s = CallFleet(client, &FleetStub::GetDeployment, req, &resp);
   if (!s.ok()) return client.Fail(s, absl::StrCat("reading deployment '", name, "' to edit"), err);
-  const std::string before = ProtoToJson(resp.deployment()).dump(2) + "\n";
+  // YAML, as kubectl edits; `-o json` edits JSON.
+  const bool json = client.options().output == "json";
+  const nlohmann::json doc = ProtoToJson(resp.deployment());
+  const std::string before = json ? doc.dump(2) + "\n" : ToYaml(doc);
 
   const char* tmp = getenv("TMPDIR");
-  std::string path = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/dcuctl-edit-XXXXXX.json");
+  std::string path = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/dcuctl-edit-XXXXXX", json ? ".json" : ".yaml");
   int fd = mkstemps(path.data(), 5);
   if (fd < 0) {
     err << "error: cannot create a file to edit in " << (tmp && *tmp ? tmp : "/tmp") << ": "
@@ -105,7 +108,7 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
     unlink(path.c_str());
     return kExitOk;
   }
-  auto specs = SpecsFromJson(after, path);
+  auto specs = SpecsFromText(after, path);
   absl::Status refused = specs.status();
   if (specs.ok() && (specs->size() != 1 || (*specs)[0].name() != name)) {
     // A rename would create a second deployment and leave this one: not

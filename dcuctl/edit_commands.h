@@ -1,7 +1,7 @@
 #pragma once
 
 // dcuctl edit deployment NAME: kubectl edit's loop over apply -f. The
-// deployment as `get -o json` prints it goes to a temporary file, the
+// deployment as `get -o yaml` prints it (`-o json`: as JSON) goes to a temporary file, the
 // editor ($DCUCTL_EDITOR, else $EDITOR, else vi) runs on it with the
 // terminal, and what is saved is applied as `apply -f` would apply it.
 

@@ -11,6 +11,8 @@ DCU_PRODUCT_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libre2-dev libssl-dev openssl
   nlohmann-json3-dev libcli11-dev
+  # dcuctl apply -f / edit read YAML manifests, as kubectl's (yaml-cpp).
+  libyaml-cpp-dev
   # Boost.Beast/Asio (header-only) for dcu-gateway's HTTP front (issue 17).
   libboost-dev
   # Issue 18: prometheus-cpp's core (the exposition serializer and the

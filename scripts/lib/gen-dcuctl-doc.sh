@@ -232,29 +232,34 @@ creation is not shown and the output says the numbers count from the first
 shown (`complete: false` in `-o json`).
 
 `dcuctl apply -f FILE` (`-f -`: standard input) deploys what a file
-declares, as `kubectl apply -f`: what `dcuctl get deployment NAME -o json`
-prints (only its `spec` is read; status is the controller's), a list of
-them (`get deployments -o json`, or `{"items": [...]}`), or a bare spec
-(`{"model": "qwen3-32b", "replicas": 2}`). Each is deployed as `dcuctl
-deploy` would (created, configured with its rollout, or unchanged;
-`--dry-run`, `--wait`, `--watch` as deploy's), so `get -o json > f`, an
-edit, and `apply -f f` is an update. Times read back as printed (RFC 3339
-or null) or as the proto's `_ms` integers. The whole file is checked
-before anything is deployed: a field a spec does not have
-(`max_num_seq`), a bad time, a list entry without a model is refused with
-the file and the place (`qwen.json: deployments[1]: spec: …`), exit 2. The
-file is JSON; YAML is not read (a YAML file is refused saying so).
+declares, as `kubectl apply -f`. The file is YAML (several documents
+separated by `---`) or JSON (when it starts with `{` or `[`); each document
+is what `dcuctl get deployment NAME -o yaml|json` prints (only its `spec`
+is read; status is the controller's), a list of them (`get deployments -o
+yaml`, or `{"items": [...]}`), or a bare spec (`model: qwen3-32b` and
+`replicas: 2` on two lines). Each is deployed as `dcuctl deploy` would
+(created, configured with its rollout, or unchanged; `--dry-run`, `--wait`,
+`--watch` as deploy's), so `get -o yaml > f`, an edit, and `apply -f f` is
+an update. Times read back as printed (RFC 3339 or null) or as the proto's
+`_ms` integers. YAML's plain scalars are not typed by guess: `name: 1234`
+stays a name, and a number field takes `16` as protobuf's JSON reading
+does. The whole file is checked before anything is deployed: a syntax error
+(JSON's byte, YAML's line and column), a key given twice, a field a spec
+does not have (`max_num_seq`), a bad time, a document without a model is
+refused with the file and the place (`qwen.yaml: document 2: no model`,
+`all.json: deployments[1]: spec: …`), exit 2. Aliases are counted as what
+they repeat and a file stops at 200,000 values, nesting at 64 levels.
 
 `dcuctl edit deployment NAME` (or `edit deploy/NAME`) is kubectl's edit on
-top of that: the deployment as `get -o json` prints it is written to a
-temporary file (in `$TMPDIR`), `$DCUCTL_EDITOR`, else `$EDITOR`, else `vi`
-runs on it with the terminal (its words are split on spaces and run
-without a shell: `EDITOR="code --wait"`), and what is saved is applied as
-`apply -f` applies it. Saved unchanged: "Edit cancelled, no changes made."
-The editor failing (exit 1), or a save that is not a deployment of that
-name (a rename, broken JSON: exit 2) applies nothing; in the second case
-the file is kept and named, to fix and `apply -f`. Unlike kubectl, the
-editor is not reopened with the error in it.
+top of that: the deployment as `get -o yaml` prints it (`-o json`: as JSON)
+is written to a temporary file (in `$TMPDIR`), `$DCUCTL_EDITOR`, else
+`$EDITOR`, else `vi` runs on it with the terminal (its words are split on
+spaces and run without a shell: `EDITOR="code --wait"`), and what is saved
+is applied as `apply -f` applies it. Saved unchanged: "Edit cancelled, no
+changes made." The editor failing (exit 1), or a save that is not a
+deployment of that name (a rename, a syntax error: exit 2) applies nothing;
+in the second case the file is kept and named, to fix and `apply -f`.
+Unlike kubectl, the editor is not reopened with the error in it.
 
 ## API keys
 
@@ -301,8 +306,7 @@ connect from (the node name only when neither is known).
 
 ## Not done (issue 16)
 
-- `dcuctl set`, and YAML for `apply -f` / `edit`: both read and write JSON
-  (above).
+- `dcuctl set`: change a spec with `deploy` again, `apply -f` or `edit`.
 - Instances still bind `0.0.0.0`: binding to the advertised address breaks
   nodes whose advertised address is a NAT or load-balancer address not on
   the host. The front door is `dcu-gateway`; put the instance ports behind

@@ -413,11 +413,27 @@ TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("deployment 'second' created")) << r.out;
 
+  // YAML, as kubectl's manifests: what get -o yaml printed applies back
+  // unchanged; a hand-written manifest of two documents creates both.
+  got = h_.Dcuctl({"get", "deployment", "qwen3-32b", "-o", "yaml"});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
   const std::string yaml = h_.Join("q.yaml");
-  std::ofstream(yaml) << "spec:\n  model: qwen3-32b\n";
+  std::ofstream(yaml) << got.out;
   r = h_.Dcuctl({"apply", "-f", yaml});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' unchanged")) << r.out;
+  const std::string manifest = h_.Join("two.yaml");
+  std::ofstream(manifest) << "model: qwen3-32b\nname: third\ntp: 4\nnode: nowhere\n---\n"
+                             "spec:\n  model: qwen3-32b\n  name: fourth\n  tp: 4\n  node: nowhere\n";
+  r = h_.Dcuctl({"apply", "-f", manifest});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'third' created")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'fourth' created")) << r.out;
+  const std::string broken = h_.Join("broken.yaml");
+  std::ofstream(broken) << "spec:\n  model: [qwen3-32b\n";
+  r = h_.Dcuctl({"apply", "-f", broken});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("YAML is not read")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("broken.yaml: line ")) << r.err;
   r = h_.Dcuctl({"apply", "-f", h_.Join("missing.json")});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("missing.json: cannot be opened")) << r.err;
@@ -444,12 +460,23 @@ TEST_F(DcuctlFleet, EditADeploymentInTheEditor) {
     argv.push_back(ref);
     return testing::RunCmd(argv, env, 60);
   };
-  // Saved with a change: applied (a rollout of the new spec).
-  const std::string more_seqs = editor("more-seqs.sh", "sed -i 's/\"max_num_seqs\": 16/\"max_num_seqs\": 24/' \"$1\"");
+  // Saved with a change: applied (a rollout of the new spec). YAML, as
+  // kubectl edits.
+  const std::string more_seqs = editor("more-seqs.sh", "sed -i 's/^  max_num_seqs: 16$/  max_num_seqs: 24/' \"$1\"");
   testing::CmdResult r = edit(more_seqs, "qwen3-32b");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' configured (")) << r.out;
   EXPECT_EQ(h_.Json({"get", "deployment", "qwen3-32b"})["spec"]["max_num_seqs"], 24);
+  // -o json edits JSON.
+  {
+    std::map<std::string, std::string> env = kIsolated;
+    env["EDITOR"] = editor("json-seqs.sh", "sed -i 's/\"max_num_seqs\": 24/\"max_num_seqs\": 28/' \"$1\"");
+    env["TMPDIR"] = h_.Join("");
+    r = testing::RunCmd({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "-o", "json", "edit",
+                         "deployment", "qwen3-32b"}, env, 60);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(h_.Json({"get", "deployment", "qwen3-32b"})["spec"]["max_num_seqs"], 28);
+  }
   // Saved as it was: nothing to do. Words in $EDITOR are its arguments.
   r = edit("sh -c true", "qwen3-32b");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -462,15 +489,16 @@ TEST_F(DcuctlFleet, EditADeploymentInTheEditor) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("could not be run (set $EDITOR")) << r.err;
   // A rename is not an edit of this deployment; the edit is kept to fix.
-  r = edit(editor("rename.sh", "sed -i 's/\"name\": \"qwen3-32b\"/\"name\": \"other\"/' \"$1\""), "qwen3-32b");
+  r = edit(editor("rename.sh", "sed -i 's/^  name: qwen3-32b$/  name: other/' \"$1\""), "qwen3-32b");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("must keep its spec.name ('other' given)")) << r.err;
   EXPECT_THAT(r.err, HasSubstr("your edit is kept in ")) << r.err;
   EXPECT_EQ(h_.Dcuctl({"get", "deployment", "other"}).exit_code, 3);
-  // Saved as something that is not JSON: refused, kept, named.
+  // Saved as something that does not parse: refused, kept, named.
   r = edit(editor("garbage.sh", "echo 'model: [' > \"$1\""), "deploy/qwen3-32b");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("not JSON")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(".yaml: line ")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("your edit is kept in ")) << r.err;
   EXPECT_EQ(edit("true", "nothing-here").exit_code, 3);
 }
 

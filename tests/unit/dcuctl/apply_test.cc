@@ -2,6 +2,7 @@
 // prints, and every refusal naming what and where.
 #include "dcuctl/apply_commands.h"
 
+#include "absl/strings/str_cat.h"
 #include "dcuctl/output.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -34,7 +35,7 @@ bool SameSpec(const dcufleet::v1::DeploymentSpec& a, const dcufleet::v1::Deploym
 
 TEST(ApplyTest, WhatGetPrintsIsReadBackAsTheSameSpec) {
   const dcufleet::v1::Deployment d = Sample("chat");
-  auto specs = SpecsFromJson(ProtoToJson(d).dump(2), "chat.json");
+  auto specs = SpecsFromText(ProtoToJson(d).dump(2), "chat.json");
   ASSERT_TRUE(specs.ok()) << specs.status();
   ASSERT_EQ(specs->size(), 1u);
   EXPECT_TRUE(SameSpec((*specs)[0], d.spec())) << (*specs)[0].DebugString();
@@ -43,20 +44,20 @@ TEST(ApplyTest, WhatGetPrintsIsReadBackAsTheSameSpec) {
 
 TEST(ApplyTest, ListsAndBareSpecsInFileOrder) {
   nlohmann::json list = {{"deployments", {ProtoToJson(Sample("a")), ProtoToJson(Sample("b"))}}};
-  auto specs = SpecsFromJson(list.dump(), "all.json");
+  auto specs = SpecsFromText(list.dump(), "all.json");
   ASSERT_TRUE(specs.ok()) << specs.status();
   ASSERT_EQ(specs->size(), 2u);
   EXPECT_EQ((*specs)[0].name(), "a");
   EXPECT_EQ((*specs)[1].name(), "b");
 
   nlohmann::json items = {{"items", {ProtoToJson(Sample("c").spec())}}};
-  specs = SpecsFromJson(items.dump(), "items.json");
+  specs = SpecsFromText(items.dump(), "items.json");
   ASSERT_TRUE(specs.ok()) << specs.status();
   ASSERT_EQ(specs->size(), 1u);
   EXPECT_EQ((*specs)[0].name(), "c");
 
   // A bare spec, hand-written: timestamps as the proto's integers are read too.
-  specs = SpecsFromJson(R"({"model": "qwen3-32b", "replicas": 3, "restarted_at_ms": "5"})", "mine.json");
+  specs = SpecsFromText(R"({"model": "qwen3-32b", "replicas": 3, "restarted_at_ms": "5"})", "mine.json");
   ASSERT_TRUE(specs.ok()) << specs.status();
   EXPECT_EQ((*specs)[0].replicas(), 3);
   EXPECT_EQ((*specs)[0].restarted_at_ms(), 5);
@@ -64,14 +65,17 @@ TEST(ApplyTest, ListsAndBareSpecsInFileOrder) {
 
 TEST(ApplyTest, RefusalsNameTheFileAndThePlace) {
   auto refused = [](const std::string& text) {
-    auto specs = SpecsFromJson(text, "f.json");
+    auto specs = SpecsFromText(text, "f.json");
     EXPECT_FALSE(specs.ok()) << text;
     return specs.ok() ? std::string() : std::string(specs.status().message());
   };
-  // YAML: said what is read instead.
-  EXPECT_THAT(refused("spec:\n  model: qwen3-32b\n"), HasSubstr("f.json: not JSON"));
-  EXPECT_THAT(refused("spec:\n  model: qwen3-32b\n"), HasSubstr("YAML is not read"));
   EXPECT_THAT(refused("{\"model\": \"qwen3-32b\",}"), HasSubstr("f.json: not JSON (byte"));
+  // YAML: the line and column of what is wrong.
+  EXPECT_THAT(refused("spec:\n  model: [qwen3-32b\n"), HasSubstr("f.json: line "));
+  EXPECT_THAT(refused("spec:\n  model: a\n  model: b\n"), HasSubstr("line 3, column 3: 'model' is given twice"));
+  EXPECT_THAT(refused("model: qwen3-32b\nmax_num_seq: 8\n"), HasSubstr("max_num_seq"));
+  EXPECT_THAT(refused("---\n---\n"), HasSubstr("empty"));
+  EXPECT_THAT(refused("model: qwen3-32b\n---\nname: x\n"), HasSubstr("f.json: document 2: no model"));
   // A misspelt field is refused, named (kubectl's strict validation).
   EXPECT_THAT(refused(R"({"model": "qwen3-32b", "max_num_seq": 8})"), HasSubstr("max_num_seq"));
   EXPECT_THAT(refused(R"({"spec": {"model": "qwen3-32b", "restarted_at": "yesterday"}})"),
@@ -88,10 +92,69 @@ TEST(ApplyTest, RefusalsNameTheFileAndThePlace) {
   deep += std::string(200000, '[') + std::string(200000, ']') + "}}";
   EXPECT_THAT(refused(deep), HasSubstr("nested deeper than 64"));
   // Brackets inside strings are not nesting.
-  auto quoted = SpecsFromJson(R"({"model": "qwen3-32b", "name": "a", "node": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"["})",
+  auto quoted = SpecsFromText(R"({"model": "qwen3-32b", "name": "a", "node": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"["})",
                               "q.json");
   ASSERT_TRUE(quoted.ok()) << quoted.status();
   EXPECT_EQ((*quoted)[0].node().substr(0, 3), "[[[");
+}
+
+// YAML, as kubectl's manifests: what `get -o yaml` prints reads back as the
+// same spec; names that look like numbers stay names; several documents.
+TEST(ApplyTest, YamlOfWhatGetPrintsAndHandWrittenManifests) {
+  dcufleet::v1::Deployment d = Sample("chat");
+  auto specs = SpecsFromText(ToYaml(ProtoToJson(d)), "chat.yaml");
+  ASSERT_TRUE(specs.ok()) << specs.status() << "\n" << ToYaml(ProtoToJson(d));
+  ASSERT_EQ(specs->size(), 1u);
+  EXPECT_TRUE(SameSpec((*specs)[0], d.spec())) << (*specs)[0].DebugString();
+
+  specs = SpecsFromText(
+      "# two deployments\n"
+      "model: qwen3-32b\n"
+      "name: 1234\n"              // a name, though it reads as a number
+      "replicas: 2\n"
+      "gpu_memory_utilization: 0.85\n"
+      "restarted_at: null\n"
+      "---\n"
+      "spec:\n"
+      "  model: qwen3-32b\n"
+      "  name: \"second\"\n"
+      "  max_model_len: 32768\n",
+      "two.yaml");
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_EQ(specs->size(), 2u);
+  EXPECT_EQ((*specs)[0].name(), "1234");
+  EXPECT_EQ((*specs)[0].replicas(), 2);
+  EXPECT_DOUBLE_EQ((*specs)[0].gpu_memory_utilization(), 0.85);
+  EXPECT_EQ((*specs)[1].name(), "second");
+  EXPECT_EQ((*specs)[1].max_model_len(), 32768);
+
+  // A list as `get deployments -o yaml` prints it.
+  nlohmann::json list = {{"deployments", {ProtoToJson(Sample("a")), ProtoToJson(Sample("b"))}}};
+  specs = SpecsFromText(ToYaml(list), "all.yaml");
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_EQ(specs->size(), 2u);
+  EXPECT_EQ((*specs)[1].name(), "b");
+}
+
+// A small file whose aliases stand for a huge tree stops at the budget.
+TEST(ApplyTest, YamlAliasesCannotExpandWithoutBound) {
+  std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  std::string prev = "a";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    laughs += absl::StrCat(std::string(1, c), ": &", std::string(1, c), " [*", prev, ", *", prev, ", *", prev,
+                           ", *", prev, ", *", prev, ", *", prev, ", *", prev, ", *", prev, ", *", prev,
+                           ", *", prev, "]\n");
+    prev = std::string(1, c);
+  }
+  laughs += "model: qwen3-32b\n";
+  auto specs = SpecsFromText(laughs, "laughs.yaml");
+  ASSERT_FALSE(specs.ok());
+  EXPECT_THAT(specs.status().message(), HasSubstr("more than 200000 values"));
+  // Deep block nesting is refused too, not recursed into.
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += std::string(i, ' ') + "k:\n";
+  auto nested = SpecsFromText(deep, "deep.yaml");
+  EXPECT_FALSE(nested.ok());
 }
 
 }  // namespace

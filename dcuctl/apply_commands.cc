@@ -18,7 +18,7 @@ namespace {
 // One declared object: a Deployment (its spec) or a bare spec.
 absl::StatusOr<dcufleet::v1::DeploymentSpec> SpecOf(const nlohmann::json& object, const std::string& where) {
   if (!object.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": a deployment is a JSON object"));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": a deployment is a set of fields (\"model: qwen3-32b\" …), not a list or a single value"));
   }
   // A deployment as `get -o json` prints it: the spec is the declaration,
   // the rest (status, replicas, revision) is the controller's to say.

@@ -85,8 +85,8 @@ TEST(ApplyTest, RefusalsNameTheFileAndThePlace) {
   EXPECT_THAT(refused(R"({"deployments": []})"), HasSubstr("\"deployments\" is empty"));
   EXPECT_THAT(refused(R"({"deployments": {"a": 1}})"), HasSubstr("\"deployments\" is not a list"));
   EXPECT_THAT(refused(R"({"name": "x"})"), HasSubstr("f.json: no model"));
-  EXPECT_THAT(refused("[1, 2]"), HasSubstr("a deployment is a JSON object"));
-  EXPECT_THAT(refused("\"qwen3-32b\""), HasSubstr("a deployment is a JSON object"));
+  EXPECT_THAT(refused("[1, 2]"), HasSubstr("a deployment is a set of fields"));
+  EXPECT_THAT(refused("\"qwen3-32b\""), HasSubstr("a deployment is a set of fields"));
   // Deep nesting is an error, not a crash (complete and valid JSON too).
   std::string deep = R"({"spec": {"model": "m", "name": )";
   deep += std::string(200000, '[') + std::string(200000, ']') + "}}";

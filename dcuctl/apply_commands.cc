@@ -117,6 +117,9 @@ absl::Status AddSpecsOf(const nlohmann::json& j, const std::string& where,
 absl::StatusOr<std::vector<dcufleet::v1::DeploymentSpec>> SpecsFromText(const std::string& text,
                                                                         const std::string& where) {
   std::vector<dcufleet::v1::DeploymentSpec> specs;
+  if (const size_t bad = FirstInvalidUtf8Byte(text); bad != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": not UTF-8 (byte ", bad, ")"));
+  }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
     if (NestingDepth(text) > kMaxNesting) {
@@ -128,6 +131,9 @@ absl::StatusOr<std::vector<dcufleet::v1::DeploymentSpec>> SpecsFromText(const st
       j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": not JSON (byte ", e.byte, ")"));
+    } catch (const nlohmann::json::exception& e) {
+      // A number too large for a double (found by the manifest fuzzer).
+      return absl::InvalidArgumentError(absl::StrCat(where, ": not read as JSON: ", e.what()));
     }
     DCU_RETURN_IF_ERROR(AddSpecsOf(j, where, &specs));
     return specs;

@@ -150,7 +150,16 @@ absl::Status JsonToProto(nlohmann::json j, google::protobuf::Message* message) {
   DCU_RETURN_IF_ERROR(RestoreTimestamps(message->GetDescriptor(), j, 0, ""));
   google::protobuf::util::JsonParseOptions o;
   o.ignore_unknown_fields = false;
-  auto s = google::protobuf::util::JsonStringToMessage(j.dump(), message, o);
+  // A string that is not UTF-8 cannot be printed for protobuf's reader (the
+  // callers check their text first; this keeps a value built elsewhere from
+  // ending dcuctl with an exception).
+  std::string text;
+  try {
+    text = j.dump();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot be read: ", e.what()));
+  }
+  auto s = google::protobuf::util::JsonStringToMessage(text, message, o);
   if (!s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(s.message()), " (a ",
                                                    message->GetDescriptor()->name(), ")"));

@@ -1,6 +1,8 @@
 #include "dcuctl/yaml_input.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
 namespace dcu::dcuctl {
@@ -73,13 +75,80 @@ absl::StatusOr<nlohmann::json> ToJson(const YAML::Node& node, int depth, const s
 
 }  // namespace
 
+size_t FirstInvalidUtf8Byte(const std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t more = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the first continuation byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      more = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      more = 2;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      more = 3;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + more >= n) return i;
+    if (s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (size_t k = 2; k <= more; ++k) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
+    }
+    i += more + 1;
+  }
+  return std::string::npos;
+}
+
 absl::StatusOr<std::vector<nlohmann::json>> YamlDocumentsToJson(const std::string& text,
                                                                 const std::string& where) {
+  // Documents are split here, on the "---" lines at column 0 that YAML
+  // reserves for it, and each is loaded alone: yaml-cpp 0.7's LoadAll never
+  // returns on a stray ',' (found by the manifest fuzzer; ",}j" grew to 2 GB).
+  std::vector<std::pair<std::string, int>> pieces;  // text, its first line
+  {
+    std::string current;
+    int line = 0, first_line = 0;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const absl::string_view l(text.data() + start, end - start);
+      const bool marker = absl::StartsWith(l, "---") &&
+                          (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+      if (marker) {
+        if (!current.empty()) pieces.emplace_back(std::move(current), first_line);
+        current = std::string(l.substr(3));
+        current.push_back('\n');
+        first_line = line;
+      } else {
+        current.append(l.data(), l.size());
+        current.push_back('\n');
+      }
+      ++line;
+      start = end + 1;
+    }
+    if (!current.empty()) pieces.emplace_back(std::move(current), first_line);
+  }
   std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(At(where, e.mark), ": ", e.msg));
+  for (const auto& [piece, first_line] : pieces) {
+    try {
+      documents.push_back(YAML::Load(piece));
+    } catch (const YAML::Exception& e) {
+      YAML::Mark mark = e.mark;
+      if (!mark.is_null()) mark.line += first_line;
+      return absl::InvalidArgumentError(absl::StrCat(At(where, mark), ": ", e.msg));
+    }
   }
   std::vector<nlohmann::json> out;
   int budget = kMaxNodes;

@@ -196,6 +196,12 @@ void AuditWeights(const std::string& dir, const ModelConfig* config, AuditReport
           absl::StrCat(index_name, " is not valid JSON: line ", line, " column ", col, ": ",
                        ParseErrorReason(e.what())));
       break;
+    } catch (const std::exception& e) {
+      // Not a syntax error: a number too large for a double ("total_size":
+      // 1e99999) ended dcuctl model audit with an uncaught exception.
+      Add(r, dcufleet::v1::FINDING_ERROR, "invalid_json", index_name,
+          absl::StrCat(index_name, " cannot be read as JSON: ", SanitizeUtf8(e.what())));
+      break;
     }
     if (!index.is_object()) {
       Add(r, dcufleet::v1::FINDING_ERROR, "index_invalid", index_name, absl::StrCat(index_name, " is not a JSON object"));

@@ -275,6 +275,20 @@ TEST_F(ConfigAuditTest, IndexWithAPathEscapeIsInvalid) {
   EXPECT_FALSE(r.shards_complete());
 }
 
+// A number too large for a double is not a syntax error to the JSON reader
+// but an exception of another kind, which ended dcuctl model audit (and
+// would have ended whatever audited the directory) before this was caught.
+TEST_F(ConfigAuditTest, IndexWithANumberTooLargeIsAFindingNotACrash) {
+  std::string dir = MakeDir("Qwen3-32B", Read(ConfigPath("qwen3-32b")));
+  std::ofstream(fs::path(dir) / "model.safetensors.index.json")
+      << R"({"metadata": {"total_size": 1e99999}, "weight_map": {"a": "model-00001-of-00001.safetensors"}})";
+  AuditReport r = AuditModelDirectory(dir, options_);
+  const Finding* f = FindingWithCode(r, "invalid_json");
+  ASSERT_NE(f, nullptr) << Dump(r);
+  EXPECT_THAT(f->message(), HasSubstr("model.safetensors.index.json cannot be read as JSON"));
+  EXPECT_THAT(f->message(), HasSubstr("number overflow"));
+}
+
 TEST_F(ConfigAuditTest, MissingDirectoryAndMissingConfig) {
   AuditReport r = AuditModelDirectory("/nonexistent/model", options_);
   EXPECT_NE(FindingWithCode(r, "model_dir_missing"), nullptr);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dcuctl/output.h"
+#include "dcuctl/yaml_input.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -70,6 +71,7 @@ TEST(ApplyTest, RefusalsNameTheFileAndThePlace) {
     return specs.ok() ? std::string() : std::string(specs.status().message());
   };
   EXPECT_THAT(refused("{\"model\": \"qwen3-32b\",}"), HasSubstr("f.json: not JSON (byte"));
+  EXPECT_THAT(refused("[1e99999]"), HasSubstr("number overflow"));  // an exception of another kind
   // YAML: the line and column of what is wrong.
   EXPECT_THAT(refused("spec:\n  model: [qwen3-32b\n"), HasSubstr("f.json: line "));
   EXPECT_THAT(refused("spec:\n  model: a\n  model: b\n"), HasSubstr("line 3, column 3: 'model' is given twice"));
@@ -134,6 +136,22 @@ TEST(ApplyTest, YamlOfWhatGetPrintsAndHandWrittenManifests) {
   ASSERT_TRUE(specs.ok()) << specs.status();
   ASSERT_EQ(specs->size(), 2u);
   EXPECT_EQ((*specs)[1].name(), "b");
+}
+
+// Bytes that are not UTF-8 are refused where they are (found by the
+// manifest fuzzer: one in a YAML key ended dcuctl with an exception);
+// well-formed UTF-8, a Chinese comment for one, is read.
+TEST(ApplyTest, TextThatIsNotUtf8IsRefusedAtItsByte) {
+  auto bad = SpecsFromText("model: q\x95\n", "f.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("f.yaml: not UTF-8 (byte 8)"));
+  auto good = SpecsFromText("# \xe4\xb8\xad\xe6\x96\x87 comment\nmodel: qwen3-32b\n", "f.yaml");
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(FirstInvalidUtf8Byte("ok \xe4\xb8\xad \xf0\x9f\x98\x80"), std::string::npos);
+  EXPECT_EQ(FirstInvalidUtf8Byte("a\xc0\x80"), 1u);          // overlong
+  EXPECT_EQ(FirstInvalidUtf8Byte("ab\xed\xa0\x80"), 2u);    // a surrogate
+  EXPECT_EQ(FirstInvalidUtf8Byte("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(FirstInvalidUtf8Byte("abc\xe4\xb8"), 3u);        // cut short
 }
 
 // A small file whose aliases stand for a huge tree stops at the budget.

@@ -16,13 +16,10 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
-#include "dcufleet/v1/fleet.grpc.pb.h"
 
 namespace dcu::dcuctl {
 
 namespace {
-
-using FleetStub = dcufleet::v1::FleetService::Stub;
 
 // Runs the editor in the foreground with this process's terminal (it is
 // interactive: no captured output, no process group of its own) and waits.
@@ -70,14 +67,12 @@ std::vector<std::string> EditorArgv(const std::string& editor_variable, const st
 }
 
 int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
-  dcufleet::v1::GetDeploymentRequest req;
-  req.set_name(name);
-  dcufleet::v1::GetDeploymentResponse resp;
-  grpc::Status s = CallFleet(client, &FleetStub::GetDeployment, req, &resp);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("reading deployment '", name, "' to edit"), err);
+  int rc = kExitOk;
+  auto resp = FetchDeployment(client, name, absl::StrCat("reading deployment '", name, "' to edit"), err, &rc);
+  if (!resp) return rc;
   // YAML, as kubectl edits; `-o json` edits JSON.
   const bool json = client.options().output == "json";
-  const nlohmann::json doc = ProtoToJson(resp.deployment());
+  const nlohmann::json doc = ProtoToJson(resp->deployment());
   const std::string before = json ? doc.dump(2) + "\n" : ToYaml(doc);
 
   const char* tmp = getenv("TMPDIR");
@@ -125,7 +120,7 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
   }
   DeployArgs deploy;
   deploy.spec = (*specs)[0];
-  const int rc = RunDeploy(client, deploy, out, err);
+  rc = RunDeploy(client, deploy, out, err);
   if (rc == kExitOk) {
     unlink(path.c_str());
   } else {

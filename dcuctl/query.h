@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <ostream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,24 @@ grpc::Status CallFleet(Client& client, FleetRpc<Request, Response> rpc, const Re
                        Response* response) {
   auto ctx = client.Context();
   return (client.stub().*rpc)(ctx.get(), request, response);
+}
+
+// GetDeployment of `name` for a command that then works on it (edit,
+// rollout restart/undo/history): the answer, or nullopt after
+// Client::Fail's line on `err` ("<what>: …") with its exit code in `*rc`.
+inline std::optional<dcufleet::v1::GetDeploymentResponse> FetchDeployment(Client& client,
+                                                                        const std::string& name,
+                                                                        const std::string& what,
+                                                                        std::ostream& err, int* rc) {
+  dcufleet::v1::GetDeploymentRequest req;
+  req.set_name(name);
+  dcufleet::v1::GetDeploymentResponse resp;
+  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetDeployment, req, &resp);
+  if (!s.ok()) {
+    *rc = client.Fail(s, what, err);
+    return std::nullopt;
+  }
+  return resp;
 }
 
 // ProtoToJson(message), with each named repeated field present as [] when

@@ -127,17 +127,15 @@ int RolloutFrom(Client& client, const RolloutArgs& args, bool wait, const std::s
                 const std::function<void(const dcufleet::v1::DeployResponse&)>& started,
                 std::ostream& out, std::ostream& err) {
   const std::string what = absl::StrCat(doing, " deployment '", args.name, "'");
-  dcufleet::v1::GetDeploymentRequest get;
-  get.set_name(args.name);
-  dcufleet::v1::GetDeploymentResponse current;
-  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::GetDeployment, get, &current);
-  if (!s.ok()) return client.Fail(s, what, err);
-  std::optional<dcufleet::v1::DeploymentSpec> spec = next(current.deployment());
+  int rc = kExitOk;
+  auto current = FetchDeployment(client, args.name, what, err, &rc);
+  if (!current) return rc;
+  std::optional<dcufleet::v1::DeploymentSpec> spec = next(current->deployment());
   if (!spec) return kExitFailed;
   dcufleet::v1::DeployRequest req;
   *req.mutable_spec() = *std::move(spec);
   dcufleet::v1::DeployResponse resp;
-  s = CallFleet(client, &dcufleet::v1::FleetService::Stub::Deploy, req, &resp);
+  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::Deploy, req, &resp);
   if (!s.ok()) return client.Fail(s, what, err);
   if (IsStructured(client.options().output)) {
     PrintStructured(ProtoToJson(resp), client.options().output, out);
@@ -281,21 +279,20 @@ std::vector<RolloutRevision> RevisionsFromEvents(const dcufleet::v1::ListEventsR
 }
 
 int RunRolloutHistory(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
-  dcufleet::v1::GetDeploymentRequest get;
-  get.set_name(name);
-  dcufleet::v1::GetDeploymentResponse deployment;
-  grpc::Status s = CallFleet(client, &FleetStub::GetDeployment, get, &deployment);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("reading the history of deployment '", name, "'"), err);
+  int rc = kExitOk;
+  auto deployment =
+      FetchDeployment(client, name, absl::StrCat("reading the history of deployment '", name, "'"), err, &rc);
+  if (!deployment) return rc;
   dcufleet::v1::ListEventsRequest req;
   req.set_kind("deployment");
   req.set_name(name);
   req.set_limit(5000);
   dcufleet::v1::ListEventsResponse events;
-  s = CallFleet(client, &FleetStub::ListEvents, req, &events);
+  grpc::Status s = CallFleet(client, &FleetStub::ListEvents, req, &events);
   if (!s.ok()) return client.Fail(s, absl::StrCat("reading the events of deployment '", name, "'"), err);
   bool complete = false;
   const std::vector<RolloutRevision> revisions =
-      RevisionsFromEvents(events, deployment.deployment().status().created_at_ms(), &complete);
+      RevisionsFromEvents(events, deployment->deployment().status().created_at_ms(), &complete);
   const std::string& fmt = client.options().output;
   if (IsStructured(fmt)) {
     nlohmann::json doc = {{"deployment", name}, {"complete", complete}, {"revisions", nlohmann::json::array()}};

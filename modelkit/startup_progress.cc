@@ -1,5 +1,6 @@
 #include "modelkit/startup_progress.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -74,6 +75,16 @@ bool NumberAfter(absl::string_view text, absl::string_view key, double* out,
   s = absl::StripLeadingAsciiWhitespace(s);
   if (!ReadNumber(s, out)) return false;
   if (rest) *rest = s;
+  return true;
+}
+
+// A count the log prints (blocks, tokens) as an integer: false for one no
+// engine prints (ReadNumber takes up to 40 digits; a double past int64's
+// range has no integer, and converting it is undefined -- the startup_log
+// fuzz target found "#tokens: " followed by 40 digits).
+bool CountFrom(double v, int64_t* out) {
+  if (!(v >= 0 && v <= 1e15)) return false;
+  *out = static_cast<int64_t>(v);
   return true;
 }
 
@@ -426,6 +437,7 @@ class LineReader {
   bool KvCache() {
     const absl::string_view t = text_;
     double v = 0;
+    int64_t count = 0;
     absl::string_view rest;
     bool matched = false;
     // "# GPU blocks: 27605, # CPU blocks: 2048" (V0 and V1 ≤ 0.7); some
@@ -434,8 +446,8 @@ class LineReader {
     if (gb == absl::string_view::npos) gb = t.find("# gpu blocks:");
     if (gb == absl::string_view::npos) gb = t.find("# cuda blocks:");  // V0 0.7
     if (gb == absl::string_view::npos) gb = t.find("# CUDA blocks:");
-    if (gb != absl::string_view::npos && NumberAfter(t.substr(gb), "blocks:", &v)) {
-      p_->set_gpu_blocks(static_cast<int64_t>(v));
+    if (gb != absl::string_view::npos && NumberAfter(t.substr(gb), "blocks:", &v) && CountFrom(v, &count)) {
+      p_->set_gpu_blocks(count);
       Evidence("gpu_blocks");
       matched = true;
     } else if (NumberAfter(t, "Available KV cache memory: ", &v)) {
@@ -447,14 +459,14 @@ class LineReader {
       p_->set_kv_cache_gib(v);
       Evidence("kv_cache_gib");
       matched = true;
-    } else if (NumberAfter(t, "GPU KV cache size: ", &v)) {
-      p_->set_kv_tokens(static_cast<int64_t>(v));
+    } else if (NumberAfter(t, "GPU KV cache size: ", &v) && CountFrom(v, &count)) {
+      p_->set_kv_tokens(count);
       Evidence("kv_tokens");
       matched = true;
     } else if (NumberAfter(t, "Maximum concurrency for ", &v, &rest)) {
       double x = 0;
-      if (NumberAfter(rest, "tokens per request: ", &x)) {
-        p_->set_max_concurrency_tokens(static_cast<int64_t>(v));
+      if (NumberAfter(rest, "tokens per request: ", &x) && CountFrom(v, &count)) {
+        p_->set_max_concurrency_tokens(count);
         p_->set_max_concurrency(x);
         Evidence("max_concurrency");
         matched = true;
@@ -462,8 +474,8 @@ class LineReader {
     } else if (absl::StartsWith(t, "KV Cache is allocated")) {
       // SGLang: "KV Cache is allocated. #tokens: 421045, K size: 28.91 GB, V size: 28.91 GB".
       Engine("sglang");
-      if (NumberAfter(t, "#tokens: ", &v)) {
-        p_->set_kv_tokens(static_cast<int64_t>(v));
+      if (NumberAfter(t, "#tokens: ", &v) && CountFrom(v, &count)) {
+        p_->set_kv_tokens(count);
         Evidence("kv_tokens");
       }
       double k = 0, val = 0;
@@ -472,10 +484,10 @@ class LineReader {
         Evidence("kv_cache_gib");
       }
       matched = true;
-    } else if (NumberAfter(t, "max_total_num_tokens=", &v)) {
+    } else if (NumberAfter(t, "max_total_num_tokens=", &v) && CountFrom(v, &count)) {
       // SGLang's scheduler summary.
       Engine("sglang");
-      p_->set_kv_tokens(static_cast<int64_t>(v));
+      p_->set_kv_tokens(count);
       Evidence("kv_tokens");
       matched = true;
     } else if (NumberAfter(t, "init engine (profile, create kv cache, warmup model) took ", &v)) {
@@ -539,6 +551,28 @@ void AdvanceStartupProgress(absl::string_view text, const StartupParseOptions& o
     if (!end && text[i] == '\n') ++line_number;
     start = i + 1;
   }
+}
+
+void StartupLogFollower::Advance(absl::string_view tail, bool starts_at_line,
+                                 StartupProgress* progress) {
+  // Complete lines only: a line still being written is read whole next time.
+  const size_t complete = tail.find_last_of("\r\n");
+  if (complete == absl::string_view::npos) return;
+  const absl::string_view lines = tail.substr(0, complete + 1);
+  size_t from = 0;
+  bool at_line = starts_at_line;
+  if (!mark_.empty()) {
+    // The first place of the mark in the new tail is the old end: what
+    // follows is new. (The last place would skip new lines that repeat it.)
+    const size_t at = lines.find(mark_);
+    if (at != absl::string_view::npos) {
+      from = at + mark_.size();
+      at_line = true;  // the mark ends at a line end
+    }
+  }
+  AdvanceStartupProgress(lines.substr(from), {.starts_at_line = at_line, .keep_evidence = false},
+                         progress);
+  mark_ = std::string(lines.substr(lines.size() - std::min(lines.size(), kMarkBytes)));
 }
 
 StartupProgress ParseStartupLog(absl::string_view text, const StartupParseOptions& options) {

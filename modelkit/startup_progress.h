@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 #include "dcufleet/v1/types.pb.h"
@@ -42,11 +43,36 @@ struct StartupParseOptions {
 dcufleet::v1::StartupProgress ParseStartupLog(absl::string_view text,
                                               const StartupParseOptions& options = {});
 
-// Applies the lines of `text` on top of `progress`. Re-reading lines already
-// applied (the agent reads overlapping tails) leaves the same result, as each
-// line only sets what it shows: after the same tail the state is the same.
+// Applies the lines of `text` on top of `progress`, each once. Lines must
+// not be applied twice: some rules read the state they find (a line that
+// may belong to several phases never moves the phase backwards; a phase
+// line after FAILED means the exception was not fatal), so a line re-read
+// on top of a later state can land elsewhere (tests/fuzz/fuzz_startup_log
+// found a failure re-read as "failed while starting" and an HTTP activity
+// on a failed start-up). Reading tails of a growing log: StartupLogFollower.
 void AdvanceStartupProgress(absl::string_view text, const StartupParseOptions& options,
                             dcufleet::v1::StartupProgress* progress);
+
+// Follows a growing log through tails of it (the agent reads the last 64 KB
+// on every poll; successive tails overlap): applies each complete line once,
+// in order. A line not yet ended ('\n' or '\r') is left for the next tail,
+// which has all of it. Where the previous tail ended is found in the new one
+// by its last bytes; a tail that does not hold them (the log grew by more
+// than a tail, or was replaced) is read whole, its first line skipped unless
+// `starts_at_line`.
+class StartupLogFollower {
+ public:
+  void Advance(absl::string_view tail, bool starts_at_line, dcufleet::v1::StartupProgress* progress);
+
+  // The mark: the last kMarkBytes of the complete lines applied so far. Its
+  // first place in a new tail is taken as the old end, so only a log that
+  // repeats those 4 KB exactly, with the copy inside the new tail's overlap,
+  // has lines applied twice (as every tail's were before the follower).
+  static constexpr size_t kMarkBytes = 4096;
+
+ private:
+  std::string mark_;
+};
 
 // Applies one raw line (no '\n' or '\r' in it).
 void ApplyStartupLine(absl::string_view raw_line, int line_number, bool keep_evidence,

@@ -165,9 +165,8 @@ void InstanceSupervisor::AdvanceProgress() {
   constexpr size_t kTailBytes = 64 << 10;
   auto tail = runtime_->ReadLogTail(spec_.instance_id(), kTailBytes);
   if (tail.ok()) {
-    // Overlapping tails are fine: re-reading a line changes nothing.
-    modelkit::AdvanceStartupProgress(
-        *tail, {.starts_at_line = tail->size() < kTailBytes, .keep_evidence = false}, &progress_);
+    // Successive tails overlap: each line is applied once.
+    log_follower_.Advance(*tail, /*starts_at_line=*/tail->size() < kTailBytes, &progress_);
   }
   if (!triton_cache_dir_.empty()) {
     FileCounter* counter =

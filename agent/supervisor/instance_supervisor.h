@@ -12,6 +12,7 @@
 #include "agent/supervisor/file_counter.h"
 #include "common/clock.h"
 #include "common/http_client.h"
+#include "modelkit/startup_progress.h"
 #include "dcufleet/v1/types.pb.h"
 
 namespace dcu::agent {
@@ -123,6 +124,7 @@ class InstanceSupervisor {
   // last_line, which changes with every line) through Update.
   DirectoryFileCounter default_file_counter_;
   dcufleet::v1::StartupProgress progress_;
+  modelkit::StartupLogFollower log_follower_;
   absl::Time last_progress_ = absl::InfinitePast();
   std::string triton_cache_dir_;
 

@@ -89,20 +89,72 @@ TEST(StartupProgressTest, FollowsTheV1OrderWithPrefixesAndColour) {
   EXPECT_EQ(ParseStartupLog(log).phase(), dcufleet::v1::STARTUP_READY);
 }
 
-TEST(StartupProgressTest, ReReadingOverlappingTailsGivesTheSameState) {
+TEST(StartupProgressTest, AFollowerOfAGrowingLogEndsWhereOneReadEnds) {
   std::string log = std::string(kV1) +
                     "Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:02<00:00,  2.00it/s]\n"
                     "INFO 07-10 12:01:10 [gpu_model_runner.py:1801] Model loading took 3.5 GiB and 2.10 seconds\n";
   StartupProgress whole = ParseStartupLog(log, {.keep_evidence = false});
   StartupProgress live;
-  // Every tail the agent reads ends at the end of the log; they overlap in
-  // any way (the log grows, the tail window slides).
-  for (size_t cut : {log.size() / 2, size_t{0}, size_t{40}, log.size() - 30, size_t{150}}) {
-    AdvanceStartupProgress(log.substr(cut), {.starts_at_line = cut == 0, .keep_evidence = false},
-                           &live);
+  StartupLogFollower follower;
+  // The agent reads the last 64 KB on every poll: all of a short log, as it
+  // grows, cut anywhere (also inside a line), some polls seeing no growth.
+  for (size_t end : {size_t{40}, log.size() / 2, log.size() / 2, log.size() - 30, log.size(), log.size()}) {
+    follower.Advance(log.substr(0, end), /*starts_at_line=*/true, &live);
   }
   EXPECT_FALSE(StartupAdvanced(whole, live));
   EXPECT_EQ(live.phase(), dcufleet::v1::STARTUP_WEIGHTS_LOADED);
+}
+
+TEST(StartupProgressTest, AFollowerAppliesEachLineOnceFromOverlappingTails) {
+  // A worker process that starts late prints the platform line again (vLLM's
+  // compile workers import vllm too). Read once, that line cannot move the
+  // phase back; re-read on top of FAILED it moved the phase out of FAILED,
+  // and the failure that follows was then "failed while starting".
+  const std::string head =
+      "INFO 07-10 12:00:00 [__init__.py:244] Automatically detected platform rocm.\n"
+      "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.00s/it]\n";
+  std::string filler;
+  for (int i = 0; filler.size() < 8192; ++i) filler += "(VllmWorker pid=99) DEBUG 07-10 12:00:04 nothing " + std::to_string(i) + "\n";
+  const std::string late = "(VllmWorker pid=99) INFO 07-10 12:00:05 [__init__.py:244] Automatically detected platform rocm.\n";
+  const std::string oom = "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB\n";
+  const std::string log = head + filler + late + oom;
+  const StartupProgress whole = ParseStartupLog(log, {.keep_evidence = false});
+  ASSERT_EQ(whole.phase(), dcufleet::v1::STARTUP_FAILED);
+  ASSERT_EQ(whole.failed_in(), dcufleet::v1::STARTUP_LOADING_WEIGHTS);
+
+  StartupLogFollower follower;
+  StartupProgress p;
+  // A poll while the late line is being written: it is left for the next.
+  follower.Advance(head + filler + late.substr(0, 30), /*starts_at_line=*/true, &p);
+  EXPECT_EQ(p.phase(), dcufleet::v1::STARTUP_LOADING_WEIGHTS);
+  follower.Advance(log, /*starts_at_line=*/true, &p);
+  EXPECT_EQ(p.phase(), dcufleet::v1::STARTUP_FAILED);
+  EXPECT_EQ(p.failed_in(), dcufleet::v1::STARTUP_LOADING_WEIGHTS);
+  // Later polls read the last 6,000 bytes (the log is longer than a tail):
+  // they hold the late line again.
+  const std::string tail = log.substr(log.size() - 6000);
+  for (int poll = 0; poll < 3; ++poll) follower.Advance(tail, /*starts_at_line=*/false, &p);
+  EXPECT_FALSE(StartupAdvanced(whole, p));
+  EXPECT_EQ(p.failed_in(), dcufleet::v1::STARTUP_LOADING_WEIGHTS);
+  // What re-reading that tail whole did, and why the agent follows instead.
+  StartupProgress reread = whole;
+  AdvanceStartupProgress(tail, {.starts_at_line = false, .keep_evidence = false}, &reread);
+  EXPECT_EQ(reread.failed_in(), dcufleet::v1::STARTUP_STARTING);
+}
+
+TEST(StartupProgressTest, ACountNoEngineCouldPrintIsNotAFigure) {
+  // 40 digits: a double far past int64 (converting it was undefined).
+  const std::string huge(40, '9');
+  StartupProgress p = ParseStartupLog("[2026-09-12 00:22:48 TP1] KV Cache is allocated. #tokens: " + huge +
+                                      ", K size: 3.46 GB, V size: 3.46 GB\n"
+                                      "INFO 07-10 12:01:20 [kv_cache_utils.py:716] GPU KV cache size: " + huge +
+                                      " tokens\n# GPU blocks: " + huge + ", # CPU blocks: 2048\n");
+  EXPECT_EQ(p.kv_tokens(), 0);
+  EXPECT_EQ(p.gpu_blocks(), 0);
+  // The line's other figures are still read.
+  EXPECT_DOUBLE_EQ(p.kv_cache_gib(), 6.92);
+  p = ParseStartupLog("INFO 07-10 12:01:20 [kv_cache_utils.py:716] GPU KV cache size: 646,000 tokens\n");
+  EXPECT_EQ(p.kv_tokens(), 646000);
 }
 
 TEST(StartupProgressTest, AnExcerptStartingMidWayProvesNoPhaseItDoesNotShow) {

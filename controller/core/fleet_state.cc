@@ -817,12 +817,12 @@ absl::StatusOr<dcufleet::v1::CommandResult> FleetState::RunCommand(const std::st
     return absl::UnavailableError(absl::StrCat("node '", node, "' is not connected"));
   }
   const std::string id = command.command_id();
-  pending_commands_[id] = std::nullopt;
+  pending_commands_[id] = PendingCommand{node, std::nullopt};
   auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return pending_commands_[id].has_value();
+    return pending_commands_[id].result.has_value();
   };
   mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
-  std::optional<dcufleet::v1::CommandResult> r = pending_commands_[id];
+  std::optional<dcufleet::v1::CommandResult> r = std::move(pending_commands_[id].result);
   pending_commands_.erase(id);
   if (!r) {
     return absl::DeadlineExceededError(absl::StrCat("node '", node, "' did not answer within ",
@@ -831,11 +831,17 @@ absl::StatusOr<dcufleet::v1::CommandResult> FleetState::RunCommand(const std::st
   return *r;
 }
 
-void FleetState::OnCommandResult(const std::string& node,
-                                 const dcufleet::v1::CommandResult& result) {
+absl::Status FleetState::OnCommandResult(const std::string& node,
+                                         const dcufleet::v1::CommandResult& result) {
   absl::MutexLock lock(&mu_);
   auto it = pending_commands_.find(result.command_id());
-  if (it != pending_commands_.end()) it->second = result;
+  if (it == pending_commands_.end()) return absl::OkStatus();  // late: the caller gave up
+  if (it->second.node != node) {
+    return absl::PermissionDeniedError(absl::StrCat("node '", node, "' answered command '",
+                                                    result.command_id(), "', which was not sent to it"));
+  }
+  it->second.result = result;
+  return absl::OkStatus();
 }
 
 bool FleetState::SendToNode(const std::string& node, dcufleet::v1::ControllerMessage message) {

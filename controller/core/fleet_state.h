@@ -162,7 +162,11 @@ class FleetState {
                                                          dcufleet::v1::Command command,
                                                          absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_);
-  void OnCommandResult(const std::string& node, const dcufleet::v1::CommandResult& result)
+  // An agent's answer to a command. Only the node the command was sent to
+  // may answer it: another node's answer is refused (PERMISSION_DENIED, the
+  // stream ends) and the command still waits for its own node. An answer to
+  // a command no longer waited for (it timed out) is dropped.
+  absl::Status OnCommandResult(const std::string& node, const dcufleet::v1::CommandResult& result)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // The edge refused a message of `node` (its stream ends): counted.
@@ -303,9 +307,16 @@ class FleetState {
   absl::Mutex hello_mu_;
   std::deque<PendingHello> pending_hellos_ ABSL_GUARDED_BY(hello_mu_);
   bool registering_ ABSL_GUARDED_BY(hello_mu_) = false;
-  // Command id -> result, filled by OnCommandResult.
-  std::map<std::string, std::optional<dcufleet::v1::CommandResult>> pending_commands_
-      ABSL_GUARDED_BY(mu_);
+  // A command waiting for its answer: the node it was sent to, and the
+  // answer once that node gave it (OnCommandResult).
+  struct PendingCommand {
+    std::string node;
+    std::optional<dcufleet::v1::CommandResult> result;
+  };
+  // By command id. Ids are NewId's 48 random bits from a generator that is
+  // not cryptographic: a node that has seen enough ids could guess another
+  // node's, so the answer is also checked against the node.
+  std::map<std::string, PendingCommand> pending_commands_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dcu::controller

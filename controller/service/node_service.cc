@@ -177,8 +177,7 @@ class AgentStreamReactor final
       case AgentMessage::kInstanceEvent:
         return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
       case AgentMessage::kCommandResult:
-        fleet_->OnCommandResult(node_, msg.command_result());
-        return absl::OkStatus();
+        return fleet_->OnCommandResult(node_, msg.command_result());
       case AgentMessage::kGoodbye:
         fleet_->OnGoodbye(node_, msg.goodbye().reason(), this);
         return absl::OkStatus();

@@ -108,7 +108,7 @@ bool Apply(Side& side, Stream& stream, dcufleet::v1::AgentMessage msg) {
       s = f.OnInstanceEvent(stream.node, msg.instance_event(), stream.session());
       break;
     case dcufleet::v1::AgentMessage::kCommandResult:
-      f.OnCommandResult(stream.node, msg.command_result());
+      s = f.OnCommandResult(stream.node, msg.command_result());
       break;
     case dcufleet::v1::AgentMessage::kGoodbye:
       f.OnGoodbye(stream.node, msg.goodbye().reason(), stream.session());

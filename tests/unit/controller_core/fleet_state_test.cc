@@ -851,5 +851,62 @@ TEST_F(FleetStateTest, AControllerThatDoesNotAcceptDigestsSaysSoAndNeverAsks) {
   EXPECT_EQ(old.GetNode("node-a")->reports().delta(), 1);
 }
 
+// A session whose sent messages the test reads while another thread sends.
+class LockedSession : public NodeSession {
+ public:
+  bool Send(dcufleet::v1::ControllerMessage m) override {
+    absl::MutexLock lock(&mu_);
+    sent_.push_back(std::move(m));
+    return true;
+  }
+  std::string Peer() const override { return "test"; }
+  // The id of the first Command sent, once there is one.
+  std::string CommandId() {
+    absl::MutexLock lock(&mu_);
+    auto has_command = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      for (const auto& m : sent_) {
+        if (m.has_command()) return true;
+      }
+      return false;
+    };
+    mu_.Await(absl::Condition(&has_command));
+    for (const auto& m : sent_) {
+      if (m.has_command()) return m.command().command_id();
+    }
+    return "";
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<dcufleet::v1::ControllerMessage> sent_ ABSL_GUARDED_BY(mu_);
+};
+
+// A node answering a command sent to another node is refused, and the
+// command still gets its own node's answer (command ids are guessable in
+// principle: NewId is 48 bits of a generator that is not cryptographic).
+TEST_F(FleetStateTest, OnlyTheNodeACommandWasSentToMayAnswerIt) {
+  LockedSession a, b;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &a).ok());
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-b", 1), &b).ok());
+  absl::StatusOr<dcufleet::v1::CommandResult> answered;
+  std::thread caller([&] { answered = fleet_->RunCommand("node-a", dcufleet::v1::Command(), absl::Seconds(30)); });
+  const std::string id = a.CommandId();
+  dcufleet::v1::CommandResult forged;
+  forged.set_command_id(id);
+  forged.set_ok(true);
+  forged.set_message("from node-b");
+  absl::Status refused = fleet_->OnCommandResult("node-b", forged);
+  EXPECT_TRUE(absl::IsPermissionDenied(refused)) << refused;
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("not sent to it"));
+  dcufleet::v1::CommandResult real = forged;
+  real.set_message("from node-a");
+  EXPECT_TRUE(fleet_->OnCommandResult("node-a", real).ok());
+  caller.join();
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(answered->message(), "from node-a");
+  // A late answer (nothing waits for the id any more) is dropped, not refused.
+  EXPECT_TRUE(fleet_->OnCommandResult("node-a", real).ok());
+}
+
 }  // namespace
 }  // namespace dcu::controller

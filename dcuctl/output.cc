@@ -121,6 +121,20 @@ absl::Status RestoreTimestamps(const google::protobuf::Descriptor* d, nlohmann::
     const bool integer = f->cpp_type() == FD::CPPTYPE_INT64 || f->cpp_type() == FD::CPPTYPE_UINT64;
     if (!integer || f->is_repeated() || !IsTimestampField(field)) continue;
     const std::string shown = field.substr(0, field.size() - 3);
+    // A time before 1970 has no place here and would print as null (unset):
+    // refused in either form, so what is read is what prints.
+    auto before_1970 = [&](const std::string& name, const std::string& value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path(name), ": ", value, " is before 1970-01-01 (times are after the Unix epoch)"));
+    };
+    if (auto raw = j.find(field); raw != j.end()) {
+      // A number, or (YAML's plain scalars, proto3 JSON's int64) its text.
+      int64_t v = 0;
+      if ((raw->is_number() && raw->get<double>() < 0) ||
+          (raw->is_string() && absl::SimpleAtoi(raw->get<std::string>(), &v) && v < 0)) {
+        return before_1970(field, raw->dump());
+      }
+    }
     auto it = j.find(shown);
     if (it == j.end()) continue;
     int64_t ms = 0;
@@ -138,6 +152,7 @@ absl::Status RestoreTimestamps(const google::protobuf::Descriptor* d, nlohmann::
       return absl::InvalidArgumentError(
           absl::StrCat(path(shown), ": a time is an RFC 3339 string or null"));
     }
+    if (ms < 0) return before_1970(shown, it->dump());
     j.erase(it);
     if (ms != 0) j[field] = ms;
   }

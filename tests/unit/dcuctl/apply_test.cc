@@ -82,6 +82,12 @@ TEST(ApplyTest, RefusalsNameTheFileAndThePlace) {
   EXPECT_THAT(refused(R"({"model": "qwen3-32b", "max_num_seq": 8})"), HasSubstr("max_num_seq"));
   EXPECT_THAT(refused(R"({"spec": {"model": "qwen3-32b", "restarted_at": "yesterday"}})"),
               HasSubstr("f.json: spec: restarted_at: 'yesterday' is not an RFC 3339 time"));
+  // A time before 1970 would print as null (unset), so it is refused in
+  // every form it can be written (the manifest fuzz target's round trip).
+  EXPECT_THAT(refused(R"({"spec": {"model": "m", "restarted_at": "1013-12-06T23:52:33.965Z"}})"),
+              HasSubstr("f.json: spec: restarted_at: \"1013-12-06T23:52:33.965Z\" is before 1970-01-01"));
+  EXPECT_THAT(refused(R"({"model": "m", "restarted_at_ms": -5})"), HasSubstr("restarted_at_ms: -5 is before 1970"));
+  EXPECT_THAT(refused("model: m\nrestarted_at_ms: -5\n"), HasSubstr("restarted_at_ms: \"-5\" is before 1970"));
   EXPECT_THAT(refused(R"({"deployments": [{"spec": {"model": "m"}}, {"spec": {"tp": "x"}}]})"),
               HasSubstr("f.json: deployments[1]: spec:"));
   EXPECT_THAT(refused(R"({"deployments": []})"), HasSubstr("\"deployments\" is empty"));

@@ -555,10 +555,12 @@ void AdvanceStartupProgress(absl::string_view text, const StartupParseOptions& o
 
 void StartupLogFollower::Advance(absl::string_view tail, bool starts_at_line,
                                  StartupProgress* progress) {
-  // Complete lines only: a line still being written is read whole next time.
-  const size_t complete = tail.find_last_of("\r\n");
-  if (complete == absl::string_view::npos) return;
-  const absl::string_view lines = tail.substr(0, complete + 1);
+  // The complete lines, and the line still being written after them (a
+  // tqdm bar's latest redraw: "\r... 6/17 [...]" has no terminator until
+  // the next one).
+  const size_t last_end = tail.find_last_of("\r\n");
+  const absl::string_view lines = last_end == absl::string_view::npos ? "" : tail.substr(0, last_end + 1);
+  const absl::string_view partial = tail.substr(lines.size());
   size_t from = 0;
   bool at_line = starts_at_line;
   if (!mark_.empty()) {
@@ -572,7 +574,13 @@ void StartupLogFollower::Advance(absl::string_view tail, bool starts_at_line,
   }
   AdvanceStartupProgress(lines.substr(from), {.starts_at_line = at_line, .keep_evidence = false},
                          progress);
-  mark_ = std::string(lines.substr(lines.size() - std::min(lines.size(), kMarkBytes)));
+  if (!lines.empty()) mark_ = std::string(lines.substr(lines.size() - std::min(lines.size(), kMarkBytes)));
+  // The partial line is read now, so a bar shows its latest figure, and
+  // again, whole, once it ends: the mark stops before it. Reading the same
+  // last line again, with no line between, lands where it did.
+  if (!partial.empty() && (!lines.empty() || at_line)) {
+    AdvanceStartupProgress(partial, {.starts_at_line = true, .keep_evidence = false}, progress);
+  }
 }
 
 StartupProgress ParseStartupLog(absl::string_view text, const StartupParseOptions& options) {

@@ -55,11 +55,12 @@ void AdvanceStartupProgress(absl::string_view text, const StartupParseOptions& o
 
 // Follows a growing log through tails of it (the agent reads the last 64 KB
 // on every poll; successive tails overlap): applies each complete line once,
-// in order. A line not yet ended ('\n' or '\r') is left for the next tail,
-// which has all of it. Where the previous tail ended is found in the new one
-// by its last bytes; a tail that does not hold them (the log grew by more
-// than a tail, or was replaced) is read whole, its first line skipped unless
-// `starts_at_line`.
+// in order. The line still being written at the end (a progress bar's
+// latest redraw) is read on every poll until it ends, then once more whole:
+// the same last line again lands where it did. Where the previous tail's
+// complete lines ended is found in the new one by their last bytes; a tail
+// that does not hold them (the log grew by more than a tail, or was
+// replaced) is read whole, its first line skipped unless `starts_at_line`.
 class StartupLogFollower {
  public:
   void Advance(absl::string_view tail, bool starts_at_line, dcufleet::v1::StartupProgress* progress);

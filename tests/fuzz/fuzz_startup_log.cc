@@ -2,11 +2,16 @@
 // issue 23): the log grows, and every poll reads a tail of it that overlaps
 // the one before (StartupLogFollower). Besides "nothing crashes": the
 // follower's state after the last tail is what one read of the whole log
-// (up to its last line end) gives. Some rules read the state they find, so
+// gives (its unended last line included: the follower reads that line on
+// every poll). Some rules read the state they find, so
 // a line applied twice can land elsewhere; this target found exactly that
 // when the agent re-read each tail whole (a failure re-read as "failed while
 // starting", an HTTP activity on a failed start-up). A difference aborts with
 // both states printed.
+//
+// Polls fall between the engine's writes (a line, or a bar's redraw),
+// as a reader of a file sees them; the unended last line the follower reads
+// on every poll is then a whole redraw.
 //
 // Input: the first 4 bytes choose the polls (how far the log has grown at
 // each of 8 polls, and how far back each tail starts), the rest is the log.
@@ -16,7 +21,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "absl/strings/string_view.h"
 #include "google/protobuf/text_format.h"
 #include "modelkit/startup_progress.h"
 
@@ -53,7 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int poll = 1; poll <= 8; ++poll) {
     // The log as it is at this poll; the last poll sees all of it.
     const uint8_t b = data[poll % 4] ^ static_cast<uint8_t>(poll * 37);
-    const size_t end = poll == 8 ? log.size() : std::max(applied_end, log.size() * poll / 8 * (128 + b % 128) / 256);
+    size_t end = poll == 8 ? log.size() : std::max(applied_end, log.size() * poll / 8 * (128 + b % 128) / 256);
+    // A process writes a line, or a bar's redraw ("\r" and its text), in
+    // one write: a poll sees the log between writes, never inside one.
+    while (end < log.size() && log[end] != '\r' && end > 0 && log[end - 1] != '\n' && log[end - 1] != '\r') ++end;
     // The tail starts anywhere before the mark, so that it holds the mark:
     // a tail that does not is read whole (the log grew by more than a tail),
     // and then lines are lost, as they are to the agent.
@@ -74,8 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     last_start = start;
   }
   if (!checkable) return 0;
-  const dcufleet::v1::StartupProgress whole = dcu::modelkit::ParseStartupLog(
-      absl::string_view(log).substr(0, CompleteEnd(log, log.size())), {.keep_evidence = false});
+  const dcufleet::v1::StartupProgress whole = dcu::modelkit::ParseStartupLog(log, {.keep_evidence = false});
   if (dcu::modelkit::StartupAdvanced(whole, followed)) Differ(whole, followed);
   return 0;
 }

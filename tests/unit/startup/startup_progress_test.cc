@@ -105,6 +105,29 @@ TEST(StartupProgressTest, AFollowerOfAGrowingLogEndsWhereOneReadEnds) {
   EXPECT_EQ(live.phase(), dcufleet::v1::STARTUP_WEIGHTS_LOADED);
 }
 
+TEST(StartupProgressTest, AFollowerShowsABarsLatestRedrawBeforeItEnds) {
+  // tqdm in a file: each redraw starts with '\r' and the latest has no end
+  // until the next one. The follower shows it at once, not one shard late.
+  std::string log = std::string(kV1) +
+                    "\rLoading safetensors checkpoint shards:   0% Completed | 0/17 [00:00<?, ?it/s]"
+                    "\rLoading safetensors checkpoint shards:   6% Completed | 1/17 [00:03<00:45,  3.00s/it]";
+  StartupLogFollower follower;
+  StartupProgress p;
+  follower.Advance(log, /*starts_at_line=*/true, &p);
+  EXPECT_EQ(p.shards_loaded(), 1);
+  EXPECT_EQ(p.shards_total(), 17);
+  log += "\rLoading safetensors checkpoint shards:  35% Completed | 6/17 [00:18<00:33,  3.00s/it]";
+  follower.Advance(log, /*starts_at_line=*/true, &p);
+  EXPECT_EQ(p.shards_loaded(), 6);
+  // The same bar, polled again before it moves, and then ended.
+  follower.Advance(log, /*starts_at_line=*/true, &p);
+  EXPECT_EQ(p.shards_loaded(), 6);
+  log += "\rLoading safetensors checkpoint shards: 100% Completed | 17/17 [00:51<00:00,  3.00s/it]\n";
+  follower.Advance(log, /*starts_at_line=*/true, &p);
+  EXPECT_EQ(p.shards_loaded(), 17);
+  EXPECT_FALSE(StartupAdvanced(ParseStartupLog(log, {.keep_evidence = false}), p));
+}
+
 TEST(StartupProgressTest, AFollowerAppliesEachLineOnceFromOverlappingTails) {
   // A worker process that starts late prints the platform line again (vLLM's
   // compile workers import vllm too). Read once, that line cannot move the
@@ -124,7 +147,8 @@ TEST(StartupProgressTest, AFollowerAppliesEachLineOnceFromOverlappingTails) {
 
   StartupLogFollower follower;
   StartupProgress p;
-  // A poll while the late line is being written: it is left for the next.
+  // A poll while the late line is being written: read as far as it goes
+  // (nothing yet), and whole on the next poll.
   follower.Advance(head + filler + late.substr(0, 30), /*starts_at_line=*/true, &p);
   EXPECT_EQ(p.phase(), dcufleet::v1::STARTUP_LOADING_WEIGHTS);
   follower.Advance(log, /*starts_at_line=*/true, &p);

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "common/inventory_delta.h"
@@ -27,42 +28,21 @@ using dcufleet::v1::Device;
 using dcufleet::v1::MemoryReading;
 
 // The reading slots in MovingFigures' order (node.proto).
-MemoryReading* Slot(Device* d, int s) {
-  switch (s) {
-    case 0: return d->mutable_host_used();
-    case 1: return d->mutable_host_free();
-    case 2: return d->mutable_device_free();
-    case 3: return d->mutable_schedulable_free();
-    case 4: return d->mutable_unreclaimed();
-    case 5: return d->mutable_holders_vram();
-    case 6: return d->mutable_total();
-    default: return d->mutable_device_total();
-  }
-}
-bool Has(const Device& d, int s) {
-  switch (s) {
-    case 0: return d.has_host_used();
-    case 1: return d.has_host_free();
-    case 2: return d.has_device_free();
-    case 3: return d.has_schedulable_free();
-    case 4: return d.has_unreclaimed();
-    case 5: return d.has_holders_vram();
-    case 6: return d.has_total();
-    default: return d.has_device_total();
-  }
-}
-void Clear(Device* d, int s) {
-  switch (s) {
-    case 0: return d->clear_host_used();
-    case 1: return d->clear_host_free();
-    case 2: return d->clear_device_free();
-    case 3: return d->clear_schedulable_free();
-    case 4: return d->clear_unreclaimed();
-    case 5: return d->clear_holders_vram();
-    case 6: return d->clear_total();
-    default: return d->clear_device_total();
-  }
-}
+struct SlotFields {
+  MemoryReading* (Device::*mutable_reading)();
+  bool (Device::*has)() const;
+  void (Device::*clear)();
+};
+#define DCU_SLOT(f) SlotFields{&Device::mutable_##f, &Device::has_##f, &Device::clear_##f}
+const SlotFields kSlots[] = {DCU_SLOT(host_used),   DCU_SLOT(host_free),    DCU_SLOT(device_free),
+                             DCU_SLOT(schedulable_free), DCU_SLOT(unreclaimed), DCU_SLOT(holders_vram),
+                             DCU_SLOT(total),       DCU_SLOT(device_total)};
+#undef DCU_SLOT
+static_assert(std::size(kSlots) == dcu::common::kFigureSlots);
+
+MemoryReading* Slot(Device* d, int s) { return (d->*kSlots[s].mutable_reading)(); }
+bool Has(const Device& d, int s) { return (d.*kSlots[s].has)(); }
+void Clear(Device* d, int s) { (d->*kSlots[s].clear)(); }
 
 const std::string& SourceOf(uint8_t b) {
   static const std::string kSources[] = {"", "hip:hipMemGetInfo", "rocm_smi:rsmi_dev_memory_usage_get",

@@ -8,6 +8,7 @@
 #include "dcuctl/deploy_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
+#include "common/utf8.h"
 #include "dcuctl/yaml_input.h"
 #include "common/status_util.h"
 
@@ -117,7 +118,7 @@ absl::Status AddSpecsOf(const nlohmann::json& j, const std::string& where,
 absl::StatusOr<std::vector<dcufleet::v1::DeploymentSpec>> SpecsFromText(const std::string& text,
                                                                         const std::string& where) {
   std::vector<dcufleet::v1::DeploymentSpec> specs;
-  if (const size_t bad = FirstInvalidUtf8Byte(text); bad != std::string::npos) {
+  if (const size_t bad = common::FirstInvalidUtf8Byte(text); bad != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": not UTF-8 (byte ", bad, ")"));
   }
   const size_t first = text.find_first_not_of(" \t\r\n");

@@ -75,41 +75,6 @@ absl::StatusOr<nlohmann::json> ToJson(const YAML::Node& node, int depth, const s
 
 }  // namespace
 
-size_t FirstInvalidUtf8Byte(const std::string& text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t more = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the range of the first continuation byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      more = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      more = 2;
-      if (c == 0xE0) lo = 0xA0;  // overlong
-      if (c == 0xED) hi = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      more = 3;
-      if (c == 0xF0) lo = 0x90;  // overlong
-      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + more >= n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (size_t k = 2; k <= more; ++k) {
-      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
-    }
-    i += more + 1;
-  }
-  return std::string::npos;
-}
-
 absl::StatusOr<std::vector<nlohmann::json>> YamlDocumentsToJson(const std::string& text,
                                                                 const std::string& where) {
   // Documents are split here, on the "---" lines at column 0 that YAML

@@ -21,9 +21,4 @@ namespace dcu::dcuctl {
 absl::StatusOr<std::vector<nlohmann::json>> YamlDocumentsToJson(const std::string& text,
                                                                 const std::string& where);
 
-// The offset of the first byte of `text` that is not well-formed UTF-8
-// (overlong forms and surrogates included), or npos. YAML and JSON are
-// UTF-8, and nothing downstream can print a string that is not.
-size_t FirstInvalidUtf8Byte(const std::string& text);
-
 }  // namespace dcu::dcuctl

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "common/utf8.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -32,28 +33,14 @@ constexpr size_t kMaxIndexBytes = 64 << 20;
 std::string SanitizeUtf8(absl::string_view in) {
   std::string out;
   out.reserve(in.size());
-  size_t i = 0;
-  while (i < in.size()) {
-    unsigned char c = static_cast<unsigned char>(in[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= in.size() && !(len == 2 && c < 0xC2) && !(len == 4 && c > 0xF4);
-    for (int k = 1; ok && k < len; ++k) {
-      ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
-    }
-    if (ok && len == 3) {
-      unsigned char c1 = static_cast<unsigned char>(in[i + 1]);
-      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);  // overlong, surrogates
-    }
-    if (ok && len == 4) {
-      unsigned char c1 = static_cast<unsigned char>(in[i + 1]);
-      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-    }
-    if (ok) {
-      out.append(in.data() + i, len);
-      i += len;
-    } else {
+  for (size_t i = 0; i < in.size();) {
+    const size_t n = common::Utf8SequenceAt(in, i);
+    if (n == 0) {
       out.push_back('?');
       ++i;
+    } else {
+      out.append(in.data() + i, n);
+      i += n;
     }
   }
   return out;

@@ -1,5 +1,6 @@
 // dcuctl apply -f: what a file declares, read back from what `get -o json`
 // prints, and every refusal naming what and where.
+#include "common/utf8.h"
 #include "dcuctl/apply_commands.h"
 
 #include "absl/strings/str_cat.h"
@@ -153,11 +154,11 @@ TEST(ApplyTest, TextThatIsNotUtf8IsRefusedAtItsByte) {
   EXPECT_THAT(bad.status().message(), HasSubstr("f.yaml: not UTF-8 (byte 8)"));
   auto good = SpecsFromText("# \xe4\xb8\xad\xe6\x96\x87 comment\nmodel: qwen3-32b\n", "f.yaml");
   ASSERT_TRUE(good.ok()) << good.status();
-  EXPECT_EQ(FirstInvalidUtf8Byte("ok \xe4\xb8\xad \xf0\x9f\x98\x80"), std::string::npos);
-  EXPECT_EQ(FirstInvalidUtf8Byte("a\xc0\x80"), 1u);          // overlong
-  EXPECT_EQ(FirstInvalidUtf8Byte("ab\xed\xa0\x80"), 2u);    // a surrogate
-  EXPECT_EQ(FirstInvalidUtf8Byte("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
-  EXPECT_EQ(FirstInvalidUtf8Byte("abc\xe4\xb8"), 3u);        // cut short
+  EXPECT_EQ(common::FirstInvalidUtf8Byte("ok \xe4\xb8\xad \xf0\x9f\x98\x80"), std::string::npos);
+  EXPECT_EQ(common::FirstInvalidUtf8Byte("a\xc0\x80"), 1u);          // overlong
+  EXPECT_EQ(common::FirstInvalidUtf8Byte("ab\xed\xa0\x80"), 2u);    // a surrogate
+  EXPECT_EQ(common::FirstInvalidUtf8Byte("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(common::FirstInvalidUtf8Byte("abc\xe4\xb8"), 3u);        // cut short
 }
 
 // A small file whose aliases stand for a huge tree stops at the budget.

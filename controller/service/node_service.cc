@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/ids.h"
-#include "common/input_rules.h"
 #include "common/logging.h"
+#include "controller/core/agent_stream.h"
 #include "controller/service/auth.h"
 #include "controller/service/status_convert.h"
 
@@ -25,10 +25,12 @@ class AgentStreamReactor final
  public:
   AgentStreamReactor(grpc::CallbackServerContext* ctx, FleetState* fleet, WorkQueue* blocking)
       : ctx_(ctx),
-        fleet_(fleet),
         blocking_(blocking),
         peer_(ctx->peer()),
-        identity_(CallerIdentity(*ctx)) {
+        identity_(CallerIdentity(*ctx)),
+        rules_(fleet, this, [this](absl::string_view field, absl::string_view name) {
+          return CheckNodeName(*identity_, field, name);
+        }) {
     StartRead(&incoming_);
   }
 
@@ -50,7 +52,7 @@ class AgentStreamReactor final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    if (node_.empty()) {
+    if (!rules_.registered()) {
       // The Hello registers the node durably: off gRPC's threads, and in a
       // group with the Hellos of other streams (FleetState::OnHelloAsync).
       // No read is outstanding until it is answered, so the stream's
@@ -95,7 +97,7 @@ class AgentStreamReactor final
     // Recording the disconnect may write to the database; the reactor lives
     // until it is recorded (so no new stream can reuse its address first).
     blocking_->Post([this] {
-      if (!node_.empty()) fleet_->OnDisconnect(node_, this);
+      rules_.Disconnected();
       delete this;
     });
   }
@@ -111,9 +113,8 @@ class AgentStreamReactor final
         DCU_LOG_WARN("agent stream from ", peer_, " refused: ", s.message(),
                      suppressed ? absl::StrCat(" (", suppressed, " more refusals not logged)") : "");
       }
-      const std::string& who = node_.empty() ? claimed_ : node_;
-      if (!who.empty()) fleet_->OnRefused(who, std::string(s.message()));
-      if (node_.empty()) {
+      rules_.Refused(s);
+      if (!rules_.registered()) {
         // A refused Hello is answered late (a tarpit): when the node's flood
         // penalty is over, else after a second. Refused at once, a hostile
         // agent reconnected 40,000 times a second, each a stream set up and
@@ -136,54 +137,27 @@ class AgentStreamReactor final
   }
 
  private:
-  // Who may speak, then what they may say (security.md): both before the
-  // fleet state sees anything, so a refused message changes nothing.
-  absl::Status CheckCaller(const AgentMessage& msg) const {
-    if (!identity_.ok()) return identity_.status();
-    return common::ValidateAgentMessage(msg);
-  }
+  // Who may speak (the TLS identity) before anything else; what they may
+  // say and where it goes are the stream's rules (controller/core/agent_stream.h).
 
   // The stream's first message. Answered when its registration is committed
   // (Continue from whichever thread committed it).
   void HandleHello() {
-    absl::Status s = CheckCaller(incoming_);
-    if (s.ok() && !incoming_.has_hello()) {
-      s = absl::FailedPreconditionError("the first message on a stream must be Hello");
-    }
-    if (s.ok()) s = CheckNodeName(*identity_, "hello.node_name", incoming_.hello().node_name());
-    if (!s.ok()) {
-      Continue(s);
+    if (!identity_.ok()) {
+      Continue(identity_.status());
       return;
     }
-    // The name this stream may speak for: refusals from here on count on it.
-    claimed_ = incoming_.hello().node_name();
-    // Agents authenticate with certificates; a token in Hello is never kept.
-    incoming_.mutable_hello()->clear_token();
-    fleet_->OnHelloAsync(std::move(*incoming_.mutable_hello()), this,
-                         [this](absl::StatusOr<dcufleet::v1::Welcome> welcome) {
-                           if (welcome.ok()) node_ = claimed_;
-                           Continue(welcome.status());
-                         });
+    absl::StatusOr<dcufleet::v1::Hello> hello = rules_.TakeHello(incoming_);
+    if (!hello.ok()) {
+      Continue(hello.status());
+      return;
+    }
+    rules_.RegisterAsync(std::move(*hello), [this](absl::Status s) { Continue(s); });
   }
 
   absl::Status Handle(AgentMessage& msg) {
-    if (absl::Status s = CheckCaller(msg); !s.ok()) return s;
-    switch (msg.body_case()) {
-      case AgentMessage::kHello:
-        return absl::FailedPreconditionError(
-            absl::StrCat("node '", node_, "' sent a second Hello on the same stream"));
-      case AgentMessage::kStatus:
-        return fleet_->OnStatus(node_, std::move(*msg.mutable_status()), this);
-      case AgentMessage::kInstanceEvent:
-        return fleet_->OnInstanceEvent(node_, msg.instance_event(), this);
-      case AgentMessage::kCommandResult:
-        return fleet_->OnCommandResult(node_, msg.command_result());
-      case AgentMessage::kGoodbye:
-        fleet_->OnGoodbye(node_, msg.goodbye().reason(), this);
-        return absl::OkStatus();
-      default:
-        return absl::InvalidArgumentError("empty AgentMessage");
-    }
+    if (!identity_.ok()) return identity_.status();
+    return rules_.Handle(msg);
   }
 
   void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
@@ -201,16 +175,14 @@ class AgentStreamReactor final
   }
 
   grpc::CallbackServerContext* ctx_;
-  FleetState* const fleet_;
   WorkQueue* const blocking_;
   const std::string peer_;
   // The stream's caller, fixed by its TLS handshake and AuthProcessor.
   const absl::StatusOr<Identity> identity_;
   AgentMessage incoming_;
-  // Set once by the reading side; read only by reactor callbacks.
-  std::string node_;
-  // The Hello's node name once the caller may use it (before OnHello accepts).
-  std::string claimed_;
+  // Called by one reactor callback at a time (a stream's reads are ordered;
+  // a Hello's answer comes before the next read is started).
+  AgentStreamRules rules_;
   // Finishes a flooding node's refused Hello late (see Continue). Set at most
   // once, and the reactor is deleted only after Finish, which it calls.
   grpc::Alarm tarpit_;

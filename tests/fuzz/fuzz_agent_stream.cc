@@ -1,8 +1,9 @@
 // What a node with a valid certificate may send on its stream (issue 22's
 // reports with and without the inventory, in both delta forms; instance
 // events; command results; goodbyes), in any order, applied to the
-// controller's FleetState the way controller/service/node_service.cc applies
-// them: ValidateAgentMessage first, a Hello before anything else.
+// controller's FleetState by the stream's rules (controller/core/agent_stream.h),
+// the ones controller/service/node_service.cc runs over gRPC: a Hello before
+// anything else, a refused message ends the stream.
 //
 // The same stream goes to two FleetStates. On one, nothing else holds a
 // node's view, so a report whose digest matches is applied in place
@@ -27,7 +28,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,8 +35,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/clock.h"
-#include "common/input_rules.h"
 #include "common/logging.h"
+#include "controller/core/agent_stream.h"
 #include "controller/core/fleet_state.h"
 #include "controller/store/sqlite_store.h"
 #include "dcufleet/v1/node.pb.h"
@@ -73,50 +73,45 @@ struct Side {
   std::unique_ptr<FleetState> fleet;
 };
 
-// The stream's state, as node_service.cc keeps it.
-struct Stream {
-  QuietSession sessions[2];
-  int current = 0;
-  std::string node;  // empty until a Hello is accepted
-  dcu::controller::NodeSession* session() { return &sessions[current]; }
+// One stream after another of the same node, each on its own session (as a
+// reconnecting agent's streams are), each run by the stream's rules.
+class Stream {
+ public:
+  explicit Stream(FleetState* fleet) : fleet_(fleet) { Open(); }
+  dcu::controller::AgentStreamRules& rules() { return *rules_; }
+  // The stream ends (the agent went, or the controller refused a message);
+  // the next message opens another.
+  void End() {
+    rules_->Disconnected();
+    current_ ^= 1;
+    Open();
+  }
+
+ private:
+  void Open() {
+    // A node with a valid certificate for whatever name it claims.
+    rules_ = std::make_unique<dcu::controller::AgentStreamRules>(
+        fleet_, &sessions_[current_],
+        [](absl::string_view, absl::string_view) { return absl::OkStatus(); });
+  }
+  FleetState* const fleet_;
+  QuietSession sessions_[2];
+  int current_ = 0;
+  std::unique_ptr<dcu::controller::AgentStreamRules> rules_;
 };
 
-// Applies one message to one side; returns whether the stream goes on.
-bool Apply(Side& side, Stream& stream, dcufleet::v1::AgentMessage msg) {
-  FleetState& f = *side.fleet;
-  if (!dcu::common::ValidateAgentMessage(msg).ok()) {
-    if (!stream.node.empty()) f.OnRefused(stream.node, "refused");
-    return !stream.node.empty();
-  }
-  if (stream.node.empty()) {
-    if (!msg.has_hello()) return false;
-    msg.mutable_hello()->clear_token();
-    const std::string name = msg.hello().node_name();
-    if (absl::Status s = f.OnHello(msg.hello(), stream.session()).status(); !s.ok()) {
-      f.OnRefused(name, std::string(s.message()));
-      return false;
-    }
-    stream.node = name;
-    return true;
-  }
+// Applies one message as node_service.cc does; returns whether the stream
+// goes on.
+bool Apply(Stream& stream, dcufleet::v1::AgentMessage msg) {
+  dcu::controller::AgentStreamRules& rules = stream.rules();
   absl::Status s;
-  switch (msg.body_case()) {
-    case dcufleet::v1::AgentMessage::kStatus:
-      s = f.OnStatus(stream.node, std::move(*msg.mutable_status()), stream.session());
-      break;
-    case dcufleet::v1::AgentMessage::kInstanceEvent:
-      s = f.OnInstanceEvent(stream.node, msg.instance_event(), stream.session());
-      break;
-    case dcufleet::v1::AgentMessage::kCommandResult:
-      s = f.OnCommandResult(stream.node, msg.command_result());
-      break;
-    case dcufleet::v1::AgentMessage::kGoodbye:
-      f.OnGoodbye(stream.node, msg.goodbye().reason(), stream.session());
-      break;
-    default:
-      s = absl::InvalidArgumentError("a second Hello, or an empty message");
+  if (rules.registered()) {
+    s = rules.Handle(msg);
+  } else {
+    absl::StatusOr<dcufleet::v1::Hello> hello = rules.TakeHello(msg);
+    s = hello.ok() ? rules.Register(*std::move(hello)) : hello.status();
   }
-  if (!s.ok()) f.OnRefused(stream.node, std::string(s.message()));
+  if (!s.ok()) rules.Refused(s);
   return s.ok();
 }
 
@@ -155,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   dcu::common::FakeClock clock;
   Side in_place(&clock), copied(&clock);
-  Stream sa, sb;
+  Stream sa(in_place.fleet.get()), sb(copied.fleet.get());
   int frame_no = 0;
   for (absl::string_view frame : absl::StrSplit(text, "\n@@\n")) {
     ++frame_no;
@@ -167,11 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       in_place.fleet->Tick();
       copied.fleet->Tick();
     } else if (frame == "disconnect") {
-      for (auto [side, stream] : {std::pair{&in_place, &sa}, std::pair{&copied, &sb}}) {
-        if (!stream->node.empty()) side->fleet->OnDisconnect(stream->node, stream->session());
-        stream->node.clear();
-        stream->current ^= 1;
-      }
+      sa.End();
+      sb.End();
     } else if (absl::ConsumePrefix(&frame, "goodbye-job ")) {
       in_place.fleet->OnAllocationEnded(std::string(frame), "fuzz");
       copied.fleet->OnAllocationEnded(std::string(frame), "fuzz");
@@ -185,12 +177,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!parser.ParseFromString(std::string(frame), &msg) || !msg.IsInitialized()) continue;
       std::string wire;
       if (!msg.SerializeToString(&wire) || !msg.ParseFromString(wire)) continue;
-      const bool go_a = Apply(in_place, sa, msg);
+      const bool go_a = Apply(sa, msg);
       bool go_b;
       {
         // A reader holds every view: no report can change one in place.
         auto held = copied.fleet->Snapshot();
-        go_b = Apply(copied, sb, msg);
+        go_b = Apply(sb, msg);
       }
       if (go_a != go_b) {
         std::fprintf(stderr, "after %s: the in-place side %s the message, the copying side %s it\n",
@@ -198,11 +190,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
       }
       // A refused message ends the stream (node_service.cc FinishOnce).
-      for (auto [side, stream, go] : {std::tuple{&in_place, &sa, go_a}, std::tuple{&copied, &sb, go_b}}) {
-        if (go) continue;
-        if (!stream->node.empty()) side->fleet->OnDisconnect(stream->node, stream->session());
-        stream->node.clear();
-        stream->current ^= 1;
+      if (!go_a) {
+        sa.End();
+        sb.End();
       }
     }
     CompareOrDie(in_place, copied, after);

@@ -281,12 +281,19 @@ int main(int argc, char** argv) {
       "restart", "replace every replica, one at a time, on the spec it has: dcuctl rollout restart deployment/NAME");
   rollout_options(rollout_restart, false);
   auto* rollout_undo = rollout->add_subcommand(
-      "undo", "roll back to the spec before the last rollout: dcuctl rollout undo deployment/NAME");
+      "undo", "roll back to the spec before the last rollout: dcuctl rollout undo deployment/NAME [--to-revision=N]");
   rollout_options(rollout_undo, false);
+  int rollout_to_revision = 0;
+  rollout_undo->add_option("--to-revision", rollout_to_revision,
+                           "roll back to this revision of rollout history (0: the one before the current)")
+      ->check(CLI::NonNegativeNumber);
   auto* rollout_history = rollout->add_subcommand(
-      "history", "the revisions (creation, each rollout) and what changed: dcuctl rollout history deployment/NAME");
+      "history", "the revisions (creation, each rollout) and what changed: dcuctl rollout history deployment/NAME [--revision=N]");
   rollout_history->add_option("REF", rollout_ref, "deployment/NAME (or NAME, or deployment NAME)")->required();
   rollout_history->add_option("NAME", rollout_name, "the name, when REF is the kind alone");
+  int rollout_revision = 0;
+  rollout_history->add_option("--revision", rollout_revision, "show this revision's spec")
+      ->check(CLI::NonNegativeNumber);
 
   // apikey create|list|revoke (the gateways' keys)
   std::string apikey_name;
@@ -542,9 +549,13 @@ int main(int argc, char** argv) {
                 << " takes deployment/NAME, not '" << rollout_ref << "'\n";
       return kExitUsage;
     }
-    if (*rollout_history) return RunRolloutHistory(client, rollout_args.name, std::cout, std::cerr);
+    if (*rollout_history) {
+      return RunRolloutHistory(client, rollout_args.name, rollout_revision, std::cout, std::cerr);
+    }
     if (*rollout_restart) return RunRolloutRestart(client, rollout_args, rollout_wait, std::cout, std::cerr);
-    if (*rollout_undo) return RunRolloutUndo(client, rollout_args, rollout_wait, std::cout, std::cerr);
+    if (*rollout_undo) {
+      return RunRolloutUndo(client, rollout_args, rollout_to_revision, rollout_wait, std::cout, std::cerr);
+    }
     return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);
   }
   if (*del_deployment) return RunDeleteDeployments(client, delete_names, delete_wait, std::cout, std::cerr);

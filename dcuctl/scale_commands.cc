@@ -4,11 +4,13 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
@@ -173,17 +175,47 @@ int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::o
       out, err);
 }
 
-int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
-                   std::ostream& err) {
-  return RolloutFrom(
+int RunRolloutUndo(Client& client, const RolloutArgs& args, int to_revision, bool wait,
+                   std::ostream& out, std::ostream& err) {
+  // Set when the deployment already runs the revision asked for: nothing
+  // is deployed, as kubectl skips such a rollback.
+  std::optional<int> already;
+  int not_found = kExitOk;
+  const int rc = RolloutFrom(
       client, args, wait, "rolling back",
       [&](const Deployment& d) -> std::optional<dcufleet::v1::DeploymentSpec> {
-        if (!d.has_previous_spec()) {
-          err << "error: deployment '" << args.name
-              << "' has no earlier spec to roll back to: it has not rolled out since it was created\n";
-          return std::nullopt;
+        dcufleet::v1::DeploymentSpec spec;
+        if (to_revision > 0) {
+          const std::vector<RolloutRevision> revisions = RevisionsOf(d);
+          if (revisions.empty()) {
+            err << "error: the controller keeps no numbered revisions of deployment '" << args.name
+                << "' (it predates them); rollout undo without --to-revision goes back one\n";
+            return std::nullopt;
+          }
+          auto it = std::find_if(revisions.begin(), revisions.end(),
+                                 [&](const RolloutRevision& r) { return r.revision == to_revision; });
+          if (it == revisions.end()) {
+            std::vector<int> kept;
+            for (const auto& r : revisions) kept.push_back(r.revision);
+            err << "error: deployment '" << args.name << "' has no revision " << to_revision
+                << " (kept: " << absl::StrJoin(kept, ", ") << ", the last the current one)\n"
+                << "see: dcuctl rollout history deployment/" << args.name << "\n";
+            not_found = kExitNotFound;
+            return std::nullopt;
+          }
+          if (it->current) {
+            already = to_revision;
+            return std::nullopt;
+          }
+          spec = it->spec;
+        } else {
+          if (!d.has_previous_spec()) {
+            err << "error: deployment '" << args.name
+                << "' has no earlier spec to roll back to: it has not rolled out since it was created\n";
+            return std::nullopt;
+          }
+          spec = d.previous_spec();
         }
-        dcufleet::v1::DeploymentSpec spec = d.previous_spec();
         // Back to the old spec, not to the old count: a scale is not a
         // rollout.
         spec.set_replicas(d.spec().replicas());
@@ -193,10 +225,19 @@ int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostr
         if (resp.change().empty()) {
           out << "deployment \"" << args.name << "\" already runs its earlier spec (unchanged)\n";
         } else {
-          out << "deployment \"" << args.name << "\" rolled back (" << resp.change() << ")\n";
+          out << "deployment \"" << args.name << "\" rolled back"
+              << (to_revision > 0 ? absl::StrCat(" to revision ", to_revision, "'s spec") : "") << " ("
+              << resp.change() << ")\n";
         }
       },
       out, err);
+  if (already) {
+    // Said on stderr under -o json|yaml, whose stdout is for documents.
+    (IsStructured(client.options().output) ? err : out)
+        << "deployment \"" << args.name << "\" already runs revision " << *already << " (unchanged)\n";
+    return kExitOk;
+  }
+  return not_found != kExitOk ? not_found : rc;
 }
 
 int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
@@ -255,65 +296,79 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
   return kExitFailed;
 }
 
-std::vector<RolloutRevision> RevisionsFromEvents(const dcufleet::v1::ListEventsResponse& events,
-                                                 int64_t born_ms, bool* complete) {
+std::vector<RolloutRevision> RevisionsOf(const Deployment& d) {
   std::vector<RolloutRevision> out;
-  *complete = false;
-  for (const auto& e : events.events()) {
-    // Events before its creation belong to an earlier deployment of the name.
-    if (e.at_ms() < born_ms) continue;
-    std::string change;
-    if (e.reason() == "Created") {
-      *complete = out.empty();
-      change = absl::StrCat("created: ", e.message());
-    } else if (e.reason() == "RolloutStarted") {
-      // "max_num_seqs 16 -> 32; replicas are replaced one at a time (...)":
-      // the change, not the how.
-      change = std::string(e.message().substr(0, e.message().find("; ")));
-    } else {
-      continue;
-    }
-    out.push_back({static_cast<int>(out.size()) + 1, e.at_ms(), std::move(change)});
+  // Filled on read by a controller that keeps revisions; an older one
+  // sends none.
+  if (!d.has_current_revision()) return out;
+  for (const auto& r : d.revision_history()) {
+    out.push_back({r.number(), r.since_ms(), r.change(), r.spec(), false});
   }
+  const auto& c = d.current_revision();
+  out.push_back({c.number(), c.since_ms(), c.change(), d.spec(), true});
   return out;
 }
 
-int RunRolloutHistory(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
+int RunRolloutHistory(Client& client, const std::string& name, int revision, std::ostream& out,
+                      std::ostream& err) {
   int rc = kExitOk;
   auto deployment =
       FetchDeployment(client, name, absl::StrCat("reading the history of deployment '", name, "'"), err, &rc);
   if (!deployment) return rc;
-  dcufleet::v1::ListEventsRequest req;
-  req.set_kind("deployment");
-  req.set_name(name);
-  req.set_limit(5000);
-  dcufleet::v1::ListEventsResponse events;
-  grpc::Status s = CallFleet(client, &FleetStub::ListEvents, req, &events);
-  if (!s.ok()) return client.Fail(s, absl::StrCat("reading the events of deployment '", name, "'"), err);
-  bool complete = false;
-  const std::vector<RolloutRevision> revisions =
-      RevisionsFromEvents(events, deployment->deployment().status().created_at_ms(), &complete);
+  const std::vector<RolloutRevision> revisions = RevisionsOf(deployment->deployment());
+  if (revisions.empty()) {
+    err << "error: the controller keeps no numbered revisions of deployment '" << name
+        << "' (it predates them); see its events: dcuctl get events --for deployment/" << name << "\n";
+    return kExitFailed;
+  }
   const std::string& fmt = client.options().output;
-  if (IsStructured(fmt)) {
-    nlohmann::json doc = {{"deployment", name}, {"complete", complete}, {"revisions", nlohmann::json::array()}};
-    for (const auto& r : revisions) {
-      doc["revisions"].push_back({{"revision", r.revision}, {"at", Rfc3339(r.at_ms)}, {"change", r.change}});
+  auto as_json = [](const RolloutRevision& r) {
+    nlohmann::json j = {{"revision", r.revision}, {"at", r.at_ms > 0 ? nlohmann::json(Rfc3339(r.at_ms)) : nlohmann::json()},
+                        {"change", r.change}, {"current", r.current}};
+    j["spec"] = ProtoToJson(r.spec);
+    return j;
+  };
+  if (revision > 0) {
+    auto it = std::find_if(revisions.begin(), revisions.end(),
+                           [&](const RolloutRevision& r) { return r.revision == revision; });
+    if (it == revisions.end()) {
+      std::vector<int> kept;
+      for (const auto& r : revisions) kept.push_back(r.revision);
+      err << "error: deployment '" << name << "' has no revision " << revision << " (kept: "
+          << absl::StrJoin(kept, ", ") << ")\n";
+      return kExitNotFound;
     }
+    if (IsStructured(fmt)) return PrintDocument(as_json(*it), fmt, out, err);
+    out << "deployment/" << name << " with revision #" << it->revision << (it->current ? " (current)" : "")
+        << "\n";
+    out << "Change: " << it->change << "\n";
+    if (it->at_ms > 0) out << "Since:  " << Rfc3339(it->at_ms) << "\n";
+    out << "Spec:\n";
+    std::ostringstream spec;
+    PrintStructured(ProtoToJson(it->spec), "yaml", spec);
+    for (absl::string_view line : absl::StrSplit(spec.str(), '\n', absl::SkipEmpty())) {
+      out << "  " << line << "\n";
+    }
+    return kExitOk;
+  }
+  if (IsStructured(fmt)) {
+    nlohmann::json doc = {{"deployment", name}, {"current", revisions.back().revision},
+                          {"revisions", nlohmann::json::array()}};
+    for (const auto& r : revisions) doc["revisions"].push_back(as_json(r));
     return PrintDocument(doc, fmt, out, err);
   }
   out << "deployment/" << name << "\n";
   Table t({"REVISION", "AGE", "CHANGE"});
   const int64_t now = absl::ToUnixMillis(absl::Now());
   for (const auto& r : revisions) {
-    t.AddRow({absl::StrCat(r.revision), common::HumanDuration(std::max<int64_t>(0, now - r.at_ms)), r.change});
+    t.AddRow({absl::StrCat(r.revision, r.current ? " (current)" : ""),
+              r.at_ms > 0 ? common::HumanDuration(std::max<int64_t>(0, now - r.at_ms)) : "-", r.change});
   }
   t.Print(out, true);
-  if (!complete) {
-    out << "(its creation is older than the newest 5,000 events read: revisions count from the first shown)\n";
-  }
   if (revisions.size() > 1) {
     out << "rollout undo goes back to revision " << revisions[revisions.size() - 2].revision
-        << "'s spec; earlier ones are not kept\n";
+        << "'s spec; --to-revision=N to another kept one (the newest " << revisions.size() - 1
+        << " earlier ones are kept, at most 10); --revision=N shows one's spec\n";
   }
   return kExitOk;
 }

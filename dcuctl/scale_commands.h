@@ -34,27 +34,32 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
 int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
                       std::ostream& err);
 // kubectl rollout undo: a rollout back to the spec the deployment was on
-// before its last rollout (Deployment.previous_spec), at its current
-// replica count. Exit 0 when the controller started it, 1 when there is
-// no earlier spec, 3 unknown deployment.
-int RunRolloutUndo(Client& client, const RolloutArgs& args, bool wait, std::ostream& out,
-                   std::ostream& err);
+// before its last rollout (Deployment.previous_spec), or with
+// `to_revision` > 0 to that kept revision's spec (`--to-revision`), at its
+// current replica count. Exit 0 when the controller started it (or the
+// deployment already runs that revision), 1 when there is no earlier spec,
+// 3 unknown deployment or revision.
+int RunRolloutUndo(Client& client, const RolloutArgs& args, int to_revision, bool wait,
+                   std::ostream& out, std::ostream& err);
 
 // One revision of a deployment: its creation or a rollout (a new spec, a
-// restart, an undo), from the event log.
+// restart, an undo), as the controller keeps them (Deployment.
+// current_revision, revision_history).
 struct RolloutRevision {
   int revision = 0;
   int64_t at_ms = 0;
   std::string change;
+  dcufleet::v1::DeploymentSpec spec;
+  bool current = false;
 };
-// The revisions of the incarnation born at `born_ms` among `events` (oldest
-// first): its Created event and each RolloutStarted after it, numbered from
-// 1; `complete` is false when the Created event is not among them (older
-// than the events read), and the numbers then count from the first shown.
-std::vector<RolloutRevision> RevisionsFromEvents(const dcufleet::v1::ListEventsResponse& events,
-                                                 int64_t born_ms, bool* complete);
-// kubectl rollout history: REVISION / AGE / CHANGE of one deployment, from
-// its events. Exit 0, 3 unknown deployment.
-int RunRolloutHistory(Client& client, const std::string& name, std::ostream& out, std::ostream& err);
+// The revisions of `deployment` (as Get answers it), oldest first, the
+// current one last with the deployment's spec. Empty when the controller
+// keeps none (it predates revisions).
+std::vector<RolloutRevision> RevisionsOf(const dcufleet::v1::Deployment& deployment);
+// kubectl rollout history: REVISION / AGE / CHANGE of one deployment; with
+// `revision` > 0 (`--revision`) that revision's spec. Exit 0, 3 unknown
+// deployment or revision.
+int RunRolloutHistory(Client& client, const std::string& name, int revision, std::ostream& out,
+                      std::ostream& err);
 
 }  // namespace dcu::dcuctl

@@ -308,11 +308,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
     d.set_revision(1);
   }
   *created = Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
-                   absl::StrCat("model ", spec.model(),
-                                spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
-                                " max_model_len=", spec.max_model_len(),
-                                spec.replicas() > 1 ? absl::StrCat(" replicas=", spec.replicas())
-                                                    : "")};
+                   CreationSummary(spec)};
   return std::nullopt;
 }
 
@@ -570,7 +566,7 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
         if (r->status().deleted()) continue;
         if (changes.empty()) changes = SpecChanges(TargetSpec(*r), spec);
         Deployment d = *r;
-        *d.mutable_previous_spec() = TargetSpec(*r);
+        StartRevision(&d, spec, now_ms, changes.empty() ? "spec changed" : changes);
         *d.mutable_target_spec() = spec;
         d.mutable_spec()->set_replicas(spec.replicas());
         d.set_revision(d.revision() + 1);
@@ -678,6 +674,8 @@ Deployment DeployController::AddedReplica(const Deployment& like, const Deployme
   d.mutable_spec()->set_replicas(like.spec().replicas());
   if (like.has_target_spec()) *d.mutable_target_spec() = like.target_spec();
   if (like.has_previous_spec()) *d.mutable_previous_spec() = like.previous_spec();
+  if (like.has_current_revision()) *d.mutable_current_revision() = like.current_revision();
+  *d.mutable_revision_history() = like.revision_history();
   d.set_uid(like.uid());
   d.set_uid_created_at_ms(BornAtMs(like));
   d.set_replica(index);

@@ -96,6 +96,8 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   }
   Deployment out = *shown;
   out.clear_replicas();
+  // Filled on read: a document created since carries none (revision 1).
+  if (!out.has_current_revision()) *out.mutable_current_revision() = CurrentRevision(out);
   int updated = 0, live = 0;
   for (const Deployment* r : sorted) {
     *out.add_replicas() = ViewOfReplica(*r);
@@ -223,6 +225,50 @@ bool SameSpecButReplicas(const dcufleet::v1::DeploymentSpec& a,
 
 bool OnTargetSpec(const Deployment& d) {
   return !d.has_target_spec() || SameSpecButReplicas(d.spec(), d.target_spec());
+}
+
+std::string CreationSummary(const dcufleet::v1::DeploymentSpec& spec) {
+  return absl::StrCat("model ", spec.model(), spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
+                      " max_model_len=", spec.max_model_len(),
+                      spec.replicas() > 1 ? absl::StrCat(" replicas=", spec.replicas()) : "");
+}
+
+dcufleet::v1::SpecRevision CurrentRevision(const Deployment& d) {
+  if (d.has_current_revision()) return d.current_revision();
+  dcufleet::v1::SpecRevision r;
+  if (d.has_previous_spec()) {
+    r.set_number(2);
+    r.set_change("a rollout before revisions were kept");
+    return r;
+  }
+  r.set_number(1);
+  r.set_since_ms(BornAtMs(d));
+  r.set_change(absl::StrCat("created: ", CreationSummary(d.spec())));
+  return r;
+}
+
+void StartRevision(Deployment* d, const dcufleet::v1::DeploymentSpec& next, int64_t now_ms,
+                   std::string change) {
+  dcufleet::v1::SpecRevision was = CurrentRevision(*d);
+  *was.mutable_spec() = TargetSpec(*d);
+  *d->mutable_previous_spec() = was.spec();
+  int newest = was.number();
+  auto* history = d->mutable_revision_history();
+  for (const auto& r : *history) newest = std::max(newest, r.number());
+  history->erase(std::remove_if(history->begin(), history->end(),
+                                [&](const dcufleet::v1::SpecRevision& r) {
+                                  return SameSpecButReplicas(r.spec(), next);
+                                }),
+                 history->end());
+  *history->Add() = std::move(was);
+  if (history->size() > kRevisionHistoryLimit) {
+    history->DeleteSubrange(0, history->size() - kRevisionHistoryLimit);
+  }
+  dcufleet::v1::SpecRevision* current = d->mutable_current_revision();
+  current->Clear();
+  current->set_number(newest + 1);
+  current->set_since_ms(now_ms);
+  current->set_change(std::move(change));
 }
 
 std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,

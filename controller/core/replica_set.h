@@ -70,6 +70,30 @@ bool OnTargetSpec(const dcufleet::v1::Deployment& d);
 std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
                         const dcufleet::v1::DeploymentSpec& to);
 
+// "model qwen3-32b TP=4 max_model_len=8192 replicas=2": a spec in words,
+// for the Created event and revision 1's change.
+std::string CreationSummary(const dcufleet::v1::DeploymentSpec& spec);
+
+// Revisions: the spec a deployment was created with is revision 1; each
+// rollout (a new spec, a restart, an undo) starts the next. Kept on every
+// live replica (current_revision, revision_history), so that `dcuctl
+// rollout history` lists them and `rollout undo --to-revision` finds them.
+// As many earlier revisions as Kubernetes keeps by default
+// (revisionHistoryLimit).
+inline constexpr int kRevisionHistoryLimit = 10;
+// The revision `d` runs or rolls to, its spec left unset. A document that
+// carries none is on revision 1 since its creation; one written before
+// revisions were kept that has rolled out (it has a previous_spec) is
+// counted as on revision 2.
+dcufleet::v1::SpecRevision CurrentRevision(const dcufleet::v1::Deployment& d);
+// Records on `d` that a rollout to `next` begins at `now_ms`: the revision
+// it was on goes to the history with its spec (previous_spec is that spec
+// too), and `next` becomes the next number. A spec in the history that
+// `next` matches (ignoring `replicas`: an undo) leaves it, since it is
+// the current one again; the oldest go past kRevisionHistoryLimit.
+void StartRevision(dcufleet::v1::Deployment* d, const dcufleet::v1::DeploymentSpec& next,
+                   int64_t now_ms, std::string change);
+
 // What the rollout does next to one deployment. Surge first, so that N
 // stay Ready while devices allow: when every replica on the target spec is
 // Ready and no more than N replicas live, one more is added on the target

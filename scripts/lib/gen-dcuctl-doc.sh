@@ -203,7 +203,8 @@ ones before Ready ones) and N-1 serve. A new spec that cannot serve (it
 fails on every stack) stalls the rollout with the old replicas still
 serving; `dcuctl rollout undo deployment/NAME` rolls back to the spec
 before the last rollout (kept on every replica as `previous_spec`), at the
-current replica count; undo twice is a redo, as in kubectl. A deployment
+current replica count; undo twice is a redo, as in kubectl.
+`--to-revision=N` rolls back to any revision `rollout history` still lists. A deployment
 whose only replica is not Ready (stuck Unschedulable, crash-looping) is
 fixed the same way: the rollout removes that replica and adds its
 replacement in one step, so the deployment never has no replica. dcuctl answers
@@ -222,14 +223,19 @@ made a deployment restarts nothing. The deployment's AGE and its events
 start at its creation, however many of its replicas were replaced since.
 
 `dcuctl rollout history deployment/NAME` lists its revisions, kubectl's
-REVISION / AGE / CHANGE: the creation, then each rollout (a new spec with
-what changed, a restart, an undo), read from the deployment's events since
-its creation (a deleted predecessor of the same name is not in it; a scale
-is not a revision, as in kubectl). Only the spec before the last rollout is
-kept, so `rollout undo` goes back one revision and there is no
-`--to-revision`. Older than the newest 5,000 events of the deployment, the
-creation is not shown and the output says the numbers count from the first
-shown (`complete: false` in `-o json`).
+REVISION / AGE / CHANGE: the creation (revision 1), then each rollout (a
+new spec with what changed, a restart, an undo), the current one marked.
+The controller keeps them on every live replica of the deployment
+(`current_revision`, `revision_history`: the newest ten earlier ones, as
+Kubernetes' default `revisionHistoryLimit`), so they survive a controller
+restart and a deleted predecessor of the same name is not among them; a
+scale is not a revision, as in kubectl. `--revision=N` prints revision N's
+spec (`-o yaml|json` too). `dcuctl rollout undo deployment/NAME
+--to-revision=N` rolls back to revision N's spec at the current replica
+count; as in Kubernetes that spec becomes the next revision and leaves
+the list (revision 1 rolled back to after revision 2 is revision 3). A
+revision no longer kept exits 3 and names the kept ones; the current one
+is "already runs revision N (unchanged)", exit 0.
 
 `dcuctl apply -f FILE` (`-f -`: standard input) deploys what a file
 declares, as `kubectl apply -f`. The file is YAML (several documents

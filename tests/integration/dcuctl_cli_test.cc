@@ -199,6 +199,34 @@ TEST_F(DcuctlFleet, OutputNameJsonpathAndNoHeaders) {
   EXPECT_THAT(r.out, HasSubstr("deployment \"qwen3-32b\" rolled back (rolling out: max_model_len 4096 -> 8192)"));
   r = h_.Dcuctl({"get", "deploy/qwen3-32b", "-o", "jsonpath={.spec.max_model_len}"});
   EXPECT_EQ(r.out, "8192") << r.err;
+  // The undo was revision 3, revision 1's spec again: 1 left the history.
+  r = h_.Dcuctl({"rollout", "history", "deploy/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n2 +[^\n]*max_model_len 8192 -> 4096\n")) << r.out;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n3 \\(current\\) +[^\n]*max_model_len 4096 -> 8192\n")) << r.out;
+  EXPECT_THAT(r.out, Not(::testing::ContainsRegex("\n1 "))) << r.out;
+  r = h_.Dcuctl({"rollout", "history", "deploy/qwen3-32b", "--revision", "2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment/qwen3-32b with revision #2\n")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("  max_model_len: \"4096\"\n")) << r.out;
+  r = h_.Dcuctl({"rollout", "undo", "deploy/qwen3-32b", "--to-revision", "1"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("has no revision 1 (kept: 2, 3, the last the current one)")) << r.err;
+  r = h_.Dcuctl({"rollout", "undo", "deploy/qwen3-32b", "--to-revision", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("already runs revision 3 (unchanged)")) << r.out;
+  r = h_.Dcuctl({"rollout", "undo", "deploy/qwen3-32b", "--to-revision=2"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rolled back to revision 2's spec (rolling out: max_model_len 8192 -> 4096)")) << r.out;
+  nlohmann::json history = h_.Json({"rollout", "history", "deployment/qwen3-32b"});
+  EXPECT_EQ(history["current"], 4) << history.dump();
+  ASSERT_EQ(history["revisions"].size(), 2u) << history.dump();
+  EXPECT_EQ(history["revisions"][0]["revision"], 3) << history.dump();
+  EXPECT_EQ(history["revisions"][1]["spec"]["max_model_len"], "4096") << history.dump();
+  r = h_.Dcuctl({"rollout", "undo", "deploy/qwen3-32b"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = h_.Dcuctl({"get", "deploy/qwen3-32b", "-o", "jsonpath={.spec.max_model_len}"});
+  EXPECT_EQ(r.out, "8192") << r.err;
   r = h_.Dcuctl({"get", "stacks", "-o", "name"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::StartsWith("stack/")) << r.out;
@@ -400,7 +428,7 @@ TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
   // The edit is a revision: rollout history lists the creation and it.
   nlohmann::json history = h_.Json({"rollout", "history", "deployment/qwen3-32b"});
   ASSERT_EQ(history["revisions"].size(), 2u) << history.dump();
-  EXPECT_TRUE(history["complete"].get<bool>());
+  EXPECT_EQ(history["current"], 2) << history.dump();
   EXPECT_THAT(history["revisions"][0]["change"].get<std::string>(), HasSubstr("created: model qwen3-32b"));
   EXPECT_EQ(history["revisions"][1]["change"], "max_num_seqs 16 -> 32") << history.dump();
   r = h_.Dcuctl({"rollout", "history", "deploy", "qwen3-32b"});

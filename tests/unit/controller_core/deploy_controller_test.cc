@@ -1389,6 +1389,73 @@ TEST_F(RolloutTest, TheSpecBeforeTheLastRolloutIsKeptToRollBackTo) {
   EXPECT_EQ(d.previous_spec().max_model_len(), 4096) << "undo again would redo";
 }
 
+// dcuctl rollout history and undo --to-revision: the creation is revision
+// 1 and each rollout the next, kept on every live replica (the ones a
+// rollout adds too); a rollout back to a kept spec takes it out of the
+// history with the next number (as kubectl's undo); at most
+// kRevisionHistoryLimit earlier ones are kept.
+TEST_F(RolloutTest, RevisionsAreNumberedKeptOnEveryReplicaAndMoveOnAnUndo) {
+  Add("node-a", &a_);
+  Add("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  Round();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.current_revision().number(), 1);
+  EXPECT_EQ(d.current_revision().change(), "created: model qwen3-32b TP=4 max_model_len=8192 replicas=2");
+  EXPECT_GT(d.current_revision().since_ms(), 0);
+  EXPECT_EQ(d.revision_history_size(), 0);
+
+  auto next = ReplicaSpec(2);
+  next.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(next, false).ok());
+  for (int i = 0; i < 12 && !AllRun(4096); ++i) Round();
+  Round();
+  ASSERT_TRUE(AllRun(4096));
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.current_revision().number(), 2);
+  EXPECT_EQ(d.current_revision().change(), "max_model_len 8192 -> 4096");
+  ASSERT_EQ(d.revision_history_size(), 1);
+  EXPECT_EQ(d.revision_history(0).number(), 1);
+  EXPECT_THAT(d.revision_history(0).change(), ::testing::StartsWith("created: model qwen3-32b"));
+  EXPECT_EQ(d.revision_history(0).spec().max_model_len(), 8192);
+  // Both replicas were replaced by the rollout; the new documents carry it.
+  auto docs = deploy_store_->ListDeployments();
+  ASSERT_TRUE(docs.ok());
+  int live = 0;
+  for (const auto& doc : *docs) {
+    if (doc.status().deleted()) continue;
+    ++live;
+    EXPECT_EQ(doc.current_revision().number(), 2) << ReplicaKey(doc);
+    EXPECT_EQ(doc.revision_history_size(), 1) << ReplicaKey(doc);
+  }
+  EXPECT_EQ(live, 2);
+
+  // Back to revision 1's spec: it is revision 3 now, and no longer listed.
+  auto back = d.revision_history(0).spec();
+  back.set_replicas(2);
+  ASSERT_TRUE(controller_->Deploy(back, false).ok());
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.current_revision().number(), 3);
+  ASSERT_EQ(d.revision_history_size(), 1);
+  EXPECT_EQ(d.revision_history(0).number(), 2);
+  EXPECT_EQ(d.revision_history(0).spec().max_model_len(), 4096);
+  EXPECT_EQ(d.previous_spec().max_model_len(), 4096) << "plain undo still goes back one";
+
+  // Twelve more rollouts (each replacing the one before it mid-way): the
+  // newest ten earlier revisions are kept.
+  for (int i = 0; i < 12; ++i) {
+    auto s = ReplicaSpec(2);
+    s.set_max_model_len(1024 + 256 * i);
+    ASSERT_TRUE(controller_->Deploy(s, false).ok()) << i;
+  }
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.current_revision().number(), 15);
+  ASSERT_EQ(d.revision_history_size(), kRevisionHistoryLimit);
+  EXPECT_EQ(d.revision_history(0).number(), 5);
+  EXPECT_EQ(d.revision_history(kRevisionHistoryLimit - 1).number(), 14);
+  EXPECT_EQ(d.revision_history(kRevisionHistoryLimit - 1).spec().max_model_len(), 1024 + 256 * 10);
+}
+
 // Changing the spec of a deployment that is stuck (here: pinned to a node
 // that does not exist) is how a user fixes it. Its only replica is not
 // Ready, so the rollout removes it first; before, nothing was added with it,

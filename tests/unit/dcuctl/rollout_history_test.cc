@@ -1,4 +1,5 @@
-// dcuctl rollout history: revisions read from a deployment's events.
+// dcuctl rollout history: revisions as the controller keeps them on a
+// deployment (current_revision, revision_history).
 #include "dcuctl/scale_commands.h"
 
 #include "gmock/gmock.h"
@@ -7,52 +8,43 @@
 namespace dcu::dcuctl {
 namespace {
 
-void Add(dcufleet::v1::ListEventsResponse* r, int64_t at_ms, const std::string& reason,
-         const std::string& message) {
-  auto* e = r->add_events();
-  e->set_id(r->events_size());
-  e->set_at_ms(at_ms);
-  e->set_kind("deployment");
-  e->set_name("chat");
-  e->set_reason(reason);
-  e->set_message(message);
+dcufleet::v1::SpecRevision Revision(int number, int64_t since_ms, const std::string& change,
+                                    int max_model_len) {
+  dcufleet::v1::SpecRevision r;
+  r.set_number(number);
+  r.set_since_ms(since_ms);
+  r.set_change(change);
+  r.mutable_spec()->set_max_model_len(max_model_len);
+  return r;
 }
 
-TEST(RolloutHistoryTest, CreationAndEachRolloutOfThisIncarnationOnly) {
-  dcufleet::v1::ListEventsResponse events;
-  // A deleted deployment of the same name, before this one was born.
-  Add(&events, 100, "Created", "model old");
-  Add(&events, 150, "RolloutStarted", "tp 2 -> 4; replicas are replaced one at a time");
-  Add(&events, 1000, "Created", "model qwen3-32b TP=4 max_model_len=8192");
-  Add(&events, 1100, "Scheduled", "attempt 1: node 'a'");
-  Add(&events, 2000, "RolloutStarted",
-      "max_num_seqs 16 -> 32; replicas are replaced one at a time (a new one first while devices allow)");
-  Add(&events, 2500, "Scaled", "replicas 1 -> 2; adding replica 1");  // not a revision
-  Add(&events, 3000, "RolloutStarted", "restart requested; replicas are replaced one at a time");
-  bool complete = false;
-  std::vector<RolloutRevision> r = RevisionsFromEvents(events, /*born_ms=*/1000, &complete);
-  EXPECT_TRUE(complete);
+TEST(RolloutHistoryTest, TheKeptRevisionsThenTheCurrentOneWithTheDeploymentsSpec) {
+  dcufleet::v1::Deployment d;
+  d.mutable_spec()->set_name("chat");
+  d.mutable_spec()->set_max_model_len(4096);
+  // Revision 1 was rolled back to (it is 3 now); 2 and 4 are kept.
+  *d.add_revision_history() = Revision(2, 2000, "max_model_len 8192 -> 2048", 2048);
+  *d.add_revision_history() = Revision(3, 3000, "max_model_len 2048 -> 8192", 8192);
+  *d.mutable_current_revision() = Revision(4, 4000, "max_model_len 8192 -> 4096", 0);
+  d.mutable_current_revision()->clear_spec();
+  std::vector<RolloutRevision> r = RevisionsOf(d);
   ASSERT_EQ(r.size(), 3u);
-  EXPECT_EQ(r[0].revision, 1);
-  EXPECT_EQ(r[0].change, "created: model qwen3-32b TP=4 max_model_len=8192");
-  EXPECT_EQ(r[1].revision, 2);
-  EXPECT_EQ(r[1].at_ms, 2000);
-  EXPECT_EQ(r[1].change, "max_num_seqs 16 -> 32");
-  EXPECT_EQ(r[2].change, "restart requested");
+  EXPECT_EQ(r[0].revision, 2);
+  EXPECT_EQ(r[0].spec.max_model_len(), 2048);
+  EXPECT_FALSE(r[0].current);
+  EXPECT_EQ(r[1].revision, 3);
+  EXPECT_EQ(r[1].change, "max_model_len 2048 -> 8192");
+  EXPECT_EQ(r[2].revision, 4);
+  EXPECT_EQ(r[2].at_ms, 4000);
+  EXPECT_TRUE(r[2].current);
+  EXPECT_EQ(r[2].spec.max_model_len(), 4096) << "the current one's spec is the deployment's";
 }
 
-TEST(RolloutHistoryTest, WithoutItsCreationInViewItSaysSo) {
-  dcufleet::v1::ListEventsResponse events;
-  Add(&events, 5000, "RolloutStarted", "max_model_len 8192 -> 32768; replicas are replaced one at a time");
-  bool complete = true;
-  std::vector<RolloutRevision> r = RevisionsFromEvents(events, /*born_ms=*/1000, &complete);
-  EXPECT_FALSE(complete);
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].change, "max_model_len 8192 -> 32768");
-  // Nothing at all: no revisions, and not complete.
-  r = RevisionsFromEvents(dcufleet::v1::ListEventsResponse(), 1000, &complete);
-  EXPECT_TRUE(r.empty());
-  EXPECT_FALSE(complete);
+TEST(RolloutHistoryTest, AControllerThatKeepsNoRevisionsGivesNone) {
+  dcufleet::v1::Deployment d;
+  d.mutable_spec()->set_name("chat");
+  d.mutable_previous_spec()->set_max_model_len(8192);
+  EXPECT_TRUE(RevisionsOf(d).empty());
 }
 
 }  // namespace

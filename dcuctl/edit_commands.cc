@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "dcuctl/apply_commands.h"
 #include "dcuctl/deploy_commands.h"
@@ -66,6 +67,77 @@ std::vector<std::string> EditorArgv(const std::string& editor_variable, const st
   return argv;
 }
 
+std::string BlankCommentLines(const std::string& text) {
+  std::string out = text;
+  bool line_start = true;
+  bool in_comment = false;
+  for (char& c : out) {
+    if (c == '\n') {
+      line_start = true;
+      in_comment = false;
+      continue;
+    }
+    if (line_start && c == '#') in_comment = true;
+    line_start = false;
+    if (in_comment) c = ' ';
+  }
+  return out;
+}
+
+std::string EditHeader(const std::string& problem) {
+  std::string h =
+      "# Edit the deployment below and save it to apply the change. Lines that begin\n"
+      "# with '#' are ignored, and an empty file cancels the edit. If the change\n"
+      "# cannot be read, this file opens again with the reason.\n"
+      "#\n";
+  if (!problem.empty()) {
+    absl::StrAppend(&h, "# It was not applied:\n");
+    for (absl::string_view line : absl::StrSplit(problem, '\n', absl::SkipEmpty())) {
+      absl::StrAppend(&h, "# * ", line, "\n");
+    }
+    absl::StrAppend(&h, "#\n");
+  }
+  return h;
+}
+
+namespace {
+
+bool WriteWhole(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  return static_cast<bool>(f);
+}
+
+// What an edit saved, as one deployment spec of `name`, or why not.
+absl::StatusOr<dcufleet::v1::DeploymentSpec> EditedSpec(const std::string& text, const std::string& path,
+                                                        const std::string& name) {
+  auto specs = SpecsFromText(text, path);
+  if (!specs.ok()) return specs.status();
+  if (specs->size() != 1 || (*specs)[0].name() != name) {
+    // A rename would create a second deployment and leave this one: not
+    // an edit of it.
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": an edit of deployment '", name, "' must keep its spec.name (",
+        specs->size() == 1 ? absl::StrCat("'", (*specs)[0].name(), "' given") : "a list given",
+        "); to create another, apply -f a file of its own"));
+  }
+  return (*specs)[0];
+}
+
+// Without the comment lines, for `apply -f` (JSON has no comments).
+std::string WithoutCommentLines(const std::string& text) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, "#")) continue;
+    absl::StrAppend(&out, line, "\n");
+  }
+  while (out.size() > 1 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
 int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ostream& err) {
   int rc = kExitOk;
   auto resp = FetchDeployment(client, name, absl::StrCat("reading deployment '", name, "' to edit"), err, &rc);
@@ -73,7 +145,7 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
   // YAML, as kubectl edits; `-o json` edits JSON.
   const bool json = client.options().output == "json";
   const nlohmann::json doc = ProtoToJson(resp->deployment());
-  const std::string before = json ? doc.dump(2) + "\n" : ToYaml(doc);
+  const std::string original = json ? doc.dump(2) + "\n" : ToYaml(doc);
 
   const char* tmp = getenv("TMPDIR");
   std::string path = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/dcuctl-edit-XXXXXX", json ? ".json" : ".yaml");
@@ -83,47 +155,72 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
         << strerror(errno) << " (set $TMPDIR)\n";
     return kExitFailed;
   }
-  const bool written = write(fd, before.data(), before.size()) == static_cast<ssize_t>(before.size());
   close(fd);
-  if (!written) {
-    err << "error: cannot write " << path << "\n";
-    unlink(path.c_str());
-    return kExitFailed;
-  }
   const char* editor = getenv("DCUCTL_EDITOR");
   if (!editor || !*editor) editor = getenv("EDITOR");
-  if (absl::Status e = RunInteractive(EditorArgv(editor ? editor : "", path)); !e.ok()) {
-    err << "error: " << e.message() << "; nothing applied\n";
-    unlink(path.c_str());
-    return kExitFailed;
-  }
-  const std::string after = ReadFile(path);
-  if (after == before) {
-    out << "Edit cancelled, no changes made.\n";
-    unlink(path.c_str());
-    return kExitOk;
-  }
-  auto specs = SpecsFromText(after, path);
-  absl::Status refused = specs.status();
-  if (specs.ok() && (specs->size() != 1 || (*specs)[0].name() != name)) {
-    // A rename would create a second deployment and leave this one: not
-    // an edit of it.
-    refused = absl::InvalidArgumentError(absl::StrCat(
-        path, ": an edit of deployment '", name, "' must keep its spec.name (",
-        specs->size() == 1 ? absl::StrCat("'", (*specs)[0].name(), "' given") : "a list given",
-        "); to create another, apply -f a file of its own"));
-  }
-  if (!refused.ok()) {
-    err << "error: " << refused.message() << "\n"
-        << "your edit is kept in " << path << ": fix it and run dcuctl apply -f " << path << "\n";
-    return kExitUsage;
+  const std::vector<std::string> argv = EditorArgv(editor ? editor : "", path);
+
+  // The body the editor was last given (without its header), and why the
+  // save before it was refused ("" on the first opening).
+  std::string body = original;
+  std::string problem;
+  dcufleet::v1::DeploymentSpec spec;
+  for (;;) {
+    if (!WriteWhole(path, EditHeader(problem) + body)) {
+      err << "error: cannot write " << path << "\n";
+      unlink(path.c_str());
+      return kExitFailed;
+    }
+    if (absl::Status e = RunInteractive(argv); !e.ok()) {
+      err << "error: " << e.message() << "; nothing applied\n";
+      unlink(path.c_str());
+      return kExitFailed;
+    }
+    const std::string saved = ReadFile(path);
+    const std::string read = BlankCommentLines(saved);
+    if (read.find_first_not_of(" \t\r\n") == std::string::npos) {
+      out << "Edit cancelled, the file was emptied; no changes made.\n";
+      unlink(path.c_str());
+      return kExitOk;
+    }
+    // Compared without the comments: an editor (or a script) that writes
+    // the same body back without the header changed nothing either.
+    const std::string kept = WithoutCommentLines(saved);
+    if (kept == body) {
+      if (problem.empty()) {
+        out << "Edit cancelled, no changes made.\n";
+        unlink(path.c_str());
+        return kExitOk;
+      }
+      // Refused, and saved again without a further change: the user gave
+      // up on it here. Kept for apply -f, without the comments.
+      WriteWhole(path, kept);
+      // Read again as kept, so that a line or byte it names is the file's.
+      absl::Status why = EditedSpec(kept, path, name).status();
+      err << "error: " << (why.ok() ? problem : std::string(why.message())) << "\n"
+          << "Edit cancelled, no valid changes were saved. Your edit is kept in " << path
+          << ": fix it and run dcuctl apply -f " << path << "\n";
+      return kExitUsage;
+    }
+    absl::StatusOr<dcufleet::v1::DeploymentSpec> edited = EditedSpec(read, path, name);
+    if (edited.ok()) {
+      spec = *std::move(edited);
+      body = kept;
+      break;
+    }
+    problem = std::string(edited.status().message());
+    body = kept;
+    // Said here too: an editor that does not show the file's top (or a
+    // script) still tells the user why it opened again.
+    err << "error: " << problem << "\n(opening the editor again)\n";
   }
   DeployArgs deploy;
-  deploy.spec = (*specs)[0];
+  deploy.spec = std::move(spec);
   rc = RunDeploy(client, deploy, out, err);
   if (rc == kExitOk) {
     unlink(path.c_str());
   } else {
+    WriteWhole(path, body);
     err << "your edit is kept in " << path << "\n";
   }
   return rc;

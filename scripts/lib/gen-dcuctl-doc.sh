@@ -261,11 +261,16 @@ top of that: the deployment as `get -o yaml` prints it (`-o json`: as JSON)
 is written to a temporary file (in `$TMPDIR`), `$DCUCTL_EDITOR`, else
 `$EDITOR`, else `vi` runs on it with the terminal (its words are split on
 spaces and run without a shell: `EDITOR="code --wait"`), and what is saved
-is applied as `apply -f` applies it. Saved unchanged: "Edit cancelled, no
-changes made." The editor failing (exit 1), or a save that is not a
-deployment of that name (a rename, a syntax error: exit 2) applies nothing;
-in the second case the file is kept and named, to fix and `apply -f`.
-Unlike kubectl, the editor is not reopened with the error in it.
+is applied as `apply -f` applies it. As kubectl's, the file opens with a
+few `#` lines that say so; lines that begin with `#` are ignored, in JSON
+too (blanked in place, so a line or byte an error names is the file's).
+Saved unchanged: "Edit cancelled, no changes made."; emptied: cancelled
+too. The editor failing applies nothing (exit 1). A save that is not a
+deployment of that name (a rename, a syntax error) opens the editor again
+with the reason in the `#` lines at the top (and on stderr); saved again
+without a further change, the edit is cancelled ("no valid changes were
+saved", exit 2) and the file kept without the comments, to fix and
+`apply -f`.
 
 ## API keys
 

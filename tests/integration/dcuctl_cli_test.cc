@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -468,8 +469,9 @@ TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
 }
 
 // kubectl edit: the editor ($EDITOR, here scripts) gets the deployment as
-// get -o json prints it; what it saves is applied. No change, a failed
-// editor and a rename apply nothing, each saying so.
+// get -o yaml prints it; what it saves is applied. No change, a failed
+// editor and a rename apply nothing, each saying so; a save that is
+// refused opens the editor again with the reason, as kubectl's.
 TEST_F(DcuctlFleet, EditADeploymentInTheEditor) {
   auto editor = [&](const std::string& name, const std::string& body) {
     const std::string path = h_.Join(name);
@@ -516,17 +518,41 @@ TEST_F(DcuctlFleet, EditADeploymentInTheEditor) {
   r = edit(h_.Join("no-such-editor"), "qwen3-32b");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("could not be run (set $EDITOR")) << r.err;
-  // A rename is not an edit of this deployment; the edit is kept to fix.
+  // A rename is not an edit of this deployment: the file opens again with
+  // the reason at its top; saved again unchanged, the edit is cancelled
+  // and kept to fix.
   r = edit(editor("rename.sh", "sed -i 's/^  name: qwen3-32b$/  name: other/' \"$1\""), "qwen3-32b");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("must keep its spec.name ('other' given)")) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("your edit is kept in ")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("(opening the editor again)")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Edit cancelled, no valid changes were saved. Your edit is kept in ")) << r.err;
   EXPECT_EQ(h_.Dcuctl({"get", "deployment", "other"}).exit_code, 3);
-  // Saved as something that does not parse: refused, kept, named.
+  // Saved as something that does not parse: the same, the line named.
   r = edit(editor("garbage.sh", "echo 'model: [' > \"$1\""), "deploy/qwen3-32b");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(".yaml: line ")) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("your edit is kept in ")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Your edit is kept in ")) << r.err;
+  // As kubectl: fixed in the second opening (where the reason is the
+  // header's), it is applied.
+  const std::string reason = h_.Join("reason.txt");
+  r = edit(editor("fixes.sh", "if grep -q '^# \\* ' \"$1\"; then\n"
+                              "  grep '^#' \"$1\" > " + reason + "\n"
+                              "  sed -i 's/^  name: other$/  name: qwen3-32b/; s/^  max_num_seqs: .*$/  max_num_seqs: 20/' \"$1\"\n"
+                              "else\n"
+                              "  sed -i 's/^  name: qwen3-32b$/  name: other/' \"$1\"\n"
+                              "fi"),
+           "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' configured (")) << r.out;
+  EXPECT_EQ(h_.Json({"get", "deployment", "qwen3-32b"})["spec"]["max_num_seqs"], 20);
+  std::stringstream header;
+  header << std::ifstream(reason).rdbuf();
+  EXPECT_THAT(header.str(), HasSubstr("# It was not applied:\n# * ")) << header.str();
+  EXPECT_THAT(header.str(), HasSubstr("must keep its spec.name ('other' given)")) << header.str();
+  // Emptied: cancelled.
+  r = edit(editor("empties.sh", ": > \"$1\""), "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Edit cancelled, the file was emptied")) << r.out;
   EXPECT_EQ(edit("true", "nothing-here").exit_code, 3);
 }
 

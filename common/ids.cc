@@ -11,7 +11,16 @@ namespace dcu::common {
 
 std::string NewId(absl::string_view prefix) {
   static absl::Mutex mu;
-  static std::mt19937_64* rng = new std::mt19937_64(std::random_device{}());
+  // Seeded with 256 bits, not one 32-bit draw: with 2^32 possible seeds,
+  // among 2^16 process starts (controllers, standbys, restarts) two
+  // replay the same sequence with probability about 1/2 (the birthday
+  // bound), and ids must differ across processes (deployment uids,
+  // instance ids that name containers and state directories).
+  static std::mt19937_64* rng = [] {
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device(), device(), device(), device(), device()};
+    return new std::mt19937_64(seed);
+  }();
   uint64_t v;
   {
     absl::MutexLock lock(&mu);

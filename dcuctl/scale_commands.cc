@@ -367,8 +367,8 @@ int RunRolloutHistory(Client& client, const std::string& name, int revision, std
   t.Print(out, true);
   if (revisions.size() > 1) {
     out << "rollout undo goes back to revision " << revisions[revisions.size() - 2].revision
-        << "'s spec; --to-revision=N to another kept one (the newest " << revisions.size() - 1
-        << " earlier ones are kept, at most 10); --revision=N shows one's spec\n";
+        << "'s spec, --to-revision=N to any listed (the newest 10 earlier ones are kept); "
+           "--revision=N shows one's spec\n";
   }
   return kExitOk;
 }

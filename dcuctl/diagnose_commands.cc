@@ -119,6 +119,18 @@ nlohmann::json DiagnosisResultToJson(const DiagnosisResult& result) {
                              {"error_line_missing", t.error_line_missing()},
                              {"frames", frames}};
   }
+  if (result.has_context()) {
+    const dcufleet::v1::LogContext& c = result.context();
+    nlohmann::json context = nlohmann::json::object();
+    auto field = [&](const char* name, const std::string& value, int line) {
+      if (!value.empty()) context[name] = {{"value", value}, {"line", line}};
+    };
+    field("engine", c.engine(), c.engine_line());
+    field("engine_version", c.engine_version(), c.engine_line());
+    field("platform", c.platform(), c.platform_line());
+    field("arch", c.arch(), c.arch_line());
+    out["context"] = context;
+  }
   return out;
 }
 
@@ -167,6 +179,19 @@ void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
     } else {
       out << "died of " << error << innermost << "\n";
     }
+  }
+  if (result.has_context()) {
+    // Where the log says it ran: "ran on: vllm 0.9.2 (L3), rocm (L5), gfx928 (L40)".
+    const dcufleet::v1::LogContext& c = result.context();
+    std::vector<std::string> said;
+    auto add = [&](const std::string& value, int line) {
+      if (!value.empty()) said.push_back(absl::StrCat(value, " (L", line, ")"));
+    };
+    add(absl::StrCat(c.engine(), c.engine_version().empty() ? "" : " ", c.engine_version()),
+        c.engine_line());
+    add(c.platform(), c.platform_line());
+    add(c.arch(), c.arch_line());
+    out << "ran on: " << absl::StrJoin(said, ", ") << "\n";
   }
   out << "(" << result.lines_examined() << " lines examined";
   if (!result.rules_source().empty()) out << ", rules " << result.rules_source();

@@ -16,6 +16,7 @@
 #include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_normalizer.h"
+#include "modelkit/diagnosis/log_context.h"
 #include "modelkit/diagnosis/log_structure.h"
 #include "re2/re2.h"
 #include "re2/set.h"
@@ -253,6 +254,8 @@ struct LogClassifier::Compiled {
   std::vector<CompiledRule> compiled_rules;
   std::vector<PatternRef> patterns;
   std::unique_ptr<RE2::Set> set;
+  // The set's patterns from here on are LogContextPatterns(), in order.
+  int first_context_pattern = 0;
   // Every follow_on_error pattern in one alternation: one match per raised
   // error, however many patterns the rules list.
   std::unique_ptr<RE2> follow_on;
@@ -395,6 +398,19 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
       cr.not_on_line.push_back(std::move(re));
     }
   }
+  // The context patterns (log_context.h) ride in the same set: no pass of
+  // their own over the log.
+  compiled->first_context_pattern = static_cast<int>(compiled->patterns.size());
+  for (const ContextPattern& p : LogContextPatterns()) {
+    auto re = std::make_unique<RE2>(p.pattern, PatternOptions());
+    std::string error;
+    const int id = re->ok() ? compiled->set->Add(Piece(p.pattern), &error) : -1;
+    if (!re->ok() || id != static_cast<int>(compiled->patterns.size())) {
+      return absl::InternalError(absl::StrCat("log context pattern '", p.pattern,
+                                              "' does not compile: ", re->ok() ? error : re->error()));
+    }
+    compiled->patterns.push_back({-1, PatternKind::kNotInLog, std::move(re)});
+  }
   if (rules.follow_on_error_size() > 0) {
     std::string alternation;
     for (const std::string& p : rules.follow_on_error()) {
@@ -406,7 +422,7 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
                                                      "compile: ", compiled->follow_on->error()));
     }
   }
-  if (compiled->patterns.empty()) {
+  if (compiled->first_context_pattern == 0) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": the rules have no patterns"));
   }
   if (!compiled->set->Compile()) {
@@ -477,6 +493,11 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
   if (structure.terminal_error >= 0 || structure.terminal_traceback >= 0 ||
       structure.error_before_cut_traceback >= 0) {
     FillTerminalError(structure, result.mutable_terminal_error());
+  }
+  {
+    const std::vector<std::vector<int>> context_hits(hits.begin() + c.first_context_pattern, hits.end());
+    dcufleet::v1::LogContext context = ReadLogContext(normalized, context_hits, structure);
+    if (context.ByteSizeLong() > 0) *result.mutable_context() = std::move(context);
   }
 
   std::vector<RuleHit> rule_hits;

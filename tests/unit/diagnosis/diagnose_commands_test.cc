@@ -254,5 +254,29 @@ TEST(RenderDiagnosisTest, RendersAResultFromTheController) {
   EXPECT_EQ(RenderDiagnosis(result, "xml", table, err), 2);
 }
 
+TEST(DiagnoseLogTest, SaysWhereTheLogSaysItRan) {
+  DiagnoseLogArgs args;
+  args.log_path = WriteTemp("context.log",
+                            "INFO 05-09 08:19:28 [__init__.py:239] Automatically detected platform rocm.\n"
+                            "INFO 05-09 08:19:31 [api_server.py:1043] vLLM API server version 0.8.5.post1\n"
+                            "error: unsupported target: 'gfx928'\n");
+  args.rules_path = Rules();
+  std::ostringstream out, err;
+  RunDiagnoseLog(args, out, err);
+  EXPECT_THAT(out.str(), HasSubstr("ran on: vllm 0.8.5.post1 (L2), rocm (L1), gfx928 (L3)\n")) << out.str();
+  args.output = "json";
+  std::ostringstream json;
+  RunDiagnoseLog(args, json, err);
+  nlohmann::json j = nlohmann::json::parse(json.str());
+  EXPECT_EQ(j["context"]["engine_version"]["value"], "0.8.5.post1") << j.dump();
+  EXPECT_EQ(j["context"]["platform"]["line"], 1) << j.dump();
+  EXPECT_EQ(j["context"]["arch"]["value"], "gfx928") << j.dump();
+  // A log that says nothing of it has no context at all.
+  args.log_path = Corpus("vllm-27508_no_cache_blocks_enginecore.log");
+  std::ostringstream none;
+  RunDiagnoseLog(args, none, err);
+  EXPECT_FALSE(nlohmann::json::parse(none.str()).contains("context")) << none.str();
+}
+
 }  // namespace
 }  // namespace dcu::dcuctl

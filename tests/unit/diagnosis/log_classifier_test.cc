@@ -642,5 +642,113 @@ TEST(LogClassifierCustomRulesTest, ScopesRestrictWhereAPatternCounts) {
   EXPECT_EQ(other_type.findings(0).failure_class(), "unknown");
 }
 
+// Issue 15: the context that qualifies an error, read as typed facts with
+// their lines (log_context.h), from the wordings engines print.
+TEST_F(LogClassifierTest, ContextVllmOnRocmWithTheArchTheErrorNames) {
+  DiagnosisResult r = classifier_->Classify({
+      "INFO 05-09 08:19:28 [__init__.py:239] Automatically detected platform rocm.",
+      "INFO 05-09 08:19:31 [api_server.py:1043] vLLM API server version 0.8.5.post1",
+      "WARNING 05-09 08:19:31 supported targets: gfx900 gfx906 gfx908 gfx90a",
+      "loc(\"/opt/conda/lib/python3.10/site-packages/vllm/attention/ops/prefix_prefill.py\":36:0): "
+      "error: unsupported target: 'gfx928'",
+  });
+  ASSERT_TRUE(r.has_context());
+  EXPECT_EQ(r.context().engine(), "vllm");
+  EXPECT_EQ(r.context().engine_version(), "0.8.5.post1");
+  EXPECT_EQ(r.context().engine_line(), 2);
+  EXPECT_EQ(r.context().platform(), "rocm");
+  EXPECT_EQ(r.context().platform_line(), 1);
+  EXPECT_EQ(r.context().arch(), "gfx928") << "not a target of the list on line 3";
+  EXPECT_EQ(r.context().arch_line(), 4);
+}
+
+TEST_F(LogClassifierTest, ContextIsTheSameUnderProcessPrefixesAndColour) {
+  DiagnosisResult plain = classifier_->Classify({
+      "INFO 08-01 10:00:00 [__init__.py:235] Automatically detected platform cuda.",
+      "INFO 08-01 10:00:02 [core.py:69] Initializing a V1 LLM engine (v0.10.0) with config: model='Qwen/Qwen3-8B'",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+  });
+  DiagnosisResult noisy = classifier_->Classify({
+      "\x1b[32mINFO\x1b[0m 08-01 10:00:00 [__init__.py:235] Automatically detected platform cuda.",
+      "(EngineCore_0 pid=4242) INFO 08-01 10:00:02 [core.py:69] Initializing a V1 LLM engine (v0.10.0) "
+      "with config: model='Qwen/Qwen3-8B'",
+      "(EngineCore_0 pid=4242) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+  });
+  ASSERT_TRUE(plain.has_context());
+  EXPECT_EQ(plain.context().engine_version(), "0.10.0");
+  EXPECT_EQ(plain.context().platform(), "cuda");
+  EXPECT_EQ(plain.context().arch(), "");
+  EXPECT_EQ(plain.context().SerializeAsString(), noisy.context().SerializeAsString())
+      << plain.context().ShortDebugString() << " vs " << noisy.context().ShortDebugString();
+}
+
+TEST_F(LogClassifierTest, ContextLlamaCppDeviceListGivesPlatformAndComputeCapability) {
+  DiagnosisResult r = classifier_->Classify({
+      "build: 3923 (becfd387) with cc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0 for x86_64-linux-gnu",
+      "ggml_cuda_init: found 2 CUDA devices:",
+      "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes",
+      "  Device 1: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes",
+      "llama_model_load: error loading model: unknown model architecture: 'qwen3'",
+  });
+  ASSERT_TRUE(r.has_context());
+  EXPECT_EQ(r.context().engine(), "llama.cpp");
+  EXPECT_EQ(r.context().engine_version(), "3923 (becfd387)");
+  EXPECT_EQ(r.context().engine_line(), 1);
+  EXPECT_EQ(r.context().platform(), "cuda");
+  EXPECT_EQ(r.context().arch(), "sm_89") << "the first device";
+  EXPECT_EQ(r.context().arch_line(), 3);
+}
+
+TEST_F(LogClassifierTest, ContextTakesTheDeviceNotARequirementNorAnAmbiguousCapability) {
+  // vLLM's bf16 refusal names the requirement first, then the device.
+  DiagnosisResult r = classifier_->Classify({
+      "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+      "Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly "
+      "setting the `dtype` flag in CLI, for example: --dtype=half.",
+  });
+  EXPECT_EQ(r.context().arch(), "sm_75");
+  r = classifier_->Classify({"ValueError: FP8 needs compute capability 8.9 or higher"});
+  EXPECT_EQ(r.context().arch(), "") << "a requirement says nothing of the device";
+  // Old llama.cpp ROCm builds print gfx1100 as "compute capability 11.0".
+  r = classifier_->Classify({
+      "ggml_cuda_init: found 1 ROCm devices:",
+      "  Device 0: Radeon RX 7900 XTX, compute capability 11.0, VMM: no",
+  });
+  EXPECT_EQ(r.context().platform(), "rocm");
+  EXPECT_EQ(r.context().arch(), "");
+}
+
+TEST_F(LogClassifierTest, ContextRefusesGarbageAndListsAndIsAbsentWhenTheLogSaysNothing) {
+  // Seed 003's garbage arch string, and a list of targets: no arch.
+  DiagnosisResult r = classifier_->Classify({
+      "GCN arch gfx18446744073709551615",
+      "ERROR: this build supports gfx906, gfx926, gfx928 only",
+  });
+  EXPECT_EQ(r.context().arch(), "");
+  r = classifier_->Classify({"RuntimeError: something failed", "  in a frame"});
+  EXPECT_FALSE(r.has_context());
+}
+
+TEST_F(LogClassifierTest, ContextValuesAreBoundedAndAscii) {
+  DiagnosisResult r = classifier_->Classify({
+      "vLLM API server version 1" + std::string(100000, 'a'),
+      "Automatically detected platform \xff\xfe",
+  });
+  EXPECT_LE(r.context().engine_version().size(), 64u);
+  EXPECT_EQ(r.context().platform(), "");
+  std::string wire;
+  EXPECT_TRUE(r.SerializeToString(&wire));
+}
+
+TEST_F(LogClassifierTest, ContextPrefersADeviceStatementToAnErrorsMention) {
+  DiagnosisResult r = classifier_->Classify({
+      "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or "
+      "directory for GPU arch : gfx1036",
+      "RuntimeError: the kernels here were built for gfx1030",
+  });
+  EXPECT_EQ(r.context().arch(), "gfx1036");
+  EXPECT_EQ(r.context().arch_line(), 1);
+}
+
 }  // namespace
 }  // namespace dcu::modelkit

@@ -37,6 +37,7 @@
 #include "dcuctl/pki_commands.h"
 #include "dcuctl/query.h"
 #include "dcuctl/suggest.h"
+#include "dcuctl/top_commands.h"
 
 int main(int argc, char** argv) {
   using namespace dcu::dcuctl;
@@ -96,6 +97,17 @@ int main(int argc, char** argv) {
                          ->alias("ev");
   get_events->add_option("--for", events_for, "only this object's: deployment/NAME or node/NAME");
   get_events->add_flag("-w,--watch", get_watch, "after the table, print each new event until Ctrl-C");
+
+  // top nodes [NAME]: device memory in use, by both views (kubectl top's words).
+  auto* top = app.add_subcommand("top", "device memory in use, by both views: dcuctl top nodes")
+                  ->require_subcommand(1);
+  auto* top_nodes = top->add_subcommand("nodes", "per node, or per device of NAME: the device's "
+                                                 "own view, the SMI's, and memory held by no live process");
+  top_nodes->alias("node")->alias("no");
+  std::string top_name, top_sort;
+  top_nodes->add_option("NAME", top_name, "one node: a row per device");
+  top_nodes->add_option("--sort-by", top_sort, "memory or unreclaimed (most first); else by name");
+  top_nodes->add_flag("--no-headers", g.no_headers, "no header line");
 
   auto* describe = app.add_subcommand("describe", "show one object in detail")->require_subcommand(1);
   std::string node_name;
@@ -208,7 +220,7 @@ int main(int argc, char** argv) {
   // apply -f
   ApplyArgs apply_args;
   auto* apply = app.add_subcommand(
-      "apply", "deploy what a file declares (JSON, as get -o json prints it): dcuctl apply -f qwen.json");
+      "apply", "deploy what a file declares (YAML or JSON, as get -o yaml|json prints it): dcuctl apply -f qwen.yaml");
   apply->add_option("-f,--filename", apply_args.file, "the file, or - for standard input")->required();
   apply->add_flag("--dry-run", apply_args.dry_run, "print plans, placement and memory; launch nothing");
   apply->add_flag("--wait", apply_args.wait, "wait until each is ready, failed or unschedulable");
@@ -562,5 +574,6 @@ int main(int argc, char** argv) {
   if (*logs) return RunLogs(client, logs_name, logs_instance, logs_tail, logs_follow, std::cout, std::cerr);
   if (*reap) return RunReapNode(client, reap_node, reap_dry, reap_unmanaged, std::cout, std::cerr);
   if (*describe_node) return RunDescribeNode(client, node_name, std::cout, std::cerr);
+  if (*top_nodes) return RunTopNodes(client, top_name, top_sort, std::cout, std::cerr);
   return kExitUsage;
 }

@@ -287,6 +287,20 @@ key's scope; `/v1/models` lists only the models the key may use. A
 gateway's own `--api-keys` file still works beside them. Creating and
 revoking need the admin role; listing, read-only.
 
+## Device memory in use (`top`)
+
+`dcuctl top nodes` is kubectl's `top nodes` for device memory: per node,
+the memory in use by the device's own view (`MEMORY(DEVICE)`: total minus
+what the runtime says is free on the device, with its share in
+`MEMORY%`), by the SMI's view (`MEMORY(SMI)`), the memory held with no
+live process (`UNRECLAIMED`: what stranded 59 GiB in seed 000 while the SMI
+said the device was free), and how many processes hold devices. `top node
+NAME` shows a row per device. `--sort-by memory|unreclaimed` puts the most
+first (else by name, as kubectl). A node that is not Ready shows
+`<unknown>`, as kubectl top shows a node without metrics; a device whose
+own view was not read counts as "(N unread)". It prints a table only: the
+figures it sums are in `get nodes -o json` (exit 2 names it).
+
 ## Endpoints
 
 An endpoint is `HOST:PORT` where HOST is the node's `dcu-agent

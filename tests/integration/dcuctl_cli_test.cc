@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -276,6 +277,24 @@ TEST_F(DcuctlFleet, OutputNameJsonpathAndNoHeaders) {
   EXPECT_TRUE(n["nodes"][0]["last_seen"].is_string()) << n.dump(2);
   r = h_.Dcuctl({"get", "deployment", "qwen3-32b", "-o", "yaml"});
   EXPECT_THAT(r.out, ::testing::ContainsRegex("created_at: \"?20[0-9-]+T[0-9:.]+Z"));
+}
+
+// kubectl top's words for device memory: a row per node, or per device of
+// one node, from what its agent reported; a format other than the table
+// and an unknown node are refused with their exit codes.
+TEST_F(DcuctlFleet, TopNodesShowsDeviceMemoryByBothViews) {
+  testing::CmdResult r = h_.Dcuctl({"top", "nodes"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("NAME ")) << r.out;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\nnode-k100 +8 +[^ ]")) << r.out;
+  r = h_.Dcuctl({"top", "node", "node-k100", "--sort-by", "memory", "--no-headers"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 8) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("gfx928")) << r.out;
+  r = h_.Dcuctl({"top", "nodes", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dcuctl get nodes -o json")) << r.err;
+  EXPECT_EQ(h_.Dcuctl({"top", "node", "nowhere"}).exit_code, 3);
 }
 
 TEST_F(DcuctlFleet, GetEventsAllAndForOneObject) {

@@ -1,0 +1,112 @@
+// dcuctl top nodes: device memory in use by both views, summed per node or
+// shown per device, from what the agents reported.
+#include "dcuctl/top_commands.h"
+
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dcu::dcuctl {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+void Reading(dcufleet::v1::MemoryReading* r, int64_t bytes) {
+  r->set_valid(true);
+  r->set_bytes(bytes);
+}
+
+// A 64 GiB device: `device_free` as the device says (< 0: not read), the
+// SMI's `host_free`, memory held by no live process.
+dcufleet::v1::Device* AddDevice(dcufleet::v1::NodeView* node, int64_t device_free, int64_t host_free,
+                                int64_t unreclaimed) {
+  dcufleet::v1::Device* d = node->mutable_inventory()->add_devices();
+  d->set_index(node->inventory().devices_size() - 1);
+  d->set_arch("gfx928");
+  Reading(d->mutable_total(), 64 * kGiB);
+  if (device_free >= 0) Reading(d->mutable_device_free(), device_free);
+  Reading(d->mutable_host_free(), host_free);
+  d->set_unreclaimed_bytes(unreclaimed);
+  return d;
+}
+
+std::string Print(const Table& t) {
+  std::ostringstream out;
+  t.Print(out);
+  return out.str();
+}
+
+TEST(TopNodesTest, SumsBothViewsAndTheStrandedMemoryPerNode) {
+  dcufleet::v1::NodeView a;
+  a.set_name("node-a");
+  a.set_state(dcufleet::v1::NODE_READY);
+  // Seed 000's device: the SMI says free, the device says 59 GiB are held.
+  AddDevice(&a, 5 * kGiB, 64 * kGiB - 2 * (int64_t{1} << 20), 59 * kGiB);
+  AddDevice(&a, 63 * kGiB, 63 * kGiB, 0);
+  MemoryUse m = MemoryUseOf(a.inventory());
+  EXPECT_EQ(m.devices, 2);
+  EXPECT_EQ(m.total, 128 * kGiB);
+  EXPECT_EQ(m.used_device_view, 60 * kGiB);
+  EXPECT_EQ(m.used_smi_view, kGiB + 2 * (int64_t{1} << 20));
+  EXPECT_EQ(m.unreclaimed, 59 * kGiB);
+  const std::string text = Print(TopNodesTable({a}, TopSort::kName));
+  EXPECT_THAT(text, ::testing::ContainsRegex("node-a +2 +60\\.00 GiB +47% +1\\.00 GiB +59\\.00 GiB +0\n"))
+      << text;
+}
+
+TEST(TopNodesTest, ADeviceWithoutItsOwnViewIsCountedAsUnread) {
+  dcufleet::v1::NodeView a;
+  a.set_name("node-a");
+  a.set_state(dcufleet::v1::NODE_READY);
+  AddDevice(&a, 32 * kGiB, 32 * kGiB, 0);
+  AddDevice(&a, -1, 60 * kGiB, 0);
+  const std::string text = Print(TopNodesTable({a}, TopSort::kName));
+  EXPECT_THAT(text, HasSubstr("32.00 GiB (1 unread)")) << text;
+  dcufleet::v1::NodeView b;
+  b.set_name("node-b");
+  b.set_state(dcufleet::v1::NODE_READY);
+  AddDevice(&b, -1, 60 * kGiB, 0);
+  EXPECT_THAT(Print(TopDevicesTable(b, TopSort::kName)), ::testing::ContainsRegex("\n0 +gfx928 +- +- +4\\.00 GiB"));
+}
+
+TEST(TopNodesTest, ANodeThatIsNotReadyShowsNoFigures) {
+  dcufleet::v1::NodeView a;
+  a.set_name("node-a");
+  a.set_state(dcufleet::v1::NODE_LOST);
+  AddDevice(&a, 5 * kGiB, 5 * kGiB, 0);
+  const std::string text = Print(TopNodesTable({a}, TopSort::kName));
+  EXPECT_THAT(text, ::testing::ContainsRegex("node-a +1 +<unknown> +<unknown>")) << text;
+  EXPECT_THAT(text, Not(HasSubstr("GiB")));
+}
+
+TEST(TopNodesTest, SortsByWhatIsUsedOrStrandedMostFirst) {
+  std::vector<dcufleet::v1::NodeView> nodes(3);
+  const char* names[] = {"a", "b", "c"};
+  const int64_t free_gib[] = {60, 10, 40};
+  const int64_t stranded_gib[] = {0, 1, 30};
+  for (int i = 0; i < 3; ++i) {
+    nodes[i].set_name(names[i]);
+    nodes[i].set_state(dcufleet::v1::NODE_READY);
+    AddDevice(&nodes[i], free_gib[i] * kGiB, 64 * kGiB, stranded_gib[i] * kGiB);
+  }
+  auto order = [&](TopSort sort) {
+    std::string text = Print(TopNodesTable(nodes, sort)), got;
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);  // header
+    while (std::getline(lines, line)) got += line.substr(0, 1);
+    return got;
+  };
+  EXPECT_EQ(order(TopSort::kName), "abc");
+  EXPECT_EQ(order(TopSort::kMemory), "bca");
+  EXPECT_EQ(order(TopSort::kUnreclaimed), "cba");
+  EXPECT_FALSE(ParseTopSort("cpu").ok());
+  EXPECT_EQ(*ParseTopSort("memory"), TopSort::kMemory);
+}
+
+}  // namespace
+}  // namespace dcu::dcuctl

@@ -583,14 +583,22 @@ int RunDeleteDeployments(Client& client, const std::vector<std::string>& names, 
   return code;
 }
 
-int RunLogs(Client& client, const std::string& name, const std::string& instance, int tail,
-            bool follow, std::ostream& out, std::ostream& err) {
+int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostream& err) {
+  const std::string& name = args.name;
+  const bool follow = args.follow;
+  if (!args.instance.empty() && (args.replica >= 0 || args.previous)) {
+    err << "error: --instance names one attempt; give it alone, or choose with --replica and "
+           "--previous\n";
+    return kExitUsage;
+  }
   std::vector<std::string> previous;
   while (true) {
     dcufleet::v1::GetLogsRequest req;
     req.set_deployment(name);
-    req.set_instance_id(instance);
-    req.set_tail_lines(tail);
+    req.set_instance_id(args.instance);
+    req.set_tail_lines(args.tail);
+    if (args.replica >= 0) req.set_replica(args.replica);
+    req.set_previous(args.previous);
     dcufleet::v1::GetLogsResponse resp;
     grpc::Status s = CallFleet(client, &FleetStub::GetLogs, req, &resp);
     if (!s.ok()) return client.Fail(s, absl::StrCat("fetching logs of '", name, "'"), err);

@@ -34,8 +34,19 @@ int RunDescribeDeployment(Client& client, const std::string& name, std::ostream&
 // asked is gone. Exit 0 when all went, else the first failure's code.
 int RunDeleteDeployments(Client& client, const std::vector<std::string>& names, bool wait,
                          std::ostream& out, std::ostream& err);
-int RunLogs(Client& client, const std::string& name, const std::string& instance, int tail,
-            bool follow, std::ostream& out, std::ostream& err);
+// dcuctl logs NAME: which instance's log (kubectl logs' choices), how much.
+struct LogsArgs {
+  std::string name;
+  // One instance; else the latest attempt of `replica` (>= 0), else of the
+  // replica `get` shows; `previous`: the attempt before that one.
+  std::string instance;
+  int replica = -1;
+  bool previous = false;
+  int tail = 200;
+  bool follow = false;
+};
+// Exit 0; 3 unknown deployment, replica or instance, or no earlier attempt.
+int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostream& err);
 int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,
                 std::ostream& out, std::ostream& err);
 

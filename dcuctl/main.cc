@@ -252,6 +252,11 @@ int main(int argc, char** argv) {
   auto* logs = app.add_subcommand("logs", "print a deployment's instance log");
   logs->add_option("NAME", logs_name, "deployment name (or deployment/NAME)")->required();
   logs->add_option("--instance", logs_instance, "instance id (default: the latest attempt)");
+  int logs_replica = -1;
+  bool logs_previous = false;
+  logs->add_option("--replica", logs_replica, "that replica's instance (its index, as get -o wide shows)")
+      ->check(CLI::Range(0, 255));
+  logs->add_flag("-p,--previous", logs_previous, "the attempt before the latest (kubectl's --previous)");
   logs->add_option("--tail", logs_tail, "lines from the end")->check(CLI::Range(1, 100000));
   logs->add_flag("-f,--follow", logs_follow, "keep printing new lines");
 
@@ -571,7 +576,11 @@ int main(int argc, char** argv) {
     return RunRolloutStatus(client, rollout_args, std::cout, std::cerr);
   }
   if (*del_deployment) return RunDeleteDeployments(client, delete_names, delete_wait, std::cout, std::cerr);
-  if (*logs) return RunLogs(client, logs_name, logs_instance, logs_tail, logs_follow, std::cout, std::cerr);
+  if (*logs) {
+    dcu::dcuctl::LogsArgs logs_args{logs_name, logs_instance, logs_replica, logs_previous, logs_tail,
+                                    logs_follow};
+    return RunLogs(client, logs_args, std::cout, std::cerr);
+  }
   if (*reap) return RunReapNode(client, reap_node, reap_dry, reap_unmanaged, std::cout, std::cerr);
   if (*describe_node) return RunDescribeNode(client, node_name, std::cout, std::cerr);
   if (*top_nodes) return RunTopNodes(client, top_name, top_sort, std::cout, std::cerr);

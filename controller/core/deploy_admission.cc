@@ -388,24 +388,57 @@ absl::StatusOr<Deployment> DeployController::Get(const std::string& name) const 
 }
 
 absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
-    const std::string& name, const std::string& instance_id) const {
+    const std::string& name, const AttemptSelector& which) const {
+  if (!which.instance_id.empty() && (which.replica || which.previous)) {
+    return absl::InvalidArgumentError(
+        "an instance id names one attempt: give it alone, or choose by replica and --previous");
+  }
   absl::MutexLock lock(&mu_);
   std::vector<const Deployment*> replicas = ReplicasOf(name);
   if (replicas.empty()) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
-  if (instance_id.empty()) {
-    std::optional<Deployment> shown = AggregateOf(name);
-    if (shown->status().attempts().empty()) {
-      return absl::NotFoundError(absl::StrCat("deployment '", name, "' has not launched yet"));
+  if (!which.instance_id.empty()) {
+    for (const Deployment* r : replicas) {
+      for (const auto& a : r->status().attempts()) {
+        if (a.instance_id() == which.instance_id) return a;
+      }
     }
-    return shown->status().attempts(shown->status().attempts_size() - 1);
+    return absl::NotFoundError(
+        absl::StrCat("instance '", which.instance_id, "' not found in deployment '", name, "'"));
   }
-  for (const Deployment* r : replicas) {
-    for (const auto& a : r->status().attempts()) {
-      if (a.instance_id() == instance_id) return a;
+  // The replica asked for, else the one a reader is shown (replica_set.h).
+  const Deployment* chosen = nullptr;
+  if (which.replica) {
+    std::vector<int> indices;
+    for (const Deployment* r : replicas) {
+      indices.push_back(r->replica());
+      if (r->replica() == *which.replica) chosen = r;
     }
+    if (chosen == nullptr) {
+      return absl::NotFoundError(absl::StrCat("deployment '", name, "' has no replica ",
+                                              *which.replica, " (its replicas: ",
+                                              absl::StrJoin(indices, ", "), ")"));
+    }
+  } else {
+    const Deployment shown = AggregateReplicas(replicas, /*revision=*/0);
+    for (const Deployment* r : replicas) {
+      if (r->replica() == shown.replica()) chosen = r;
+    }
+    if (chosen == nullptr) chosen = replicas.front();
   }
-  return absl::NotFoundError(
-      absl::StrCat("instance '", instance_id, "' not found in deployment '", name, "'"));
+  const auto& attempts = chosen->status().attempts();
+  const std::string who = absl::StrCat(which.replica || replicas.size() > 1
+                                           ? absl::StrCat("replica ", chosen->replica(), " of ")
+                                           : "",
+                                       "deployment '", name, "'");
+  if (attempts.empty()) return absl::NotFoundError(absl::StrCat(who, " has not launched yet"));
+  if (which.previous) {
+    if (attempts.size() < 2) {
+      return absl::NotFoundError(absl::StrCat(who, " has had one attempt (", attempts[0].instance_id(),
+                                              "): there is no previous instance"));
+    }
+    return attempts[attempts.size() - 2];
+  }
+  return attempts[attempts.size() - 1];
 }
 
 absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {

@@ -128,10 +128,20 @@ class DeployController : public FleetListener {
       std::function<void(absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse>)>;
   void ScaleAsync(const std::string& name, int replicas, ScaleCallback done)
       ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
-  // The attempt whose instance is `instance_id` in any replica of the
-  // deployment; the latest attempt of the replica Get() shows when empty.
+  // Which attempt's log a reader asks for (dcuctl logs).
+  struct AttemptSelector {
+    // One instance, in any replica; the others must be unset then.
+    std::string instance_id;
+    // That replica (its index); else the replica Get() shows.
+    std::optional<int> replica;
+    // The attempt before its latest (kubectl logs --previous).
+    bool previous = false;
+  };
+  // The attempt `which` selects: NOT_FOUND naming what is not there (the
+  // deployment, the replica and the ones it has, an earlier attempt),
+  // INVALID_ARGUMENT for an instance id given with another choice.
   absl::StatusOr<dcufleet::v1::Attempt> FindAttempt(const std::string& name,
-                                                    const std::string& instance_id) const
+                                                    const AttemptSelector& which) const
       ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until the deployment's revision exceeds `after_revision`, it is
   // gone (nullopt), or `timeout` passes (the current state).

@@ -368,7 +368,14 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   if (req->tail_lines() < 0 || req->tail_lines() > 100000) {
     return Done(ctx, absl::InvalidArgumentError("tail_lines must be between 0 and 100000"));
   }
-  auto attempt = deps_.deployments->FindAttempt(req->deployment(), req->instance_id());
+  if (req->has_replica() && (req->replica() < 0 || req->replica() >= 256)) {
+    return Done(ctx, absl::InvalidArgumentError("replica must be between 0 and 255"));
+  }
+  DeployController::AttemptSelector which;
+  which.instance_id = req->instance_id();
+  if (req->has_replica()) which.replica = req->replica();
+  which.previous = req->previous();
+  auto attempt = deps_.deployments->FindAttempt(req->deployment(), which);
   if (!attempt.ok()) return Done(ctx, attempt.status());
   dcufleet::v1::Attempt a = *std::move(attempt);
   FleetState* fleet = deps_.fleet;

@@ -188,7 +188,11 @@ printing kubectl's progress line; exit 5 when a
 replica cannot be scheduled, 6 when one failed for good, 1 on timeout.
 `get deployments` shows READY as Ready/desired replicas and RESTARTS summed
 over them; `-o wide` lists every replica's endpoint; `describe` has a
-replica table.
+replica table. `dcuctl logs NAME` prints the latest attempt's log of the
+replica `get` shows; `--replica K` picks another replica, `-p/--previous`
+the attempt before the latest (kubectl's `--previous`: the crash before a
+restart, its stored tail when the node is away), `--instance ID` one
+attempt by id (alone); what is not there exits 3 and says what is.
 
 ## Changing a deployment (rollouts)
 

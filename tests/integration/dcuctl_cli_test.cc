@@ -297,6 +297,20 @@ TEST_F(DcuctlFleet, TopNodesShowsDeviceMemoryByBothViews) {
   EXPECT_EQ(h_.Dcuctl({"top", "node", "nowhere"}).exit_code, 3);
 }
 
+// kubectl logs' choices reach the controller: a replica by index, the
+// attempt before the latest; what is not there is named (exit 3).
+TEST_F(DcuctlFleet, LogsOfAReplicaAndOfThePreviousAttempt) {
+  testing::CmdResult r = h_.Dcuctl({"logs", "qwen3-32b", "--replica", "3"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("deployment 'qwen3-32b' has no replica 3 (its replicas: 0)")) << r.err;
+  r = h_.Dcuctl({"logs", "qwen3-32b", "--replica", "0", "-p"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("replica 0 of deployment 'qwen3-32b' has not launched yet")) << r.err;
+  r = h_.Dcuctl({"logs", "qwen3-32b", "--instance", "qwen3-32b-1-abc", "--previous"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--instance names one attempt")) << r.err;
+}
+
 TEST_F(DcuctlFleet, GetEventsAllAndForOneObject) {
   testing::CmdResult r = h_.Dcuctl({"get", "events"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -362,6 +362,13 @@ TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) 
   EXPECT_EQ(a.last().instances_size(), 1);
   EXPECT_EQ(a.last().instances(0).instance_id(), d.status().attempts(1).instance_id());
   EXPECT_THAT(d.status().failed_stacks(), ::testing::ElementsAre("vllm-0.11.0-bare"));
+  // dcuctl logs --previous: the failed attempt, its log tail kept with it.
+  DeployController::AttemptSelector previous;
+  previous.previous = true;
+  auto failed = controller_->FindAttempt("qwen3-32b", previous);
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  EXPECT_EQ(failed->instance_id(), first.instance_id());
+  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", {})->instance_id(), d.status().attempts(1).instance_id());
   ASSERT_FALSE(knowledge_.outcomes.empty());
   EXPECT_EQ(knowledge_.outcomes[0].scope, "stack_arch");
   EXPECT_EQ(knowledge_.outcomes[0].failure_class, "triton_unsupported_gpu_target");
@@ -1159,11 +1166,35 @@ TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
   ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
   controller_->ReconcileOnceForTest();
   auto ib = b_.last().instances(0);
-  auto found = controller_->FindAttempt("qwen3-32b", ib.instance_id());
+  auto found = controller_->FindAttempt("qwen3-32b", {ib.instance_id()});
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(found->placement().node(), "node-b");
-  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", "qwen3-32b-9-zzzzzz").status().code(),
+  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", {"qwen3-32b-9-zzzzzz"}).status().code(),
             absl::StatusCode::kNotFound);
+  // By replica (dcuctl logs --replica): each its own node.
+  DeployController::AttemptSelector by_replica;
+  std::set<std::string> nodes;
+  for (int r = 0; r < 2; ++r) {
+    by_replica.replica = r;
+    auto a = controller_->FindAttempt("qwen3-32b", by_replica);
+    ASSERT_TRUE(a.ok()) << a.status();
+    nodes.insert(a->placement().node());
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"node-a", "node-b"}));
+  by_replica.replica = 5;
+  auto missing = controller_->FindAttempt("qwen3-32b", by_replica);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("has no replica 5 (its replicas: 0, 1)"));
+  // --previous: each replica has had one attempt.
+  DeployController::AttemptSelector previous;
+  previous.previous = true;
+  auto none = controller_->FindAttempt("qwen3-32b", previous);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), ::testing::HasSubstr("has had one attempt"));
+  // An instance id with another choice is refused.
+  DeployController::AttemptSelector both{ib.instance_id(), 1, false};
+  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", both).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // Rollouts (issue 17): a changed spec replaces replicas one at a time.

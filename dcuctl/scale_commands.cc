@@ -120,6 +120,15 @@ int RunScale(Client& client, const std::string& name, int replicas, bool wait, d
 
 namespace {
 
+// "deployment 'x' has no revision 1 (kept: 2, 3, the last the current one)".
+std::string NoSuchRevision(const std::string& name, int revision,
+                           const std::vector<RolloutRevision>& revisions) {
+  std::vector<int> kept;
+  for (const auto& r : revisions) kept.push_back(r.revision);
+  return absl::StrCat("deployment '", name, "' has no revision ", revision, " (kept: ",
+                      absl::StrJoin(kept, ", "), ", the last the current one)");
+}
+
 // rollout restart and undo: the deployment as it is now, the spec to roll
 // to made from it (`next`: nullopt when there is none, having said why:
 // exit 1), deployed, which the controller makes a rollout; `started`
@@ -195,10 +204,7 @@ int RunRolloutUndo(Client& client, const RolloutArgs& args, int to_revision, boo
           auto it = std::find_if(revisions.begin(), revisions.end(),
                                  [&](const RolloutRevision& r) { return r.revision == to_revision; });
           if (it == revisions.end()) {
-            std::vector<int> kept;
-            for (const auto& r : revisions) kept.push_back(r.revision);
-            err << "error: deployment '" << args.name << "' has no revision " << to_revision
-                << " (kept: " << absl::StrJoin(kept, ", ") << ", the last the current one)\n"
+            err << "error: " << NoSuchRevision(args.name, to_revision, revisions) << "\n"
                 << "see: dcuctl rollout history deployment/" << args.name << "\n";
             not_found = kExitNotFound;
             return std::nullopt;
@@ -332,10 +338,7 @@ int RunRolloutHistory(Client& client, const std::string& name, int revision, std
     auto it = std::find_if(revisions.begin(), revisions.end(),
                            [&](const RolloutRevision& r) { return r.revision == revision; });
     if (it == revisions.end()) {
-      std::vector<int> kept;
-      for (const auto& r : revisions) kept.push_back(r.revision);
-      err << "error: deployment '" << name << "' has no revision " << revision << " (kept: "
-          << absl::StrJoin(kept, ", ") << ")\n";
+      err << "error: " << NoSuchRevision(name, revision, revisions) << "\n";
       return kExitNotFound;
     }
     if (IsStructured(fmt)) return PrintDocument(as_json(*it), fmt, out, err);

@@ -27,7 +27,7 @@ std::string PercentText(int64_t used, int64_t total, int missing, int devices) {
 
 std::vector<std::string> Figures(const MemoryUse& m) {
   return {UsedText(m.used_device_view, m.device_view_missing, m.devices),
-          PercentText(m.used_device_view, m.total, m.device_view_missing, m.devices),
+          PercentText(m.used_device_view, m.total_device_view, m.device_view_missing, m.devices),
           UsedText(m.used_smi_view, m.smi_view_missing, m.devices),
           m.unreclaimed > 0 ? common::HumanBytes(m.unreclaimed) : "0", absl::StrCat(m.holders)};
 }
@@ -49,6 +49,7 @@ MemoryUse MemoryUseOf(const dcufleet::v1::Device& d) {
   if (d.total().valid()) m.total = d.total().bytes();
   if (d.total().valid() && d.device_free().valid()) {
     m.used_device_view = std::max<int64_t>(0, d.total().bytes() - d.device_free().bytes());
+    m.total_device_view = d.total().bytes();
   } else {
     m.device_view_missing = 1;
   }
@@ -69,6 +70,7 @@ MemoryUse MemoryUseOf(const dcufleet::v1::NodeInventory& inventory) {
     sum.devices += 1;
     sum.total += m.total;
     sum.used_device_view += m.used_device_view;
+    sum.total_device_view += m.total_device_view;
     sum.device_view_missing += m.device_view_missing;
     sum.used_smi_view += m.used_smi_view;
     sum.smi_view_missing += m.smi_view_missing;

@@ -23,6 +23,8 @@ struct MemoryUse {
   int devices = 0;
   int64_t total = 0;
   int64_t used_device_view = 0;
+  // The total of the devices whose own view was read: MEMORY%'s base.
+  int64_t total_device_view = 0;
   int device_view_missing = 0;
   int64_t used_smi_view = 0;
   int smi_view_missing = 0;

@@ -65,7 +65,7 @@ TEST(TopNodesTest, ADeviceWithoutItsOwnViewIsCountedAsUnread) {
   AddDevice(&a, 32 * kGiB, 32 * kGiB, 0);
   AddDevice(&a, -1, 60 * kGiB, 0);
   const std::string text = Print(TopNodesTable({a}, TopSort::kName));
-  EXPECT_THAT(text, HasSubstr("32.00 GiB (1 unread)")) << text;
+  EXPECT_THAT(text, HasSubstr("32.00 GiB (1 unread)   50%")) << "the share of the device read: " << text;
   dcufleet::v1::NodeView b;
   b.set_name("node-b");
   b.set_state(dcufleet::v1::NODE_READY);

@@ -592,6 +592,7 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     return kExitUsage;
   }
   std::vector<std::string> previous;
+  std::string previous_instance;
   while (true) {
     dcufleet::v1::GetLogsRequest req;
     req.set_deployment(name);
@@ -603,24 +604,42 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     grpc::Status s = CallFleet(client, &FleetStub::GetLogs, req, &resp);
     if (!s.ok()) return client.Fail(s, absl::StrCat("fetching logs of '", name, "'"), err);
     std::vector<std::string> lines(resp.lines().begin(), resp.lines().end());
-    // Print only what follows the overlap with the previous fetch.
     size_t start = 0;
-    if (!previous.empty()) {
-      start = lines.size();
-      for (size_t k = std::min(previous.size(), lines.size()); k > 0; --k) {
-        if (std::equal(previous.end() - static_cast<long>(k), previous.end(), lines.begin())) {
-          start = k;
-          break;
-        }
+    if (!previous_instance.empty() && resp.instance_id() != previous_instance) {
+      // Following the latest attempt, and there is a new one (a restart, a
+      // failover): its log from the top, said on stderr so that stdout
+      // stays the log.
+      err << "--- instance " << resp.instance_id() << " on node " << resp.node() << " (was "
+          << previous_instance << ") ---\n";
+    } else if (!previous_instance.empty()) {
+      bool gap = false;
+      start = NewLinesStart(previous, lines, &gap);
+      if (gap) {
+        err << "--- more than " << args.tail << " lines arrived between two reads: some are not "
+            << "shown (raise --tail) ---\n";
       }
-      if (start == lines.size() && lines == previous) start = lines.size();
     }
     for (size_t i = start; i < lines.size(); ++i) out << lines[i] << "\n";
     out.flush();
     if (!follow) return kExitOk;
-    previous = lines;
+    previous = std::move(lines);
+    previous_instance = resp.instance_id();
     absl::SleepFor(absl::Seconds(1));
   }
+}
+
+size_t NewLinesStart(const std::vector<std::string>& previous, const std::vector<std::string>& lines,
+                     bool* gap) {
+  *gap = false;
+  if (previous.empty()) return 0;
+  // The longest end of `previous` that `lines` begins with: what follows
+  // it is new. Longest first, so a log that repeats a line is not re-read.
+  for (size_t k = std::min(previous.size(), lines.size()); k > 0; --k) {
+    if (std::equal(previous.end() - static_cast<long>(k), previous.end(), lines.begin())) return k;
+  }
+  // No overlap: the log grew by a whole tail or more between the reads.
+  *gap = !lines.empty();
+  return 0;
 }
 
 void PrintReapReport(const dcufleet::v1::ReapReport& r, std::ostream& out) {

@@ -46,7 +46,14 @@ struct LogsArgs {
   bool follow = false;
 };
 // Exit 0; 3 unknown deployment, replica or instance, or no earlier attempt.
+// With `follow`, a new attempt (a restart) is followed from its first line,
+// announced on stderr.
 int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostream& err);
+// Where the new lines of `lines` (a tail read after `previous`) start: after
+// the longest end of `previous` it begins with. No overlap at all: 0, and
+// `gap` set (more than a tail arrived between the two reads).
+size_t NewLinesStart(const std::vector<std::string>& previous, const std::vector<std::string>& lines,
+                     bool* gap);
 int RunReapNode(Client& client, const std::string& node, bool dry_run, bool include_unmanaged,
                 std::ostream& out, std::ostream& err);
 

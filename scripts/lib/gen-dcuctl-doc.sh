@@ -192,7 +192,11 @@ replica table. `dcuctl logs NAME` prints the latest attempt's log of the
 replica `get` shows; `--replica K` picks another replica, `-p/--previous`
 the attempt before the latest (kubectl's `--previous`: the crash before a
 restart, its stored tail when the node is away), `--instance ID` one
-attempt by id (alone); what is not there exits 3 and says what is.
+attempt by id (alone); what is not there exits 3 and says what is. `-f`
+polls each second and prints what follows the last read; when the latest
+attempt changes (a restart, a failover) it goes on with the new one from
+its first line, saying so on stderr, and when more than `--tail` lines
+arrived between two reads it says that some are not shown.
 
 ## Changing a deployment (rollouts)
 

@@ -429,6 +429,52 @@ TEST(Logs, TheStoredTailHonoursTail) {
   EXPECT_EQ(lines, 5) << r.out;
 }
 
+// `logs -f` follows the latest attempt: when an engine crashes and is
+// restarted, it goes on with the new instance from its first line and says
+// so (before, the new instance's lines were never printed: they did not
+// overlap the last read).
+TEST(Logs, FollowGoesOnWithTheNextAttemptAfterACrash) {
+  testing::FleetHarness h;
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  MakeSimNode(h, build);
+  std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
+                std::ios::trunc)
+      << R"({"load_seconds": 0.1, "crash": {"after_seconds": 2, "exit_code": 1,)"
+      << R"( "lines": ["RuntimeError: crashed on purpose"]}})";
+  ASSERT_TRUE(h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2",
+                                 "--status-interval", "0.3"}));
+  h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
+  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "crashy", "--tp", "2", "--backoff", "1"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
+  auto attempts = [&] {
+    nlohmann::json doc = h.Deployment("crashy");
+    std::vector<std::string> ids;
+    for (const auto& a : doc["deployment"]["status"]["attempts"]) ids.push_back(a.value("instance_id", ""));
+    return ids;
+  };
+  ASSERT_TRUE(WaitFor([&] { return !attempts().empty(); }, absl::Seconds(30))) << h.Logs();
+  const std::string first = attempts().front();
+  testing::ChildProcess follow({testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "crashy", "-f"},
+                               h.Join("follow.log"));
+  ASSERT_TRUE(WaitFor([&] { return attempts().size() >= 2; }, absl::Seconds(60)))
+      << h.Deployment("crashy").dump(2) << h.Logs();
+  const std::string second = attempts()[1];
+  // The follow polls once a second: give it a few.
+  const bool switched = WaitFor(
+      [&] { return follow.Log().find("--- instance " + second) != std::string::npos; },
+      absl::Seconds(20));
+  follow.Signal(SIGTERM);
+  follow.Wait(absl::Seconds(10));
+  const std::string log = follow.Log();
+  EXPECT_TRUE(switched) << log;
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("(was ", first, ") ---"))) << log;
+  // The first instance's crash line was printed before the switch.
+  const size_t marker = log.find("--- instance " + second);
+  ASSERT_NE(marker, std::string::npos) << log;
+  EXPECT_NE(log.substr(0, marker).find("crashed on purpose"), std::string::npos) << log;
+}
+
 int64_t StatusKiB(int pid, const std::string& key) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;

@@ -25,7 +25,11 @@ std::string PercentText(int64_t used, int64_t total, int missing, int devices) {
   return absl::StrFormat("%d%%", static_cast<int>(100.0 * static_cast<double>(used) / total + 0.5));
 }
 
-std::vector<std::string> Figures(const MemoryUse& m) {
+// The five figure cells of a row; a node that is not Ready has none to
+// show (its last report may be long gone), as kubectl top shows a node
+// without metrics.
+std::vector<std::string> Figures(const MemoryUse& m, bool ready) {
+  if (!ready) return std::vector<std::string>(5, "<unknown>");
   return {UsedText(m.used_device_view, m.device_view_missing, m.devices),
           PercentText(m.used_device_view, m.total_device_view, m.device_view_missing, m.devices),
           UsedText(m.used_smi_view, m.smi_view_missing, m.devices),
@@ -99,12 +103,8 @@ Table TopNodesTable(const std::vector<dcufleet::v1::NodeView>& nodes, TopSort so
   Table t({"NAME", "DEVICES", "MEMORY(DEVICE)", "MEMORY%", "MEMORY(SMI)", "UNRECLAIMED", "HOLDERS"});
   for (const Row& r : rows) {
     std::vector<std::string> row = {r.node->name(), absl::StrCat(r.use.devices)};
-    if (r.node->state() != dcufleet::v1::NODE_READY) {
-      // Its last report may be long gone: no figures, as kubectl top shows
-      // a node without metrics.
-      for (int i = 0; i < 5; ++i) row.push_back("<unknown>");
-    } else {
-      for (std::string& f : Figures(r.use)) row.push_back(std::move(f));
+    for (std::string& f : Figures(r.use, r.node->state() == dcufleet::v1::NODE_READY)) {
+      row.push_back(std::move(f));
     }
     t.AddRow(std::move(row));
   }
@@ -124,11 +124,7 @@ Table TopDevicesTable(const dcufleet::v1::NodeView& node, TopSort sort) {
   for (const Row& r : rows) {
     std::vector<std::string> row = {absl::StrCat(r.device->index()),
                                     r.device->arch().empty() ? "unknown" : r.device->arch()};
-    if (!ready) {
-      for (int i = 0; i < 5; ++i) row.push_back("<unknown>");
-    } else {
-      for (std::string& f : Figures(r.use)) row.push_back(std::move(f));
-    }
+    for (std::string& f : Figures(r.use, ready)) row.push_back(std::move(f));
     t.AddRow(std::move(row));
   }
   return t;

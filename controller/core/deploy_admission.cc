@@ -419,11 +419,8 @@ absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
                                               absl::StrJoin(indices, ", "), ")"));
     }
   } else {
-    const Deployment shown = AggregateReplicas(replicas, /*revision=*/0);
-    for (const Deployment* r : replicas) {
-      if (r->replica() == shown.replica()) chosen = r;
-    }
-    if (chosen == nullptr) chosen = replicas.front();
+    // No copy of the documents: only which replica speaks.
+    chosen = SpeakingReplicaOf(replicas).shown;
   }
   const auto& attempts = chosen->status().attempts();
   const std::string who = absl::StrCat(which.replica || replicas.size() > 1

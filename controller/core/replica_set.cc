@@ -55,7 +55,8 @@ ReplicaView ViewOfReplica(const Deployment& d) {
   return v;
 }
 
-Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int64_t revision) {
+SpeakingReplicas SpeakingReplicaOf(const std::vector<const Deployment*>& replicas) {
+  SpeakingReplicas out;
   std::vector<const Deployment*> sorted = replicas;
   std::sort(sorted.begin(), sorted.end(),
             [](const Deployment* a, const Deployment* b) { return a->replica() < b->replica(); });
@@ -63,7 +64,8 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   // speaks for the deployment only when every replica is: shown, its
   // `deleted` made the whole model vanish from the serving view (the
   // gateway answered 404 while the replacement served).
-  const Deployment* shown = sorted.front();
+  const Deployment*& shown = out.shown;
+  shown = sorted.front();
   for (const Deployment* r : sorted) {
     if (!r->status().deleted()) {
       shown = r;
@@ -85,15 +87,25 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
   // replacement for a replica on a draining node that has nowhere to go,
   // a rollout's surge) is extra work, not the deployment's state: a Ready
   // one speaks and the message names the extra replica.
-  const Deployment* extra = nullptr;
   if (const Deployment* waiting = first_live(false)) {
     if (ready < std::max(1, shown->spec().replicas())) {
       shown = waiting;
     } else {
-      extra = waiting;
+      out.extra = waiting;
       if (const Deployment* serving = first_live(true)) shown = serving;
     }
   }
+  out.sorted = std::move(sorted);
+  out.ready = ready;
+  return out;
+}
+
+Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int64_t revision) {
+  const SpeakingReplicas speaking = SpeakingReplicaOf(replicas);
+  const std::vector<const Deployment*>& sorted = speaking.sorted;
+  const Deployment* shown = speaking.shown;
+  const Deployment* extra = speaking.extra;
+  const int ready = speaking.ready;
   Deployment out = *shown;
   out.clear_replicas();
   // Filled on read: a document created since carries none (revision 1).

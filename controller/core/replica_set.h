@@ -33,6 +33,20 @@ int Restarts(const dcufleet::v1::Deployment& d);
 
 dcufleet::v1::ReplicaView ViewOfReplica(const dcufleet::v1::Deployment& d);
 
+// Which replica speaks for a deployment (AggregateReplicas shows its
+// document; `dcuctl logs` without --replica reads its log): the first live
+// one not Ready while fewer than wanted serve, else the first Ready one (a
+// replica still coming beyond that is `extra`); one being removed only
+// when all are. `sorted`: every replica by index; `ready`: how many are
+// Ready. `replicas` must not be empty.
+struct SpeakingReplicas {
+  const dcufleet::v1::Deployment* shown = nullptr;
+  const dcufleet::v1::Deployment* extra = nullptr;
+  std::vector<const dcufleet::v1::Deployment*> sorted;
+  int ready = 0;
+};
+SpeakingReplicas SpeakingReplicaOf(const std::vector<const dcufleet::v1::Deployment*>& replicas);
+
 // What a reader sees of a deployment: the document of the replica that
 // most needs attention (the first not Ready in index order, else the
 // lowest index) with `replicas` (every replica, by index) and

@@ -387,19 +387,29 @@ TEST(InstalledDcuctl, DiagnosesFromAnyDirectoryWithItsBuiltInRules) {
 // Issue 16: `logs NAME --instance ID --tail 5` printed all 51 stored lines
 // for an exited instance when the node could not be asked (the stored-tail
 // fallback ignored the limit).
-TEST(Logs, TheStoredTailHonoursTail) {
-  testing::FleetHarness h;
+// The simulated K100 node, its only working env given `scenario` (the fake
+// engine's), a controller and the node's agent, Ready. Returns the agent.
+ChildProcess* StartSimFleet(testing::FleetHarness& h, const std::string& scenario) {
   std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
   MakeSimNode(h, build);
-  // The only working env now fails at once, with a long traceback.
   std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
                 std::ios::trunc)
-      << R"({"load_seconds": 0.1, "failures": [{"kind": "triton_unsupported_target", "arch": "gfx928"}]})";
-  ASSERT_TRUE(h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2",
-                                 "--status-interval", "0.3"}));
+      << scenario;
+  if (!h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2",
+                          "--status-interval", "0.3"})) {
+    return nullptr;
+  }
   ChildProcess* agent =
       h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
-  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  return h.WaitNodeState("node-k100", "NODE_READY", 30) ? agent : nullptr;
+}
+
+TEST(Logs, TheStoredTailHonoursTail) {
+  testing::FleetHarness h;
+  // The only working env now fails at once, with a long traceback.
+  ChildProcess* agent = StartSimFleet(
+      h, R"({"load_seconds": 0.1, "failures": [{"kind": "triton_unsupported_target", "arch": "gfx928"}]})");
+  ASSERT_NE(agent, nullptr) << h.Logs();
   h.Dcuctl({"deploy", "qwen3-32b", "--name", "tail-qwen", "--tp", "2", "--wait", "--wait-timeout",
             "30"});
   std::string id;
@@ -435,16 +445,10 @@ TEST(Logs, TheStoredTailHonoursTail) {
 // overlap the last read).
 TEST(Logs, FollowGoesOnWithTheNextAttemptAfterACrash) {
   testing::FleetHarness h;
-  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
-  MakeSimNode(h, build);
-  std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
-                std::ios::trunc)
-      << R"({"load_seconds": 0.1, "crash": {"after_seconds": 2, "exit_code": 1,)"
-      << R"( "lines": ["RuntimeError: crashed on purpose"]}})";
-  ASSERT_TRUE(h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2",
-                                 "--status-interval", "0.3"}));
-  h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
-  ASSERT_TRUE(h.WaitNodeState("node-k100", "NODE_READY", 30)) << h.Logs();
+  ASSERT_NE(StartSimFleet(h, R"({"load_seconds": 0.1, "crash": {"after_seconds": 2, "exit_code": 1,)"
+                             R"( "lines": ["RuntimeError: crashed on purpose"]}})"),
+            nullptr)
+      << h.Logs();
   CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "crashy", "--tp", "2", "--backoff", "1"});
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
   auto attempts = [&] {

@@ -1234,6 +1234,13 @@ class RolloutTest : public ReplicaTest {
     nodes_[node] = s;
   }
   // Every stored replica document runs max_model_len `len`.
+  // Rounds until every replica runs max_model_len `len` (at most 12, then
+  // one more for the removals to finish); whether they all do.
+  bool RollOutUntilAllRun(int len) {
+    for (int i = 0; i < 12 && !AllRun(len); ++i) Round();
+    Round();
+    return AllRun(len);
+  }
   bool AllRun(int len) {
     auto docs = deploy_store_->ListDeployments();
     if (!docs.ok() || docs->empty()) return false;
@@ -1395,9 +1402,7 @@ TEST_F(RolloutTest, TheSpecBeforeTheLastRolloutIsKeptToRollBackTo) {
   auto next = ReplicaSpec(2);
   next.set_max_model_len(4096);
   ASSERT_TRUE(controller_->Deploy(next, false).ok());
-  for (int i = 0; i < 12 && !AllRun(4096); ++i) Round();
-  Round();
-  ASSERT_TRUE(AllRun(4096));
+  ASSERT_TRUE(RollOutUntilAllRun(4096));
   // Every replica was replaced; the new ones carry what came before.
   auto docs = deploy_store_->ListDeployments();
   ASSERT_TRUE(docs.ok());
@@ -1412,9 +1417,7 @@ TEST_F(RolloutTest, TheSpecBeforeTheLastRolloutIsKeptToRollBackTo) {
   auto undo = controller_->Deploy(back, false);
   ASSERT_TRUE(undo.ok()) << undo.status();
   EXPECT_EQ(undo->change(), "rolling out: max_model_len 4096 -> 8192");
-  for (int i = 0; i < 12 && !AllRun(8192); ++i) Round();
-  Round();
-  EXPECT_TRUE(AllRun(8192));
+  EXPECT_TRUE(RollOutUntilAllRun(8192));
   d = Get("qwen3-32b");
   EXPECT_EQ(d.ready_replicas(), 2);
   EXPECT_EQ(d.previous_spec().max_model_len(), 4096) << "undo again would redo";
@@ -1439,9 +1442,7 @@ TEST_F(RolloutTest, RevisionsAreNumberedKeptOnEveryReplicaAndMoveOnAnUndo) {
   auto next = ReplicaSpec(2);
   next.set_max_model_len(4096);
   ASSERT_TRUE(controller_->Deploy(next, false).ok());
-  for (int i = 0; i < 12 && !AllRun(4096); ++i) Round();
-  Round();
-  ASSERT_TRUE(AllRun(4096));
+  ASSERT_TRUE(RollOutUntilAllRun(4096));
   d = Get("qwen3-32b");
   EXPECT_EQ(d.current_revision().number(), 2);
   EXPECT_EQ(d.current_revision().change(), "max_model_len 8192 -> 4096");
@@ -1543,9 +1544,7 @@ TEST_F(RolloutTest, GoesOnAfterAControllerRestart) {
   ASSERT_TRUE(controller_->Deploy(next, false).ok());
   Round();
   MakeController();
-  for (int i = 0; i < 12 && !AllRun(4096); ++i) Round();
-  Round();
-  EXPECT_TRUE(AllRun(4096));
+  EXPECT_TRUE(RollOutUntilAllRun(4096));
   EXPECT_EQ(Get("qwen3-32b").ready_replicas(), 2);
   ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }

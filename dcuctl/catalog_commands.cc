@@ -65,6 +65,15 @@ nlohmann::json FailedAttempts(const dcufleet::v1::GetDeploymentResponse& resp) {
     for (const auto& f : a.findings()) {
       nlohmann::json ev = nlohmann::json::array();
       for (const auto& e : f.evidence()) ev.push_back(e);
+      if (f.expected_next()) {
+        fa["findings"].push_back({{"class", f.failure_class()},
+                                  {"confidence", f.confidence()},
+                                  {"expected_next", true},
+                                  {"explanation", f.explanation()},
+                                  {"conditions", std::vector<std::string>(f.conditions().begin(),
+                                                                          f.conditions().end())}});
+        continue;
+      }
       fa["findings"].push_back({{"class", f.failure_class()},
                                 {"confidence", f.confidence()},
                                 {"evidence", ev},
@@ -86,6 +95,12 @@ void PrintFailedAttempts(const std::string& name, const nlohmann::json& j, std::
     out << "Attempt " << a["attempt"].get<int>() << " (" << a["stack"].get<std::string>() << " on "
         << a["node"].get<std::string>() << "):\n";
     for (const auto& f : a["findings"]) {
+      if (f.value("expected_next", false)) {
+        out << "  " << f["class"].get<std::string>() << "  "
+            << static_cast<int>(f["confidence"].get<double>() * 100) << "%  expected next: "
+            << f["explanation"].get<std::string>().substr(0, 200) << "\n";
+        continue;
+      }
       out << "  " << f["class"].get<std::string>() << "  "
           << static_cast<int>(f["confidence"].get<double>() * 100) << "%  → "
           << f["remediation"]["kind"].get<std::string>() << ": "

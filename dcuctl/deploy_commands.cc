@@ -315,6 +315,15 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
     if (a.findings().empty()) continue;
     out << "\n  Attempt " << a.number() << " diagnosis:\n";
     for (const auto& f : a.findings()) {
+      if (f.expected_next()) {
+        out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100)
+            << "%) expected next\n";
+        if (!f.explanation().empty()) out << "      why: " << Shorten(f.explanation(), 240) << "\n";
+        if (!f.conditions().empty()) {
+          out << "      rests on: " << absl::StrJoin(f.conditions(), ", ") << "\n";
+        }
+        continue;
+      }
       const std::string kind = modelkit::RemediationKindName(f.remediation_kind());
       const std::string action = modelkit::DiagnosisActionName(f.remediation_action());
       out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100) << "%)";
@@ -324,6 +333,9 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
       }
       out << "\n";
       for (const auto& e : f.evidence()) out << "      | " << Shorten(e, 160) << "\n";
+      if (!f.conditions().empty()) {
+        out << "      rests on: " << absl::StrJoin(f.conditions(), ", ") << "\n";
+      }
     }
   }
   out << "\nEvents:\n";

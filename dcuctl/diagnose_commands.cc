@@ -102,7 +102,9 @@ nlohmann::json DiagnosisResultToJson(const DiagnosisResult& result) {
                                                                    f.missing_facts().end())},
                         {"captures", captures},
                         {"basis", FindingBasisName(f.basis())},
-                        {"explanation", f.explanation()}});
+                        {"explanation", f.explanation()},
+                        {"conditions", std::vector<std::string>(f.conditions().begin(),
+                                                                f.conditions().end())}});
   }
   nlohmann::json out = {{"findings", findings},
                         {"lines_examined", result.lines_examined()},
@@ -157,6 +159,9 @@ void RenderDiagnosisTable(const DiagnosisResult& result, std::ostream& out) {
       out << "      what to do: " << f.remediation().summary() << "\n";
     }
     if (!f.explanation().empty()) out << "      note: " << f.explanation() << "\n";
+    if (f.conditions_size() > 0) {
+      out << "      rests on: " << absl::StrJoin(f.conditions(), ", ") << "\n";
+    }
     if (f.missing_facts_size() > 0) {
       out << "      needs facts: " << absl::StrJoin(f.missing_facts(), ", ") << "\n";
     }

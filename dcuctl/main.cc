@@ -190,7 +190,9 @@ int main(int argc, char** argv) {
   diagnose_log->add_option("--fallback-model", diag_args.fallback_model_path,
                            "learned fallback model file, or 'none'");
   diagnose_log->add_option("--tail", diag_args.tail_lines, "only the last N lines");
-  diagnose_log->add_option("--fact", diag_args.facts, "KEY=VALUE facts (repeatable)");
+  diagnose_log->add_option("--fact", diag_args.facts,
+                           "KEY=VALUE facts the log may not print, as the controller gives them "
+                           "(arch=gfx928, stack.triton_version=3.1.0; repeatable)");
   std::string diagnose_name;
   auto* diagnose_deployment =
       diagnose->add_subcommand("deployment", "the findings of a deployment's failed attempts");

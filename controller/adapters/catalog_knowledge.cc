@@ -18,6 +18,7 @@
 #include "controller/core/launch_planner.h"
 #include "modelkit/argv_template.h"
 #include "modelkit/config_audit.h"
+#include "modelkit/diagnosis/context_condition.h"
 #include "modelkit/weights_audit.h"
 #include "modelkit/discovery.h"
 #include "modelkit/memory_plan.h"
@@ -776,6 +777,19 @@ std::map<std::string, std::string> CatalogKnowledge::DiagnosisFacts(
   absl::StatusOr<Stack> stack =
       cached ? absl::StatusOr<Stack>(*cached) : store_->GetStack(attempt.stack_id());
   if (stack.ok()) {
+    // The stack's versions, for the rules' typed `when` conditions (a
+    // triton 3.1.0 on gfx928 is expected next behind a head-size refusal):
+    // the log seldom prints them, the catalog knows them.
+    for (const auto& [component, version] :
+         {std::pair<const char*, const std::string*>{"engine", &stack->engine_version()},
+          {"dtk", &stack->dtk_version()},
+          {"torch", &stack->torch_version()},
+          {"triton", &stack->triton_version()},
+          {"flash_attn", &stack->flash_attn_version()},
+          {"python", &stack->python_version()}}) {
+      if (!version->empty()) facts[modelkit::VersionFactOf(component)] = *version;
+    }
+    if (!stack->engine().empty()) facts["stack.engine"] = stack->engine();
     if (stack->capabilities().accepts_kv_cache_memory_bytes()) {
       facts["stack.accepts_kv_cache_memory_bytes"] = "true";
       facts["memory_plan.kv_cache_bytes"] =

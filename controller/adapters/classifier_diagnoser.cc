@@ -15,15 +15,19 @@ std::vector<dcufleet::v1::AttemptFinding> ClassifierDiagnoser::Diagnose(
   dcufleet::v1::DiagnosisResult r = classifier_.Classify(log_tail, opts);
   std::vector<dcufleet::v1::AttemptFinding> out;
   for (const auto& f : r.findings()) {
-    // A hidden cause is not in the log yet (it bites once the first cause is
-    // fixed): it is for people reading `dcuctl diagnose`, never something to
-    // act on, since the policy walks the findings in order and would take it
-    // (a failover that marks a stack broken) once the first cause's
-    // remediation has been used up.
-    if (f.basis() == dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT) continue;
     dcufleet::v1::AttemptFinding a;
     a.set_failure_class(f.failure_class());
     a.set_confidence(f.confidence());
+    for (const std::string& c : f.conditions()) a.add_conditions(c);
+    if (f.basis() == dcufleet::v1::FINDING_BASIS_EXPECTED_NEXT) {
+      // A hidden cause is not in the log yet (it bites once the first cause
+      // is fixed): for people reading `describe`, with why and what it rests
+      // on, and no remediation (the policy never acts on it).
+      a.set_expected_next(true);
+      a.set_explanation(f.explanation());
+      out.push_back(std::move(a));
+      continue;
+    }
     for (const auto& e : f.evidence()) a.add_evidence(e.text());
     a.set_remediation_kind(f.remediation().kind());
     // The loader admitted only names of the vocabulary.

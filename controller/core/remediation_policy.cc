@@ -120,6 +120,10 @@ RemediationDecision RemediationPolicy::Decide(Deployment& d, const Attempt& a,
   const AttemptFinding* chosen = nullptr;
   std::string chosen_key;
   for (const auto& f : findings) {
+    // A cause expected once another is fixed is not this failure's: acting
+    // on it (a failover that marks a stack broken) once the first cause's
+    // remediation is used up would blame what has not happened yet.
+    if (f.expected_next()) continue;
     std::string key = RemediationKey(f);
     int applied = static_cast<int>(std::count(st->applied_remediations().begin(),
                                               st->applied_remediations().end(), key));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_util.h"
+#include "modelkit/diagnosis/context_condition.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
@@ -227,6 +228,7 @@ absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_vi
     DCU_RETURN_IF_ERROR(CheckPatterns(rule, "all", rule.all(), source));
     DCU_RETURN_IF_ERROR(CheckPatterns(rule, "not_on_line", rule.not_on_line(), source));
     DCU_RETURN_IF_ERROR(CheckPatterns(rule, "not_in_log", rule.not_in_log(), source));
+    DCU_RETURN_IF_ERROR(CheckCondition(rule.when(), where));
     if (rule.scope() != dcufleet::v1::MATCH_SCOPE_ANY_LINE && rule.any_size() == 0) {
       // The scope applies to `any`; without it the rule would silently be
       // matched on every line.
@@ -249,6 +251,7 @@ absl::Status ValidateDiagnosisRules(const DiagnosisRules& rules, absl::string_vi
       }
       DCU_RETURN_IF_ERROR(CheckPatterns(rule, "hidden_cause.when_log_has", hidden.when_log_has(),
                                         source));
+      DCU_RETURN_IF_ERROR(CheckCondition(hidden.when(), at));
     }
     if (rule.remediation_size() == 0) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": needs at least one remediation"));

@@ -16,6 +16,7 @@
 #include "modelkit/diagnosis/embedded_rules.h"
 #include "modelkit/diagnosis/fallback_model.h"
 #include "modelkit/diagnosis/log_normalizer.h"
+#include "modelkit/diagnosis/context_condition.h"
 #include "modelkit/diagnosis/log_context.h"
 #include "modelkit/diagnosis/log_structure.h"
 #include "re2/re2.h"
@@ -226,6 +227,8 @@ struct RuleHit {
   int rule = 0;
   double score = 0.0;
   std::vector<Candidate> lines;  // best first
+  // What the rule's `when` rested on (DiagnosisFinding.conditions).
+  std::vector<std::string> conditions;
 };
 
 }  // namespace
@@ -247,6 +250,9 @@ struct LogClassifier::Compiled {
     std::vector<std::unique_ptr<RE2>> not_on_line;
     // Per Rule.hidden_cause: the set indices of its when_log_has patterns.
     std::vector<std::vector<int>> hidden_cause_context;
+    // Rule.when, and per Rule.hidden_cause its `when`.
+    CompiledCondition when;
+    std::vector<CompiledCondition> hidden_cause_when;
   };
 
   DiagnosisRules rules;
@@ -387,7 +393,13 @@ absl::StatusOr<LogClassifier> LogClassifier::Create(const DiagnosisRules& rules,
         DCU_RETURN_IF_ERROR(add(r, PatternKind::kNotInLog, p, &ids));
       }
       cr.hidden_cause_context.push_back(std::move(ids));
+      DCU_ASSIGN_OR_RETURN(CompiledCondition when,
+                           CompiledCondition::Compile(hidden.when(), absl::StrCat(
+                               source, ": rule '", rule.id(), "': hidden_cause")));
+      cr.hidden_cause_when.push_back(std::move(when));
     }
+    DCU_ASSIGN_OR_RETURN(cr.when, CompiledCondition::Compile(
+                                      rule.when(), absl::StrCat(source, ": rule '", rule.id(), "'")));
     for (const std::string& p : rule.not_on_line()) {
       auto re = std::make_unique<RE2>(p, PatternOptions());
       if (!re->ok()) {
@@ -499,6 +511,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     dcufleet::v1::LogContext context = ReadLogContext(normalized, context_hits, structure);
     if (context.ByteSizeLong() > 0) *result.mutable_context() = std::move(context);
   }
+  const dcufleet::v1::LogContext& log_context = result.context();
 
   std::vector<RuleHit> rule_hits;
   for (int r = 0; r < c.rules.rule_size(); ++r) {
@@ -510,6 +523,8 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
     for (int id : cr.all) all_present &= !hits[id].empty();
     const bool has_any = !cr.any.empty() || !cr.type_patterns.empty();
     if (!all_present || (!has_any && cr.all.empty())) continue;
+    std::vector<std::string> conditions;
+    if (!cr.when.empty() && !cr.when.Holds(options.facts, log_context, &conditions)) continue;
 
     std::vector<int> candidate_lines;
     for (int id : has_any ? cr.any : cr.all) {
@@ -537,6 +552,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
                           candidate_lines.end());
     RuleHit hit;
     hit.rule = r;
+    hit.conditions = std::move(conditions);
     std::set<absl::string_view> seen_text;
     for (int line : candidate_lines) {
       const std::string& text = normalized[line].text;
@@ -625,6 +641,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
       }
     }
     for (const auto& [name, value] : captures) (*finding->mutable_captures())[name] = value;
+    for (const std::string& c : hit.conditions) finding->add_conditions(c);
 
     // Choose the remediation option.
     int chosen = -1;
@@ -689,6 +706,9 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
       if (classes_done.count(hidden.failure_class())) continue;
       bool context = true;
       for (int id : c.compiled_rules[r].hidden_cause_context[h]) context &= !hits[id].empty();
+      std::vector<std::string> conditions;
+      context = context && c.compiled_rules[r].hidden_cause_when[h].Holds(
+                               options.facts, result.context(), &conditions);
       if (!context) continue;
       classes_done.insert(hidden.failure_class());
       DiagnosisFinding* finding = result.add_findings();
@@ -699,6 +719,7 @@ DiagnosisResult LogClassifier::Classify(const std::vector<std::string>& lines,
       finding->set_explanation(absl::StrCat("expected once ", first.failure_class(),
                                             " is fixed: ", hidden.explanation()));
       *finding->mutable_evidence() = first.evidence();
+      for (const std::string& cond : conditions) finding->add_conditions(cond);
       auto source = c.first_rule_of_class.find(hidden.failure_class());
       if (source != c.first_rule_of_class.end()) {
         const Rule& remedy = c.rules.rule(source->second);

@@ -7,15 +7,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "controller/adapters/classifier_diagnoser.h"
 #include "controller/store/sqlite_catalog_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modelkit/catalog_loader.h"
+#include "modelkit/diagnosis/diagnosis_rules.h"
 #include "tests/unit/catalog/test_paths.h"
 
 namespace dcu::controller {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr char kStack[] = "vllm-0.9.2-bare-dtk2504";
@@ -240,6 +243,49 @@ TEST_F(CatalogKnowledgeTest, ALearnedFixIsRenderedIntoTheNextLaunchOnAnyNode) {
   auto demoted = knowledge_->RenderLaunch(spec, plan, placement, "/models/Qwen3-32B", 0);
   ASSERT_TRUE(demoted.ok());
   EXPECT_FALSE(demoted->has_learned_fix());
+}
+
+// Seed 000 as the controller reads it: the log is only the head-size
+// refusal; the placement (gfx928) and the shipped stack's versions (vLLM
+// 0.11.0 with triton 3.1.0) are facts, and with them the built-in rules say
+// what bites next. It is kept on the attempt for people, marked, with what
+// it rests on and no remediation to act on.
+TEST_F(CatalogKnowledgeTest, TheStacksVersionsAreFactsAndSeed000sNextCauseIsKept) {
+  dcufleet::v1::DeploymentSpec spec;
+  spec.set_model(kModel);
+  dcufleet::v1::Attempt a;
+  a.set_stack_id("vllm-0.11.0-bare-dtk2604");
+  a.mutable_placement()->set_arch("gfx928");
+  a.mutable_placement()->set_tp(4);
+  std::map<std::string, std::string> facts = knowledge_->DiagnosisFacts(spec, a, 64LL << 30);
+  EXPECT_EQ(facts["stack.triton_version"], "3.1.0");
+  EXPECT_EQ(facts["stack.engine_version"], "0.11.0");
+  EXPECT_EQ(facts["stack.engine"], "vllm");
+  EXPECT_EQ(facts["arch"], "gfx928");
+
+  auto classifier = modelkit::BuiltInClassifier(modelkit::AllDiagnosisActions());
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  ClassifierDiagnoser diagnoser(std::move(*classifier));
+  const std::vector<std::string> log = {
+      "ValueError: Head size 80 is not supported by FlashAttention. Supported head sizes are: "
+      "[32, 64, 96, 128, 160, 192, 224, 256]."};
+  std::vector<dcufleet::v1::AttemptFinding> findings = diagnoser.Diagnose(log, facts);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].failure_class(), "unsupported_head_size");
+  EXPECT_FALSE(findings[0].expected_next());
+  EXPECT_EQ(findings[1].failure_class(), "triton_unsupported_gpu_target");
+  EXPECT_TRUE(findings[1].expected_next());
+  EXPECT_EQ(findings[1].remediation_kind(), dcufleet::v1::REMEDIATION_KIND_UNSPECIFIED);
+  EXPECT_THAT(findings[1].explanation(), HasSubstr("expected once unsupported_head_size is fixed"));
+  EXPECT_THAT(findings[1].conditions(), ElementsAre("arch gfx928 (given)", "triton 3.1.0 (given)"));
+
+  // The stack that works there (triton 3.0.0): nothing expected next.
+  a.set_stack_id(kStack);
+  facts = knowledge_->DiagnosisFacts(spec, a, 64LL << 30);
+  EXPECT_EQ(facts["stack.triton_version"], "3.0.0");
+  findings = diagnoser.Diagnose(log, facts);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].failure_class(), "unsupported_head_size");
 }
 
 }  // namespace

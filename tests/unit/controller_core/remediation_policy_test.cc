@@ -91,6 +91,27 @@ TEST_F(RemediationPolicyTest, SetEnvAddsTheVariables) {
   EXPECT_EQ(Decide(findings_[0]).next, Next::kBackoff);
 }
 
+// Seed 000: a head-size refusal whose audit fix is spent, then the triton
+// expected behind it. The expected one has not happened: it is not acted on
+// (a failover that marks the stack broken), even carrying a remediation.
+TEST_F(RemediationPolicyTest, ACauseExpectedNextIsNeverActedOn) {
+  AttemptFinding head = Finding("unsupported_head_size", dcufleet::v1::DIAGNOSIS_ACTION_SET_ENV,
+                                {{"VLLM_USE_TRITON_FLASH_ATTN", "1"}});
+  AttemptFinding next = Finding("triton_unsupported_gpu_target",
+                                dcufleet::v1::DIAGNOSIS_ACTION_FAILOVER,
+                                {{"mark_broken", "stack_arch"}},
+                                dcufleet::v1::REMEDIATION_KIND_FAILOVER);
+  next.set_expected_next(true);
+  findings_ = {head, next};
+  EXPECT_EQ(policy_.Decide(d_, a_, findings_, ctx_).next, Next::kRetryNow);
+  // The head-size fix is spent now: back off, no failover, nothing broken.
+  RemediationDecision spent = policy_.Decide(d_, a_, findings_, ctx_);
+  EXPECT_EQ(spent.next, Next::kBackoff);
+  // The same finding not marked expected would have been taken.
+  findings_[1].set_expected_next(false);
+  EXPECT_EQ(policy_.Decide(d_, a_, findings_, ctx_).next, Next::kFailover);
+}
+
 TEST_F(RemediationPolicyTest, PrependLdLibraryPathPutsThePathsFirst) {
   d_.mutable_status()->add_ld_library_path_prefix("/opt/rocm/lib");
   d_.mutable_status()->add_ld_library_path_prefix("/usr/lib");

@@ -49,6 +49,31 @@ TEST(DescribeDeployment, AFailoverSaysSoOnceAndTheEvidenceKeepsItsEnd) {
   EXPECT_THAT(out.str(), HasSubstr("UID:         d-123"));
 }
 
+// A cause expected next (seed 000's triton behind a head-size refusal) is
+// told as such, with why and what it rests on, and no action.
+TEST(DescribeDeployment, ACauseExpectedNextSaysWhyAndWhatItRestsOn) {
+  auto resp = WithFinding(dcufleet::v1::REMEDIATION_KIND_AUTO, dcufleet::v1::DIAGNOSIS_ACTION_SET_ENV,
+                          "ValueError: Head size 80 is not supported by FlashAttention.");
+  auto* first = resp.mutable_deployment()->mutable_status()->mutable_attempts(0)->mutable_findings(0);
+  first->set_failure_class("unsupported_head_size");
+  auto* next = resp.mutable_deployment()->mutable_status()->mutable_attempts(0)->add_findings();
+  next->set_failure_class("triton_unsupported_gpu_target");
+  next->set_confidence(0.72);
+  next->set_expected_next(true);
+  next->set_explanation("expected once unsupported_head_size is fixed: on gfx928 the DTK build of "
+                        "triton 3.1.0 cannot target the arch");
+  next->add_conditions("arch gfx928 (given)");
+  next->add_conditions("triton 3.1.0 (given)");
+  std::ostringstream out;
+  PrintDeploymentDescription(resp, out);
+  EXPECT_THAT(out.str(), HasSubstr("unsupported_head_size (82%) → auto: set_env\n"));
+  EXPECT_THAT(out.str(), HasSubstr("    triton_unsupported_gpu_target (72%) expected next\n"
+                                   "      why: expected once unsupported_head_size is fixed: on "
+                                   "gfx928 the DTK build of triton 3.1.0 cannot target the arch\n"
+                                   "      rests on: arch gfx928 (given), triton 3.1.0 (given)\n"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("(72%) →")));
+}
+
 TEST(DescribeDeployment, AnAutoActionIsNamed) {
   std::ostringstream out;
   PrintDeploymentDescription(WithFinding(dcufleet::v1::REMEDIATION_KIND_AUTO,

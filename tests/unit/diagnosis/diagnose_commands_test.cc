@@ -15,6 +15,7 @@ namespace dcu::dcuctl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string SourceDir() {
   const char* dir = std::getenv("DCU_SOURCE_DIR");
@@ -276,6 +277,32 @@ TEST(DiagnoseLogTest, SaysWhereTheLogSaysItRan) {
   std::ostringstream none;
   RunDiagnoseLog(args, none, err);
   EXPECT_FALSE(nlohmann::json::parse(none.str()).contains("context")) << none.str();
+}
+
+// Seed 000's log is one line; the facts a person gives (as the controller
+// does) say where it ran, and the hidden cause says it rests on them.
+TEST(DiagnoseLogTest, GivenFactsAreWhatAHiddenCauseRestsOn) {
+  DiagnoseLogArgs args;
+  args.log_path = SourceDir() + "/tests/data/launch-logs/seed000_head_size_80.log";
+  args.rules_path = Rules();
+  std::ostringstream plain, err;
+  RunDiagnoseLog(args, plain, err);
+  EXPECT_THAT(plain.str(), Not(HasSubstr("triton_unsupported_gpu_target"))) << plain.str();
+  args.facts = {"arch=gfx928", "stack.triton_version=3.1.0"};
+  std::ostringstream out;
+  RunDiagnoseLog(args, out, err);
+  EXPECT_THAT(out.str(), HasSubstr("triton_unsupported_gpu_target")) << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("      rests on: arch gfx928 (given), triton 3.1.0 (given)\n"))
+      << out.str();
+  args.output = "json";
+  std::ostringstream json;
+  RunDiagnoseLog(args, json, err);
+  nlohmann::json j = nlohmann::json::parse(json.str());
+  ASSERT_EQ(j["findings"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["findings"][1]["basis"], "expected_next") << j.dump();
+  EXPECT_EQ(j["findings"][1]["conditions"],
+            nlohmann::json({"arch gfx928 (given)", "triton 3.1.0 (given)"}));
+  EXPECT_EQ(j["findings"][0]["conditions"], nlohmann::json::array());
 }
 
 }  // namespace

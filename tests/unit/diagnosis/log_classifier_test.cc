@@ -514,11 +514,15 @@ TEST_F(LogClassifierTest, FollowOnErrorDoesNotHideTheRootCause) {
 
 // Seed 000: a damaged config.json (head size 80) hid a triton that cannot
 // target gfx928. With the context that makes the second likely, both are
-// listed, in the order they will bite.
+// listed, in the order they will bite. The arch is a typed fact: a device
+// statement of the log, or the caller's (the placement's), never a line that
+// merely names gfx928.
 TEST_F(LogClassifierTest, HiddenCauseIsListedAfterTheCauseThatHidesIt) {
   std::vector<std::string> lines = {
       "INFO 07-10 10:00:00 [__init__.py:1] Automatically detected platform rocm.",
-      "INFO 07-10 10:00:01 [env.py:1] torch 2.5.1, triton 3.1.0, arch gfx928",
+      "INFO 07-10 10:00:01 [env.py:1] torch 2.5.1, triton 3.1.0",
+      "INFO 07-10 10:00:01 [worker.py:1] _CudaDeviceProperties(name='K100_AI', major=9, "
+      "minor=2, gcnArchName='gfx928:sramecc+:xnack-', total_memory=65520MB)",
       "ERROR 07-10 10:00:09 [core.py:1] ValueError: Head size 80 is not supported by "
       "FlashAttention. Supported head sizes are: [32, 64, 96, 128, 160, 192, 224, 256].",
   };
@@ -530,9 +534,50 @@ TEST_F(LogClassifierTest, HiddenCauseIsListedAfterTheCauseThatHidesIt) {
   EXPECT_THAT(hidden.explanation(), HasSubstr("expected once unsupported_head_size is fixed"));
   EXPECT_LT(hidden.confidence(), result.findings(0).confidence());
   EXPECT_EQ(hidden.remediation().action(), "failover");
-  // Without the context (another arch), the head size alone.
-  lines[1] = "INFO 07-10 10:00:01 [env.py:1] torch 2.5.1, triton 3.1.0, arch gfx942";
+  EXPECT_THAT(hidden.conditions(), ElementsAre("arch gfx928 (log L3)"));
+
+  // Another arch: the head size alone.
+  std::vector<std::string> other = lines;
+  other[2] = "INFO 07-10 10:00:01 [worker.py:1] gcnArchName='gfx942:sramecc+:xnack-'";
+  EXPECT_THAT(Classes(classifier_->Classify(other)), ElementsAre("unsupported_head_size"));
+  // gfx928 named among supported targets is not where the launch ran.
+  other[2] = "INFO 07-10 10:00:01 [env.py:1] triton targets: gfx906, gfx926, gfx928";
+  EXPECT_THAT(Classes(classifier_->Classify(other)), ElementsAre("unsupported_head_size"));
+}
+
+// In the controller the log is often only the error: the placement's arch and
+// the stack's triton are given as facts, and the hidden cause rests on them.
+TEST_F(LogClassifierTest, HiddenCauseRestsOnTheFactsTheCallerGives) {
+  const std::vector<std::string> lines = {
+      "ValueError: Head size 80 is not supported by FlashAttention. Supported head sizes are: "
+      "[32, 64, 96, 128, 160, 192, 224, 256]."};
   EXPECT_THAT(Classes(classifier_->Classify(lines)), ElementsAre("unsupported_head_size"));
+
+  ClassifyOptions options;
+  options.facts = {{"arch", "gfx928"}, {"stack.triton_version", "3.1.0"}};
+  DiagnosisResult result = classifier_->Classify(lines, options);
+  ASSERT_THAT(Classes(result),
+              ElementsAre("unsupported_head_size", "triton_unsupported_gpu_target"));
+  EXPECT_THAT(result.findings(1).conditions(),
+              ElementsAre("arch gfx928 (given)", "triton 3.1.0 (given)"));
+
+  // The stack that works there (triton 3.0.0), or another arch: nothing hidden.
+  options.facts["stack.triton_version"] = "3.0.0";
+  EXPECT_THAT(Classes(classifier_->Classify(lines, options)),
+              ElementsAre("unsupported_head_size"));
+  options.facts = {{"arch", "gfx906"}, {"stack.triton_version", "3.1.0"}};
+  EXPECT_THAT(Classes(classifier_->Classify(lines, options)),
+              ElementsAre("unsupported_head_size"));
+  // The caller's arch wins over what the log says.
+  std::vector<std::string> with_device = lines;
+  with_device.insert(with_device.begin(), "INFO worker.py:1 gcnArchName='gfx906:sramecc+:xnack-'");
+  options.facts = {{"arch", "gfx928"}, {"stack.triton_version", "3.1.0+das.opt1"}};
+  result = classifier_->Classify(with_device, options);
+  EXPECT_EQ(result.context().arch(), "gfx906");
+  ASSERT_THAT(Classes(result),
+              ElementsAre("unsupported_head_size", "triton_unsupported_gpu_target"));
+  EXPECT_THAT(result.findings(1).conditions(),
+              ElementsAre("arch gfx928 (given)", "triton 3.1.0+das.opt1 (given)"));
 }
 
 // Hostile input: a 10 MB line and a deep traceback classify without
@@ -594,6 +639,89 @@ TEST(LogClassifierCustomRulesTest, AllAndNotInLogSemantics) {
   auto suppressed = classifier->Classify(
       {"gfx906", "RuntimeError: PassManager::run failed", "enforce-eager worked"});
   EXPECT_EQ(suppressed.findings(0).failure_class(), "unknown");
+}
+
+// A rule's `when` is matched on typed facts: the caller's first, else the
+// log's own context; a fact neither gives does not hold.
+TEST(LogClassifierCustomRulesTest, WhenMatchesTypedContextNotText) {
+  auto rules = ParseDiagnosisRules(R"pb(
+    rule {
+      id: "invalid_device_function.rocm"
+      failure_class: "hip_invalid_device_function"
+      any: "invalid device function"
+      when { platform: "rocm" arch: "gfx9[0-9a-f]{2}" version { key: "engine" value: "0\\.(?:9|1[0-9])\\..*" } }
+      confidence: 0.9
+      remediation { kind: REMEDIATION_KIND_FAILOVER action: "failover" }
+    }
+  )pb", "when.txtpb", AllDiagnosisActions());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto classifier = LogClassifier::Create(*rules, "when.txtpb");
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+
+  const std::vector<std::string> log = {
+      "INFO 01-01 00:00:00 [__init__.py:1] Automatically detected platform rocm.",
+      "INFO 01-01 00:00:01 [api_server.py:1] vLLM API server version 0.9.2",
+      "rocBLAS warning: for GPU arch : gfx928",
+      "RuntimeError: HIP error: invalid device function",
+  };
+  DiagnosisResult result = classifier->Classify(log);
+  EXPECT_EQ(result.findings(0).failure_class(), "hip_invalid_device_function");
+  EXPECT_THAT(result.findings(0).conditions(),
+              ElementsAre("arch gfx928 (log L3)", "platform rocm (log L1)",
+                          "engine 0.9.2 (log L2)"));
+
+  // The words without the facts: the arch named in text, no platform line.
+  EXPECT_EQ(classifier->Classify({"built for gfx928", "RuntimeError: HIP error: invalid device function"})
+                .findings(0).failure_class(),
+            "unknown");
+  // The caller's facts stand in for what the log does not say.
+  ClassifyOptions given;
+  given.facts = {{"arch", "gfx906"}, {"platform", "ROCm"}, {"stack.engine_version", "0.11.0"}};
+  result = classifier->Classify({"RuntimeError: HIP error: invalid device function"}, given);
+  EXPECT_EQ(result.findings(0).failure_class(), "hip_invalid_device_function");
+  EXPECT_THAT(result.findings(0).conditions(),
+              ElementsAre("arch gfx906 (given)", "platform rocm (given)",
+                          "engine 0.11.0 (given)"));
+  // An engine version outside the pattern: the rule does not fire.
+  given.facts["stack.engine_version"] = "0.8.5";
+  EXPECT_EQ(classifier->Classify({"RuntimeError: HIP error: invalid device function"}, given)
+                .findings(0).failure_class(),
+            "unknown");
+}
+
+// A bad `when` is refused at load, naming the rule and the field.
+TEST(LogClassifierCustomRulesTest, BadWhenIsRefusedWithItsPlace) {
+  auto bad_pattern = ParseDiagnosisRules(R"pb(
+    rule {
+      id: "x.y"
+      failure_class: "port_in_use"
+      any: "address already in use"
+      when { arch: "gfx[" }
+      confidence: 0.9
+      remediation { kind: REMEDIATION_KIND_HUMAN action: "human" }
+    }
+  )pb", "bad.txtpb", AllDiagnosisActions());
+  ASSERT_FALSE(bad_pattern.ok());
+  EXPECT_THAT(bad_pattern.status().message(),
+              HasSubstr("bad.txtpb: rule 'x.y': when.arch[0] 'gfx[' is not a valid RE2 pattern"));
+  auto bad_component = ParseDiagnosisRules(R"pb(
+    rule {
+      id: "x.y"
+      failure_class: "port_in_use"
+      any: "address already in use"
+      hidden_cause {
+        failure_class: "no_cache_blocks"
+        confidence: 0.5
+        when { version { key: "cuda" value: "12.*" } }
+      }
+      confidence: 0.9
+      remediation { kind: REMEDIATION_KIND_HUMAN action: "human" }
+    }
+  )pb", "bad.txtpb", AllDiagnosisActions());
+  ASSERT_FALSE(bad_component.ok());
+  EXPECT_THAT(bad_component.status().message(),
+              HasSubstr("rule 'x.y': hidden_cause[0]: when.version names 'cuda', not one of "
+                        "engine, dtk, torch, triton, flash_attn, python"));
 }
 
 // A scoped pattern counts only on its part of the log.

@@ -98,14 +98,17 @@ void PrintFailedAttempts(const std::string& name, const nlohmann::json& j, std::
       if (f.value("expected_next", false)) {
         out << "  " << f["class"].get<std::string>() << "  "
             << static_cast<int>(f["confidence"].get<double>() * 100) << "%  expected next: "
-            << f["explanation"].get<std::string>().substr(0, 200) << "\n";
+            << ShortenKeepingEnd(f["explanation"].get<std::string>(), 240) << "\n";
         continue;
       }
       out << "  " << f["class"].get<std::string>() << "  "
           << static_cast<int>(f["confidence"].get<double>() * 100) << "%  → "
-          << f["remediation"]["kind"].get<std::string>() << ": "
-          << f["remediation"]["action"].get<std::string>() << "\n";
-      for (const auto& e : f["evidence"]) out << "    | " << e.get<std::string>().substr(0, 160) << "\n";
+          << RemediationWords(f["remediation"]["kind"].get<std::string>(),
+                              f["remediation"]["action"].get<std::string>())
+          << "\n";
+      for (const auto& e : f["evidence"]) {
+        out << "    | " << ShortenKeepingEnd(e.get<std::string>(), 160) << "\n";
+      }
     }
   }
 }

@@ -31,16 +31,6 @@
 namespace dcu::dcuctl {
 namespace {
 
-// A long evidence line keeps its start and its end: the word that matters
-// is usually last ("... error: unsupported target: 'gfx928'" was cut right
-// before 'gfx928').
-std::string Shorten(const std::string& line, size_t max) {
-  if (line.size() <= max) return line;
-  const size_t head = max / 3, tail = max - head - 5;
-  return line.substr(0, head) + " ... " + line.substr(line.size() - tail);
-}
-
-
 using dcufleet::v1::Deployment;
 using dcufleet::v1::DeploymentPhase;
 using FleetStub = dcufleet::v1::FleetService::Stub;
@@ -266,7 +256,7 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
       rt.AddRow({absl::StrCat(r.index()), Phase(r.phase()), r.node().empty() ? "-" : r.node(),
                  r.device_indices().empty() ? "-" : absl::StrJoin(r.device_indices(), ","),
                  r.endpoint().empty() ? "-" : r.endpoint(), absl::StrCat(r.restarts()),
-                 Shorten(r.message(), 80)});
+                 ShortenKeepingEnd(r.message(), 80)});
     }
     std::ostringstream table;
     rt.Print(table);
@@ -318,7 +308,9 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
       if (f.expected_next()) {
         out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100)
             << "%) expected next\n";
-        if (!f.explanation().empty()) out << "      why: " << Shorten(f.explanation(), 240) << "\n";
+        if (!f.explanation().empty()) {
+          out << "      why: " << ShortenKeepingEnd(f.explanation(), 240) << "\n";
+        }
         if (!f.conditions().empty()) {
           out << "      rests on: " << absl::StrJoin(f.conditions(), ", ") << "\n";
         }
@@ -329,10 +321,10 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
       out << "    " << f.failure_class() << " (" << static_cast<int>(f.confidence() * 100) << "%)";
       // "→ failover", not "→ failover: failover".
       if (f.remediation_kind() != dcufleet::v1::REMEDIATION_KIND_UNSPECIFIED) {
-        out << " → " << kind << (action.empty() || action == kind ? "" : ": " + action);
+        out << " → " << RemediationWords(kind, action);
       }
       out << "\n";
-      for (const auto& e : f.evidence()) out << "      | " << Shorten(e, 160) << "\n";
+      for (const auto& e : f.evidence()) out << "      | " << ShortenKeepingEnd(e, 160) << "\n";
       if (!f.conditions().empty()) {
         out << "      rests on: " << absl::StrJoin(f.conditions(), ", ") << "\n";
       }

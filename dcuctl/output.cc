@@ -325,4 +325,14 @@ std::string Ago(int64_t unix_ms) {
   return absl::StrCat(common::HumanDuration(std::max<int64_t>(0, now - unix_ms)), " ago");
 }
 
+std::string ShortenKeepingEnd(const std::string& line, size_t max) {
+  if (line.size() <= max) return line;
+  const size_t head = max / 3, tail = max - head - 5;
+  return line.substr(0, head) + " ... " + line.substr(line.size() - tail);
+}
+
+std::string RemediationWords(const std::string& kind, const std::string& action) {
+  return action.empty() || action == kind ? kind : kind + ": " + action;
+}
+
 }  // namespace dcu::dcuctl

@@ -67,4 +67,13 @@ int PrintDocument(const nlohmann::json& document, const std::string& format, std
 // "5s ago", "3m12s ago" from a unix-ms timestamp ("-" when 0).
 std::string Ago(int64_t unix_ms);
 
+// A long evidence line keeps its start and its end: the word that matters is
+// usually last ("... error: unsupported target: 'gfx928'" was cut right
+// before 'gfx928').
+std::string ShortenKeepingEnd(const std::string& line, size_t max);
+
+// What a finding's remediation does, as read after "→ ": "failover", not
+// "failover: failover"; "auto: set_env".
+std::string RemediationWords(const std::string& kind, const std::string& action);
+
 }  // namespace dcu::dcuctl

@@ -27,6 +27,7 @@ namespace dcu {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::FleetHarness;
 
 std::string Sha(const std::string& path) { return testing::ReadFileOrEmpty(path); }
@@ -163,6 +164,12 @@ TEST_F(ScenarioTest, Seed000Qwen3_32bOnK100AiReachesServingWithNoHumanStep) {
   // Attempt 1: vLLM 0.11.0 with triton 3.1.0 cannot target gfx928.
   EXPECT_EQ(st["attempts"][0]["stack_id"], "vllm-0.11.0-bare-dtk2604");
   EXPECT_EQ(st["attempts"][0]["findings"][0]["failure_class"], "triton_unsupported_gpu_target");
+  // What a person reads of it: the failover once, and the evidence with its
+  // end (the arch), which a cut at 160 characters used to drop.
+  testing::CmdResult diagnosis = h_.Dcuctl({"diagnose", "deployment", "qwen3-32b"});
+  EXPECT_THAT(diagnosis.out, HasSubstr("%  → failover\n")) << diagnosis.out;
+  EXPECT_THAT(diagnosis.out, Not(HasSubstr("failover: failover"))) << diagnosis.out;
+  EXPECT_THAT(diagnosis.out, HasSubstr("unsupported target: 'gfx928'")) << diagnosis.out;
   // Attempt 2: failover straight to vLLM 0.9.2 bare, which serves.
   EXPECT_EQ(st["attempts"][1]["stack_id"], "vllm-0.9.2-bare-dtk2504");
   EXPECT_EQ(st["attempts"][1]["phase"], "INSTANCE_READY");

@@ -49,7 +49,7 @@ int RunApiKeyList(Client& client, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   Table t({"NAME", "SCOPE", "AGE"});
-  for (const auto& k : resp.keys()) t.AddRow({k.name(), ScopeOf(k), Ago(k.created_at_ms())});
+  for (const auto& k : resp.keys()) t.AddRow({k.name(), ScopeOf(k), Age(k.created_at_ms())});
   t.Print(out, !client.options().no_headers);
   return kExitOk;
 }

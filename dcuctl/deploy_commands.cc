@@ -119,7 +119,7 @@ std::vector<std::string> DeploymentRow(const Deployment& d, bool wide) {
       d.spec().name(), absl::StrCat(d.ready_replicas(), "/", desired), Phase(d.status().phase()),
       d.spec().model(), node, a ? a->stack_id() : "-",
       a ? absl::StrCat(a->placement().tp()) : (d.spec().tp() ? absl::StrCat(d.spec().tp()) : "auto"),
-      absl::StrCat(restarts), Ago(d.status().created_at_ms())};
+      absl::StrCat(restarts), Age(d.status().created_at_ms())};
   if (wide) {
     row.push_back(endpoints.empty() ? "-" : absl::StrJoin(endpoints, ","));
     row.push_back(d.status().message());
@@ -690,12 +690,15 @@ int RunReapNode(Client& client, const std::string& node, bool dry_run, bool incl
     nlohmann::json j = {{"ok", resp.ok()}, {"message", resp.message()}, {"report", report}};
     if (int rc = PrintDocument(j, fmt, out, err); rc != kExitOk) return rc;
   } else {
-    // A person reads a summary; -o json|yaml has the whole report.
-    out << resp.message() << "\n";
+    // A person reads a summary; -o json|yaml has the whole report. The
+    // node's one-line message ("2 action(s) on node ..."), except where the
+    // report's own first line says it for a dry run.
     dcufleet::v1::ReapReport rr;
     google::protobuf::util::JsonParseOptions jo;
     jo.ignore_unknown_fields = true;
-    if (google::protobuf::util::JsonStringToMessage(resp.report_json(), &rr, jo).ok()) {
+    const bool parsed = google::protobuf::util::JsonStringToMessage(resp.report_json(), &rr, jo).ok();
+    if (!parsed || !resp.ok() || !rr.dry_run()) out << resp.message() << "\n";
+    if (parsed) {
       PrintReapReport(rr, out);
     } else if (report.is_object()) {
       out << report.dump(2) << "\n";

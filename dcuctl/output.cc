@@ -319,10 +319,15 @@ int PrintDocument(const nlohmann::json& document, const std::string& format, std
   return 0;
 }
 
-std::string Ago(int64_t unix_ms) {
+std::string Age(int64_t unix_ms) {
   if (unix_ms <= 0) return "-";
   int64_t now = absl::ToUnixMillis(absl::Now());
-  return absl::StrCat(common::HumanDuration(std::max<int64_t>(0, now - unix_ms)), " ago");
+  return common::HumanDuration(std::max<int64_t>(0, now - unix_ms));
+}
+
+std::string Ago(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  return absl::StrCat(Age(unix_ms), " ago");
 }
 
 std::string ShortenKeepingEnd(const std::string& line, size_t max) {

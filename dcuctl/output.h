@@ -66,6 +66,8 @@ int PrintDocument(const nlohmann::json& document, const std::string& format, std
 
 // "5s ago", "3m12s ago" from a unix-ms timestamp ("-" when 0).
 std::string Ago(int64_t unix_ms);
+// An AGE column's cell, as kubectl's: "3m12s" ("-" when 0).
+std::string Age(int64_t unix_ms);
 
 // A long evidence line keeps its start and its end: the word that matters is
 // usually last ("... error: unsupported target: 'gfx928'" was cut right

@@ -202,7 +202,7 @@ void VerdictTally::Render(const Fold& f, absl::string_view subject, bool arch_le
   // The one node whose launches alone make it broken ("" when a second node
   // agrees, or a seed, probe or human row: the catalog's own word).
   if (!same.catalog_word && !same.many_nodes) v->set_only_node(same.first_node);
-  if (!v->only_node().empty()) absl::StrAppend(&reason, "; on node '", v->only_node(), "''s word only");
+  if (!v->only_node().empty()) absl::StrAppend(&reason, "; on the word of node '", v->only_node(), "' only");
   v->set_reason(reason);
   SetIds(same.ids, v);
 }

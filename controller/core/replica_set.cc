@@ -239,9 +239,13 @@ bool OnTargetSpec(const Deployment& d) {
   return !d.has_target_spec() || SameSpecButReplicas(d.spec(), d.target_spec());
 }
 
-std::string CreationSummary(const dcufleet::v1::DeploymentSpec& spec) {
+std::string RevisionSummary(const dcufleet::v1::DeploymentSpec& spec) {
   return absl::StrCat("model ", spec.model(), spec.tp() ? absl::StrCat(" TP=", spec.tp()) : " TP=auto",
-                      " max_model_len=", spec.max_model_len(),
+                      " max_model_len=", spec.max_model_len());
+}
+
+std::string CreationSummary(const dcufleet::v1::DeploymentSpec& spec) {
+  return absl::StrCat(RevisionSummary(spec),
                       spec.replicas() > 1 ? absl::StrCat(" replicas=", spec.replicas()) : "");
 }
 
@@ -255,7 +259,7 @@ dcufleet::v1::SpecRevision CurrentRevision(const Deployment& d) {
   }
   r.set_number(1);
   r.set_since_ms(BornAtMs(d));
-  r.set_change(absl::StrCat("created: ", CreationSummary(d.spec())));
+  r.set_change(absl::StrCat("created: ", RevisionSummary(d.spec())));
   return r;
 }
 

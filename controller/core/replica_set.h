@@ -85,8 +85,13 @@ std::string SpecChanges(const dcufleet::v1::DeploymentSpec& from,
                         const dcufleet::v1::DeploymentSpec& to);
 
 // "model qwen3-32b TP=4 max_model_len=8192 replicas=2": a spec in words,
-// for the Created event and revision 1's change.
+// for the Created event.
 std::string CreationSummary(const dcufleet::v1::DeploymentSpec& spec);
+// The same without replicas, for revision 1's change: a scale is not a
+// revision (as replicas are not part of a ReplicaSet's pod template), and
+// revision 1's change is worded on read from the spec as it is now, so
+// with replicas in it a scale rewrote what the creation said.
+std::string RevisionSummary(const dcufleet::v1::DeploymentSpec& spec);
 
 // Revisions: the spec a deployment was created with is revision 1; each
 // rollout (a new spec, a restart, an undo) starts the next. Kept on every

@@ -154,7 +154,7 @@ TEST_F(CatalogKnowledgeTest, OneNodesFailureDemotesASecondNodesExcludesThenItIsR
   const dcufleet::v1::Plan* p = Find(&excluded);
   ASSERT_NE(p, nullptr);
   EXPECT_FALSE(excluded) << "one node's word excluded the stack fleet-wide";
-  EXPECT_THAT(p->verdict_reason(), HasSubstr("on node 'node-a''s word only"));
+  EXPECT_THAT(p->verdict_reason(), HasSubstr("on the word of node 'node-a' only"));
   EXPECT_THAT(p->verdict_reason(), HasSubstr("demoted"));
   EXPECT_EQ(p->rank(), static_cast<int>(plans_.size())) << "a demoted stack is tried last";
 

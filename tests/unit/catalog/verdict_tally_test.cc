@@ -159,7 +159,7 @@ Verdict OldStackArchVerdict(absl::string_view stack_id, absl::string_view arch,
                     " superseded (", DescribeRuns(ready), ")");
   }
   v.set_only_node(OnlyNode(same));
-  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
+  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on the word of node '", v.only_node(), "' only");
   v.set_reason(reason);
   for (const Evidence* e : same) v.add_evidence_ids(e->evidence_id());
   return v;
@@ -232,7 +232,7 @@ Verdict OldModelVerdict(absl::string_view stack_id, absl::string_view arch,
                     " superseded");
   }
   v.set_only_node(OnlyNode(same));
-  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on node '", v.only_node(), "''s word only");
+  if (!v.only_node().empty()) absl::StrAppend(&reason, "; on the word of node '", v.only_node(), "' only");
   v.set_reason(reason);
   for (const Evidence* e : same) v.add_evidence_ids(e->evidence_id());
   return v;

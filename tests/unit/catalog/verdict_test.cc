@@ -199,7 +199,7 @@ TEST(VerdictTest, ABrokenVerdictOnOneNodesWordSaysSo) {
   auto v = ComputeStackArchVerdict("s", "gfx928", rows);
   EXPECT_EQ(v.state(), dcufleet::v1::VERDICT_BROKEN);
   EXPECT_EQ(v.only_node(), "node-a");
-  EXPECT_THAT(v.reason(), HasSubstr("on node 'node-a''s word only"));
+  EXPECT_THAT(v.reason(), HasSubstr("on the word of node 'node-a' only"));
   EXPECT_EQ(ComputeModelVerdict("s", "gfx928", "m", rows).only_node(), "node-a");
   // A second node agrees: the fleet's word.
   Evidence b = Row("b", 3000, false, "triton_unsupported_gpu_target");

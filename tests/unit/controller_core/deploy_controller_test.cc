@@ -1435,9 +1435,15 @@ TEST_F(RolloutTest, RevisionsAreNumberedKeptOnEveryReplicaAndMoveOnAnUndo) {
   Round();
   auto d = Get("qwen3-32b");
   EXPECT_EQ(d.current_revision().number(), 1);
-  EXPECT_EQ(d.current_revision().change(), "created: model qwen3-32b TP=4 max_model_len=8192 replicas=2");
+  EXPECT_EQ(d.current_revision().change(), "created: model qwen3-32b TP=4 max_model_len=8192");
   EXPECT_GT(d.current_revision().since_ms(), 0);
   EXPECT_EQ(d.revision_history_size(), 0);
+  // A scale is not a revision, and does not reword the creation's.
+  ASSERT_TRUE(controller_->Scale("qwen3-32b", 3).ok());
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.current_revision().number(), 1);
+  EXPECT_EQ(d.current_revision().change(), "created: model qwen3-32b TP=4 max_model_len=8192");
+  ASSERT_TRUE(controller_->Scale("qwen3-32b", 2).ok());
 
   auto next = ReplicaSpec(2);
   next.set_max_model_len(4096);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +27,8 @@
 #include "agent/drain/job_drain.h"
 #include "agent/inventory/slurm_allocation.h"
 #include "agent/reap/reap_node.h"
+#include "agent/procscan/listen_ports.h"
+#include "agent/probe/findings.h"
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
 #include "agent/metrics/agent_metrics.h"
@@ -122,6 +125,12 @@ int main(int argc, char** argv) {
   app.add_option("--memprobe", memprobe, "dcu-memprobe helper (default: next to dcu-agent)");
   app.add_option("--hip_library,--hip-library", hip_library, "libamdhip64 the memprobe loads");
   app.add_option("--proc_root,--proc-root", proc_root, "where processes are listed (default <root>/proc)");
+  std::string proc_net = "/proc/net";
+  app.add_option("--proc-net", proc_net,
+                 "the kernel's socket tables (tcp, tcp6): ports other services listen on, which the "
+                 "controller then gives no instance; the network instances bind in, so not under "
+                 "--root")
+      ->capture_default_str();
   app.add_option("--nvml_library,--nvml-library", nvml_library,
                  "libnvidia-ml.so.1 (NVIDIA nodes: --device_probe nvml,cuda)");
   app.add_option("--cuda_library,--cuda-library", cuda_library, "libcuda.so.1 the memprobe loads");
@@ -448,6 +457,21 @@ int main(int argc, char** argv) {
     inv.set_agent_state_dir(state_dir);
     inv.set_transfer_port(transfer_port);
     for (auto& t : transfers.Snapshot()) *inv.add_transfers() = std::move(t);
+    // Ports other services hold here: this agent's instances' own are the
+    // controller's to know (they come and go with every assignment; left
+    // in, each would change the inventory's digest and resend it whole).
+    std::set<int> own;
+    for (const auto& st : manager.Snapshot()) {
+      if (st.port() > 0) own.insert(st.port());
+    }
+    std::vector<std::string> problems;
+    for (int port : dcu::agent::ForeignListenPorts(proc_net, own, &problems)) {
+      inv.add_foreign_listen_ports(port);
+    }
+    for (const std::string& p : problems) {
+      *inv.add_findings() = dcu::agent::MakeFinding(dcufleet::v1::FINDING_WARNING,
+                                                    "listen_ports_unreadable", "proc_net", p);
+    }
     return inv;
   };
 

@@ -169,6 +169,18 @@ absl::Status CheckInventory(const dcufleet::v1::NodeInventory& inv, absl::string
     return Invalid(f("environments"), absl::StrCat("has ", inv.environments_size(),
                                                    " entries; at most ", kMaxEnvironmentsPerNode));
   }
+  if (inv.foreign_listen_ports_size() > kMaxForeignListenPorts) {
+    return Invalid(f("foreign_listen_ports"),
+                   absl::StrCat("has ", inv.foreign_listen_ports_size(), " entries; at most ",
+                                kMaxForeignListenPorts));
+  }
+  for (int i = 0; i < inv.foreign_listen_ports_size(); ++i) {
+    // Ascending, as the scheduler searches it.
+    const std::string at = absl::StrCat(f("foreign_listen_ports"), "[", i, "]");
+    const int low = i == 0 ? 1024 : inv.foreign_listen_ports(i - 1) + 1;
+    if (low > 65535) return Invalid(at, "follows port 65535");
+    DCU_RETURN_IF_ERROR(CheckRange(at, inv.foreign_listen_ports(i), low, 65535));
+  }
   DCU_RETURN_IF_ERROR(CheckText(f("hostname"), inv.hostname(), 256));
   DCU_RETURN_IF_ERROR(CheckText(f("kernel_release"), inv.kernel_release(), 256));
   DCU_RETURN_IF_ERROR(CheckText(f("driver_version"), inv.driver_version(), 256));

@@ -69,6 +69,7 @@ inline constexpr int kMaxInstancesPerNode = 256;
 inline constexpr int kMaxHoldersPerDevice = 4096;
 inline constexpr int kMaxModelDirectoriesPerNode = 4096;
 inline constexpr int kMaxEnvironmentsPerNode = 512;
+inline constexpr int kMaxForeignListenPorts = 4096;
 
 // A node's inventory: device count, arch grammar (an empty arch means "not
 // known"), printable identity text (names, PCI addresses, versions: what

@@ -158,6 +158,14 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
   out << "Registered:     " << Ago(n.registered_at_ms()) << "\n";
   if (!inv.hostname().empty()) out << "Host:           " << inv.hostname() << "\n";
   if (!inv.driver_version().empty()) out << "Driver:         " << inv.driver_version() << "\n";
+  if (inv.foreign_listen_ports_size() > 0) {
+    // Held by other services: no instance is given one of them.
+    std::vector<int> ports(inv.foreign_listen_ports().begin(), inv.foreign_listen_ports().end());
+    constexpr size_t kShown = 16;
+    std::string shown = absl::StrJoin(ports.begin(), ports.begin() + std::min(ports.size(), kShown), ", ");
+    if (ports.size() > kShown) absl::StrAppend(&shown, ", … (", ports.size(), " in all; -o json lists them)");
+    out << "Ports in use:   " << shown << " (other services; no instance is given these)\n";
+  }
   out << "Devices:        " << DeviceSummary(inv) << "\n\n";
   Table t({"IDX", "PRODUCT", "ARCH", "PCI", "TOTAL", "HOST FREE", "DEVICE FREE", "UNRECLAIMED",
            "HOLDERS"});

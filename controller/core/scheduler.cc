@@ -280,8 +280,15 @@ class Scheduler {
     return it == in_.avoid_devices.end() ? nullptr : &it->second;
   }
   int PortFor(const ScheduleNode& n) const {
+    // Ports other services hold on the node, as its agent read them
+    // (ascending: validated on arrival).
+    static const google::protobuf::RepeatedField<int32_t> kNone;
+    const auto& foreign = n.view ? n.view->inventory().foreign_listen_ports() : kNone;
     int port = in_.port_base;
-    while (n.busy_ports.count(port) || in_.avoid_ports.count(port)) ++port;
+    while (n.busy_ports.count(port) || in_.avoid_ports.count(port) ||
+           std::binary_search(foreign.begin(), foreign.end(), port)) {
+      ++port;
+    }
     return port;
   }
 

@@ -610,8 +610,9 @@ TEST_F(ScenarioTest, NodeDiesWhileServingMovesAndLeavesNoDuplicate) {
   // Control-plane time: from the node going silent to ready elsewhere, minus
   // node-b's simulated load; it includes the --lost-after grace (4 s here).
   // On loopback the silent node's instance still holds its port on the one
-  // host, so node-b's first launch there meets "address already in use" and is
-  // retried on another port (separate hosts would not see this).
+  // host; node-b's agent reports it among the ports other services hold, so
+  // the replacement gets another port (before, its first launch met "address
+  // already in use" and was retried).
   PrintStory("scenario 4", d, took, 1);
   int64_t lost_ms = 0, ready_ms = 0;
   for (const auto& e : d["events"]) {

@@ -1,6 +1,9 @@
 // Issue 14 (trust and recovery) with real processes on loopback: one
 // controller per store, a damaged store refused untouched.
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -389,18 +392,21 @@ TEST(InstalledDcuctl, DiagnosesFromAnyDirectoryWithItsBuiltInRules) {
 // fallback ignored the limit).
 // The simulated K100 node, its only working env given `scenario` (the fake
 // engine's), a controller and the node's agent, Ready. Returns the agent.
-ChildProcess* StartSimFleet(testing::FleetHarness& h, const std::string& scenario) {
+ChildProcess* StartSimFleet(testing::FleetHarness& h, const std::string& scenario,
+                           std::vector<std::string> controller_args = {},
+                           std::vector<std::string> agent_args = {}) {
   std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
   MakeSimNode(h, build);
   std::ofstream(h.Join("sim/k100/envs/vllm-0.9.2-dtk2504/share/fake-vllm/scenario.json"),
                 std::ios::trunc)
       << scenario;
-  if (!h.StartController({"--catalog", h.Join("catalog"), "--reconcile-interval", "0.2",
-                          "--status-interval", "0.3"})) {
-    return nullptr;
+  for (const char* a : {"--catalog", "", "--reconcile-interval", "0.2", "--status-interval", "0.3"}) {
+    controller_args.push_back(*a ? a : h.Join("catalog"));
   }
-  ChildProcess* agent =
-      h.StartAgent("node-k100", SimAgentArgs(h, build, h.Join("sim/k100/models")), SimAgentEnv(h));
+  if (!h.StartController(controller_args)) return nullptr;
+  std::vector<std::string> args = SimAgentArgs(h, build, h.Join("sim/k100/models"));
+  args.insert(args.end(), agent_args.begin(), agent_args.end());
+  ChildProcess* agent = h.StartAgent("node-k100", args, SimAgentEnv(h));
   return h.WaitNodeState("node-k100", "NODE_READY", 30) ? agent : nullptr;
 }
 
@@ -524,6 +530,62 @@ TEST(CatalogImport, SevenMebibyteCatalogStaysWithinItsMemory) {
             << std::filesystem::file_size(file) / (1024 * 1024) << " MiB catalog\n";
   EXPECT_LT(peak_kib, 300 * 1024) << "peak RSS for a 7 MiB catalog";
   EXPECT_LT(after_kib - before_kib, 64 * 1024) << "memory kept after the import";
+}
+
+// An unrelated service holds the first instance port on the node. The agent
+// reads it from the kernel's socket tables and the controller gives the
+// instance the next port: Ready at the first attempt. Without the tables
+// (the control) the launch fails with "address already in use" first and is
+// retried elsewhere, as every launch did before (issue 15's measurement:
+// three port_in_use failures from one held port).
+TEST(Ports, APortAnotherServiceHoldsIsNeverGiven) {
+  // The other service: listening on every address, as a web server does.
+  int held = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  ASSERT_EQ(bind(held, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(held, 4), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  const std::string ok = R"({"load_seconds": 0.1})";
+
+  auto first_attempt = [&](const std::vector<std::string>& agent_args, nlohmann::json* d) {
+    testing::FleetHarness h;
+    if (!StartSimFleet(h, ok, {"--instance-port-base", absl::StrCat(port)}, agent_args)) {
+      ADD_FAILURE() << h.Logs();
+      return;
+    }
+    CmdResult r = h.Dcuctl({"deploy", "qwen3-32b", "--tp", "2", "--wait", "--wait-timeout", "60"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err << h.Logs();
+    *d = h.Deployment("qwen3-32b");
+    if (agent_args.empty()) {
+      CmdResult node = h.Dcuctl({"describe", "node", "node-k100"});
+      EXPECT_THAT(node.out, HasSubstr("(other services; no instance is given these)")) << node.out;
+      nlohmann::json view = h.Json({"get", "node", "node-k100"});
+      std::vector<int> ports = view["inventory"]["foreign_listen_ports"];
+      EXPECT_NE(std::find(ports.begin(), ports.end(), port), ports.end()) << view.dump(2);
+    }
+  };
+  nlohmann::json d;
+  first_attempt({}, &d);
+  const auto& attempts = d["deployment"]["status"]["attempts"];
+  ASSERT_EQ(attempts.size(), 1u) << d.dump(2);
+  EXPECT_EQ(attempts[0]["phase"], "INSTANCE_READY") << d.dump(2);
+  EXPECT_NE(attempts[0]["placement"]["port"].get<int>(), port);
+
+  // The control: the agent reads empty tables.
+  testing::TempDir empty;
+  std::ofstream(empty.Join("tcp")) << "  sl  local_address rem_address   st\n";
+  nlohmann::json control;
+  first_attempt({"--proc-net", empty.path()}, &control);
+  const auto& tried = control["deployment"]["status"]["attempts"];
+  ASSERT_GE(tried.size(), 2u) << control.dump(2);
+  EXPECT_EQ(tried[0]["placement"]["port"].get<int>(), port);
+  EXPECT_EQ(tried[0]["findings"][0]["failure_class"], "port_in_use") << control.dump(2);
+  close(held);
 }
 
 }  // namespace

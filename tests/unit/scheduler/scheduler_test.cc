@@ -349,6 +349,27 @@ TEST(ScheduleTest, UnreclaimedMemoryAndLeftoverHoldersAreAvoided) {
   EXPECT_THAT(Reasons(r)["node-a"], HasSubstr("2 of 5 devices have ≥ 57.60 GiB free (device view) for TP=4"));
 }
 
+// Ports other services hold on a node (its agent read them from the
+// kernel's socket tables) are given to no instance there, and only there.
+TEST(ScheduleTest, PortsOtherServicesHoldAreSkipped) {
+  World w;
+  w.AddPlan("gfx928", "vllm-bare", 1);
+  NodeView& a = w.AddNode("node-a", "gfx928", 4);
+  for (int p : {8000, 8001, 8003}) a.mutable_inventory()->add_foreign_listen_ports(p);
+  w.busy_ports["node-a"] = {8002};
+  ScheduleResult r = w.Run();
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.placement.node(), "node-a");
+  EXPECT_EQ(r.placement.port(), 8004);
+  // Another node's listeners say nothing of node-b's ports.
+  w.AddNode("node-b", "gfx928", 4);
+  w.busy_devices["node-a"] = {0, 1, 2, 3};
+  r = w.Run();
+  ASSERT_TRUE(r.placed);
+  EXPECT_EQ(r.placement.node(), "node-b");
+  EXPECT_EQ(r.placement.port(), 8000);
+}
+
 TEST(ScheduleTest, AvoidedDevicesAndPortsAndTakenOnesAreHonoured) {
   World w;
   w.AddPlan("gfx928", "vllm-bare", 1);

@@ -272,6 +272,26 @@ TEST(AgentMessageTest, BoundsAndNames) {
   EXPECT_THAT(ValidateAgentMessage(sources).message(), HasSubstr("status.figures.sources"));
 }
 
+// Ports other services hold (the scheduler binary-searches them): ascending,
+// unprivileged, bounded; the error names the entry.
+TEST(AgentMessageTest, ForeignListenPortsAreAscendingAndBounded) {
+  dcufleet::v1::AgentMessage m;
+  auto* inv = m.mutable_status()->mutable_inventory();
+  for (int p : {1024, 8070, 8071, 65535}) inv->add_foreign_listen_ports(p);
+  EXPECT_TRUE(ValidateAgentMessage(m).ok()) << ValidateAgentMessage(m);
+  inv->set_foreign_listen_ports(2, 8070);
+  EXPECT_THAT(ValidateAgentMessage(m).message(),
+              HasSubstr("status.inventory.foreign_listen_ports[2]: 8070 is outside 8071-65535"));
+  inv->set_foreign_listen_ports(2, 8071);
+  inv->set_foreign_listen_ports(0, 22);
+  EXPECT_THAT(ValidateAgentMessage(m).message(),
+              HasSubstr("status.inventory.foreign_listen_ports[0]: 22 is outside 1024-65535"));
+  inv->clear_foreign_listen_ports();
+  for (int p = 2000; p < 2000 + 4097; ++p) inv->add_foreign_listen_ports(p);
+  EXPECT_THAT(ValidateAgentMessage(m).message(),
+              HasSubstr("status.inventory.foreign_listen_ports: has 4097 entries; at most 4096"));
+}
+
 TEST(PreviewTest, ShortAndEscaped) {
   EXPECT_EQ(Preview("abc"), "abc");
   std::string escaped = Preview(std::string("a\0b\n", 4));

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace dcu::agent {
+
+// The TCP ports something listens on at this host, read from the kernel's
+// socket tables (/proc/net/tcp and tcp6, state 0A = LISTEN), so that the
+// controller does not place an instance on a port an unrelated service
+// already holds: before, it found out by a failed launch ("address already
+// in use", port_in_use) and retried elsewhere (issue 15's measurement: three
+// such failures in 2 s from one held port).
+//
+// Any listener counts, whatever address it is bound to: an engine binds
+// 0.0.0.0 ({host}), which fails on a port held on any address.
+
+// Only ports an instance could be given: below it the port is privileged
+// and never an instance's, and the list stays short on a busy host.
+inline constexpr int kLowestInstancePort = 1024;
+// At most this many are reported (the lowest); the controller refuses more.
+inline constexpr int kMaxListenPortsReported = 4096;
+
+// Parses one socket table's text. Adds the listening ports (>=
+// kLowestInstancePort) to `ports`; a line that is not a socket entry is
+// skipped and named in `problems` ("/proc/net/tcp line 7: ...", at most
+// three per table), never fatal.
+void ParseSocketTable(absl::string_view text, absl::string_view source, std::set<int>* ports,
+                      std::vector<std::string>* problems);
+
+// The ports listened on at this host (`proc_net` is "/proc/net" on a real
+// host), less `own` (this agent's instances' ports: the controller knows
+// them), ascending, at most kMaxListenPortsReported. A table that cannot be
+// read (no IPv6: no tcp6) is skipped; `problems` says so only for tcp.
+std::vector<int> ForeignListenPorts(const std::string& proc_net, const std::set<int>& own,
+                                    std::vector<std::string>* problems);
+
+}  // namespace dcu::agent

@@ -383,6 +383,11 @@ SimAgent::SimAgent(Run* run, int index, const FleetOptions& fo, bool full_report
       expanded_figures_(expanded_figures) {
   auto* h = hello_.mutable_hello();
   h->set_node_name(name_);
+  // Each simulated node its own host, as a real fleet's: from loopback they
+  // would share one address and with it one port space (the controller's
+  // ShareHostPorts), which no fleet of separate hosts has.
+  h->set_advertise_address(
+      absl::StrFormat("10.%d.%d.%d", (index >> 16) & 255, (index >> 8) & 255, index & 255));
   h->set_agent_version("0.1.0-loadgen");
   h->add_capabilities("inventory");
   *h->mutable_inventory() = MakeInventory(index, fo, WallMs());

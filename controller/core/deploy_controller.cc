@@ -354,12 +354,38 @@ void DeployController::BuildSchedule(StepContext& ctx) {
     c.node.view = &v;
     ctx.sched.push_back(c.node);
   }
+  ShareHostPorts(ctx);
   // Few distinct shapes: a short list, not a set keyed by strings.
   for (const auto& n : ctx.sched) {
     if (!n.ready || n.arch.empty()) continue;
     bool known = false;
     for (const auto& [arch, total] : ctx.shapes) known |= total == n.device_total && arch == n.arch;
     if (!known) ctx.shapes.emplace_back(n.arch, n.device_total);
+  }
+}
+
+void DeployController::ShareHostPorts(StepContext& ctx) {
+  // Nodes with one address are one host: an instance's port on one is taken
+  // on all (before, the next node's launch met "address already in use").
+  // Most fleets have one node per address and pay one hash per node; a
+  // shared address costs one set per address, not a copy per node.
+  ctx.shared_host_ports.clear();
+  absl::flat_hash_map<absl::string_view, size_t> first_at;
+  first_at.reserve(ctx.sched.size());
+  for (size_t i = 0; i < ctx.sched.size(); ++i) {
+    ScheduleNode& n = ctx.sched[i];
+    n.host_ports = nullptr;
+    const std::string& address = n.view->address();
+    if (address.empty()) continue;
+    auto [it, first] = first_at.emplace(address, i);
+    if (first) continue;
+    ScheduleNode& head = ctx.sched[it->second];
+    if (!head.host_ports) {
+      head.host_ports = &ctx.shared_host_ports.emplace_back();
+      head.host_ports->insert(head.busy_ports.begin(), head.busy_ports.end());
+    }
+    n.host_ports = head.host_ports;
+    n.host_ports->insert(n.busy_ports.begin(), n.busy_ports.end());
   }
 }
 

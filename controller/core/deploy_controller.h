@@ -201,6 +201,9 @@ class DeployController : public FleetListener {
   // The scheduling summaries of those views (ctx.sched, ctx.shapes): only
   // for a pass that schedules or takes holdings, and for a dry run.
   void BuildSchedule(StepContext& ctx);
+  // Nodes that share an address share their instances' ports
+  // (ScheduleNode::shared_host); part of BuildSchedule.
+  static void ShareHostPorts(StepContext& ctx);
   static std::tuple<std::string, double, int> CursorKey(const dcufleet::v1::DeploymentSpec& spec);
   void EndOnLostNode(dcufleet::v1::Deployment& d, dcufleet::v1::Attempt& a, StepContext& ctx);
   // A node that was lost is Ready again and has said what it runs: an

@@ -5,6 +5,7 @@
 // the attempt helpers they share.
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -39,6 +40,10 @@ struct DeployController::StepContext {
   std::vector<Event> events;
   // Nodes whose desired instance set may have changed in this pass.
   std::set<std::string> touched;
+  // Per address that several nodes share, the ports taken on any of them
+  // (ScheduleNode::host_ports points here; a deque, so the pointers stay
+  // put). Built with `sched`.
+  std::deque<absl::flat_hash_set<int>> shared_host_ports;
   // The knowledge's answers within the pass, asked once per deployment shape
   // instead of once per deployment (plans per model and arch; memory plans
   // per model, limits, utilization, TP and device size). A recorded launch
@@ -76,6 +81,7 @@ struct DeployController::StepContext {
   void ReleaseViews() {
     views.clear();
     sched.clear();
+    shared_host_ports.clear();
   }
   bool Known(const std::string& name) const { return index->contains(name); }
   ScheduleNode* Sched(const std::string& name) {
@@ -91,12 +97,14 @@ struct DeployController::StepContext {
     auto n = it->second.find(node);
     if (n != it->second.end() && --n->second <= 0) it->second.erase(n);
   }
-  // An attempt holds its devices and port.
+  // An attempt holds its devices and port (the port on every node of its
+  // host).
   void Take(const dcufleet::v1::Placement& p) {
     ScheduleNode* n = Sched(p.node());
     if (!n) return;
     for (int i : p.device_indices()) n->busy_devices.insert(i);
     n->busy_ports.insert(p.port());
+    if (n->host_ports) n->host_ports->insert(p.port());
   }
   // An attempt ended in this pass: its devices are free again (its port stays
   // taken while the node still reports the instance). Only this node can

@@ -286,6 +286,7 @@ class Scheduler {
     const auto& foreign = n.view ? n.view->inventory().foreign_listen_ports() : kNone;
     int port = in_.port_base;
     while (n.busy_ports.count(port) || in_.avoid_ports.count(port) ||
+           (n.host_ports && n.host_ports->contains(port)) ||
            std::binary_search(foreign.begin(), foreign.end(), port)) {
       ++port;
     }

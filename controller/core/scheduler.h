@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "controller/core/model_sources.h"
@@ -76,6 +77,11 @@ struct ScheduleNode {
   // reports).
   SmallIntSet busy_devices;
   SmallIntSet busy_ports;
+  // When another node has the same address (two agents on one host: two
+  // Slurm allocations on a node, a loopback test fleet), the ports taken on
+  // any of them: their instances share one port space. Owned by the pass
+  // (StepContext::shared_host_ports); null for a node alone at its address.
+  absl::flat_hash_set<int>* host_ports = nullptr;
 };
 
 // Devices whose unreclaimed memory exceeds the tolerance are avoided (a

@@ -177,6 +177,33 @@ class DeployControllerTest : public ::testing::Test {
   std::unique_ptr<DeployController> controller_;
 };
 
+// Two agents at one address (two Slurm allocations on one host, a loopback
+// test fleet) share one port space: an instance's port on one node is not
+// given on the other. Nodes at different addresses each start at the base.
+TEST_F(DeployControllerTest, NodesAtOneAddressShareTheirPorts) {
+  auto connect_at = [&](const std::string& node, RecordingSession* s, const std::string& address) {
+    auto hello = MakeHello(node, "gfx928", 8, 64 * kGiB, 63 * kGiB);
+    hello.set_advertise_address(address);
+    ASSERT_TRUE(fleet_->OnHello(hello, s).ok());
+  };
+  RecordingSession a, b, c;
+  connect_at("node-a", &a, "10.0.0.5");
+  connect_at("node-b", &b, "10.0.0.5");
+  connect_at("node-c", &c, "10.0.0.6");
+  std::map<std::string, int> port_on;
+  for (const char* name : {"one", "two", "three"}) {
+    auto spec = Spec(8);
+    spec.set_name(name);
+    ASSERT_TRUE(controller_->Deploy(spec, false).ok());
+    controller_->ReconcileOnceForTest();
+    const auto placement = Get(name).status().attempts(0).placement();
+    port_on[placement.node()] = placement.port();
+  }
+  ASSERT_EQ(port_on.size(), 3u) << "one TP=8 deployment per node";
+  EXPECT_NE(port_on["node-a"], port_on["node-b"]);
+  EXPECT_EQ(port_on["node-c"], std::min(port_on["node-a"], port_on["node-b"]));
+}
+
 TEST_F(DeployControllerTest, PicksTheVerifiedBarePlanAndAssignsIt) {
   RecordingSession a;
   Connect("node-a", &a);

@@ -1,9 +1,6 @@
 // Issue 14 (trust and recovery) with real processes on loopback: one
 // controller per store, a damaged store refused untouched.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "absl/time/clock.h"
 #include "tests/testing/fleet_harness.h"
+#include "tests/testing/held_port.h"
 #include "tests/testing/test_env.h"
 
 namespace dcu {
@@ -540,16 +538,9 @@ TEST(CatalogImport, SevenMebibyteCatalogStaysWithinItsMemory) {
 // three port_in_use failures from one held port).
 TEST(Ports, APortAnotherServiceHoldsIsNeverGiven) {
   // The other service: listening on every address, as a web server does.
-  int held = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(held, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  ASSERT_EQ(bind(held, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(held, 4), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
+  testing::HeldPort held(INADDR_ANY);
+  const int port = held.port();
+  ASSERT_GT(port, 0);
   const std::string ok = R"({"load_seconds": 0.1})";
 
   auto first_attempt = [&](const std::vector<std::string>& agent_args, nlohmann::json* d) {
@@ -585,7 +576,6 @@ TEST(Ports, APortAnotherServiceHoldsIsNeverGiven) {
   ASSERT_GE(tried.size(), 2u) << control.dump(2);
   EXPECT_EQ(tried[0]["placement"]["port"].get<int>(), port);
   EXPECT_EQ(tried[0]["findings"][0]["failure_class"], "port_in_use") << control.dump(2);
-  close(held);
 }
 
 }  // namespace

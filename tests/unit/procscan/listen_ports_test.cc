@@ -3,8 +3,6 @@
 // named by file and line, and a real listener found in the live tables.
 #include "agent/procscan/listen_ports.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/held_port.h"
 
 namespace dcu::agent {
 namespace {
@@ -88,17 +87,9 @@ TEST(ListenPorts, OwnInstancesAreLeftOutAndAMissingTableIsSaid) {
 
 // A real listener on this host is in the live tables.
 TEST(ListenPorts, ARealListenerIsFound) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
+  testing::HeldPort held(INADDR_LOOPBACK);
+  const int port = held.port();
+  ASSERT_GT(port, 0);
   std::vector<std::string> problems;
   std::vector<int> ports = ForeignListenPorts("/proc/net", {}, &problems);
   EXPECT_TRUE(std::binary_search(ports.begin(), ports.end(), port)) << port;
@@ -106,7 +97,6 @@ TEST(ListenPorts, ARealListenerIsFound) {
   // Its owner's instance: left out.
   ports = ForeignListenPorts("/proc/net", {port}, &problems);
   EXPECT_FALSE(std::binary_search(ports.begin(), ports.end(), port));
-  close(fd);
 }
 
 }  // namespace

@@ -11,7 +11,31 @@
 #   slurm_cluster_stop
 # Afterwards SLURM_CONF names the cluster's slurm.conf for every client.
 
-slurm_bench_free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# N distinct free loopback ports below the kernel's ephemeral range, all
+# held until all are chosen. A port the kernel hands out (bind to 0) is
+# ephemeral: 100 slurmd and their controller's connections take ephemeral
+# ports while starting, and one slurmd failed "Unable to bind listen port
+# (45765): Address already in use" (2026-12-07), leaving the run waiting.
+slurm_bench_free_ports() {
+  python3 - "$1" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+held, port = [], random.randrange(10000, max(10001, low - 4 * n - 1000))
+while len(held) < n and port < low:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        held.append(s)
+    except OSError:
+        s.close()
+    port += 1
+if len(held) < n:
+    sys.exit("no %d free ports below the ephemeral range (%d)" % (n, low))
+for s in held:
+    print(s.getsockname()[1])
+PY
+}
 
 slurm_cluster_start() {
   local dir="$1" nodes="$2" gres="$3" sched_params="${4:-}"
@@ -22,10 +46,13 @@ slurm_cluster_start() {
   for i in $(seq 0 $((gres - 1))); do ln -sf /dev/null "$dir/dev/dcu$i"; done
   echo "NodeName=n[1-$nodes] Name=dcu File=$dir/dev/dcu[0-$((gres - 1))]" >"$dir/etc/gres.conf"
   export SLURM_CONF="$dir/etc/slurm.conf"
+  local ports
+  mapfile -t ports < <(slurm_bench_free_ports $((nodes + 1)))
+  [ "${#ports[@]}" -eq $((nodes + 1)) ] || { echo "slurm_cluster_start: no free ports" >&2; return 1; }
   {
     echo "ClusterName=dcubench"
     echo "SlurmctldHost=localhost(127.0.0.1)"
-    echo "SlurmctldPort=$(slurm_bench_free_port)"
+    echo "SlurmctldPort=${ports[0]}"
     echo "SlurmUser=root"
     echo "SlurmdUser=root"
     echo "AuthType=auth/none"
@@ -66,7 +93,7 @@ slurm_cluster_start() {
     echo "SlurmctldDebug=error"
     echo "SlurmdDebug=error"
     for i in $(seq 1 "$nodes"); do
-      echo "NodeName=n$i NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=8 RealMemory=1000 Gres=dcu:$gres Port=$(slurm_bench_free_port)"
+      echo "NodeName=n$i NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=8 RealMemory=1000 Gres=dcu:$gres Port=${ports[$i]}"
     done
     echo "PartitionName=dcu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
   } >"$SLURM_CONF"

@@ -1,6 +1,7 @@
 // Issue 14 (trust and recovery) with real processes on loopback: one
 // controller per store, a damaged store refused untouched.
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -537,8 +538,9 @@ TEST(CatalogImport, SevenMebibyteCatalogStaysWithinItsMemory) {
 // retried elsewhere, as every launch did before (issue 15's measurement:
 // three port_in_use failures from one held port).
 TEST(Ports, APortAnotherServiceHoldsIsNeverGiven) {
-  // The other service: listening on every address, as a web server does.
-  testing::HeldPort held(INADDR_ANY);
+  // The other service: listening on every address, as a web server does,
+  // below the ephemeral range (as the harness's instance ports are).
+  testing::HeldPort held(INADDR_ANY, 15000 + static_cast<int>(getpid() % 500) * 20);
   const int port = held.port();
   ASSERT_GT(port, 0);
   const std::string ok = R"({"load_seconds": 0.1})";

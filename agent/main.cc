@@ -125,12 +125,11 @@ int main(int argc, char** argv) {
   app.add_option("--memprobe", memprobe, "dcu-memprobe helper (default: next to dcu-agent)");
   app.add_option("--hip_library,--hip-library", hip_library, "libamdhip64 the memprobe loads");
   app.add_option("--proc_root,--proc-root", proc_root, "where processes are listed (default <root>/proc)");
-  std::string proc_net = "/proc/net";
+  std::string proc_net;
   app.add_option("--proc-net", proc_net,
-                 "the kernel's socket tables (tcp, tcp6): ports other services listen on, which the "
-                 "controller then gives no instance; the network instances bind in, so not under "
-                 "--root")
-      ->capture_default_str();
+                 "a directory of socket tables (tcp, tcp6) to read the ports other services listen "
+                 "on from, which the controller then gives no instance (default: ask the kernel "
+                 "over netlink, else /proc/net; the network instances bind in, so not under --root)");
   app.add_option("--nvml_library,--nvml-library", nvml_library,
                  "libnvidia-ml.so.1 (NVIDIA nodes: --device_probe nvml,cuda)");
   app.add_option("--cuda_library,--cuda-library", cuda_library, "libcuda.so.1 the memprobe loads");

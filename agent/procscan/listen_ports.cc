@@ -1,5 +1,16 @@
 #include "agent/procscan/listen_ports.h"
 
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fstream>
 #include <sstream>
 
@@ -23,6 +34,16 @@ bool ReadWhole(const std::string& path, std::string* out) {
   s << in.rdbuf();
   *out = s.str();
   return true;
+}
+
+std::vector<int> WithoutOwn(const std::set<int>& ports, const std::set<int>& own) {
+  std::vector<int> out;
+  for (int p : ports) {
+    if (own.count(p)) continue;
+    if (static_cast<int>(out.size()) >= kMaxListenPortsReported) break;
+    out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace
@@ -61,11 +82,92 @@ void ParseSocketTable(absl::string_view text, absl::string_view source, std::set
   }
 }
 
+bool ReadListeningPortsNetlink(std::set<int>* ports, std::string* error) {
+  const int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) {
+    *error = absl::StrCat("NETLINK_SOCK_DIAG socket: ", strerror(errno));
+    return false;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  timeval timeout{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  for (const uint8_t family : {static_cast<uint8_t>(AF_INET), static_cast<uint8_t>(AF_INET6)}) {
+    struct {
+      nlmsghdr header;
+      inet_diag_req_v2 request;
+    } message{};
+    message.header.nlmsg_len = sizeof(message);
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    message.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    message.header.nlmsg_seq = family;
+    message.request.sdiag_family = family;
+    message.request.sdiag_protocol = IPPROTO_TCP;
+    message.request.idiag_states = 1u << TCP_LISTEN;
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (sendto(fd, &message, sizeof(message), 0, reinterpret_cast<sockaddr*>(&kernel),
+               sizeof(kernel)) < 0) {
+      *error = absl::StrCat("NETLINK_SOCK_DIAG request: ", strerror(errno));
+      return false;
+    }
+    // Aligned for nlmsghdr; 32 KiB holds ~200 sockets per read.
+    alignas(nlmsghdr) char buffer[32768];
+    bool done = false;
+    while (!done) {
+      const ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        *error = absl::StrCat("NETLINK_SOCK_DIAG answer: ", strerror(errno));
+        return false;
+      }
+      if (got == 0) break;
+      int left = static_cast<int>(got);
+      for (auto* h = reinterpret_cast<nlmsghdr*>(buffer); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+        if (h->nlmsg_type == NLMSG_DONE) {
+          done = true;
+          break;
+        }
+        if (h->nlmsg_type == NLMSG_ERROR) {
+          const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
+          // IPv6 not built in: no IPv6 listeners, not a failure.
+          if (family == AF_INET6 && (e->error == -ENOENT || e->error == -EAFNOSUPPORT)) {
+            done = true;
+            break;
+          }
+          *error = absl::StrCat("NETLINK_SOCK_DIAG: ", strerror(-e->error));
+          return false;
+        }
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+            h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+          continue;
+        }
+        const auto* socket_entry = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
+        const int port = ntohs(socket_entry->id.idiag_sport);
+        if (socket_entry->idiag_state == TCP_LISTEN && port >= kLowestInstancePort) {
+          ports->insert(port);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 std::vector<int> ForeignListenPorts(const std::string& proc_net, const std::set<int>& own,
                                     std::vector<std::string>* problems) {
   std::set<int> ports;
+  std::string tables = proc_net;
+  if (tables.empty()) {
+    std::string error;
+    if (ReadListeningPortsNetlink(&ports, &error)) return WithoutOwn(ports, own);
+    ports.clear();
+    problems->push_back(absl::StrCat(error, "; read /proc/net's tables instead (slower)"));
+    tables = "/proc/net";
+  }
   for (const char* table : {"tcp", "tcp6"}) {
-    const std::string path = absl::StrCat(proc_net, "/", table);
+    const std::string path = absl::StrCat(tables, "/", table);
     std::string text;
     if (!ReadWhole(path, &text)) {
       // A host without IPv6 has no tcp6; one without tcp cannot be read at all.
@@ -77,13 +179,7 @@ std::vector<int> ForeignListenPorts(const std::string& proc_net, const std::set<
     }
     ParseSocketTable(text, path, &ports, problems);
   }
-  std::vector<int> out;
-  for (int p : ports) {
-    if (own.count(p)) continue;
-    if (static_cast<int>(out.size()) >= kMaxListenPortsReported) break;
-    out.push_back(p);
-  }
-  return out;
+  return WithoutOwn(ports, own);
 }
 
 }  // namespace dcu::agent

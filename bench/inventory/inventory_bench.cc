@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/inventory/inventory.h"
+#include "agent/procscan/listen_ports.h"
 #include "agent/procscan/proc_scanner.h"
 #include "agent/probe/sysfs_kfd_device_probe.h"
 #include "benchmark/benchmark.h"
@@ -146,5 +147,24 @@ void BM_SysfsProbeOnly(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SysfsProbeOnly)->Unit(benchmark::kMicrosecond);
+
+// The ports other services hold, as every report reads them: the kernel
+// over netlink (LISTEN only: the default) against /proc/net's tables, whose
+// read walks the whole established hash. Compare CPU, not wall time.
+void BM_ListenPorts_Netlink(benchmark::State& state) {
+  for (auto _ : state) {
+    std::vector<std::string> problems;
+    benchmark::DoNotOptimize(dcu::agent::ForeignListenPorts("", {}, &problems));
+  }
+}
+BENCHMARK(BM_ListenPorts_Netlink)->Unit(benchmark::kMicrosecond);
+
+void BM_ListenPorts_ProcNetTables(benchmark::State& state) {
+  for (auto _ : state) {
+    std::vector<std::string> problems;
+    benchmark::DoNotOptimize(dcu::agent::ForeignListenPorts("/proc/net", {}, &problems));
+  }
+}
+BENCHMARK(BM_ListenPorts_ProcNetTables)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

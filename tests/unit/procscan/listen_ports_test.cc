@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,13 +91,43 @@ TEST(ListenPorts, ARealListenerIsFound) {
   testing::HeldPort held(INADDR_LOOPBACK);
   const int port = held.port();
   ASSERT_GT(port, 0);
-  std::vector<std::string> problems;
-  std::vector<int> ports = ForeignListenPorts("/proc/net", {}, &problems);
-  EXPECT_TRUE(std::binary_search(ports.begin(), ports.end(), port)) << port;
-  EXPECT_TRUE(std::is_sorted(ports.begin(), ports.end()));
-  // Its owner's instance: left out.
-  ports = ForeignListenPorts("/proc/net", {port}, &problems);
-  EXPECT_FALSE(std::binary_search(ports.begin(), ports.end(), port));
+  // Both sources: the kernel over netlink (the default) and /proc/net's
+  // tables.
+  for (const std::string source : {"", "/proc/net"}) {
+    std::vector<std::string> problems;
+    std::vector<int> ports = ForeignListenPorts(source, {}, &problems);
+    EXPECT_TRUE(std::binary_search(ports.begin(), ports.end(), port)) << port << " from '" << source << "'";
+    EXPECT_TRUE(std::is_sorted(ports.begin(), ports.end()));
+    EXPECT_THAT(problems, IsEmpty());
+    // Its owner's instance: left out.
+    ports = ForeignListenPorts(source, {port}, &problems);
+    EXPECT_FALSE(std::binary_search(ports.begin(), ports.end(), port));
+  }
+}
+
+// The netlink answer is the tables' answer, without their walk: the same
+// listening ports on this host (read twice each way, so that a listener
+// opening or closing between two reads does not fail the test).
+TEST(ListenPorts, NetlinkAndTheTablesAgree) {
+  testing::HeldPort held(INADDR_ANY);
+  ASSERT_GT(held.port(), 0);
+  bool agreed = false;
+  for (int attempt = 0; attempt < 3 && !agreed; ++attempt) {
+    std::set<int> from_netlink, from_tables;
+    std::string error;
+    ASSERT_TRUE(ReadListeningPortsNetlink(&from_netlink, &error)) << error;
+    std::vector<std::string> problems;
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+      std::ifstream in(table);
+      std::stringstream text;
+      text << in.rdbuf();
+      ParseSocketTable(text.str(), table, &from_tables, &problems);
+    }
+    EXPECT_THAT(problems, IsEmpty());
+    EXPECT_TRUE(from_netlink.count(held.port()));
+    agreed = from_netlink == from_tables;
+  }
+  EXPECT_TRUE(agreed);
 }
 
 }  // namespace

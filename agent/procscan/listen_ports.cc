@@ -36,6 +36,8 @@ bool ReadWhole(const std::string& path, std::string* out) {
   return true;
 }
 
+bool Reportable(int port) { return port >= kLowestInstancePort && port < EphemeralPortsStart(); }
+
 std::vector<int> WithoutOwn(const std::set<int>& ports, const std::set<int>& own) {
   std::vector<int> out;
   for (int p : ports) {
@@ -47,6 +49,21 @@ std::vector<int> WithoutOwn(const std::set<int>& ports, const std::set<int>& own
 }
 
 }  // namespace
+
+int EphemeralPortsStart() {
+  // Read once: changing it needs root and is rare; the default otherwise.
+  static const int start = [] {
+    std::string text;
+    int low = 0;
+    if (ReadWhole("/proc/sys/net/ipv4/ip_local_port_range", &text)) {
+      std::vector<absl::string_view> fields =
+          absl::StrSplit(absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      if (fields.empty() || !absl::SimpleAtoi(fields[0], &low)) low = 0;
+    }
+    return low > kLowestInstancePort && low <= 65535 ? low : 32768;
+  }();
+  return start;
+}
 
 void ParseSocketTable(absl::string_view text, absl::string_view source, std::set<int>* ports,
                       std::vector<std::string>* problems) {
@@ -78,7 +95,7 @@ void ParseSocketTable(absl::string_view text, absl::string_view source, std::set
                            "' is not ADDRESS:PORT in hex"));
       continue;
     }
-    if (static_cast<int>(port) >= kLowestInstancePort) ports->insert(static_cast<int>(port));
+    if (Reportable(static_cast<int>(port))) ports->insert(static_cast<int>(port));
   }
 }
 
@@ -146,7 +163,7 @@ bool ReadListeningPortsNetlink(std::set<int>* ports, std::string* error) {
         }
         const auto* socket_entry = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
         const int port = ntohs(socket_entry->id.idiag_sport);
-        if (socket_entry->idiag_state == TCP_LISTEN && port >= kLowestInstancePort) {
+        if (socket_entry->idiag_state == TCP_LISTEN && Reportable(port)) {
           ports->insert(port);
         }
       }

@@ -21,11 +21,17 @@ namespace dcu::agent {
 // Only ports an instance could be given: below it the port is privileged
 // and never an instance's, and the list stays short on a busy host.
 inline constexpr int kLowestInstancePort = 1024;
+// Nor ports in the kernel's ephemeral range (net.ipv4.ip_local_port_range,
+// from 32768 by default): instance ports belong below it (one inside it can
+// be taken by any outgoing connection: a slurmd of the Slurm bench lost its
+// port that way), and listeners there come and go (servers bound to port
+// 0), each change resending the whole inventory, as a test saw.
+int EphemeralPortsStart();
 // At most this many are reported (the lowest); the controller refuses more.
 inline constexpr int kMaxListenPortsReported = 4096;
 
-// Parses one socket table's text. Adds the listening ports (>=
-// kLowestInstancePort) to `ports`; a line that is not a socket entry is
+// Parses one socket table's text. Adds the listening ports (from
+// kLowestInstancePort, below EphemeralPortsStart()) to `ports`; a line that is not a socket entry is
 // skipped and named in `problems` ("/proc/net/tcp line 7: ...", at most
 // three per table), never fatal.
 void ParseSocketTable(absl::string_view text, absl::string_view source, std::set<int>* ports,
@@ -41,8 +47,9 @@ void ParseSocketTable(absl::string_view text, absl::string_view source, std::set
 // or a sandbox refuses the socket.
 bool ReadListeningPortsNetlink(std::set<int>* ports, std::string* error);
 
-// The ports listened on at this host, less `own` (this agent's instances'
-// ports: the controller knows them), ascending, at most
+// The ports listened on at this host (from kLowestInstancePort, below
+// EphemeralPortsStart()), less `own` (this agent's instances' ports: the
+// controller knows them), ascending, at most
 // kMaxListenPortsReported. `proc_net` empty: the kernel's answer over
 // netlink, else /proc/net's tables when netlink is refused; a directory:
 // its tables (tcp, tcp6). A table that cannot be read (no IPv6: no tcp6) is

@@ -32,6 +32,9 @@ constexpr char kTcp[] =
     "00000000b4c72b88 20 4 17 18 -1\n"
     // sshd on 22: privileged, never an instance's.
     "   3: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 17 1 "
+    "0000000000000000 100 0 0 10 0\n"
+    // A server bound to port 0 (49152): in the ephemeral range, left out.
+    "   4: 0100007F:C000 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 18 1 "
     "0000000000000000 100 0 0 10 0\n";
 
 constexpr char kTcp6[] =
@@ -86,9 +89,16 @@ TEST(ListenPorts, OwnInstancesAreLeftOutAndAMissingTableIsSaid) {
   rmdir(dir);
 }
 
-// A real listener on this host is in the live tables.
+// Below the ephemeral range, where instance ports are (the harness's too).
+int QuietPort() { return 15000 + static_cast<int>(getpid() % 500) * 20 + 11; }
+
+// A real listener on this host is in the live tables; one the kernel gave
+// an ephemeral port is not (such listeners come and go).
 TEST(ListenPorts, ARealListenerIsFound) {
-  testing::HeldPort held(INADDR_LOOPBACK);
+  ASSERT_GT(EphemeralPortsStart(), QuietPort() + 200);
+  testing::HeldPort ephemeral(INADDR_LOOPBACK);
+  ASSERT_GE(ephemeral.port(), EphemeralPortsStart());
+  testing::HeldPort held(INADDR_LOOPBACK, QuietPort());
   const int port = held.port();
   ASSERT_GT(port, 0);
   // Both sources: the kernel over netlink (the default) and /proc/net's
@@ -97,6 +107,7 @@ TEST(ListenPorts, ARealListenerIsFound) {
     std::vector<std::string> problems;
     std::vector<int> ports = ForeignListenPorts(source, {}, &problems);
     EXPECT_TRUE(std::binary_search(ports.begin(), ports.end(), port)) << port << " from '" << source << "'";
+    EXPECT_FALSE(std::binary_search(ports.begin(), ports.end(), ephemeral.port()));
     EXPECT_TRUE(std::is_sorted(ports.begin(), ports.end()));
     EXPECT_THAT(problems, IsEmpty());
     // Its owner's instance: left out.
@@ -109,7 +120,7 @@ TEST(ListenPorts, ARealListenerIsFound) {
 // listening ports on this host (read twice each way, so that a listener
 // opening or closing between two reads does not fail the test).
 TEST(ListenPorts, NetlinkAndTheTablesAgree) {
-  testing::HeldPort held(INADDR_ANY);
+  testing::HeldPort held(INADDR_ANY, QuietPort() + 40);
   ASSERT_GT(held.port(), 0);
   bool agreed = false;
   for (int attempt = 0; attempt < 3 && !agreed; ++attempt) {

@@ -14,7 +14,6 @@
 #include <optional>
 #include <filesystem>
 #include <iostream>
-#include <set>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -28,7 +27,6 @@
 #include "agent/inventory/slurm_allocation.h"
 #include "agent/reap/reap_node.h"
 #include "agent/procscan/listen_ports.h"
-#include "agent/probe/findings.h"
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
 #include "agent/metrics/agent_metrics.h"
@@ -74,6 +72,15 @@ std::string ProtoJson(const google::protobuf::Message& m) {
   o.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(m, &json, o);
   return json;
+}
+
+// The instances the holder scan counts as this agent's own (not stopped).
+absl::flat_hash_set<std::string> LiveIdsOf(const std::vector<dcufleet::v1::InstanceStatus>& instances) {
+  absl::flat_hash_set<std::string> ids;
+  for (const auto& st : instances) {
+    if (st.phase() != dcufleet::v1::INSTANCE_STOPPED) ids.insert(st.instance_id());
+  }
+  return ids;
 }
 
 }  // namespace
@@ -387,13 +394,7 @@ int main(int argc, char** argv) {
                                         &clock, absl::Seconds(engine_scrape_interval_s));
   scraper.Start();
 
-  auto live_ids = [&manager] {
-    absl::flat_hash_set<std::string> ids;
-    for (const auto& st : manager.Snapshot()) {
-      if (st.phase() != dcufleet::v1::INSTANCE_STOPPED) ids.insert(st.instance_id());
-    }
-    return ids;
-  };
+  auto live_ids = [&manager] { return LiveIdsOf(manager.Snapshot()); };
   // Model copies to this node (issue 19): into the first --model-root, from
   // peers dialled with this node's own certificate.
   std::atomic<bool> rescan_models{false};
@@ -450,27 +451,14 @@ int main(int argc, char** argv) {
     DCU_LOG_INFO("model transfer service on port ", transfer_port, peer_tls ? " (TLS, node certificates)" : "");
   }
   auto make_inventory = [&](bool force_discovery) {
-    (*collector)->SetLiveInstances(live_ids());
+    const std::vector<dcufleet::v1::InstanceStatus> instances = manager.Snapshot();
+    (*collector)->SetLiveInstances(LiveIdsOf(instances));
     dcufleet::v1::NodeInventory inv = (*collector)->Collect();
     discovery.Fill(&inv, force_discovery || rescan_models.exchange(false));
     inv.set_agent_state_dir(state_dir);
     inv.set_transfer_port(transfer_port);
     for (auto& t : transfers.Snapshot()) *inv.add_transfers() = std::move(t);
-    // Ports other services hold here: this agent's instances' own are the
-    // controller's to know (they come and go with every assignment; left
-    // in, each would change the inventory's digest and resend it whole).
-    std::set<int> own;
-    for (const auto& st : manager.Snapshot()) {
-      if (st.port() > 0) own.insert(st.port());
-    }
-    std::vector<std::string> problems;
-    for (int port : dcu::agent::ForeignListenPorts(proc_net, own, &problems)) {
-      inv.add_foreign_listen_ports(port);
-    }
-    for (const std::string& p : problems) {
-      *inv.add_findings() = dcu::agent::MakeFinding(dcufleet::v1::FINDING_WARNING,
-                                                    "listen_ports_unreadable", "proc_net", p);
-    }
+    dcu::agent::FillForeignListenPorts(proc_net, instances, &inv);
     return inv;
   };
 

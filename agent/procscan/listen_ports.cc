@@ -11,14 +11,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/probe/findings.h"
+#include "common/fs_util.h"
 
 namespace dcu::agent {
 namespace {
@@ -27,14 +26,8 @@ constexpr int kMaxProblemsPerTable = 3;
 // The kernel's TCP_LISTEN (include/net/tcp_states.h), as the table prints it.
 constexpr absl::string_view kListenState = "0A";
 
-bool ReadWhole(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
-}
+// A socket table: ~150 bytes a socket; 16 MiB is ~100,000 of them.
+constexpr size_t kMaxTableBytes = 16 << 20;
 
 bool Reportable(int port) { return port >= kLowestInstancePort && port < EphemeralPortsStart(); }
 
@@ -53,11 +46,11 @@ std::vector<int> WithoutOwn(const std::set<int>& ports, const std::set<int>& own
 int EphemeralPortsStart() {
   // Read once: changing it needs root and is rare; the default otherwise.
   static const int start = [] {
-    std::string text;
     int low = 0;
-    if (ReadWhole("/proc/sys/net/ipv4/ip_local_port_range", &text)) {
+    absl::StatusOr<std::string> text = common::ReadSmallFile("/proc/sys/net/ipv4/ip_local_port_range");
+    if (text.ok()) {
       std::vector<absl::string_view> fields =
-          absl::StrSplit(absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+          absl::StrSplit(absl::StripAsciiWhitespace(*text), absl::ByAnyChar(" \t"), absl::SkipEmpty());
       if (fields.empty() || !absl::SimpleAtoi(fields[0], &low)) low = 0;
     }
     return low > kLowestInstancePort && low <= 65535 ? low : 32768;
@@ -185,18 +178,35 @@ std::vector<int> ForeignListenPorts(const std::string& proc_net, const std::set<
   }
   for (const char* table : {"tcp", "tcp6"}) {
     const std::string path = absl::StrCat(tables, "/", table);
-    std::string text;
-    if (!ReadWhole(path, &text)) {
+    absl::StatusOr<std::string> text = common::ReadSmallFile(path, kMaxTableBytes);
+    if (!text.ok()) {
       // A host without IPv6 has no tcp6; one without tcp cannot be read at all.
       if (absl::string_view(table) == "tcp") {
-        problems->push_back(absl::StrCat(path, ": cannot be read; ports held by other services "
-                                               "are not known to the controller"));
+        problems->push_back(absl::StrCat(text.status().message(), "; ports held by other services "
+                                         "are not known to the controller"));
       }
       continue;
     }
-    ParseSocketTable(text, path, &ports, problems);
+    ParseSocketTable(*text, path, &ports, problems);
   }
   return WithoutOwn(ports, own);
+}
+
+void FillForeignListenPorts(const std::string& proc_net,
+                            const std::vector<dcufleet::v1::InstanceStatus>& instances,
+                            dcufleet::v1::NodeInventory* inventory) {
+  std::set<int> own;
+  for (const auto& st : instances) {
+    if (st.port() > 0) own.insert(st.port());
+  }
+  std::vector<std::string> problems;
+  for (int port : ForeignListenPorts(proc_net, own, &problems)) {
+    inventory->add_foreign_listen_ports(port);
+  }
+  for (const std::string& p : problems) {
+    *inventory->add_findings() =
+        MakeFinding(dcufleet::v1::FINDING_WARNING, "listen_ports_unreadable", "proc_net", p);
+  }
 }
 
 }  // namespace dcu::agent

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "dcufleet/v1/types.pb.h"
 
 namespace dcu::agent {
 
@@ -56,5 +57,14 @@ bool ReadListeningPortsNetlink(std::set<int>* ports, std::string* error);
 // skipped; `problems` says so only for tcp.
 std::vector<int> ForeignListenPorts(const std::string& proc_net, const std::set<int>& own,
                                     std::vector<std::string>* problems);
+
+// What a report carries: ForeignListenPorts less the ports of `instances`
+// (this agent's: they come and go with every assignment, and left in each
+// would change the inventory's digest and resend it whole), into
+// `foreign_listen_ports`, and a `listen_ports_unreadable` finding per
+// problem.
+void FillForeignListenPorts(const std::string& proc_net,
+                            const std::vector<dcufleet::v1::InstanceStatus>& instances,
+                            dcufleet::v1::NodeInventory* inventory);
 
 }  // namespace dcu::agent

@@ -282,8 +282,7 @@ class Scheduler {
   int PortFor(const ScheduleNode& n) const {
     // Ports other services hold on the node, as its agent read them
     // (ascending: validated on arrival).
-    static const google::protobuf::RepeatedField<int32_t> kNone;
-    const auto& foreign = n.view ? n.view->inventory().foreign_listen_ports() : kNone;
+    const auto& foreign = n.view->inventory().foreign_listen_ports();
     int port = in_.port_base;
     while (n.busy_ports.count(port) || in_.avoid_ports.count(port) ||
            (n.host_ports && n.host_ports->contains(port)) ||

@@ -74,15 +74,6 @@ std::string ProtoJson(const google::protobuf::Message& m) {
   return json;
 }
 
-// The instances the holder scan counts as this agent's own (not stopped).
-absl::flat_hash_set<std::string> LiveIdsOf(const std::vector<dcufleet::v1::InstanceStatus>& instances) {
-  absl::flat_hash_set<std::string> ids;
-  for (const auto& st : instances) {
-    if (st.phase() != dcufleet::v1::INSTANCE_STOPPED) ids.insert(st.instance_id());
-  }
-  return ids;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -394,7 +385,6 @@ int main(int argc, char** argv) {
                                         &clock, absl::Seconds(engine_scrape_interval_s));
   scraper.Start();
 
-  auto live_ids = [&manager] { return LiveIdsOf(manager.Snapshot()); };
   // Model copies to this node (issue 19): into the first --model-root, from
   // peers dialled with this node's own certificate.
   std::atomic<bool> rescan_models{false};
@@ -452,7 +442,7 @@ int main(int argc, char** argv) {
   }
   auto make_inventory = [&](bool force_discovery) {
     const std::vector<dcufleet::v1::InstanceStatus> instances = manager.Snapshot();
-    (*collector)->SetLiveInstances(LiveIdsOf(instances));
+    (*collector)->SetInstances(instances);
     dcufleet::v1::NodeInventory inv = (*collector)->Collect();
     discovery.Fill(&inv, force_discovery || rescan_models.exchange(false));
     inv.set_agent_state_dir(state_dir);
@@ -584,7 +574,7 @@ int main(int argc, char** argv) {
       ro.dry_run = c.reap().dry_run();
       ro.include_unmanaged = c.reap().include_unmanaged();
       ro.grace = absl::Milliseconds(c.reap().grace_ms() > 0 ? c.reap().grace_ms() : 5000);
-      (*collector)->SetLiveInstances(live_ids());
+      (*collector)->SetInstances(manager.Snapshot());
       dcufleet::v1::ReapReport report = dcu::agent::ReapNode(collector->get(), ro);
       r.set_ok(true);
       r.set_message(absl::StrCat(ro.dry_run ? "dry run: " : "", report.actions_size(),

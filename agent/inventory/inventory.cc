@@ -3,12 +3,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <ostream>
 #include <sstream>
 
 #include <google/protobuf/util/json_util.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -131,8 +131,35 @@ void InventoryCollector::InvalidateDeviceView() {
   }
 }
 
-void InventoryCollector::SetLiveInstances(absl::flat_hash_set<std::string> ids) {
-  options_.live_instance_ids = std::move(ids);
+void InventoryCollector::SetInstances(const std::vector<dcufleet::v1::InstanceStatus>& instances) {
+  using dcufleet::v1::InstancePhase;
+  auto ended = [](InstancePhase p) {
+    return p == dcufleet::v1::INSTANCE_FAILED || p == dcufleet::v1::INSTANCE_STOPPED;
+  };
+  absl::flat_hash_set<std::string> live;
+  absl::flat_hash_map<std::string, InstancePhase> phases;
+  bool moved = false;
+  for (const auto& st : instances) {
+    if (st.phase() != dcufleet::v1::INSTANCE_STOPPED) live.insert(st.instance_id());
+    phases[st.instance_id()] = st.phase();
+    auto was = instance_phases_.find(st.instance_id());
+    // Became Ready: its memory is all allocated now.
+    if (st.phase() == dcufleet::v1::INSTANCE_READY &&
+        (was == instance_phases_.end() || was->second != dcufleet::v1::INSTANCE_READY)) {
+      moved = true;
+    }
+  }
+  // Ended or gone, having been alive: what it held is back.
+  for (const auto& [id, phase] : instance_phases_) {
+    if (ended(phase)) continue;
+    auto now = phases.find(id);
+    if (now == phases.end() || ended(now->second)) moved = true;
+  }
+  // Starting and loading move no figure worth a probe: the memory grows
+  // until Ready, and the view's own expiry (memprobe_ttl) covers a long load.
+  if (moved) InvalidateDeviceView();
+  instance_phases_ = std::move(phases);
+  options_.live_instance_ids = std::move(live);
 }
 
 NodeInventory InventoryCollector::Collect() {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -76,7 +77,13 @@ class InventoryCollector {
 
   // Drops cached device views (HIP TTL cache) so the next Collect measures.
   void InvalidateDeviceView();
-  void SetLiveInstances(absl::flat_hash_set<std::string> ids);
+  // The agent's instances now: the ones not stopped are its own holders (a
+  // marked holder of any other id is a leftover). When an instance became
+  // Ready or ended since the last call, the device view is asked afresh at
+  // the next Collect: an engine holds its memory once it is Ready and gives
+  // it back when it ends, and a view up to memprobe_ttl old would carry the
+  // difference into the scheduler.
+  void SetInstances(const std::vector<dcufleet::v1::InstanceStatus>& instances);
 
   // How long each backend's Probe() took in the last Collect, and whether it
   // answered (dcu-agent's /metrics: probe durations and failures by backend).
@@ -92,6 +99,8 @@ class InventoryCollector {
   dcufleet::v1::NodeInventory DoCollect(bool full_fd_scan);
   InventoryOptions options_;
   int64_t collects_ = 0;
+  // The phase of each instance at the last SetInstances.
+  absl::flat_hash_map<std::string, dcufleet::v1::InstancePhase> instance_phases_;
   struct Backend {
     std::string name;
     std::unique_ptr<DeviceProbe> probe;  // null when its factory failed

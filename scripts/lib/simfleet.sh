@@ -53,10 +53,14 @@ sim_k100_root() {
   rm -rf "$out"; mkdir -p "$(dirname "$out")"; cp -r "$src" "$out"
   local gpu0
   gpu0=$(cat "$out/sys/class/kfd/kfd/topology/nodes/1/gpu_id")
-  mkdir -p "$out/sys/class/kfd/kfd/proc/4121"
-  echo "$(sim_gib 59.18)" > "$out/sys/class/kfd/kfd/proc/4121/vram_$gpu0"
+  # The pid is gone: one this host runs now would make an agent that reads
+  # the live /proc (the demo's) take the record for a living holder's.
+  local dead=4121
+  while [ -e "/proc/$dead" ]; do dead=$((dead + 1)); done
+  mkdir -p "$out/sys/class/kfd/kfd/proc/$dead"
+  echo "$(sim_gib 59.18)" > "$out/sys/class/kfd/kfd/proc/$dead/vram_$gpu0"
   echo "python -m vllm.entrypoints.openai.api_server --model /models/Qwen3-0.6B" \
-    > "$out/sys/class/kfd/kfd/proc/4121/.cmdline-for-people"
+    > "$out/sys/class/kfd/kfd/proc/$dead/.cmdline-for-people"
 }
 
 # sim_dtk ROOT: the DTK layout a Hygon host has: env.sh (what people source)
@@ -88,8 +92,24 @@ sim_hip_devices() {
 }
 
 # sim_env ENV_DIR FAKE_VLLM VLLM TORCH TRITON SCENARIO_JSON
+# ENV_DIR is NODE/envs/NAME. With SIM_ENGINE_MEMORY=1 (the demo) the scenario
+# gains "device_root": NODE/root, and the fake engine holds device memory
+# there while it runs, as a real one does (KFD's process record, the DRM
+# counter, the device's free memory: tests/fakes/fake_vllm/README.md); the
+# node's agent must then read the live /proc (--proc-root /proc) and its
+# memprobe get FAKE_HIP_KFD_ROOT=NODE/root.
 sim_env() {
   local dir=$1 bin=$2 vllm=$3 torch=$4 triton=$5 scenario=$6
+  if [ "${SIM_ENGINE_MEMORY:-0}" = 1 ]; then
+    local root rest
+    root="$(dirname "$(dirname "$dir")")/root"
+    rest="${scenario#*\{}"
+    if [ -z "${rest//[[:space:]\}]/}" ]; then
+      scenario="{\"device_root\": \"$root\"}"
+    else
+      scenario="{\"device_root\": \"$root\", $rest"
+    fi
+  fi
   local tmp; tmp=$(mktemp)
   printf '%s\n' "$scenario" > "$tmp"
   "$SIM_REPO/tests/fakes/fake_vllm/make_fake_env.sh" "$dir" "$bin" --vllm "$vllm" --torch "$torch" \

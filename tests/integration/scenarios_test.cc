@@ -46,8 +46,8 @@ class ScenarioTest : public ::testing::Test {
     }
     sim_ = sim;
   }
-  bool BuildSim(const std::string& scenario) {
-    auto r = testing::RunCmd({"/bin/bash", sim_, h_.Join("sim"), build_, scenario});
+  bool BuildSim(const std::string& scenario, const std::map<std::string, std::string>& env = {}) {
+    auto r = testing::RunCmd({"/bin/bash", sim_, h_.Join("sim"), build_, scenario}, env);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0;
   }
@@ -870,6 +870,104 @@ TEST_F(ScenarioTest, ALearnedLibraryOrderIsKeptAcrossDeploymentsRestartsAndNodes
 // Scenario 5: the K100_AI node has the model and a stack but every device's
 // device view is nearly full; the Z100 node has neither model nor stack.
 // `dcuctl deploy --wait` answers with one reason per node and nothing runs.
+// A serving engine holds device memory, and the fleet shows it in both views
+// (the demo's `top`): the simulated node is built as the demo builds it
+// (SIM_ENGINE_MEMORY=1), so its fake vLLM holds --gpu-memory-utilization of
+// each device while it runs, in the files a real host's kernel keeps (KFD's
+// process record, the DRM counter) and in the device's own free memory (the
+// test libamdhip64 reads the record). The agent attributes it to the
+// instance, and after a delete every view is back where it started.
+TEST_F(ScenarioTest, AServingEngineHoldsMemoryInBothViewsAndGivesItBack) {
+  ASSERT_TRUE(BuildSim("k100b", {{"SIM_ENGINE_MEMORY", "1"}}));
+  ASSERT_TRUE(StartController());
+  std::vector<std::string> args = NodeArgs("k100b", "none");
+  args.insert(args.end(), {"--proc-root", "/proc"});
+  std::map<std::string, std::string> env = NodeEnv("k100b");
+  env["FAKE_HIP_KFD_ROOT"] = h_.Join("sim/k100b/root");
+  h_.StartAgent("node-k100b", args, env);
+  ASSERT_TRUE(h_.WaitNodeState("node-k100b", "NODE_READY", 30)) << h_.Logs();
+
+  auto devices = [&] {
+    nlohmann::json n = h_.Json({"get", "node", "node-k100b"});
+    return n.contains("inventory") ? n["inventory"]["devices"] : nlohmann::json::array();
+  };
+  auto bytes = [](const nlohmann::json& reading) {
+    return reading.is_object() && reading.contains("bytes") ? std::stoll(reading["bytes"].get<std::string>())
+                                                           : int64_t{-1};
+  };
+  nlohmann::json idle = devices();
+  ASSERT_EQ(idle.size(), 8u) << idle.dump();
+
+  testing::CmdResult deploy =
+      h_.Dcuctl({"deploy", "qwen3-32b", "--tp", "4", "--wait", "--wait-timeout", "120"});
+  ASSERT_EQ(deploy.exit_code, 0) << deploy.out << deploy.err << h_.Logs();
+  nlohmann::json d = h_.Deployment("qwen3-32b");
+  const auto& attempts = d["deployment"]["status"]["attempts"];
+  ASSERT_FALSE(attempts.empty()) << d.dump();
+  const nlohmann::json& ready = attempts.back();
+  std::set<int> placed;
+  for (const auto& i : ready["placement"]["device_indices"]) placed.insert(i.get<int>());
+  ASSERT_EQ(placed.size(), 4u) << ready.dump();
+  const std::string instance = ready["instance_id"];
+
+  // What vLLM takes at --gpu-memory-utilization 0.9 of the card's total.
+  const int64_t total = bytes(idle[*placed.begin()]["host_used"]) + bytes(idle[*placed.begin()]["host_free"]);
+  const int64_t held = static_cast<int64_t>(0.9 * static_cast<double>(total));
+  nlohmann::json serving;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        serving = devices();
+        for (int i : placed) {
+          if (serving.size() != 8 || bytes(serving[i]["device_free"]) != bytes(idle[i]["device_free"]) - held) {
+            return false;
+          }
+        }
+        return true;
+      },
+      absl::Seconds(30)))
+      << serving.dump() << h_.Logs();
+  for (size_t i = 0; i < serving.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("device ", i));
+    if (!placed.count(static_cast<int>(i))) {
+      // Untouched devices: the same in both views, and nobody holds them.
+      EXPECT_EQ(bytes(serving[i]["host_used"]), bytes(idle[i]["host_used"]));
+      EXPECT_EQ(bytes(serving[i]["device_free"]), bytes(idle[i]["device_free"]));
+      EXPECT_FALSE(serving[i].contains("holders") && !serving[i]["holders"].empty()) << serving[i].dump();
+      continue;
+    }
+    // The SMI's view grew by the same bytes as the device's own.
+    EXPECT_EQ(bytes(serving[i]["host_used"]), bytes(idle[i]["host_used"]) + held);
+    ASSERT_TRUE(serving[i].contains("holders")) << serving[i].dump();
+    ASSERT_EQ(serving[i]["holders"].size(), 1u) << serving[i].dump();
+    const auto& holder = serving[i]["holders"][0];
+    EXPECT_EQ(holder["holder_class"], "HOLDER_MANAGED");
+    EXPECT_EQ(holder["instance_id"], instance);
+    EXPECT_EQ(std::stoll(holder["vram_bytes"].get<std::string>()), held);
+  }
+  // dcuctl top says the same in its words.
+  testing::CmdResult top = h_.Dcuctl({"top", "node", "node-k100b"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("91%")) << top.out;
+
+  ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b", "--wait"}).exit_code, 0) << h_.Logs();
+  nlohmann::json after;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        after = devices();
+        if (after.size() != 8) return false;
+        for (int i : placed) {
+          if (bytes(after[i]["device_free"]) != bytes(idle[i]["device_free"]) ||
+              bytes(after[i]["host_used"]) != bytes(idle[i]["host_used"]) ||
+              (after[i].contains("holders") && !after[i]["holders"].empty())) {
+            return false;
+          }
+        }
+        return true;
+      },
+      absl::Seconds(30)))
+      << after.dump() << h_.Logs();
+}
+
 TEST_F(ScenarioTest, NothingFitsAnswersPerNodeAndLaunchesNothing) {
   ASSERT_TRUE(BuildSim("nothing_fits"));
   ASSERT_TRUE(StartController());

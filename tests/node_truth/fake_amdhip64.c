@@ -3,11 +3,19 @@
  *   "0000:07:00.0,5153960755,68702699520,gfx928:sramecc-:xnack-"
  * (default: one device). Built twice: normal, and with -DFAKE_HIP_HANG where
  * hipMemGetInfo never returns from device $FAKE_HIP_HANG_AT (default 1) on (the hung runtime of seed
- * 003). Signatures follow HIP's hip_runtime_api.h (hipError_t is an int). */
+ * 003). Signatures follow HIP's hip_runtime_api.h (hipError_t is an int).
+ *
+ * With $FAKE_HIP_KFD_ROOT (a fixture root), a device's free memory is also
+ * lowered by what simulated engines hold on it: the vram_<gpu_id> files of
+ * KFD process records marked `.fake-engine` under
+ * <root>/sys/class/kfd/kfd/proc (fake_vllm writes them while it runs, as the
+ * kernel keeps them for a real process). Device K is the K-th GPU node of
+ * the root's KFD topology, HIP's enumeration order. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #define MAX_DEV 16
@@ -44,6 +52,86 @@ static void load(void) {
   }
 }
 
+static unsigned long long read_ull(const char* path, int* ok) {
+  FILE* f = fopen(path, "r");
+  unsigned long long v = 0;
+  *ok = 0;
+  if (!f) return 0;
+  if (fscanf(f, "%llu", &v) == 1) *ok = 1;
+  fclose(f);
+  return v;
+}
+
+static int cmp_int(const void* a, const void* b) {
+  int x = *(const int*)a, y = *(const int*)b;
+  return (x > y) - (x < y);
+}
+
+/* The gpu_id of the index-th GPU node (simd_count > 0) of the KFD topology. */
+static int gpu_id_of(const char* root, int index, char* out, size_t len) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/sys/class/kfd/kfd/topology/nodes", root);
+  DIR* d = opendir(path);
+  if (!d) return 0;
+  int nodes[256], n = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) && n < 256) {
+    char* end = NULL;
+    long v = strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0') nodes[n++] = (int)v;
+  }
+  closedir(d);
+  qsort(nodes, (size_t)n, sizeof(int), cmp_int);
+  int gpu = 0;
+  for (int i = 0; i < n; ++i) {
+    snprintf(path, sizeof(path), "%s/sys/class/kfd/kfd/topology/nodes/%d/properties", root, nodes[i]);
+    FILE* f = fopen(path, "r");
+    if (!f) continue;
+    char key[128];
+    unsigned long long val;
+    int simds = 0;
+    while (fscanf(f, "%127s %llu", key, &val) == 2) {
+      if (strcmp(key, "simd_count") == 0) simds = val > 0;
+    }
+    fclose(f);
+    if (!simds) continue;
+    if (gpu++ != index) continue;
+    snprintf(path, sizeof(path), "%s/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", root, nodes[i]);
+    int ok;
+    unsigned long long id = read_ull(path, &ok);
+    if (!ok) return 0;
+    snprintf(out, len, "%llu", id);
+    return 1;
+  }
+  return 0;
+}
+
+/* Bytes simulated engines hold on device `index` (see the top). */
+static unsigned long long engines_hold(int index) {
+  const char* root = getenv("FAKE_HIP_KFD_ROOT");
+  char gpu_id[32];
+  if (!root || !*root || !gpu_id_of(root, index, gpu_id, sizeof(gpu_id))) return 0;
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/sys/class/kfd/kfd/proc", root);
+  DIR* d = opendir(path);
+  if (!d) return 0;
+  unsigned long long held = 0;
+  struct dirent* e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char mark[4096];
+    snprintf(mark, sizeof(mark), "%s/%s/.fake-engine", path, e->d_name);
+    if (access(mark, F_OK) != 0) continue;
+    char vram[4096];
+    snprintf(vram, sizeof(vram), "%s/%s/vram_%s", path, e->d_name, gpu_id);
+    int ok;
+    unsigned long long v = read_ull(vram, &ok);
+    if (ok) held += v;
+  }
+  closedir(d);
+  return held;
+}
+
 int hipGetDeviceCount(int* count) {
   load();
   *count = ndev;
@@ -66,7 +154,8 @@ int hipMemGetInfo(size_t* free_b, size_t* total_b) {
     for (;;) pause();
   }
 #endif
-  *free_b = (size_t)devs[current].free_b;
+  unsigned long long held = engines_hold(current);
+  *free_b = (size_t)(devs[current].free_b > held ? devs[current].free_b - held : 0);
   *total_b = (size_t)devs[current].total_b;
   return 0;
 }

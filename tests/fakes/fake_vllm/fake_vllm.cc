@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -339,6 +340,9 @@ struct Scenario {
   double capture_seconds = 0;
   int capture_graphs = 0;
   std::string hang_at;  // "distributed_init", "" = none
+  // A fixture root laid out like / (sys/class/kfd, sys/class/drm, dev): the
+  // engine holds device memory there as a real one does (DeviceHold).
+  std::string device_root;
 };
 
 bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
@@ -374,6 +378,7 @@ bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
       sc->capture_graphs = j["capture"].value("graphs", 0);
     }
     sc->hang_at = j.value("hang_at", std::string());
+    sc->device_root = j.value("device_root", std::string());
     if (j.contains("service")) {
       if (!j["service"].is_object()) {
         *error = path + ": \"service\" must be an object";
@@ -472,6 +477,188 @@ std::vector<int> ParseDeviceList(const std::string& s) {
     }
   }
   return out;
+}
+
+// ---------------------------------------------------------------- device memory
+
+// With a scenario's "device_root", the engine holds device memory the way a
+// real one does, in the files the agent reads there (on a real host the
+// kernel writes them): it keeps <root>/dev/kfd and each visible device's
+// render node open, KFD lists it with its VRAM per GPU
+// (sys/class/kfd/kfd/proc/<pid>/vram_<gpu_id>, beside a `.fake-engine` mark
+// the test libamdhip64 reads to lower the device's free memory), and the
+// DRM counter the SMI reads (sys/class/drm/cardN/device/mem_info_vram_used)
+// grows by what it holds. Everything is given back when the engine ends
+// (SIGTERM, a start-up failure, the end of serving), as the kernel does at
+// process exit. Visible device K is the K-th GPU node of the KFD topology,
+// HIP's enumeration order.
+struct HeldDevice {
+  std::string gpu_id;
+  std::string used_path;  // mem_info_vram_used of its DRM card
+  long long total = 0;
+  long long held = 0;
+};
+
+struct DeviceHold {
+  std::string root;
+  std::string proc_dir;  // <root>/sys/class/kfd/kfd/proc/<pid>
+  std::vector<int> fds;
+  std::vector<HeldDevice> devices;
+};
+
+DeviceHold g_hold;
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+long long PropertyOf(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string k;
+  long long v = 0;
+  while (in >> k >> v) {
+    if (k == key) return v;
+  }
+  return -1;
+}
+
+// The GPU nodes of the root's KFD topology, in numeric order.
+std::vector<std::string> GpuNodeDirs(const std::string& root) {
+  std::string nodes = root + "/sys/class/kfd/kfd/topology/nodes";
+  std::vector<int> numbers;
+  if (DIR* d = opendir(nodes.c_str())) {
+    while (dirent* e = readdir(d)) {
+      char* end = nullptr;
+      long n = strtol(e->d_name, &end, 10);
+      if (end != e->d_name && *end == '\0') numbers.push_back(static_cast<int>(n));
+    }
+    closedir(d);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  std::vector<std::string> gpus;
+  for (int n : numbers) {
+    std::string dir = nodes + "/" + std::to_string(n);
+    auto props = ReadFile(dir + "/properties");
+    if (props && PropertyOf(*props, "simd_count") > 0) gpus.push_back(dir);
+  }
+  return gpus;
+}
+
+// The DRM card at a PCI address (its uevent's PCI_SLOT_NAME), "" if none.
+std::string CardDeviceDir(const std::string& root, const std::string& pci) {
+  std::string drm = root + "/sys/class/drm";
+  std::string found;
+  if (DIR* d = opendir(drm.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (!StartsWith(name, "card") || name.find('-') != std::string::npos) continue;
+      std::string dev = drm + "/" + name + "/device";
+      auto uevent = ReadFile(dev + "/uevent");
+      if (uevent && uevent->find("PCI_SLOT_NAME=" + pci) != std::string::npos) found = dev;
+    }
+    closedir(d);
+  }
+  return found;
+}
+
+// Adds `delta` to a counter file under one lock per root: several engines
+// of a node change the same card's counter.
+void AddToCounter(const std::string& root, const std::string& path, long long delta) {
+  int lock = open((root + "/.fake-engine-memory.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0) flock(lock, LOCK_EX);
+  long long value = 0;
+  if (auto text = ReadFile(path)) value = atoll(text->c_str());
+  value = std::max(0LL, value + delta);
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  if (FILE* f = fopen(tmp.c_str(), "w")) {
+    fprintf(f, "%lld\n", value);
+    fclose(f);
+    rename(tmp.c_str(), path.c_str());
+  }
+  if (lock >= 0) close(lock);  // releases the lock
+}
+
+void WriteHoldRecord() {
+  for (const HeldDevice& d : g_hold.devices) {
+    std::string path = g_hold.proc_dir + "/vram_" + d.gpu_id;
+    std::string tmp = path + ".tmp";
+    if (FILE* f = fopen(tmp.c_str(), "w")) {
+      fprintf(f, "%lld\n", d.held);
+      fclose(f);
+      rename(tmp.c_str(), path.c_str());
+    }
+  }
+}
+
+// Opens the devices (KFD lists the process from here on, holding nothing).
+void OpenDevices(const Context& c) {
+  const std::string& root = c.sc.device_root;
+  if (root.empty() || !g_hold.root.empty()) return;
+  std::vector<std::string> gpus = GpuNodeDirs(root);
+  g_hold.root = root;
+  g_hold.proc_dir = root + "/sys/class/kfd/kfd/proc/" + std::to_string(getpid());
+  int kfd = open((root + "/dev/kfd").c_str(), O_RDONLY | O_CLOEXEC);
+  if (kfd >= 0) g_hold.fds.push_back(kfd);
+  for (int index : c.visible_devices) {
+    if (index < 0 || index >= static_cast<int>(gpus.size())) continue;
+    auto props = ReadFile(gpus[index] + "/properties");
+    auto gpu_id = ReadFile(gpus[index] + "/gpu_id");
+    if (!props || !gpu_id) continue;
+    long long loc = PropertyOf(*props, "location_id"), domain = std::max(0LL, PropertyOf(*props, "domain"));
+    char pci[32];
+    snprintf(pci, sizeof(pci), "%04llx:%02llx:%02llx.%llx", domain, (loc >> 8) & 0xff, (loc >> 3) & 0x1f,
+             loc & 0x7);
+    HeldDevice held;
+    held.gpu_id = Trimmed(*gpu_id);
+    std::string card = CardDeviceDir(root, pci);
+    if (!card.empty()) {
+      held.used_path = card + "/mem_info_vram_used";
+      if (auto total = ReadFile(card + "/mem_info_vram_total")) held.total = atoll(total->c_str());
+    }
+    if (held.total <= 0) held.total = c.sc.device_total_bytes;
+    long long minor = PropertyOf(*props, "drm_render_minor");
+    if (minor >= 0) {
+      int fd = open((root + "/dev/dri/renderD" + std::to_string(minor)).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) g_hold.fds.push_back(fd);
+    }
+    g_hold.devices.push_back(held);
+  }
+  // A recorded tree without a KFD process yet has no proc/ (git keeps no
+  // empty directory); the kernel's always exists.
+  mkdir((root + "/sys/class/kfd/kfd/proc").c_str(), 0755);
+  mkdir(g_hold.proc_dir.c_str(), 0755);
+  if (FILE* f = fopen((g_hold.proc_dir + "/.fake-engine").c_str(), "w")) fclose(f);
+  WriteHoldRecord();
+}
+
+// Holds `bytes` of each device, else `fraction` of its total: what the
+// engine has allocated so far (the weights, then the KV cache up to
+// --gpu-memory-utilization).
+void HoldDeviceMemory(const Context& c, double fraction, long long bytes = 0) {
+  OpenDevices(c);
+  if (g_hold.root.empty()) return;
+  for (HeldDevice& d : g_hold.devices) {
+    long long want = bytes > 0 ? std::min(bytes, d.total)
+                               : static_cast<long long>(fraction * static_cast<double>(d.total));
+    if (want <= d.held) continue;
+    if (!d.used_path.empty()) AddToCounter(g_hold.root, d.used_path, want - d.held);
+    d.held = want;
+  }
+  WriteHoldRecord();
+}
+
+void ReleaseDevices() {
+  if (g_hold.root.empty()) return;
+  for (HeldDevice& d : g_hold.devices) {
+    if (!d.used_path.empty() && d.held > 0) AddToCounter(g_hold.root, d.used_path, -d.held);
+    d.held = 0;
+    unlink((g_hold.proc_dir + "/vram_" + d.gpu_id).c_str());
+  }
+  unlink((g_hold.proc_dir + "/.fake-engine").c_str());
+  rmdir(g_hold.proc_dir.c_str());
+  for (int fd : g_hold.fds) close(fd);
+  g_hold = DeviceHold{};
 }
 
 // ---------------------------------------------------------------- conditions
@@ -1269,6 +1456,7 @@ int Serve(Context* c) {
                  "the stacktrace below might be incorrect."};
       }
       for (const auto& l : lines) Err(l);
+      ReleaseDevices();  // the kernel frees a dead process's memory
       if (c->sc.crash_signal > 0) {
         signal(c->sc.crash_signal, SIG_DFL);
         raise(c->sc.crash_signal);
@@ -1302,7 +1490,7 @@ int Serve(Context* c) {
   return 0;
 }
 
-int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg) {
+int StartAndServe(Context* c, const std::vector<std::string>& argv, size_t first_arg) {
   std::string perr = ParseServerArgs(argv, first_arg, &c->args, c->sc.reject_args);
   if (c->args.served_names.empty()) c->args.served_names.push_back(c->args.model);
 
@@ -1398,7 +1586,8 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
   SleepSeconds(c->sc.startup_seconds);
   if (g_term) return 0;
 
-  // Stage 2: device init (the free-memory rule).
+  // Stage 2: device init (the free-memory rule). Torch opens the devices here.
+  OpenDevices(*c);
   if (auto rc = fire_stage(2)) {
     StopWorkers(c);
     return *rc;
@@ -1460,6 +1649,7 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
   snprintf(tbuf, sizeof(tbuf), "%.2f", took);
   Log("INFO", "default_loader.py:272", std::string("Loading weights took ") + tbuf + " seconds");
   Log("INFO", "gpu_model_runner.py:1801", std::string("Model loading took 15.2661 GiB and ") + tbuf + " seconds");
+  HoldDeviceMemory(*c, 0, static_cast<long long>(15.2661 * 1073741824.0));
   // Stage 5: profiling / compilation. vLLM V1 logs the torch.compile cache
   // and then is silent while Inductor and Triton work; Triton writes one
   // cache directory per kernel under $TRITON_CACHE_DIR.
@@ -1501,6 +1691,7 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
         "Reserved " + std::to_string(*c->args.kv_cache_memory_bytes) +
             " bytes for the KV cache as requested (--kv-cache-memory-bytes)");
   }
+  HoldDeviceMemory(*c, c->args.gpu_memory_utilization);
   Log("INFO", "gpu_worker.py:227", "Available KV cache memory: 39.43 GiB");
   Log("INFO", "kv_cache_utils.py:716", "GPU KV cache size: 646,000 tokens");
   Log("INFO", "kv_cache_utils.py:720",
@@ -1526,6 +1717,14 @@ int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg
   }
   Log("INFO", "api_server.py:1380", "Resolved architecture: " + arch);
   return Serve(c);
+}
+
+// The engine's device memory goes back however it ends (a start-up failure,
+// SIGTERM, the end of serving).
+int RunServer(Context* c, const std::vector<std::string>& argv, size_t first_arg) {
+  int rc = StartAndServe(c, argv, first_arg);
+  ReleaseDevices();
+  return rc;
 }
 
 int PythonC(const Context& c, const std::string& code) {

@@ -166,6 +166,58 @@ TEST_F(InventoryTest, PeriodicCollectReadsOnlyKfdProcessesButSeesThem) {
   EXPECT_GT(full.processes_scanned(), 1);
 }
 
+// The device's own view is cached for memprobe_ttl (a HIP start-up per
+// probe), but not across an instance becoming Ready or ending: an engine
+// holds its memory once Ready and gives it back when it ends, so either asks
+// the device again at the next Collect. The simulated engine's memory
+// is a KFD record the test libamdhip64 subtracts ($FAKE_HIP_KFD_ROOT), as
+// fake_vllm writes it.
+TEST_F(InventoryTest, AnInstancePhaseChangeAsksTheDeviceAgain) {
+  setenv("FAKE_HIP_KFD_ROOT", root_.c_str(), 1);
+  options_.probes = {"sysfs_kfd", "hip"};
+  options_.memprobe_ttl = absl::Hours(1);
+  auto c = InventoryCollector::Create(options_);
+  ASSERT_TRUE(c.ok());
+  auto status = [](const std::string& id, dcufleet::v1::InstancePhase phase) {
+    dcufleet::v1::InstanceStatus st;
+    st.set_instance_id(id);
+    st.set_phase(phase);
+    return st;
+  };
+  auto device1_free = [&] {
+    NodeInventory inv = (*c)->Collect();
+    return inv.devices(1).device_free().bytes();
+  };
+  (*c)->SetInstances({});
+  const int64_t before = device1_free();
+  ASSERT_GT(before, 10 * kGiB);
+
+  ChildProcess engine(absl::StrCat("exec 3<'", root_, "/dev/kfd'; exec 4<'", root_,
+                                   "/dev/dri/renderD129'; echo ready; exec sleep 1000"),
+                      {{kInstanceMarkerEnv, "inst-new"}});
+  ASSERT_EQ(engine.ReadReady(), "ready");
+  const std::string record = absl::StrCat(root_, "/sys/class/kfd/kfd/proc/", engine.pid());
+  dcu::testing::WriteFile(record + "/.fake-engine", "");
+  dcu::testing::WriteFile(record + "/vram_51111", absl::StrCat(10 * kGiB, "\n"));
+
+  // Starting and loading: the memory is still growing, the cached view
+  // answers (its own expiry covers a long load).
+  (*c)->SetInstances({status("inst-new", dcufleet::v1::INSTANCE_STARTING)});
+  EXPECT_EQ(device1_free(), before);
+  (*c)->SetInstances({status("inst-new", dcufleet::v1::INSTANCE_LOADING)});
+  EXPECT_EQ(device1_free(), before);
+  // The instance is Ready: the device is asked again.
+  (*c)->SetInstances({status("inst-new", dcufleet::v1::INSTANCE_READY)});
+  EXPECT_EQ(device1_free(), before - 10 * kGiB);
+  // It ended and its memory went back: asked again once it is Stopped.
+  std::filesystem::remove_all(record);
+  (*c)->SetInstances({status("inst-new", dcufleet::v1::INSTANCE_READY)});
+  EXPECT_EQ(device1_free(), before - 10 * kGiB);  // no change reported yet: cached
+  (*c)->SetInstances({status("inst-new", dcufleet::v1::INSTANCE_STOPPED)});
+  EXPECT_EQ(device1_free(), before);
+  unsetenv("FAKE_HIP_KFD_ROOT");
+}
+
 // Inside a Slurm job (issue 20): only the allocated devices are reported,
 // another job's holder on a device this job was not given goes with it
 // (not an unattributed holder), and an index the node lacks is a warning.

@@ -30,6 +30,7 @@
 #include "agent/link/controller_link.h"
 #include "agent/link/link_security.h"
 #include "agent/metrics/agent_metrics.h"
+#include "agent/runtime/log_fetch.h"
 #include "agent/runtime/runtime_registry.h"
 #include "agent/supervisor/engine_load_scraper.h"
 #include "agent/supervisor/instance_manager.h"
@@ -581,27 +582,12 @@ int main(int argc, char** argv) {
                                  " action(s) on node '", node, "'"));
       r.set_payload_json(ProtoJson(report));
     } else if (c.has_fetch_logs()) {
-      const std::string& id = c.fetch_logs().instance_id();
-      int lines = c.fetch_logs().tail_lines() > 0 ? c.fetch_logs().tail_lines() : 200;
-      absl::StatusOr<std::string> text = absl::NotFoundError(
-          absl::StrCat("instance '", id, "' is not known on node '", node, "'"));
-      for (const auto& [kind, rt] : runtimes) {
-        auto t = rt->ReadLogTail(id, static_cast<size_t>(lines) * 400);
-        if (t.ok()) {
-          text = t;
-          break;
-        }
-      }
-      if (text.ok()) {
-        std::vector<std::string> all = absl::StrSplit(*text, '\n');
-        if (!all.empty() && all.back().empty()) all.pop_back();
-        if (all.size() > static_cast<size_t>(lines)) all.erase(all.begin(), all.end() - lines);
-        nlohmann::json j = {{"lines", all}};
-        r.set_ok(true);
-        r.set_payload_json(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      auto payload = dcu::agent::AnswerFetchLogs(c.fetch_logs(), runtimes, node);
+      r.set_ok(payload.ok());
+      if (payload.ok()) {
+        r.set_payload_json(*std::move(payload));
       } else {
-        r.set_ok(false);
-        r.set_message(std::string(text.status().message()));
+        r.set_message(std::string(payload.status().message()));
       }
     } else if (c.has_fetch_model()) {
       absl::Status s = transfers.Start(c.fetch_model());

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <deque>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -595,8 +597,15 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
            "--previous\n";
     return kExitUsage;
   }
-  std::vector<std::string> previous;
+  // The last lines printed (at most a tail's worth), to compare a tail with
+  // when the log has no positions (a container's, the tail kept with a
+  // failed attempt while its node is away).
+  std::deque<std::string> printed;
   std::string previous_instance;
+  // Where the followed instance's log goes on, when it has positions: then
+  // every line of an answer is new, whatever it repeats.
+  std::optional<int64_t> offset;
+  const size_t keep = static_cast<size_t>(args.tail > 0 ? args.tail : 200);
   while (true) {
     dcufleet::v1::GetLogsRequest req;
     req.set_deployment(name);
@@ -604,30 +613,49 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     req.set_tail_lines(args.tail);
     if (args.replica >= 0) req.set_replica(args.replica);
     req.set_previous(args.previous);
+    if (follow) {
+      req.set_since_offset(offset.value_or(-1));
+      if (offset) req.set_offset_instance_id(previous_instance);
+    }
     dcufleet::v1::GetLogsResponse resp;
     grpc::Status s = CallFleet(client, &FleetStub::GetLogs, req, &resp);
     if (!s.ok()) return client.Fail(s, absl::StrCat("fetching logs of '", name, "'"), err);
     std::vector<std::string> lines(resp.lines().begin(), resp.lines().end());
     size_t start = 0;
-    if (!previous_instance.empty() && resp.instance_id() != previous_instance) {
+    const bool switched = !previous_instance.empty() && resp.instance_id() != previous_instance;
+    if (switched) {
       // Following the latest attempt, and there is a new one (a restart, a
       // failover): its log from the top, said on stderr so that stdout
       // stays the log.
       err << "--- instance " << resp.instance_id() << " on node " << resp.node() << " (was "
           << previous_instance << ") ---\n";
-    } else if (!previous_instance.empty()) {
+    }
+    if (resp.has_next_offset() && (offset || switched)) {
+      // Read from a position: all of it is new.
+      if (resp.skipped_bytes() > 0) {
+        err << "--- " << resp.skipped_bytes() << " bytes arrived beyond --tail " << keep
+            << " between two reads: not shown (raise --tail) ---\n";
+      } else if (resp.skipped_bytes() < 0) {
+        err << "--- the log was replaced: from its start ---\n";
+      }
+    } else if (!previous_instance.empty() && !switched) {
       bool gap = false;
-      start = NewLinesStart(previous, lines, &gap);
+      start = NewLinesStart(std::vector<std::string>(printed.begin(), printed.end()), lines, &gap);
       if (gap) {
         err << "--- more than " << args.tail << " lines arrived between two reads: some are not "
             << "shown (raise --tail) ---\n";
       }
     }
-    for (size_t i = start; i < lines.size(); ++i) out << lines[i] << "\n";
+    if (switched) printed.clear();
+    for (size_t i = start; i < lines.size(); ++i) {
+      out << lines[i] << "\n";
+      printed.push_back(lines[i]);
+      if (printed.size() > keep) printed.pop_front();
+    }
     out.flush();
     if (!follow) return kExitOk;
-    previous = std::move(lines);
     previous_instance = resp.instance_id();
+    offset = resp.has_next_offset() ? std::optional<int64_t>(resp.next_offset()) : std::nullopt;
     absl::SleepFor(absl::Seconds(1));
   }
 }

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -746,6 +747,126 @@ absl::StatusOr<std::string> ProcessRuntime::ReadLogTail(absl::string_view instan
     data = tail_of(absl::StrCat(log, ".1"), max_bytes - data.size()) + data;
   }
   return data;
+}
+
+namespace {
+
+// Bytes [from, end) of a file, at most the last `max_bytes` of them, and
+// where they start. A missing file reads as empty; a file that shrank
+// while read gives what was there.
+struct FileRange {
+  std::string data;
+  int64_t start = 0;
+  int64_t size = 0;  // the file's size when it was opened
+};
+
+FileRange ReadRange(const std::string& path, int64_t from, size_t max_bytes) {
+  FileRange r;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return r;
+  r.size = std::max<int64_t>(0, static_cast<int64_t>(in.tellg()));
+  int64_t start = std::clamp<int64_t>(from, 0, r.size);
+  if (r.size - start > static_cast<int64_t>(max_bytes)) start = r.size - static_cast<int64_t>(max_bytes);
+  r.start = start;
+  in.seekg(start);
+  r.data.resize(static_cast<size_t>(r.size - start));
+  in.read(r.data.data(), static_cast<std::streamsize>(r.data.size()));
+  r.data.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return r;
+}
+
+// Drops the bytes up to and including the first '\n' (a line cut at its
+// start); returns how many were dropped.
+int64_t DropPartialFirstLine(std::string* data) {
+  size_t nl = data->find('\n');
+  size_t cut = nl == std::string::npos ? data->size() : nl + 1;
+  data->erase(0, cut);
+  return static_cast<int64_t>(cut);
+}
+
+}  // namespace
+
+absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance_id,
+                                                      int64_t since_offset, size_t max_bytes) {
+  if (std::string why = ValidateInstanceId(instance_id); !why.empty()) {
+    return absl::InvalidArgumentError(why);
+  }
+  const std::string dir = InstanceDir(instance_id);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));
+  const std::string log = absl::StrCat(dir, "/", kLogFile);
+  const std::string rotated = absl::StrCat(log, ".1");
+  LogChunk chunk;
+  FileRange current;
+  std::string before;  // what output.log.1 adds in front of `current`
+  if (since_offset < 0) {
+    current = ReadRange(log, 0, max_bytes);
+    if (current.start > 0) {
+      DropPartialFirstLine(&current.data);
+      current.start = current.size - static_cast<int64_t>(current.data.size());
+    } else if (current.data.size() < max_bytes && current.data.rfind("dcufleet: starting instance", 0) != 0) {
+      // Copy-truncated while running: the tail goes on in output.log.1.
+      FileRange old = ReadRange(rotated, 0, max_bytes - current.data.size());
+      if (old.start > 0) DropPartialFirstLine(&old.data);
+      before = std::move(old.data);
+    }
+  } else {
+    const FileRange probe = ReadRange(log, 0, 0);
+    if (since_offset <= probe.size) {
+      current = ReadRange(log, since_offset, max_bytes);
+      chunk.skipped_bytes = current.start - since_offset;
+      if (current.start < since_offset) {
+        // Truncated between the two opens: nothing this time; the next
+        // read finds the position past the end and reads on in .1.
+        current = FileRange{};
+        current.start = since_offset;
+        chunk.skipped_bytes = 0;
+      }
+    } else if (FileRange old = ReadRange(rotated, since_offset, 0); old.size >= since_offset) {
+      // Copy-truncated since that position: the rest of the old content is
+      // in output.log.1, then output.log from its start.
+      current = ReadRange(log, 0, max_bytes);
+      const size_t room = max_bytes - current.data.size();
+      if (current.start > 0 || room == 0) {
+        chunk.skipped_bytes = (old.size - since_offset) + current.start;
+      } else {
+        old = ReadRange(rotated, since_offset, room);
+        chunk.skipped_bytes = old.start - since_offset;
+        before = std::move(old.data);
+      }
+    } else {
+      // Neither file reaches that position: the log was replaced.
+      current = ReadRange(log, 0, max_bytes);
+      chunk.skipped_bytes = -1;
+    }
+    if (chunk.skipped_bytes > 0) {
+      // The cut fell inside a line: that line is skipped too.
+      if (!before.empty()) {
+        chunk.skipped_bytes += DropPartialFirstLine(&before);
+      } else {
+        const int64_t dropped = DropPartialFirstLine(&current.data);
+        chunk.skipped_bytes += dropped;
+        current.start += dropped;
+      }
+    }
+  }
+  std::string text = before + current.data;
+  int64_t end = current.start + static_cast<int64_t>(current.data.size());
+  // A last line without its '\n' is still being written: it waits.
+  const size_t last_nl = text.rfind('\n');
+  const size_t complete = last_nl == std::string::npos ? 0 : last_nl + 1;
+  const int64_t partial = static_cast<int64_t>(text.size() - complete);
+  if (partial <= static_cast<int64_t>(current.data.size())) {
+    text.resize(complete);
+    end -= partial;
+  } else {
+    // The unfinished line began in output.log.1: its start cannot be asked
+    // for again, so it is given as it is.
+    text.push_back('\n');
+  }
+  chunk.text = std::move(text);
+  chunk.next_offset = end;
+  return chunk;
 }
 
 absl::Status ProcessRuntime::Remove(absl::string_view instance_id) {

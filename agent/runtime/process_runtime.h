@@ -69,6 +69,11 @@ class ProcessRuntime final : public Runtime {
   absl::StatusOr<std::vector<RuntimeInstance>> Recover() override;
   absl::StatusOr<std::string> ReadLogTail(absl::string_view instance_id,
                                           size_t max_bytes) override;
+  // Positions are byte offsets of output.log. It is copy-truncated past
+  // max_log_bytes while the instance runs: a position past its end is read
+  // on in output.log.1, then from output.log's start.
+  absl::StatusOr<LogChunk> ReadLogSince(absl::string_view instance_id, int64_t since_offset,
+                                        size_t max_bytes) override;
   absl::Status Remove(absl::string_view instance_id) override;
 
   // The executable, argv and environment Start() would use; nothing is

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,16 @@ struct RuntimeInstance {
   std::vector<std::string> notes;
   // The spec it was started from (restored from disk by Recover()).
   dcufleet::v1::InstanceSpec spec;
+};
+
+// What ReadLogSince answers.
+struct LogChunk {
+  std::string text;            // complete lines, each ending in '\n'
+  int64_t next_offset = 0;     // the position just after `text`
+  // Written after the position asked for but not in `text` (more than
+  // max_bytes arrived); -1 when the log was replaced (an earlier position
+  // no longer exists in it) and `text` is read from its start.
+  int64_t skipped_bytes = 0;
 };
 
 // Runs instances on this node: a bare process from a conda env, a container,
@@ -89,6 +100,18 @@ class Runtime {
   // order written. NOT_FOUND for an unknown id.
   virtual absl::StatusOr<std::string> ReadLogTail(absl::string_view instance_id,
                                                   size_t max_bytes) = 0;
+
+  // Following a log (dcuctl logs -f): the complete lines written after
+  // byte position `since_offset` of the instance's log (at most the last
+  // `max_bytes` of them), and the position to continue from; with
+  // since_offset < 0, the tail and its position. A partial last line waits
+  // for its end. UNIMPLEMENTED (the default) where the log has no positions
+  // (a container's): the caller then compares tails.
+  virtual absl::StatusOr<LogChunk> ReadLogSince(absl::string_view instance_id, int64_t since_offset,
+                                                size_t max_bytes) {
+    (void)instance_id, (void)since_offset, (void)max_bytes;
+    return absl::UnimplementedError("this runtime's logs have no positions");
+  }
 
   // Forgets an instance that is not running: its record, logs and (for
   // containers) the container itself. FAILED_PRECONDITION while running; OK

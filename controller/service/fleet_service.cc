@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <malloc.h>
@@ -371,6 +372,13 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   if (req->has_replica() && (req->replica() < 0 || req->replica() >= 256)) {
     return Done(ctx, absl::InvalidArgumentError("replica must be between 0 and 255"));
   }
+  if (req->has_since_offset() && req->since_offset() < -1) {
+    return Done(ctx, absl::InvalidArgumentError("since_offset must be -1 (the tail) or a position >= 0"));
+  }
+  if (!req->offset_instance_id().empty()) {
+    s = common::CheckText("offset_instance_id", req->offset_instance_id(), 128);
+    if (!s.ok()) return Done(ctx, s);
+  }
   DeployController::AttemptSelector which;
   which.instance_id = req->instance_id();
   if (req->has_replica()) which.replica = req->replica();
@@ -380,18 +388,33 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   dcufleet::v1::Attempt a = *std::move(attempt);
   FleetState* fleet = deps_.fleet;
   int tail = req->tail_lines() ? req->tail_lines() : 200;
-  return Async(ctx, commands_, [fleet, a, tail, resp]() -> absl::Status {
+  // A position belongs to the instance it came from: another instance's log
+  // is read from its start.
+  std::optional<int64_t> since;
+  if (req->has_since_offset()) {
+    since = req->since_offset() >= 0 && req->offset_instance_id() != a.instance_id() ? 0 : req->since_offset();
+  }
+  return Async(ctx, commands_, [fleet, a, tail, since, resp]() -> absl::Status {
     resp->set_instance_id(a.instance_id());
     resp->set_node(a.placement().node());
     dcufleet::v1::Command cmd;
     cmd.mutable_fetch_logs()->set_instance_id(a.instance_id());
     cmd.mutable_fetch_logs()->set_tail_lines(tail);
+    if (since) cmd.mutable_fetch_logs()->set_since_offset(*since);
     auto r = fleet->RunCommand(a.placement().node(), cmd, absl::Seconds(15));
     if (r.ok() && r->ok()) {
       auto j = nlohmann::json::parse(r->payload_json(), nullptr, false);
       if (j.is_object() && j.contains("lines") && j["lines"].is_array()) {
         for (const auto& l : j["lines"]) {
           if (l.is_string()) resp->add_lines(l.get<std::string>());
+        }
+        // Positions only when asked for and well formed (a node's word).
+        if (since && j.contains("offset") && j["offset"].is_number_integer() &&
+            j["offset"].get<int64_t>() >= 0) {
+          resp->set_next_offset(j["offset"].get<int64_t>());
+          if (j.contains("skipped_bytes") && j["skipped_bytes"].is_number_integer()) {
+            resp->set_skipped_bytes(std::max<int64_t>(-1, j["skipped_bytes"].get<int64_t>()));
+          }
         }
         return absl::OkStatus();
       }

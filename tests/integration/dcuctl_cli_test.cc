@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "controller/store/sqlite_store.h"
 #include "dcuctl/suggest.h"
+#include "dcufleet/v1/fleet.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fleet_harness.h"
@@ -309,6 +311,30 @@ TEST_F(DcuctlFleet, LogsOfAReplicaAndOfThePreviousAttempt) {
   r = h_.Dcuctl({"logs", "qwen3-32b", "--instance", "qwen3-32b-1-abc", "--previous"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("--instance names one attempt")) << r.err;
+}
+
+// The positions `logs -f` follows by are checked at the door: a position
+// below -1 and an instance id with control characters are refused, named.
+TEST_F(DcuctlFleet, LogPositionsFromACallerAreChecked) {
+  auto stub = dcufleet::v1::FleetService::NewStub(
+      grpc::CreateChannel(h_.Addr(), grpc::InsecureChannelCredentials()));
+  auto call = [&](const dcufleet::v1::GetLogsRequest& req) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    dcufleet::v1::GetLogsResponse resp;
+    return stub->GetLogs(&ctx, req, &resp);
+  };
+  dcufleet::v1::GetLogsRequest req;
+  req.set_deployment("qwen3-32b");
+  req.set_since_offset(-7);
+  grpc::Status s = call(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("since_offset")) << s.error_message();
+  req.set_since_offset(0);
+  req.set_offset_instance_id(std::string("abc\x01\n", 5));
+  s = call(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("offset_instance_id")) << s.error_message();
 }
 
 TEST_F(DcuctlFleet, GetEventsAllAndForOneObject) {

@@ -484,6 +484,56 @@ TEST(Logs, FollowGoesOnWithTheNextAttemptAfterACrash) {
   EXPECT_NE(log.substr(0, marker).find("crashed on purpose"), std::string::npos) << log;
 }
 
+// `logs -f` prints every line once, also of a log that repeats one line
+// with nothing in between (NCCL's WARN lines carry no timestamp; uvicorn's
+// access lines of requests on one keep-alive connection are alike to the
+// byte): it follows the log by position. Comparing tails, as before, took a
+// window of identical lines for the same window and printed too few: the
+// agent's own /metrics scrapes (a new connection each, so a line unlike the
+// others every second) are turned off here, as an engine still starting has
+// none.
+TEST(Logs, FollowPrintsEveryLineOfALogThatRepeatsItself) {
+  testing::FleetHarness h;
+  const std::string access = R"(INFO:     127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK)";
+  ASSERT_NE(StartSimFleet(h,
+                          absl::StrCat(R"({"load_seconds": 0.1, "repeat": {"line": ")", access,
+                                       R"(", "every_seconds": 0.1, "mark_every": 25}})"),
+                          {}, {"--engine-scrape-interval", "3600"}),
+            nullptr)
+      << h.Logs();
+  CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "alike", "--tp", "2", "--wait",
+                          "--wait-timeout", "60"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h.Logs();
+  // A tail of 20 lines, a poll a second (~10 new lines), marks every 25: a
+  // window of identical lines between marks.
+  testing::ChildProcess follow(
+      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "20"},
+      h.Join("follow.log"));
+  auto marks = [&] {
+    std::vector<size_t> at;
+    const std::string log = follow.Log();
+    for (size_t p = log.find("fake-vllm: mark "); p != std::string::npos;
+         p = log.find("fake-vllm: mark ", p + 1)) {
+      at.push_back(p);
+    }
+    return at;
+  };
+  ASSERT_TRUE(WaitFor([&] { return marks().size() >= 3; }, absl::Seconds(30))) << follow.Log();
+  follow.Signal(SIGTERM);
+  follow.Wait(absl::Seconds(10));
+  const std::string log = follow.Log();
+  std::vector<size_t> at = marks();
+  ASSERT_GE(at.size(), 3u) << log;
+  for (size_t i = 0; i + 1 < at.size(); ++i) {
+    const std::string between = log.substr(at[i], at[i + 1] - at[i]);
+    const std::string line = "127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK";
+    int n = 0;
+    for (size_t p = between.find(line); p != std::string::npos; p = between.find(line, p + 1)) ++n;
+    EXPECT_EQ(n, 25) << "between marks " << i << " and " << i + 1 << ":\n" << between;
+  }
+  EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
+}
+
 int64_t StatusKiB(int pid, const std::string& key) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;

@@ -343,6 +343,11 @@ struct Scenario {
   // A fixture root laid out like / (sys/class/kfd, sys/class/drm, dev): the
   // engine holds device memory there as a real one does (DeviceHold).
   std::string device_root;
+  // While serving, `repeat_line` every `repeat_every_seconds`, and after
+  // each `repeat_mark_every` of them "fake-vllm: mark N" (0: no marks).
+  std::string repeat_line;
+  double repeat_every_seconds = 0;
+  int repeat_mark_every = 0;
 };
 
 bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
@@ -379,6 +384,12 @@ bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
     }
     sc->hang_at = j.value("hang_at", std::string());
     sc->device_root = j.value("device_root", std::string());
+    if (j.contains("repeat")) {
+      const json& r = j["repeat"];
+      sc->repeat_line = r.value("line", std::string());
+      sc->repeat_every_seconds = r.value("every_seconds", 0.1);
+      sc->repeat_mark_every = r.value("mark_every", 0);
+    }
     if (j.contains("service")) {
       if (!j["service"].is_object()) {
         *error = path + ": \"service\" must be an object";
@@ -1442,8 +1453,21 @@ int Serve(Context* c) {
 
   static Engine* engine = new Engine(ServiceModelOf(*c));  // outlives the connection threads
   auto ready_at = std::chrono::steady_clock::now();
+  auto next_repeat = ready_at;
+  long repeats = 0, marks = 0;
   for (;;) {
     if (g_term && !c->sc.ignore_sigterm) break;
+    if (!c->sc.repeat_line.empty() && std::chrono::steady_clock::now() >= next_repeat) {
+      // The same line again and again: uvicorn's access lines of requests
+      // on one keep-alive connection are alike to the byte.
+      fprintf(stdout, "%s\n", c->sc.repeat_line.c_str());
+      if (c->sc.repeat_mark_every > 0 && ++repeats % c->sc.repeat_mark_every == 0) {
+        fprintf(stdout, "fake-vllm: mark %ld\n", ++marks);
+      }
+      fflush(stdout);
+      next_repeat += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::max(0.01, c->sc.repeat_every_seconds)));
+    }
     if (c->sc.crash_after_seconds > 0 &&
         std::chrono::steady_clock::now() - ready_at >=
             std::chrono::duration<double>(c->sc.crash_after_seconds)) {

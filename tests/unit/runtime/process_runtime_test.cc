@@ -436,3 +436,94 @@ TEST_F(ProcessRuntimeTest, RestartRotatesTheLog) {
 
 }  // namespace
 }  // namespace dcu::agent
+
+namespace dcu::agent {
+namespace {
+
+// dcuctl logs -f reads a bare instance's log by position: every line once,
+// however alike (the tail comparison took three identical access lines for
+// nothing new), a partial line when it is whole, and across the
+// copy-truncate of a running instance's log.
+class ReadLogSinceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dcu::testing::MakeTempDir("dcu-read-log-since");
+    ProcessRuntimeOptions o;
+    o.state_dir = root_ + "/state";
+    auto rt = ProcessRuntime::Create(o);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    runtime_ = std::move(*rt);
+    log_ = runtime_->InstanceDir("inst-a") + "/output.log";
+    std::filesystem::create_directories(runtime_->InstanceDir("inst-a"));
+  }
+  void Append(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::app | std::ios::binary) << text;
+  }
+  LogChunk Since(int64_t offset, size_t max_bytes = 1 << 20) {
+    auto c = runtime_->ReadLogSince("inst-a", offset, max_bytes);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *c : LogChunk{};
+  }
+  void TearDown() override { dcu::testing::RemoveTree(root_); }
+  std::string root_;
+  std::unique_ptr<ProcessRuntime> runtime_;
+  std::string log_;
+};
+
+TEST_F(ReadLogSinceTest, EveryLineOnceHoweverAlike) {
+  const std::string access = "INFO:     127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK\n";
+  Append(log_, "dcufleet: starting instance inst-a\n" + access + access);
+  LogChunk first = Since(-1);
+  EXPECT_EQ(first.text, "dcufleet: starting instance inst-a\n" + access + access);
+  EXPECT_EQ(first.skipped_bytes, 0);
+  Append(log_, access);
+  LogChunk second = Since(first.next_offset);
+  EXPECT_EQ(second.text, access);  // the third identical line, and only it
+  LogChunk nothing = Since(second.next_offset);
+  EXPECT_EQ(nothing.text, "");
+  EXPECT_EQ(nothing.next_offset, second.next_offset);
+}
+
+TEST_F(ReadLogSinceTest, APartialLineWaitsForItsEnd) {
+  Append(log_, "dcufleet: starting instance inst-a\nLoading safetensors checkpoint shards:  50%");
+  LogChunk first = Since(-1);
+  EXPECT_EQ(first.text, "dcufleet: starting instance inst-a\n");
+  Append(log_, " Completed\nready\n");
+  EXPECT_EQ(Since(first.next_offset).text, "Loading safetensors checkpoint shards:  50% Completed\nready\n");
+}
+
+TEST_F(ReadLogSinceTest, MoreThanFitsIsSkippedAndSaidSo) {
+  Append(log_, "dcufleet: starting instance inst-a\n");
+  LogChunk first = Since(-1);
+  Append(log_, "line one\nline two\nline three\n");
+  // Room for 12 bytes: the cut falls in "line two", so that line goes too.
+  LogChunk c = Since(first.next_offset, 12);
+  EXPECT_EQ(c.text, "line three\n");
+  EXPECT_EQ(c.skipped_bytes, static_cast<int64_t>(std::string("line one\nline two\n").size()));
+}
+
+TEST_F(ReadLogSinceTest, ReadsOnAcrossACopyTruncate) {
+  Append(log_, "dcufleet: starting instance inst-a\nbefore\n");
+  LogChunk first = Since(-1);
+  // What ProcessRuntime does past max_log_bytes: copy, then truncate.
+  Append(log_, "written before the copy\n");
+  std::filesystem::copy_file(log_, log_ + ".1");
+  std::filesystem::resize_file(log_, 0);
+  Append(log_, "written after\n");
+  LogChunk c = Since(first.next_offset);
+  EXPECT_EQ(c.text, "written before the copy\nwritten after\n");
+  EXPECT_EQ(c.skipped_bytes, 0);
+  EXPECT_EQ(c.next_offset, static_cast<int64_t>(std::string("written after\n").size()));
+}
+
+TEST_F(ReadLogSinceTest, APositionNoFileReachesIsAReplacedLog) {
+  Append(log_, "dcufleet: starting instance inst-a\nshort\n");
+  LogChunk c = Since(1 << 20);
+  EXPECT_EQ(c.skipped_bytes, -1);
+  EXPECT_EQ(c.text, "dcufleet: starting instance inst-a\nshort\n");
+  EXPECT_EQ(runtime_->ReadLogSince("nope", 0, 100).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(runtime_->ReadLogSince("../x", 0, 100).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dcu::agent

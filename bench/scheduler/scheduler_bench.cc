@@ -12,6 +12,8 @@
 // nodes.
 #include <unistd.h>
 
+#include <google/protobuf/arena.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -527,6 +529,51 @@ void BM_List(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bc.dc().List());
   state.counters["placed"] = static_cast<double>(bc.Placed());
 }
+// Copying and destroying placed documents (the pass's working copy, an
+// answer's, a replaced version freed), on the heap as the controller does,
+// and each on an arena of its own: the alternative a profile of the wave
+// suggests (BENCHMARKS.md, stop 57). Documents from a real pass with the
+// real catalog knowledge. Arg: how many copies live at once before they are
+// destroyed (1: a copy dropped at once, hot in cache; 20,000: as the
+// controller holds a fleet's documents). Items: one copy and its
+// destruction.
+template <bool kArena>
+void BM_DocumentCopy(benchmark::State& state) {
+  const int alive = static_cast<int>(state.range(0));
+  Fleet fleet(100, BenchFleetOptions(true));
+  BenchController bc(&fleet, nullptr);
+  if (!SubmitAndPlace(bc, 64, state)) return;
+  std::vector<dcufleet::v1::Deployment> docs = bc.dc().List();
+  if (docs.empty() || docs[0].status().attempts().empty()) {
+    state.SkipWithError("nothing was placed");
+    return;
+  }
+  const dcufleet::v1::Deployment& doc = docs[0];
+  google::protobuf::ArenaOptions ao;
+  ao.start_block_size = 4096;
+  ao.max_block_size = 16384;
+  for (auto _ : state) {
+    if constexpr (kArena) {
+      std::vector<std::unique_ptr<google::protobuf::Arena>> copies;
+      copies.reserve(alive);
+      for (int i = 0; i < alive; ++i) {
+        copies.push_back(std::make_unique<google::protobuf::Arena>(ao));
+        google::protobuf::Arena::CreateMessage<dcufleet::v1::Deployment>(copies.back().get())->CopyFrom(doc);
+      }
+      benchmark::DoNotOptimize(copies.data());
+    } else {
+      std::vector<std::unique_ptr<dcufleet::v1::Deployment>> copies;
+      copies.reserve(alive);
+      for (int i = 0; i < alive; ++i) copies.push_back(std::make_unique<dcufleet::v1::Deployment>(doc));
+      benchmark::DoNotOptimize(copies.data());
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * alive);
+  state.counters["doc_bytes"] = static_cast<double>(doc.ByteSizeLong());
+}
+BENCHMARK_TEMPLATE(BM_DocumentCopy, false)->Arg(1)->Arg(20000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_DocumentCopy, true)->Arg(1)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_GetWhileListing)->Args({1000, 2000})->Args({10000, 20000})
     ->Unit(benchmark::kMicrosecond)->MinTime(3.0);
 BENCHMARK(BM_List)->Args({1000, 2000})->Args({10000, 20000})->Unit(benchmark::kMillisecond);

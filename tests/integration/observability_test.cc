@@ -90,9 +90,12 @@ class ObservabilityTest : public ::testing::Test {
                             f.h.Join(std::string("catalog/") + sub),
                             std::filesystem::copy_options::recursive);
     }
+    // Built as the demo builds it: the engines hold device memory while they
+    // run, so both memory views of the serving devices move.
     testing::CmdResult sim =
         testing::RunCmd({"/bin/bash", testing::SourceDir() + "/scripts/lib/simfleet.sh",
-                         f.h.Join("sim"), f.build, "seed000"});
+                         f.h.Join("sim"), f.build, "seed000"},
+                        {{"SIM_ENGINE_MEMORY", "1"}});
     if (sim.exit_code != 0) return fail("simfleet seed000: " + sim.err);
     f.controller_http = FreePort();
     if (!f.h.StartController({"--catalog", f.h.Join("catalog"), "--status-interval", "0.5",
@@ -106,8 +109,9 @@ class ObservabilityTest : public ::testing::Test {
                    {"--root", d + "/root", "--model-root", d + "/models", "--env-root", d + "/envs",
                     "--hip_library", f.build + "/testlibs/hip_good/libamdhip64.so",
                     "--container-cli", "none", "--status-interval", "0.5", "--metrics-listen",
-                    absl::StrCat("127.0.0.1:", f.agent_metrics)},
-                   {{"FAKE_HIP_DEVICES", testing::ReadFileOrEmpty(d + "/hip-devices")}});
+                    absl::StrCat("127.0.0.1:", f.agent_metrics), "--proc-root", "/proc"},
+                   {{"FAKE_HIP_DEVICES", testing::ReadFileOrEmpty(d + "/hip-devices")},
+                    {"FAKE_HIP_KFD_ROOT", d + "/root"}});
     if (!f.h.WaitNodeState("node-k100", "NODE_READY", 20)) return fail("node-k100 not Ready");
     testing::CmdResult deploy = f.h.Dcuctl(
         {"deploy", "qwen3-32b", "--tp", "4", "--watch", "--wait-timeout", "120"});
@@ -231,6 +235,25 @@ TEST_F(ObservabilityTest, APrometheusServerScrapesControllerAgentAndGateway) {
   ASSERT_EQ(unreclaimed.size(), 1u);
   EXPECT_GT(std::stod(unreclaimed[0]["value"][1].get<std::string>()), 59.0 * (1 << 30));
 
+  // Both views while serving: the engine's four devices are used by the
+  // device's own view and by the SMI's; device 0's 59 GiB only by the
+  // device's (seed 000). 50 GB: above what either view shows of an idle card.
+  auto count = [&](const std::string& view) -> int {
+    nlohmann::json r = query(absl::StrCat(R"(count(dcu_device_memory_bytes{node="node-k100",view=")", view,
+                                          R"(",kind="used"} > 50000000000))"));
+    return r.is_array() && r.size() == 1 ? std::stoi(r[0]["value"][1].get<std::string>()) : 0;
+  };
+  int device_view = 0, smi_view = 0;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        device_view = count("device");
+        smi_view = count("host");
+        return device_view == 5 && smi_view == 4;
+      },
+      absl::Seconds(30)))
+      << "devices over 50 GB used: " << device_view << " by the device's view, " << smi_view
+      << " by the SMI's";
+
   // The gateway's counter of the completion sent in the set-up.
   nlohmann::json requests;
   ASSERT_TRUE(testing::WaitFor(
@@ -278,6 +301,8 @@ TEST_F(ObservabilityTest, TheDashboardInHeadlessChromiumShowsTheFleetAndTheFailo
   // device 1 not.
   EXPECT_THAT(html, HasSubstr(R"(<div class="device unreclaimed" data-node="node-k100" data-device="0")"));
   EXPECT_THAT(html, HasSubstr(R"(<div class="device" data-node="node-k100" data-device="1")"));
+  // A serving device: its engine is its one holder.
+  EXPECT_THAT(html, HasSubstr(R"(data-device="1" data-unreclaimed-bytes="0" data-holders="1")"));
   EXPECT_THAT(html, HasSubstr("59.18 GiB unreclaimed"));
   EXPECT_THAT(html, HasSubstr("gfx928"));
   EXPECT_THAT(html, HasSubstr("data-state=\"Ready\""));

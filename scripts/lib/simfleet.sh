@@ -53,10 +53,12 @@ sim_k100_root() {
   rm -rf "$out"; mkdir -p "$(dirname "$out")"; cp -r "$src" "$out"
   local gpu0
   gpu0=$(cat "$out/sys/class/kfd/kfd/topology/nodes/1/gpu_id")
-  # The pid is gone: one this host runs now would make an agent that reads
-  # the live /proc (the demo's) take the record for a living holder's.
-  local dead=4121
-  while [ -e "/proc/$dead" ]; do dead=$((dead + 1)); done
+  # The pid is gone for good: pid_max, which no process can have (pids stay
+  # below it). An agent reading the live /proc (the demo's) would take a pid
+  # some process has for a living holder's, and a pid free now can be handed
+  # out again while a test runs (pid_max is 32768 in many containers).
+  local dead
+  dead=$(cat /proc/sys/kernel/pid_max 2>/dev/null || echo 4194304)
   mkdir -p "$out/sys/class/kfd/kfd/proc/$dead"
   echo "$(sim_gib 59.18)" > "$out/sys/class/kfd/kfd/proc/$dead/vram_$gpu0"
   echo "python -m vllm.entrypoints.openai.api_server --model /models/Qwen3-0.6B" \

@@ -210,7 +210,19 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  if (*inventory_cmd) return dcu::agent::RunInventoryCommand(inv_args, std::cout, std::cerr);
+  if (*inventory_cmd) {
+    // Beside a running agent, its instances are its own holders, not
+    // leftovers: the bare ones running from --state-dir are live.
+    auto running = dcu::agent::RunningBareInstances(state_dir);
+    if (running.ok()) {
+      inv_args.instances.insert(inv_args.instances.end(), running->begin(), running->end());
+    } else {
+      std::cerr << "dcu-agent inventory: the instances of --state-dir '" << state_dir
+                << "' are unknown (" << running.status().message()
+                << "): a running instance's processes may show as leftovers\n";
+    }
+    return dcu::agent::RunInventoryCommand(inv_args, std::cout, std::cerr);
+  }
 
   auto runtime_kinds = registry.ParseKinds(runtimes_list);
   if (!runtime_kinds.ok()) {

@@ -78,11 +78,17 @@ absl::StatusOr<std::vector<std::string>> RuntimeRegistry::ParseKinds(absl::strin
   return kinds;
 }
 
+std::string BareStateDir(const std::string& agent_state_dir) { return agent_state_dir + "/bare"; }
+
+absl::StatusOr<std::vector<std::string>> RunningBareInstances(const std::string& agent_state_dir) {
+  return ProcessRuntime::RunningInstances(BareStateDir(agent_state_dir));
+}
+
 RuntimeRegistry RuntimeRegistry::WithBuiltins() {
   RuntimeRegistry r;
   r.Register("bare", [](const RuntimeConfig& c) -> absl::StatusOr<std::unique_ptr<Runtime>> {
     ProcessRuntimeOptions o;
-    o.state_dir = absl::StrCat(c.state_dir, "/bare");
+    o.state_dir = BareStateDir(c.state_dir);
     o.proc_root = c.proc_root;
     auto rt = ProcessRuntime::Create(std::move(o), c.runner);
     if (!rt.ok()) return rt.status();

@@ -41,6 +41,14 @@ using RuntimeFactory =
 // real work. "fake" (accepts any spec, runs nothing) must be asked for.
 inline constexpr char kDefaultRuntimes[] = "bare,container";
 
+// Where the bare runtime keeps its instances under an agent's --state-dir.
+std::string BareStateDir(const std::string& agent_state_dir);
+
+// The bare instances running from an agent's --state-dir, asked from
+// another process (`dcu-agent inventory` beside the running agent: its
+// instances' processes are its own holders, not leftovers). Reads only.
+absl::StatusOr<std::vector<std::string>> RunningBareInstances(const std::string& agent_state_dir);
+
 // Name → factory (Mesos' containerizer `creators`): "bare", "container",
 // "fake". main.cc selects with --runtimes=bare,container; a new backend
 // (Slurm) registers here and needs no other wiring.

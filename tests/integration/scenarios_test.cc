@@ -949,6 +949,28 @@ TEST_F(ScenarioTest, AServingEngineHoldsMemoryInBothViewsAndGivesItBack) {
   ASSERT_EQ(top.exit_code, 0) << top.err;
   EXPECT_THAT(top.out, HasSubstr("91%")) << top.out;
 
+  // `dcu-agent inventory` run beside the agent: told the agent's
+  // --state-dir, the serving engine is a managed holder; without it, the
+  // one-shot cannot know the instance and takes it for a leftover.
+  auto one_shot_class = [&](std::vector<std::string> global) {
+    std::vector<std::string> argv = {testing::BinPath("dcu-agent")};
+    argv.insert(argv.end(), global.begin(), global.end());
+    for (const std::string& a :
+         {std::string("inventory"), std::string("-o"), std::string("json"), std::string("--root"),
+          h_.Join("sim/k100b/root"), std::string("--proc-root"), std::string("/proc"),
+          std::string("--hip_library"), build_ + "/testlibs/hip_good/libamdhip64.so"}) {
+      argv.push_back(a);
+    }
+    testing::CmdResult r = testing::RunCmd(argv, env);
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    if (j.is_discarded() || !j.contains("devices")) return std::string("unparsed: ") + r.out + r.err;
+    const auto& dev = j["devices"][*placed.begin()];
+    return dev.contains("holders") && !dev["holders"].empty() ? dev["holders"][0].value("holder_class", "")
+                                                               : std::string("no holder");
+  };
+  EXPECT_EQ(one_shot_class({"--state-dir", h_.Join("node-k100b-state")}), "HOLDER_MANAGED");
+  EXPECT_EQ(one_shot_class({"--state-dir", h_.Join("no-agent-here")}), "HOLDER_LEFTOVER");
+
   ASSERT_EQ(h_.Dcuctl({"delete", "deployment", "qwen3-32b", "--wait"}).exit_code, 0) << h_.Logs();
   nlohmann::json after;
   ASSERT_TRUE(testing::WaitFor(

@@ -116,6 +116,26 @@ TEST_F(ReaperTest, UnmanagedOnlyWithTheFlag) {
   stranger->Wait();
 }
 
+// A KFD record of a process no longer in /proc (seed 000's stranded 59 GiB)
+// is reported, never offered to --include-unmanaged: there is nobody to
+// signal (before, the dry run told the reader to add the flag).
+TEST_F(ReaperTest, ARecordWithNoLiveProcessIsReportedNotOffered) {
+  const int gone = 4194304;  // above any pid_max default: never a process
+  dcu::testing::WriteFile(absl::StrCat(root_, "/sys/class/kfd/kfd/proc/", gone, "/vram_50000"),
+                          absl::StrCat(59LL << 30, "\n"));
+  for (bool include_unmanaged : {false, true}) {
+    options_.include_unmanaged = include_unmanaged;
+    options_.dry_run = true;
+    ReapReport r = Reaper().Reap(Inventory({}), options_);
+    auto a = ActionsFor(r, gone);
+    ASSERT_EQ(a.size(), 1u) << r.DebugString();
+    EXPECT_EQ(a[0].action(), "report");
+    EXPECT_EQ(a[0].result(), "not signalled");
+    EXPECT_TRUE(absl::StrContains(a[0].reason(), "no live process")) << a[0].reason();
+    EXPECT_FALSE(absl::StrContains(a[0].reason(), "--include-unmanaged")) << a[0].reason();
+  }
+}
+
 TEST_F(ReaperTest, DryRunSignalsNothing) {
   auto leftover = Hold("inst-old");
   options_.dry_run = true;

@@ -497,17 +497,18 @@ TEST(Logs, FollowPrintsEveryLineOfALogThatRepeatsItself) {
   const std::string access = R"(INFO:     127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK)";
   ASSERT_NE(StartSimFleet(h,
                           absl::StrCat(R"({"load_seconds": 0.1, "repeat": {"line": ")", access,
-                                       R"(", "every_seconds": 0.1, "mark_every": 25}})"),
+                                       R"(", "every_seconds": 0.05, "mark_every": 100}})"),
                           {}, {"--engine-scrape-interval", "3600"}),
             nullptr)
       << h.Logs();
   CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "alike", "--tp", "2", "--wait",
                           "--wait-timeout", "60"});
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h.Logs();
-  // A tail of 20 lines, a poll a second (~10 new lines), marks every 25: a
-  // window of identical lines between marks.
+  // A tail of 60 lines, a poll a second (~20 new lines: room for a poll
+  // three seconds late on a loaded host), marks every 100: windows of
+  // identical lines between marks.
   testing::ChildProcess follow(
-      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "20"},
+      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "60"},
       h.Join("follow.log"));
   auto marks = [&] {
     std::vector<size_t> at;
@@ -518,18 +519,18 @@ TEST(Logs, FollowPrintsEveryLineOfALogThatRepeatsItself) {
     }
     return at;
   };
-  ASSERT_TRUE(WaitFor([&] { return marks().size() >= 3; }, absl::Seconds(30))) << follow.Log();
+  ASSERT_TRUE(WaitFor([&] { return marks().size() >= 2; }, absl::Seconds(40))) << follow.Log();
   follow.Signal(SIGTERM);
   follow.Wait(absl::Seconds(10));
   const std::string log = follow.Log();
   std::vector<size_t> at = marks();
-  ASSERT_GE(at.size(), 3u) << log;
+  ASSERT_GE(at.size(), 2u) << log;
   for (size_t i = 0; i + 1 < at.size(); ++i) {
     const std::string between = log.substr(at[i], at[i + 1] - at[i]);
     const std::string line = "127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK";
     int n = 0;
     for (size_t p = between.find(line); p != std::string::npos; p = between.find(line, p + 1)) ++n;
-    EXPECT_EQ(n, 25) << "between marks " << i << " and " << i + 1 << ":\n" << between;
+    EXPECT_EQ(n, 100) << "between marks " << i << " and " << i + 1 << ":\n" << between;
   }
   EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
 }

@@ -1802,6 +1802,9 @@ int main(int argc, char** argv) {
     }
   }
   if (c.sc.ignore_sigterm) signal(SIGTERM, SIG_IGN);
+  // An exit() on the way (a bad flag found while serving) gives the device
+  // memory back too; ReleaseDevices is a no-op once done.
+  std::atexit([] { ReleaseDevices(); });
   std::string v = ReadDistVersion(c.site, "vllm");
   if (!v.empty()) c.version = v;
   if (!c.sc.vllm_version.empty()) c.version = c.sc.vllm_version;

@@ -120,18 +120,25 @@ absl::StatusOr<std::unique_ptr<InventoryCollector>> InventoryCollector::Create(I
     } else {
       b.create_status = p.status();
     }
+    absl::MutexLock lock(&c->mu_);
     c->backends_.push_back(std::move(b));
   }
   return c;
 }
 
 void InventoryCollector::InvalidateDeviceView() {
+  absl::MutexLock lock(&mu_);
+  InvalidateDeviceViewLocked();
+}
+
+void InventoryCollector::InvalidateDeviceViewLocked() {
   for (auto& b : backends_) {
     if (b.probe) b.probe->Invalidate();
   }
 }
 
 void InventoryCollector::SetInstances(const std::vector<dcufleet::v1::InstanceStatus>& instances) {
+  absl::MutexLock lock(&mu_);
   using dcufleet::v1::InstancePhase;
   auto ended = [](InstancePhase p) {
     return p == dcufleet::v1::INSTANCE_FAILED || p == dcufleet::v1::INSTANCE_STOPPED;
@@ -157,12 +164,13 @@ void InventoryCollector::SetInstances(const std::vector<dcufleet::v1::InstanceSt
   }
   // Starting and loading move no figure worth a probe: the memory grows
   // until Ready, and the view's own expiry (memprobe_ttl) covers a long load.
-  if (moved) InvalidateDeviceView();
+  if (moved) InvalidateDeviceViewLocked();
   instance_phases_ = std::move(phases);
   options_.live_instance_ids = std::move(live);
 }
 
 NodeInventory InventoryCollector::Collect() {
+  absl::MutexLock lock(&mu_);
   const int every = options_.full_scan_every;
   bool full = every == 1 || (every > 1 && collects_ % every == 0);
   ++collects_;
@@ -170,6 +178,7 @@ NodeInventory InventoryCollector::Collect() {
 }
 
 NodeInventory InventoryCollector::CollectFull() {
+  absl::MutexLock lock(&mu_);
   ++collects_;
   return DoCollect(true);
 }

@@ -58,8 +58,9 @@ struct InventoryOptions {
 
 // Long-lived inventory for the agent: creates the backends once (so the HIP
 // probe's TTL cache and the loaded rocm-smi library are reused) and collects
-// a full NodeInventory on demand. Thread-compatible: call from one thread
-// (the agent's status loop), or serialise.
+// a full NodeInventory on demand. Thread-safe: the agent's status sender
+// collects while its command reader may reap (which collects too); calls are
+// serialised, a collect that waits on a hung runtime holds the others back.
 class InventoryCollector {
  public:
   // INVALID_ARGUMENT for an unknown probe name. A backend that is
@@ -71,19 +72,19 @@ class InventoryCollector {
   // computes unreclaimed / schedulable figures. Never fails because of a
   // backend; only when nothing at all can be read would a caller care, and
   // that is visible as findings.
-  dcufleet::v1::NodeInventory Collect();
+  dcufleet::v1::NodeInventory Collect() ABSL_LOCKS_EXCLUDED(mu_);
   // Same, with every process's fd table read (inventory command, reap).
-  dcufleet::v1::NodeInventory CollectFull();
+  dcufleet::v1::NodeInventory CollectFull() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Drops cached device views (HIP TTL cache) so the next Collect measures.
-  void InvalidateDeviceView();
+  void InvalidateDeviceView() ABSL_LOCKS_EXCLUDED(mu_);
   // The agent's instances now: the ones not stopped are its own holders (a
   // marked holder of any other id is a leftover). When an instance became
   // Ready or ended since the last call, the device view is asked afresh at
   // the next Collect: an engine holds its memory once it is Ready and gives
   // it back when it ends, and a view up to memprobe_ttl old would carry the
   // difference into the scheduler.
-  void SetInstances(const std::vector<dcufleet::v1::InstanceStatus>& instances);
+  void SetInstances(const std::vector<dcufleet::v1::InstanceStatus>& instances) ABSL_LOCKS_EXCLUDED(mu_);
 
   // How long each backend's Probe() took in the last Collect, and whether it
   // answered (dcu-agent's /metrics: probe durations and failures by backend).
@@ -92,22 +93,27 @@ class InventoryCollector {
     absl::Duration took;
     bool ok = false;
   };
-  const std::vector<ProbeTiming>& last_probe_timings() const { return last_timings_; }
+  std::vector<ProbeTiming> last_probe_timings() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return last_timings_;
+  }
 
  private:
   explicit InventoryCollector(InventoryOptions options) : options_(std::move(options)) {}
-  dcufleet::v1::NodeInventory DoCollect(bool full_fd_scan);
-  InventoryOptions options_;
-  int64_t collects_ = 0;
+  dcufleet::v1::NodeInventory DoCollect(bool full_fd_scan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void InvalidateDeviceViewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  mutable absl::Mutex mu_;
+  InventoryOptions options_ ABSL_GUARDED_BY(mu_);
+  int64_t collects_ ABSL_GUARDED_BY(mu_) = 0;
   // The phase of each instance at the last SetInstances.
-  absl::flat_hash_map<std::string, dcufleet::v1::InstancePhase> instance_phases_;
+  absl::flat_hash_map<std::string, dcufleet::v1::InstancePhase> instance_phases_ ABSL_GUARDED_BY(mu_);
   struct Backend {
     std::string name;
     std::unique_ptr<DeviceProbe> probe;  // null when its factory failed
     absl::Status create_status;
   };
-  std::vector<Backend> backends_;
-  std::vector<ProbeTiming> last_timings_;
+  std::vector<Backend> backends_ ABSL_GUARDED_BY(mu_);
+  std::vector<ProbeTiming> last_timings_ ABSL_GUARDED_BY(mu_);
 };
 
 // One-shot: Create + CollectFull. INVALID_ARGUMENT for a bad probe list.

@@ -213,7 +213,7 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
       used = d.host_used().bytes();
       used_src = d.host_used().source();
     }
-    std::vector<std::string> unknown, leftovers, zombies;
+    std::vector<std::string> unknown, leftovers, zombies, exited;
     int64_t zombie_vram = 0;
     for (const auto& h : d.holders()) {
       bool live = h.holder_class() != dcufleet::v1::HOLDER_ZOMBIE && h.state() != "?";
@@ -222,7 +222,13 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
         leftovers.push_back(absl::StrCat(h.pid(), " '", h.cmdline().substr(0, 60), "'"));
       }
       if (!live) {
-        zombies.push_back(absl::StrCat(h.pid(), h.ppid() > 0 ? absl::StrCat(" (parent ", h.ppid(), " '", h.parent_cmdline().substr(0, 40), "')") : ""));
+        // A zombie has a parent that can still reap it; a record whose
+        // process has left /proc (state "?") has nobody.
+        if (h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE) {
+          zombies.push_back(absl::StrCat(h.pid(), h.ppid() > 0 ? absl::StrCat(" (parent ", h.ppid(), " '", h.parent_cmdline().substr(0, 40), "')") : ""));
+        } else {
+          exited.push_back(absl::StrCat(h.pid()));
+        }
         if (h.vram_bytes() > 0) zombie_vram += h.vram_bytes();
       }
     }
@@ -268,8 +274,15 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
     if (!zombies.empty()) {
       AddFinding(d.mutable_findings(),
                  MakeFinding(kWarning, kZombieHolders, "holders",
-                             absl::StrCat("zombie or exited holder(s): ", absl::StrJoin(zombies, "; "),
+                             absl::StrCat("zombie holder(s): ", absl::StrJoin(zombies, "; "),
                                           "; only the parent can reap a zombie")));
+    }
+    if (!exited.empty()) {
+      AddFinding(d.mutable_findings(),
+                 MakeFinding(kWarning, kZombieHolders, "holders",
+                             absl::StrCat("exited holder(s): ", absl::StrJoin(exited, ", "),
+                                          ": no live process; KFD's record outlived it and no signal reaches it "
+                                          "(reset the device)")));
     }
   }
 }

@@ -216,6 +216,22 @@ TEST(ComputeMemoryVerdictsTest, ZombieVramIsUnreclaimed) {
   EXPECT_TRUE(Has(node.devices(0).findings(), kZombieHolders, "parent 12 'bash'"));
 }
 
+// A KFD record whose process has left /proc (seed 000's) is no zombie: no
+// parent can reap it, and the finding says what can be done.
+TEST(ComputeMemoryVerdictsTest, AnExitedHoldersRecordIsNoZombie) {
+  NodeInventory node = SeedNode();
+  Device* d = node.mutable_devices(0);
+  auto* h = d->add_holders();
+  h->set_pid(32768);
+  h->set_state("?");
+  h->set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+  h->set_vram_bytes(59 * kGiB);
+  ComputeMemoryVerdicts({}, &node);
+  EXPECT_GT(node.devices(0).unreclaimed_bytes(), 59 * kGiB);
+  EXPECT_TRUE(Has(node.devices(0).findings(), kZombieHolders, "exited holder(s): 32768: no live process"));
+  EXPECT_FALSE(Has(node.devices(0).findings(), kZombieHolders, "only the parent can reap"));
+}
+
 TEST(ComputeMemoryVerdictsTest, HostViewOnly) {
   NodeInventory node;
   Device* d = node.add_devices();

@@ -615,7 +615,9 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     req.set_previous(args.previous);
     if (follow) {
       req.set_since_offset(offset.value_or(-1));
-      if (offset) req.set_offset_instance_id(previous_instance);
+      // The instance followed so far: another one's log is read from its
+      // start, whether or not this one's last answer had a position.
+      req.set_offset_instance_id(previous_instance);
     }
     dcufleet::v1::GetLogsResponse resp;
     grpc::Status s = CallFleet(client, &FleetStub::GetLogs, req, &resp);
@@ -632,7 +634,10 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     }
     if (resp.has_next_offset() && (offset || switched)) {
       // Read from a position: all of it is new.
-      if (resp.skipped_bytes() > 0) {
+      if (resp.skipped_bytes() > 0 && switched) {
+        err << "--- the first " << resp.skipped_bytes() << " bytes of its log are beyond --tail " << keep
+            << ": not shown (dcuctl logs --instance " << resp.instance_id() << " --tail N) ---\n";
+      } else if (resp.skipped_bytes() > 0) {
         err << "--- " << resp.skipped_bytes() << " bytes arrived beyond --tail " << keep
             << " between two reads: not shown (raise --tail) ---\n";
       } else if (resp.skipped_bytes() < 0) {

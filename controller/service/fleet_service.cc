@@ -388,11 +388,12 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   dcufleet::v1::Attempt a = *std::move(attempt);
   FleetState* fleet = deps_.fleet;
   int tail = req->tail_lines() ? req->tail_lines() : 200;
-  // A position belongs to the instance it came from: another instance's log
-  // is read from its start.
+  // A position belongs to the instance it came from: when the caller
+  // followed another one, this instance's log is read from its start.
   std::optional<int64_t> since;
   if (req->has_since_offset()) {
-    since = req->since_offset() >= 0 && req->offset_instance_id() != a.instance_id() ? 0 : req->since_offset();
+    const bool another = !req->offset_instance_id().empty() && req->offset_instance_id() != a.instance_id();
+    since = another ? 0 : req->since_offset();
   }
   return Async(ctx, commands_, [fleet, a, tail, since, resp]() -> absl::Status {
     resp->set_instance_id(a.instance_id());

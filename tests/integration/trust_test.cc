@@ -484,6 +484,51 @@ TEST(Logs, FollowGoesOnWithTheNextAttemptAfterACrash) {
   EXPECT_NE(log.substr(0, marker).find("crashed on purpose"), std::string::npos) << log;
 }
 
+// When -f moves to a new attempt whose log is already longer than --tail,
+// it says how much of that log's start it left out and how to see it (not
+// that the bytes "arrived between two reads").
+TEST(Logs, FollowSaysWhatOfANewAttemptsLogItLeftOut) {
+  testing::FleetHarness h;
+  ASSERT_NE(StartSimFleet(h, R"({"load_seconds": 0.1, "crash": {"after_seconds": 2, "exit_code": 1,)"
+                             R"( "lines": ["RuntimeError: crashed on purpose"]}})"),
+            nullptr)
+      << h.Logs();
+  CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "crashy", "--tp", "2", "--backoff", "1"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
+  ASSERT_TRUE(WaitFor([&] { return !h.Deployment("crashy")["deployment"]["status"]["attempts"].empty(); },
+                      absl::Seconds(30)))
+      << h.Logs();
+  testing::ChildProcess follow(
+      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "crashy", "-f", "--tail", "2"},
+      h.Join("follow.log"));
+  const bool switched = WaitFor(
+      [&] { return follow.Log().find("--- instance ") != std::string::npos; }, absl::Seconds(60));
+  // The line about the new attempt comes with or soon after the switch.
+  WaitFor(
+      [&] {
+        const std::string l = follow.Log();
+        const size_t at = l.find("--- instance ");
+        return at != std::string::npos && l.find("not shown", at) != std::string::npos;
+      },
+      absl::Seconds(5));
+  follow.Signal(SIGTERM);
+  follow.Wait(absl::Seconds(10));
+  const std::string log = follow.Log();
+  ASSERT_TRUE(switched) << log << h.Logs();
+  // What of the new attempt's log was left out is said after the switch:
+  // "the first N bytes of its log" when its first answer already had more
+  // than --tail (the usual case), "N bytes arrived ... between two reads"
+  // when the switch caught it with no more than two lines yet. Before, a
+  // switch read its tail and said nothing of what came before.
+  const size_t at = log.find("--- instance ");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_THAT(log.substr(at), ::testing::ContainsRegex(
+                                  "--- (the first [0-9]+ bytes of its log are beyond --tail 2: not shown "
+                                  "\\(dcuctl logs --instance crashy-[^ ]+ --tail N\\)|[0-9]+ bytes arrived "
+                                  "beyond --tail 2 between two reads: not shown \\(raise --tail\\)) ---"))
+      << log;
+}
+
 // `logs -f` prints every line once, also of a log that repeats one line
 // with nothing in between (NCCL's WARN lines carry no timestamp; uvicorn's
 // access lines of requests on one keep-alive connection are alike to the

@@ -47,10 +47,11 @@ absl::StatusOr<std::string> AnswerFetchLogs(const dcufleet::v1::FetchLogsCommand
   nlohmann::json j = {{"lines", all}};
   if (chunk) {
     j["offset"] = chunk->next_offset;
-    // A tail (since_offset -1) leaves earlier lines out by design: no skip.
-    j["skipped_bytes"] = chunk->skipped_bytes < 0                 ? chunk->skipped_bytes
-                         : command.since_offset() < 0 ? int64_t{0}
-                                                      : chunk->skipped_bytes + dropped_bytes;
+    // A tail (since_offset -1) leaves earlier lines out by design: no skip;
+    // -1 (a replaced log) stays as it is.
+    int64_t skipped = chunk->skipped_bytes;
+    if (command.since_offset() >= 0 && skipped >= 0) skipped += dropped_bytes;
+    j["skipped_bytes"] = skipped;
   }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

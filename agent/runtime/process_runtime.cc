@@ -41,6 +41,9 @@ using json = nlohmann::json;
 constexpr char kStateFile[] = "state.json";
 constexpr char kSpecFile[] = "spec.binpb";
 constexpr char kLogFile[] = "output.log";
+// The first words of a log a launch writes (what tells a copy-truncated log
+// from a fresh one).
+constexpr char kLaunchHeader[] = "dcufleet: starting instance";
 constexpr char kExitFile[] = "exit_status";
 
 struct InstanceState {
@@ -508,7 +511,7 @@ absl::StatusOr<RuntimeInstance> ProcessRuntime::Start(const dcufleet::v1::Instan
   {
     // A header in the log says what was launched, for whoever reads it later.
     std::ofstream log(absl::StrCat(dir, "/", kLogFile), std::ios::app);
-    log << "dcufleet: starting instance '" << spec.instance_id() << "': " << plan.executable;
+    log << kLaunchHeader << " '" << spec.instance_id() << "': " << plan.executable;
     for (size_t i = 1; i < plan.argv.size(); ++i) log << " " << plan.argv[i];
     log << "\n";
   }
@@ -736,35 +739,6 @@ absl::StatusOr<std::vector<RuntimeInstance>> ProcessRuntime::Recover() {
   return all;
 }
 
-absl::StatusOr<std::string> ProcessRuntime::ReadLogTail(absl::string_view instance_id,
-                                                        size_t max_bytes) {
-  if (std::string why = ValidateInstanceId(instance_id); !why.empty()) {
-    return absl::InvalidArgumentError(why);
-  }
-  const std::string dir = InstanceDir(instance_id);
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));
-  auto tail_of = [](const std::string& path, size_t n) -> std::string {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) return "";
-    std::streamoff size = in.tellg();
-    std::streamoff start = size > static_cast<std::streamoff>(n) ? size - n : 0;
-    in.seekg(start);
-    std::string data(static_cast<size_t>(size - start), '\0');
-    in.read(data.data(), static_cast<std::streamsize>(data.size()));
-    return data;
-  };
-  std::string log = absl::StrCat(dir, "/", kLogFile);
-  std::string data = tail_of(log, max_bytes);
-  // The whole current file was read and it does not start with the launch
-  // header: it was copy-truncated while running, so the rest of the tail is
-  // in output.log.1. (After a restart, .1 belongs to the previous run.)
-  if (data.size() < max_bytes && data.rfind("dcufleet: starting instance", 0) != 0) {
-    data = tail_of(absl::StrCat(log, ".1"), max_bytes - data.size()) + data;
-  }
-  return data;
-}
-
 namespace {
 
 // Bytes [from, end) of a file, at most the last `max_bytes` of them, and
@@ -800,7 +774,41 @@ int64_t DropPartialFirstLine(std::string* data) {
   return static_cast<int64_t>(cut);
 }
 
+// The last `max_bytes` of an instance's log in the order written: the end
+// of output.log and, when that whole file was read and it does not start
+// with the launch header (it was copy-truncated while running), what
+// output.log.1 adds in front. After a restart .1 belongs to the previous
+// run: the header is there, and .1 is not read.
+struct LogTail {
+  FileRange rotated;  // from output.log.1; empty when not read
+  FileRange current;
+};
+
+LogTail TailOfLog(const std::string& log, size_t max_bytes) {
+  LogTail t;
+  t.current = ReadRange(log, 0, max_bytes);
+  if (t.current.start == 0 && t.current.data.size() < max_bytes &&
+      t.current.data.rfind(kLaunchHeader, 0) != 0) {
+    t.rotated = ReadRange(absl::StrCat(log, ".1"), 0, max_bytes - t.current.data.size());
+  }
+  return t;
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> ProcessRuntime::ReadLogTail(absl::string_view instance_id,
+                                                        size_t max_bytes) {
+  if (std::string why = ValidateInstanceId(instance_id); !why.empty()) {
+    return absl::InvalidArgumentError(why);
+  }
+  const std::string dir = InstanceDir(instance_id);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return absl::NotFoundError(absl::StrCat("no instance '", instance_id, "'"));
+  LogTail t = TailOfLog(absl::StrCat(dir, "/", kLogFile), max_bytes);
+  return t.rotated.data + t.current.data;
+}
+
+
 
 absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance_id,
                                                       int64_t since_offset, size_t max_bytes) {
@@ -816,16 +824,12 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
   FileRange current;
   std::string before;  // what output.log.1 adds in front of `current`
   if (since_offset < 0) {
-    current = ReadRange(log, 0, max_bytes);
-    if (current.start > 0) {
-      DropPartialFirstLine(&current.data);
-      current.start = current.size - static_cast<int64_t>(current.data.size());
-    } else if (current.data.size() < max_bytes && current.data.rfind("dcufleet: starting instance", 0) != 0) {
-      // Copy-truncated while running: the tail goes on in output.log.1.
-      FileRange old = ReadRange(rotated, 0, max_bytes - current.data.size());
-      if (old.start > 0) DropPartialFirstLine(&old.data);
-      before = std::move(old.data);
-    }
+    // The tail, less a line its start cut.
+    LogTail t = TailOfLog(log, max_bytes);
+    current = std::move(t.current);
+    if (current.start > 0) current.start += DropPartialFirstLine(&current.data);
+    if (t.rotated.start > 0) DropPartialFirstLine(&t.rotated.data);
+    before = std::move(t.rotated.data);
   } else {
     const FileRange probe = ReadRange(log, 0, 0);
     if (since_offset <= probe.size) {

@@ -955,12 +955,8 @@ TEST_F(ScenarioTest, AServingEngineHoldsMemoryInBothViewsAndGivesItBack) {
   auto one_shot_class = [&](std::vector<std::string> global) {
     std::vector<std::string> argv = {testing::BinPath("dcu-agent")};
     argv.insert(argv.end(), global.begin(), global.end());
-    for (const std::string& a :
-         {std::string("inventory"), std::string("-o"), std::string("json"), std::string("--root"),
-          h_.Join("sim/k100b/root"), std::string("--proc-root"), std::string("/proc"),
-          std::string("--hip_library"), build_ + "/testlibs/hip_good/libamdhip64.so"}) {
-      argv.push_back(a);
-    }
+    argv.insert(argv.end(), {"inventory", "-o", "json", "--root", h_.Join("sim/k100b/root"), "--proc-root",
+                             "/proc", "--hip_library", build_ + "/testlibs/hip_good/libamdhip64.so"});
     testing::CmdResult r = testing::RunCmd(argv, env);
     nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     if (j.is_discarded() || !j.contains("devices")) return std::string("unparsed: ") + r.out + r.err;

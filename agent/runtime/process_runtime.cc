@@ -748,6 +748,9 @@ struct FileRange {
   std::string data;
   int64_t start = 0;
   int64_t size = 0;  // the file's size when it was opened
+  // `data` begins a line: it starts the file or follows a '\n'. A range cut
+  // at a line's end has nothing to drop.
+  bool starts_at_line = true;
 };
 
 FileRange ReadRange(const std::string& path, int64_t from, size_t max_bytes) {
@@ -758,16 +761,24 @@ FileRange ReadRange(const std::string& path, int64_t from, size_t max_bytes) {
   int64_t start = std::clamp<int64_t>(from, 0, r.size);
   if (r.size - start > static_cast<int64_t>(max_bytes)) start = r.size - static_cast<int64_t>(max_bytes);
   r.start = start;
-  in.seekg(start);
-  r.data.resize(static_cast<size_t>(r.size - start));
+  // One byte before the range too, to tell whether it begins a line.
+  const int64_t before = start > 0 ? 1 : 0;
+  in.seekg(start - before);
+  r.data.resize(static_cast<size_t>(r.size - start + before));
   in.read(r.data.data(), static_cast<std::streamsize>(r.data.size()));
   r.data.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  if (before > 0 && !r.data.empty()) {
+    r.starts_at_line = r.data.front() == '\n';
+    r.data.erase(0, 1);
+  }
   return r;
 }
 
-// Drops the bytes up to and including the first '\n' (a line cut at its
-// start); returns how many were dropped.
-int64_t DropPartialFirstLine(std::string* data) {
+// Drops the bytes up to and including the first '\n' of a range that
+// does not begin a line (a line cut at its start); returns how many were
+// dropped.
+int64_t DropPartialFirstLine(std::string* data, bool starts_at_line) {
+  if (starts_at_line) return 0;
   size_t nl = data->find('\n');
   size_t cut = nl == std::string::npos ? data->size() : nl + 1;
   data->erase(0, cut);
@@ -823,12 +834,13 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
   LogChunk chunk;
   FileRange current;
   std::string before;  // what output.log.1 adds in front of `current`
+  bool before_starts_at_line = true;
   if (since_offset < 0) {
     // The tail, less a line its start cut.
     LogTail t = TailOfLog(log, max_bytes);
     current = std::move(t.current);
-    if (current.start > 0) current.start += DropPartialFirstLine(&current.data);
-    if (t.rotated.start > 0) DropPartialFirstLine(&t.rotated.data);
+    current.start += DropPartialFirstLine(&current.data, current.starts_at_line);
+    DropPartialFirstLine(&t.rotated.data, t.rotated.starts_at_line);
     before = std::move(t.rotated.data);
   } else {
     const FileRange probe = ReadRange(log, 0, 0);
@@ -853,6 +865,7 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
         old = ReadRange(rotated, since_offset, room);
         chunk.skipped_bytes = old.start - since_offset;
         before = std::move(old.data);
+        before_starts_at_line = old.starts_at_line;
       }
     } else {
       // Neither file reaches that position: the log was replaced.
@@ -860,11 +873,11 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
       chunk.skipped_bytes = -1;
     }
     if (chunk.skipped_bytes > 0) {
-      // The cut fell inside a line: that line is skipped too.
+      // A cut inside a line skips that line too.
       if (!before.empty()) {
-        chunk.skipped_bytes += DropPartialFirstLine(&before);
+        chunk.skipped_bytes += DropPartialFirstLine(&before, before_starts_at_line);
       } else {
-        const int64_t dropped = DropPartialFirstLine(&current.data);
+        const int64_t dropped = DropPartialFirstLine(&current.data, current.starts_at_line);
         chunk.skipped_bytes += dropped;
         current.start += dropped;
       }

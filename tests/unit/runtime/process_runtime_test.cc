@@ -502,6 +502,20 @@ TEST_F(ReadLogSinceTest, MoreThanFitsIsSkippedAndSaidSo) {
   EXPECT_EQ(c.skipped_bytes, static_cast<int64_t>(std::string("line one\nline two\n").size()));
 }
 
+// A skip that ends where a line begins keeps that line (before, every cut
+// dropped up to the next line end, so a whole line was lost).
+TEST_F(ReadLogSinceTest, ASkipEndingAtALineKeepsIt) {
+  Append(log_, "dcufleet: starting instance inst-a\n");
+  LogChunk first = Since(-1);
+  Append(log_, "line one\nline two\nline three\n");
+  // Room for exactly "line two\nline three\n".
+  LogChunk c = Since(first.next_offset, std::string("line two\nline three\n").size());
+  EXPECT_EQ(c.text, "line two\nline three\n");
+  EXPECT_EQ(c.skipped_bytes, static_cast<int64_t>(std::string("line one\n").size()));
+  // The same for a tail: one that starts at a line keeps it.
+  EXPECT_EQ(Since(-1, std::string("line three\n").size()).text, "line three\n");
+}
+
 TEST_F(ReadLogSinceTest, ReadsOnAcrossACopyTruncate) {
   Append(log_, "dcufleet: starting instance inst-a\nbefore\n");
   LogChunk first = Since(-1);

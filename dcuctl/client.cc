@@ -104,6 +104,13 @@ int Client::Fail(const grpc::Status& s, const std::string& what, std::ostream& e
   switch (s.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
+      if (channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY) {
+        // The controller answered: what is away is behind it (a node a
+        // command or log read goes to), not the controller.
+        err << "error: " << what << ": " << s.error_message()
+            << " (the controller answered; dcuctl get nodes shows which nodes are connected)\n";
+        return kExitUnreachable;
+      }
       err << "error: cannot reach the controller at '" << options_.controller
           << "': " << s.error_message()
           << " (is dcu-controller running? set --controller, DCUFLEET_CONTROLLER or a context: dcuctl config --help"

@@ -605,6 +605,8 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
   // Where the followed instance's log goes on, when it has positions: then
   // every line of an answer is new, whatever it repeats.
   std::optional<int64_t> offset;
+  // What the last answer said it waits for, said once until it changes.
+  std::string waiting;
   const size_t keep = static_cast<size_t>(args.tail > 0 ? args.tail : 200);
   while (true) {
     dcufleet::v1::GetLogsRequest req;
@@ -652,6 +654,10 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
       }
     }
     if (switched) printed.clear();
+    if (!resp.waiting().empty() && resp.waiting() != waiting) {
+      err << "--- waiting for instance " << resp.instance_id() << ": " << resp.waiting() << " ---\n";
+    }
+    waiting = resp.waiting();
     for (size_t i = start; i < lines.size(); ++i) {
       out << lines[i] << "\n";
       printed.push_back(lines[i]);

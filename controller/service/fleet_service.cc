@@ -424,12 +424,21 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
     // cut to what was asked (it printed all 51 stored lines for --tail 5).
     const int kept = a.log_tail_size();
     for (int i = std::max(0, kept - tail); i < kept; ++i) resp->add_lines(a.log_tail(i));
-    if (resp->lines().empty()) {
-      return absl::UnavailableError(absl::StrCat(
-          "no logs for instance '", a.instance_id(), "': node '", a.placement().node(), "' ",
-          r.ok() ? r->message() : std::string(r.status().message())));
+    if (!resp->lines().empty()) return absl::OkStatus();
+    // Both name the node ("node 'n' is not connected", "instance 'i' is
+    // not known on node 'n'").
+    const std::string why = r.ok() ? r->message() : std::string(r.status().message());
+    if (since && a.ended_at_ms() == 0) {
+      // A follower of an attempt that has not ended waits: its agent may
+      // still be preparing the launch (a model fetch, shard checks, an
+      // image pull: minutes with no instance to read) or be away for a
+      // restart. It ends with the attempt (a failure, a lost node), after
+      // which this answers from the stored tail or fails as below.
+      resp->set_waiting(why);
+      if (*since >= 0) resp->set_next_offset(*since);
+      return absl::OkStatus();
     }
-    return absl::OkStatus();
+    return absl::UnavailableError(absl::StrCat("no logs for instance '", a.instance_id(), "': ", why));
   });
 }
 

@@ -202,7 +202,12 @@ a container's log and the tail kept with a failed attempt have no
 positions, and there it prints what follows the overlap of two tails. When
 the latest attempt changes (a restart, a failover) it goes on with the new
 one from its first line, saying so on stderr, and when more than `--tail`
-lines arrived between two reads it says that some are not shown.
+lines arrived between two reads it says that some are not shown. While the
+attempt it follows has not ended but its node cannot answer (the agent is
+still fetching the model, checking shards or pulling an image; the agent is
+restarting) it says on stderr what it waits for and keeps its place, and
+goes on from there once the node answers; the attempt's end ends the wait.
+Without `-f` the same read exits 4 naming the node that is away.
 
 ## Changing a deployment (rollouts)
 

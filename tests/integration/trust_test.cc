@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -529,54 +530,109 @@ TEST(Logs, FollowSaysWhatOfANewAttemptsLogItLeftOut) {
       << log;
 }
 
+// The uvicorn access line the repeating engine writes, alike to the byte.
+constexpr char kRepeatedLine[] = "127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK";
+
+// Deployment "alike", Ready: an engine that writes kRepeatedLine 20 times a
+// second with a mark every 100. The agent's own /metrics scrapes (a new
+// connection each, so a line unlike the others every second) are turned
+// off, as an engine still starting has none. "" when Ready, else why not.
+std::string DeployRepeatingEngine(testing::FleetHarness& h) {
+  if (StartSimFleet(h,
+                    absl::StrCat(R"({"load_seconds": 0.1, "repeat": {"line": "INFO:     )",
+                                 absl::StrReplaceAll(kRepeatedLine, {{"\"", "\\\""}}),
+                                 R"(", "every_seconds": 0.05, "mark_every": 100}})"),
+                    {}, {"--engine-scrape-interval", "3600"}) == nullptr) {
+    return "the simulated fleet did not start\n" + h.Logs();
+  }
+  CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "alike", "--tp", "2", "--wait",
+                          "--wait-timeout", "60"});
+  return d.exit_code == 0 ? "" : d.out + d.err + h.Logs();
+}
+
+// Where each mark starts in a follower's output.
+std::vector<size_t> MarksIn(const std::string& log) {
+  std::vector<size_t> at;
+  for (size_t p = log.find("fake-vllm: mark "); p != std::string::npos; p = log.find("fake-vllm: mark ", p + 1)) {
+    at.push_back(p);
+  }
+  return at;
+}
+
+// Every pair of consecutive marks in `log` has exactly 100 repeated lines
+// between them: none lost, none printed twice.
+void ExpectEveryLineOnceBetweenMarks(const std::string& log) {
+  const std::vector<size_t> at = MarksIn(log);
+  for (size_t i = 0; i + 1 < at.size(); ++i) {
+    const std::string between = log.substr(at[i], at[i + 1] - at[i]);
+    int n = 0;
+    for (size_t p = between.find(kRepeatedLine); p != std::string::npos; p = between.find(kRepeatedLine, p + 1)) ++n;
+    EXPECT_EQ(n, 100) << "between marks " << i << " and " << i + 1 << ":\n" << between;
+  }
+}
+
 // `logs -f` prints every line once, also of a log that repeats one line
 // with nothing in between (NCCL's WARN lines carry no timestamp; uvicorn's
 // access lines of requests on one keep-alive connection are alike to the
 // byte): it follows the log by position. Comparing tails, as before, took a
-// window of identical lines for the same window and printed too few: the
-// agent's own /metrics scrapes (a new connection each, so a line unlike the
-// others every second) are turned off here, as an engine still starting has
-// none.
+// window of identical lines for the same window and printed too few.
 TEST(Logs, FollowPrintsEveryLineOfALogThatRepeatsItself) {
   testing::FleetHarness h;
-  const std::string access = R"(INFO:     127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK)";
-  ASSERT_NE(StartSimFleet(h,
-                          absl::StrCat(R"({"load_seconds": 0.1, "repeat": {"line": ")", access,
-                                       R"(", "every_seconds": 0.05, "mark_every": 100}})"),
-                          {}, {"--engine-scrape-interval", "3600"}),
-            nullptr)
-      << h.Logs();
-  CmdResult d = h.Dcuctl({"deploy", "qwen3-32b", "--name", "alike", "--tp", "2", "--wait",
-                          "--wait-timeout", "60"});
-  ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h.Logs();
+  ASSERT_EQ(DeployRepeatingEngine(h), "");
   // A tail of 60 lines, a poll a second (~20 new lines: room for a poll
   // three seconds late on a loaded host), marks every 100: windows of
   // identical lines between marks.
   testing::ChildProcess follow(
       {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "60"},
       h.Join("follow.log"));
-  auto marks = [&] {
-    std::vector<size_t> at;
-    const std::string log = follow.Log();
-    for (size_t p = log.find("fake-vllm: mark "); p != std::string::npos;
-         p = log.find("fake-vllm: mark ", p + 1)) {
-      at.push_back(p);
-    }
-    return at;
-  };
-  ASSERT_TRUE(WaitFor([&] { return marks().size() >= 2; }, absl::Seconds(40))) << follow.Log();
+  ASSERT_TRUE(WaitFor([&] { return MarksIn(follow.Log()).size() >= 2; }, absl::Seconds(40))) << follow.Log();
   follow.Signal(SIGTERM);
   follow.Wait(absl::Seconds(10));
   const std::string log = follow.Log();
-  std::vector<size_t> at = marks();
-  ASSERT_GE(at.size(), 2u) << log;
-  for (size_t i = 0; i + 1 < at.size(); ++i) {
-    const std::string between = log.substr(at[i], at[i + 1] - at[i]);
-    const std::string line = "127.0.0.1:40412 - \"GET /metrics HTTP/1.1\" 200 OK";
-    int n = 0;
-    for (size_t p = between.find(line); p != std::string::npos; p = between.find(line, p + 1)) ++n;
-    EXPECT_EQ(n, 100) << "between marks " << i << " and " << i + 1 << ":\n" << between;
-  }
+  ASSERT_GE(MarksIn(log).size(), 2u) << log;
+  ExpectEveryLineOnceBetweenMarks(log);
+  EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
+}
+
+// An agent restart (an upgrade, a crash) does not end `logs -f`: while the
+// node cannot be asked, the follower says what it waits for and keeps its
+// place; once the agent is back (the engine kept serving, adopted), it goes
+// on from that place. Before, the first poll without the node ended it with
+// "no logs for instance" (exit 4, worded as if the controller could not be
+// reached); the same happened to a follower of an attempt whose agent was
+// still fetching its model or pulling its image.
+TEST(Logs, FollowWaitsOutAnAgentRestart) {
+  testing::FleetHarness h;
+  ASSERT_EQ(DeployRepeatingEngine(h), "");
+  // Room for 15 s of lines while the agent is away.
+  testing::ChildProcess follow(
+      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "300"},
+      h.Join("follow.log"));
+  ASSERT_TRUE(WaitFor([&] { return !MarksIn(follow.Log()).empty(); }, absl::Seconds(40))) << follow.Log();
+  h.StopAgent("node-k100", SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return follow.Log().find("--- waiting for instance alike-") != std::string::npos; },
+                      absl::Seconds(20)))
+      << follow.Log() << h.Logs();
+  EXPECT_TRUE(follow.Running()) << follow.Log();
+  // Without -f the same read ends, saying what is away: the node, not the
+  // controller.
+  CmdResult once = h.Dcuctl({"logs", "alike"});
+  EXPECT_EQ(once.exit_code, 4) << once.out << once.err;
+  EXPECT_THAT(once.err, HasSubstr("node 'node-k100' is not connected")) << once.err;
+  EXPECT_THAT(once.err, ::testing::Not(HasSubstr("cannot reach the controller"))) << once.err;
+  const size_t marks_while_away = MarksIn(follow.Log()).size();
+  std::string build = std::filesystem::path(testing::BinDir()).parent_path().string();
+  std::vector<std::string> args = SimAgentArgs(h, build, h.Join("sim/k100/models"));
+  args.insert(args.end(), {"--engine-scrape-interval", "3600"});
+  ASSERT_NE(h.StartAgent("node-k100", args, SimAgentEnv(h)), nullptr) << h.Logs();
+  ASSERT_TRUE(WaitFor([&] { return MarksIn(follow.Log()).size() >= marks_while_away + 2; }, absl::Seconds(60)))
+      << follow.Log() << h.Logs();
+  follow.Signal(SIGTERM);
+  follow.Wait(absl::Seconds(10));
+  const std::string log = follow.Log();
+  // The engine was adopted, not restarted: one attempt, one instance.
+  EXPECT_EQ(log.find("--- instance "), std::string::npos) << log;
+  ExpectEveryLineOnceBetweenMarks(log);
   EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
 }
 

@@ -598,8 +598,8 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     return kExitUsage;
   }
   // The last lines printed (at most a tail's worth), to compare a tail with
-  // when the log has no positions (a container's, the tail kept with a
-  // failed attempt while its node is away).
+  // when the log has no positions (the tail kept with a failed attempt
+  // while its node is away; an older agent's answer).
   std::deque<std::string> printed;
   std::string previous_instance;
   // Where the followed instance's log goes on, when it has positions: then

@@ -62,6 +62,10 @@ class ContainerRuntime final : public Runtime {
   absl::StatusOr<std::vector<RuntimeInstance>> Recover() override;
   absl::StatusOr<std::string> ReadLogTail(absl::string_view instance_id,
                                           size_t max_bytes) override;
+  // Positions are the engine's line stamps in nanoseconds (`logs
+  // --timestamps --since`), not bytes.
+  absl::StatusOr<LogChunk> ReadLogSince(absl::string_view instance_id, int64_t since_offset,
+                                        size_t max_bytes) override;
   absl::Status Remove(absl::string_view instance_id) override;
 
   // The `run` argv (without the CLI itself) Start() would use, and notes
@@ -80,6 +84,14 @@ class ContainerRuntime final : public Runtime {
   absl::StatusOr<common::ProcessOutput> Cli(const std::vector<std::string>& args,
                                             absl::Duration timeout);
   absl::StatusOr<EnvMap> ImageEnv(const std::string& image);
+  // A line of `logs --timestamps` and its stamp (InfinitePast when it has none).
+  struct TimedLine {
+    absl::Time at;
+    std::string text;
+  };
+  // `logs --timestamps SELECTION NAME`, both streams, in stamp order.
+  absl::StatusOr<std::vector<TimedLine>> ReadTimedLines(absl::string_view instance_id,
+                                                        const std::vector<std::string>& selection);
   std::string SpecDir(absl::string_view instance_id) const;
   // Whether a container listed with these labels is this runtime's.
   bool Owns(absl::string_view instance_id, absl::string_view state_dir_label) const;

@@ -102,11 +102,13 @@ class Runtime {
                                                   size_t max_bytes) = 0;
 
   // Following a log (dcuctl logs -f): the complete lines written after
-  // byte position `since_offset` of the instance's log (at most the last
+  // position `since_offset` of the instance's log (at most the last
   // `max_bytes` of them), and the position to continue from; with
-  // since_offset < 0, the tail and its position. A partial last line waits
-  // for its end. UNIMPLEMENTED (the default) where the log has no positions
-  // (a container's): the caller then compares tails.
+  // since_offset < 0, the tail and its position. A position is the
+  // runtime's own: a byte offset of a bare instance's log, a line stamp in
+  // nanoseconds of a container's. A partial last line waits for its end.
+  // UNIMPLEMENTED (the default) where the log has no positions: the caller
+  // then compares tails.
   virtual absl::StatusOr<LogChunk> ReadLogSince(absl::string_view instance_id, int64_t since_offset,
                                                 size_t max_bytes) {
     (void)instance_id, (void)since_offset, (void)max_bytes;

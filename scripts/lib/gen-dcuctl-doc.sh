@@ -194,12 +194,13 @@ the attempt before the latest (kubectl's `--previous`: the crash before a
 restart, its stored tail when the node is away), `--instance ID` one
 attempt by id (alone); what is not there exits 3 and says what is. `-f`
 polls each second and prints what was written since the last read: it asks
-from the byte position the last answer ended at (a bare instance's log has
-positions; the agent answers complete lines only, and reads on across the
-copy-truncate of a long-running log), so a log that repeats one line
-(NCCL's WARN lines, access lines on one keep-alive connection) loses none;
-a container's log and the tail kept with a failed attempt have no
-positions, and there it prints what follows the overlap of two tails. When
+from the position the last answer ended at (a bare instance's log by byte,
+where the agent answers complete lines only and reads on across the
+copy-truncate of a long-running log; a container's by the engine's
+nanosecond line stamps), so a log that repeats one line (NCCL's WARN lines,
+access lines on one keep-alive connection) loses none; the tail kept with a
+failed attempt whose node is away has no positions, and there it prints
+what follows the overlap of two tails. When
 the latest attempt changes (a restart, a failover) it goes on with the new
 one from its first line, saying so on stderr, and when more than `--tail`
 lines arrived between two reads it says that some are not shown. While the

@@ -263,6 +263,54 @@ TEST_F(ContainerRuntimeTest, WithoutRemediationExitsWithTheRealMessageInOrder) {
   EXPECT_LT(failed, error);
 }
 
+// A container's log followed by position (the engine's line stamps):
+// every line once, also of a log that repeats one line with nothing in
+// between, where comparing tails (what `logs -f` did for containers) took a
+// window of identical lines for the same window.
+TEST_F(ContainerRuntimeTest, LogPositionsGiveEveryLineOnceHoweverAlike) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-repeat");
+  std::ofstream(model_ + "/repeat.json")
+      << R"({"load_seconds": 0.1, "repeat": {"line": "INFO: same", "every_seconds": 0.05, "mark_every": 10}})";
+  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/repeat.json";
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  std::string followed;
+  int64_t at = -1;
+  const absl::Time until = absl::Now() + absl::Seconds(5);
+  while (absl::Now() < until) {
+    auto c = runtime_->ReadLogSince(spec.instance_id(), at, 1 << 20);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->skipped_bytes, 0);
+    EXPECT_GE(c->next_offset, std::max<int64_t>(at, 0));
+    followed += c->text;
+    at = c->next_offset;
+    absl::SleepFor(absl::Milliseconds(150));
+  }
+  std::vector<size_t> marks;
+  for (size_t p = followed.find("fake-vllm: mark "); p != std::string::npos;
+       p = followed.find("fake-vllm: mark ", p + 1)) {
+    marks.push_back(p);
+  }
+  ASSERT_GE(marks.size(), 3u) << followed;
+  for (size_t i = 0; i + 1 < marks.size(); ++i) {
+    const std::string between = followed.substr(marks[i], marks[i + 1] - marks[i]);
+    int n = 0;
+    for (size_t p = between.find("INFO: same\n"); p != std::string::npos; p = between.find("INFO: same\n", p + 1)) ++n;
+    EXPECT_EQ(n, 10) << "between marks " << i << " and " << i + 1 << ":\n" << between;
+  }
+  // A position past every line (an hour from now): nothing, the position kept.
+  const int64_t later = absl::ToUnixNanos(absl::Now() + absl::Hours(1));
+  auto none = runtime_->ReadLogSince(spec.instance_id(), later, 1 << 20);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->text, "");
+  EXPECT_EQ(none->next_offset, later);
+  // More than fits from an early position: the end, the rest counted.
+  auto cut = runtime_->ReadLogSince(spec.instance_id(), 0, 200);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_LE(cut->text.size(), 200u);
+  EXPECT_GT(cut->skipped_bytes, 0);
+}
+
 TEST_F(ContainerRuntimeTest, RecoverFindsContainersByLabelWithoutDuplicating) {
   REQUIRE_ENGINE();
   auto spec = Spec("ctr-adopt");

@@ -165,6 +165,11 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
   std::string body = original;
   std::string problem;
   dcufleet::v1::DeploymentSpec spec;
+  // A person fixes a refused save in a few openings; an editor that is not
+  // one (a script, an $EDITOR that rewrites the file each time) would be
+  // opened for ever, each save refused for another reason.
+  constexpr int kMaxRefusedSaves = 10;
+  int refused = 0;
   for (;;) {
     if (!WriteWhole(path, EditHeader(problem) + body)) {
       err << "error: cannot write " << path << "\n";
@@ -210,6 +215,14 @@ int RunEdit(Client& client, const std::string& name, std::ostream& out, std::ost
     }
     problem = std::string(edited.status().message());
     body = kept;
+    if (++refused == kMaxRefusedSaves) {
+      WriteWhole(path, kept);
+      err << "error: " << problem << "\n"
+          << "Edit cancelled: " << kMaxRefusedSaves << " saves in a row were refused (is $EDITOR an "
+          << "interactive editor?). Your last edit is kept in " << path
+          << ": fix it and run dcuctl apply -f " << path << "\n";
+      return kExitUsage;
+    }
     // Said here too: an editor that does not show the file's top (or a
     // script) still tells the user why it opened again.
     err << "error: " << problem << "\n(opening the editor again)\n";

@@ -290,7 +290,9 @@ deployment of that name (a rename, a syntax error) opens the editor again
 with the reason in the `#` lines at the top (and on stderr); saved again
 without a further change, the edit is cancelled ("no valid changes were
 saved", exit 2) and the file kept without the comments, to fix and
-`apply -f`.
+`apply -f`. Ten refused saves in a row end it the same way (an `$EDITOR`
+that is a script, rewriting the file wrongly each time, is not opened for
+ever).
 
 ## API keys
 

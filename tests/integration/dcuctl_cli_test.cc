@@ -608,6 +608,20 @@ TEST_F(DcuctlFleet, EditADeploymentInTheEditor) {
   header << std::ifstream(reason).rdbuf();
   EXPECT_THAT(header.str(), HasSubstr("# It was not applied:\n# * ")) << header.str();
   EXPECT_THAT(header.str(), HasSubstr("must keep its spec.name ('other' given)")) << header.str();
+  // An editor that saves another wrong file each time (here a new name
+  // each opening) is not opened for ever: ten refused saves, then the
+  // last one kept to fix. It counts its openings.
+  const std::string openings = h_.Join("openings.txt");
+  r = edit(editor("renames-anew.sh", "echo x >> " + openings + "\n"
+                                     "sed -i \"s/^  name: .*$/  name: other-$(wc -l < " + openings + ")/\" \"$1\""),
+           "qwen3-32b");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Edit cancelled: 10 saves in a row were refused")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("must keep its spec.name ('other-10' given)")) << r.err;
+  {
+    std::ifstream count(openings);
+    EXPECT_EQ(std::count(std::istreambuf_iterator<char>(count), std::istreambuf_iterator<char>(), '\n'), 10);
+  }
   // Emptied: cancelled.
   r = edit(editor("empties.sh", ": > \"$1\""), "qwen3-32b");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -16,12 +16,7 @@ RE2::Options ConditionOptions() {
   return o;
 }
 
-// The value of one fact and where it came from: the caller's first, else the
-// log's (with its line), else none.
-struct Resolved {
-  std::string value;
-  std::string from;
-};
+using Resolved = CompiledCondition::Resolved;
 
 std::optional<Resolved> FromCaller(const std::map<std::string, std::string>& facts,
                                    const std::string& key) {
@@ -57,7 +52,25 @@ absl::StatusOr<CompiledCondition> CompiledCondition::Compile(
   auto compile = [&](Fact fact, std::string component, absl::string_view field,
                      const std::vector<std::string>& patterns) -> absl::Status {
     if (patterns.empty()) return absl::OkStatus();
-    Check check{fact, std::move(component), {}};
+    Check check{fact, std::move(component), "", "", {}};
+    // What the fact is called in a basis and under which key a caller gives
+    // it, fixed here rather than worked out at every Holds.
+    switch (fact) {
+      case Fact::kArch:
+        check.name = check.caller_key = "arch";
+        break;
+      case Fact::kPlatform:
+        check.name = check.caller_key = "platform";
+        break;
+      case Fact::kEngine:
+        check.name = "engine";
+        check.caller_key = "stack.engine";
+        break;
+      case Fact::kVersion:
+        check.name = check.component;
+        check.caller_key = VersionFactOf(check.component);
+        break;
+    }
     for (size_t i = 0; i < patterns.size(); ++i) {
       if (patterns[i].empty()) {
         return absl::InvalidArgumentError(
@@ -110,41 +123,36 @@ bool CompiledCondition::Holds(const std::map<std::string, std::string>& facts,
                               std::vector<std::string>* basis) const {
   std::vector<std::string> rested;
   for (const Check& check : checks_) {
-    std::optional<Resolved> fact;
-    std::string name;
-    switch (check.fact) {
-      case Fact::kArch:
-        name = "arch";
-        fact = FromCaller(facts, "arch");
-        if (!fact) fact = FromLog(log.arch(), log.arch_line());
-        break;
-      case Fact::kPlatform:
-        name = "platform";
-        fact = FromCaller(facts, "platform");
-        if (fact) fact->value = absl::AsciiStrToLower(fact->value);
-        if (!fact) fact = FromLog(log.platform(), log.platform_line());
-        break;
-      case Fact::kEngine:
-        name = "engine";
-        fact = FromCaller(facts, "stack.engine");
-        if (!fact) fact = FromLog(log.engine(), log.engine_line());
-        break;
-      case Fact::kVersion:
-        name = check.component;
-        fact = FromCaller(facts, VersionFactOf(check.component));
-        if (!fact && check.component == "engine") {
-          fact = FromLog(log.engine_version(), log.engine_line());
-        }
-        break;
-    }
+    std::optional<Resolved> fact = FromCaller(facts, check.caller_key);
+    if (fact && check.fact == Fact::kPlatform) fact->value = absl::AsciiStrToLower(fact->value);
+    if (!fact) fact = FromOwnLog(check, log);
     if (!fact) return false;
     bool any = false;
     for (const auto& re : check.any_of) any |= RE2::FullMatch(fact->value, *re);
     if (!any) return false;
-    rested.push_back(absl::StrCat(name, " ", fact->value, " (", fact->from, ")"));
+    rested.push_back(absl::StrCat(check.name, " ", fact->value, " (", fact->from, ")"));
   }
   if (basis) *basis = std::move(rested);
   return true;
+}
+
+// What the log says of itself for a check's fact, when the caller gave none.
+std::optional<CompiledCondition::Resolved> CompiledCondition::FromOwnLog(
+    const Check& check, const dcufleet::v1::LogContext& log) {
+  switch (check.fact) {
+    case Fact::kArch:
+      return FromLog(log.arch(), log.arch_line());
+    case Fact::kPlatform:
+      return FromLog(log.platform(), log.platform_line());
+    case Fact::kEngine:
+      return FromLog(log.engine(), log.engine_line());
+    case Fact::kVersion:
+      // A log names its engine's version; the stack's other components
+      // only the caller knows.
+      if (check.component == "engine") return FromLog(log.engine_version(), log.engine_line());
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dcu::modelkit

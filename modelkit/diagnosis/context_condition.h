@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,14 +41,25 @@ class CompiledCondition {
   bool Holds(const std::map<std::string, std::string>& facts,
              const dcufleet::v1::LogContext& log, std::vector<std::string>* basis) const;
 
+  // The value of one fact and where it came from ("given", "log L3").
+  struct Resolved {
+    std::string value;
+    std::string from;
+  };
+
  private:
   enum class Fact { kArch, kPlatform, kEngine, kVersion };
   struct Check {
     Fact fact;
     // kVersion: the component ("triton", "engine").
     std::string component;
+    // The fact's name in a basis ("arch", "triton") and its caller's key
+    // ("arch", "stack.triton_version").
+    std::string name;
+    std::string caller_key;
     std::vector<std::unique_ptr<RE2>> any_of;
   };
+  static std::optional<Resolved> FromOwnLog(const Check& check, const dcufleet::v1::LogContext& log);
   std::vector<Check> checks_;
 };
 

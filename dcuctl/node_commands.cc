@@ -1,5 +1,7 @@
 #include "dcuctl/node_commands.h"
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 
@@ -35,10 +37,23 @@ std::string Arches(const dcufleet::v1::NodeInventory& inv) {
   return arches.empty() ? "-" : absl::StrJoin(arches, ",");
 }
 
+// The free memory a new placement could use: the scheduler's figure of each
+// device it would place on. A placement never shares a device with an
+// instance, so the memory left beside a serving engine (a tenth of the card
+// at --gpu-memory-utilization 0.9) is not free capacity; nor is a device a
+// leftover or zombie holds (the scheduler skips it until it is reaped). A
+// process dcufleet did not start leaves the device placeable, its memory
+// already out of the figure.
 int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   int64_t total = 0;
   for (const auto& d : inv.devices()) {
-    if (d.schedulable_free().valid()) total += d.schedulable_free().bytes();
+    const bool placeable =
+        std::none_of(d.holders().begin(), d.holders().end(), [](const dcufleet::v1::ProcessHolder& h) {
+          return h.holder_class() == dcufleet::v1::HOLDER_MANAGED ||
+                 h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
+                 h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE;
+        });
+    if (d.schedulable_free().valid() && placeable) total += d.schedulable_free().bytes();
   }
   return total;
 }

@@ -2,6 +2,9 @@
 // shown per device, from what the agents reported.
 #include "dcuctl/top_commands.h"
 
+#include "common/units.h"
+#include "dcuctl/node_commands.h"
+
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -106,6 +109,32 @@ TEST(TopNodesTest, SortsByWhatIsUsedOrStrandedMostFirst) {
   EXPECT_EQ(order(TopSort::kUnreclaimed), "cba");
   EXPECT_FALSE(ParseTopSort("cpu").ok());
   EXPECT_EQ(*ParseTopSort("memory"), TopSort::kMemory);
+}
+
+// get nodes -o wide's SCHEDULABLE FREE is what a new placement could use:
+// a device an instance or a leftover holds adds nothing, however much it has left (before,
+// a serving engine's devices added their tenth of the card each).
+TEST(NodeRowTest, SchedulableFreeLeavesOutDevicesAnInstanceHolds) {
+  dcufleet::v1::NodeView node;
+  node.set_name("node-k100");
+  Reading(AddDevice(&node, 60 * kGiB, 60 * kGiB, 0)->mutable_schedulable_free(), 60 * kGiB);
+  dcufleet::v1::Device* serving = AddDevice(&node, 6 * kGiB, 6 * kGiB, 0);
+  Reading(serving->mutable_schedulable_free(), 6 * kGiB);
+  dcufleet::v1::ProcessHolder* engine = serving->add_holders();
+  engine->set_pid(4242);
+  engine->set_holder_class(dcufleet::v1::HOLDER_MANAGED);
+  // A process dcufleet did not start leaves the device placeable (the
+  // scheduler weighs its memory), so its free memory counts.
+  dcufleet::v1::Device* shared = AddDevice(&node, 30 * kGiB, 30 * kGiB, 0);
+  Reading(shared->mutable_schedulable_free(), 30 * kGiB);
+  shared->add_holders()->set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+  // A leftover's device is skipped until it is reaped.
+  dcufleet::v1::Device* stranded = AddDevice(&node, 20 * kGiB, 20 * kGiB, 0);
+  Reading(stranded->mutable_schedulable_free(), 20 * kGiB);
+  stranded->add_holders()->set_holder_class(dcufleet::v1::HOLDER_LEFTOVER);
+  const std::vector<std::string> row = NodeRow(node, /*wide=*/true);
+  ASSERT_GT(row.size(), 6u);
+  EXPECT_EQ(row[6], common::HumanBytes(90 * kGiB));
 }
 
 }  // namespace

@@ -67,6 +67,13 @@ bool OnPath(const std::string& tool) {
   return false;
 }
 
+// --container-cli as used: "auto" is docker, else podman, else none; ""
+// for none.
+std::string ContainerCliOf(const std::string& flag) {
+  if (flag == "auto") return OnPath("docker") ? "docker" : OnPath("podman") ? "podman" : "";
+  return flag == "none" ? "" : flag;
+}
+
 std::string ProtoJson(const google::protobuf::Message& m) {
   std::string json;
   google::protobuf::util::JsonPrintOptions o;
@@ -212,14 +219,19 @@ int main(int argc, char** argv) {
 
   if (*inventory_cmd) {
     // Beside a running agent, its instances are its own holders, not
-    // leftovers: the bare ones running from --state-dir are live.
-    auto running = dcu::agent::RunningBareInstances(state_dir);
-    if (running.ok()) {
-      inv_args.instances.insert(inv_args.instances.end(), running->begin(), running->end());
-    } else {
-      std::cerr << "dcu-agent inventory: the instances of --state-dir '" << state_dir
-                << "' are unknown (" << running.status().message()
-                << "): a running instance's processes may show as leftovers\n";
+    // leftovers: the bare ones running from --state-dir are live, and the
+    // containers its container runtime started.
+    dcu::common::SubprocessRunner ps_runner;
+    for (auto running : {dcu::agent::RunningBareInstances(state_dir),
+                         dcu::agent::RunningContainerInstances(state_dir, ContainerCliOf(container_cli),
+                                                               &ps_runner)}) {
+      if (running.ok()) {
+        inv_args.instances.insert(inv_args.instances.end(), running->begin(), running->end());
+      } else {
+        std::cerr << "dcu-agent inventory: the instances of --state-dir '" << state_dir
+                  << "' are unknown (" << running.status().message()
+                  << "): a running instance's processes may show as leftovers\n";
+      }
     }
     return dcu::agent::RunInventoryCommand(inv_args, std::cout, std::cerr);
   }
@@ -342,18 +354,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   dcu::common::SubprocessRunner runner;
-  if (container_cli == "auto") container_cli = OnPath("docker") ? "docker" : OnPath("podman") ? "podman" : "none";
+  container_cli = ContainerCliOf(container_cli);
   dcu::agent::DiscoveryOptions dopts;
   dopts.model_roots = model_roots;
   dopts.env_roots = env_roots;
-  dopts.container_cli = container_cli == "none" ? "" : container_cli;
+  dopts.container_cli = container_cli;
   dcu::agent::NodeDiscovery discovery(dopts, &runner);
 
   // Runtimes and supervision. A backend this host cannot run (UNAVAILABLE:
   // no container CLI) is left out with a warning; any other failure is fatal.
   dcu::agent::RuntimeConfig runtime_config;
   runtime_config.state_dir = state_dir;
-  runtime_config.container_cli = container_cli == "none" ? "" : container_cli;
+  runtime_config.container_cli = container_cli;
   runtime_config.runner = &runner;
   std::map<std::string, std::unique_ptr<dcu::agent::Runtime>> owned_runtimes;
   std::map<std::string, dcu::agent::Runtime*> runtimes;

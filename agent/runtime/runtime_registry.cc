@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/fake_runtime.h"
 #include "agent/runtime/process_runtime.h"
+#include "common/status_util.h"
 
 namespace dcu::agent {
 namespace {
@@ -84,6 +86,28 @@ absl::StatusOr<std::vector<std::string>> RunningBareInstances(const std::string&
   return ProcessRuntime::RunningInstances(BareStateDir(agent_state_dir));
 }
 
+std::string ContainerStateDir(const std::string& agent_state_dir) { return agent_state_dir + "/container"; }
+
+absl::StatusOr<std::vector<std::string>> RunningContainerInstances(const std::string& agent_state_dir,
+                                                                   const std::string& cli,
+                                                                   common::ProcessRunner* runner) {
+  std::vector<std::string> running;
+  std::error_code ec;
+  // Create() would make the records' directory: only where it is already.
+  if (cli.empty() || !std::filesystem::is_directory(ContainerStateDir(agent_state_dir) + "/containers", ec)) {
+    return running;
+  }
+  ContainerRuntimeOptions o;
+  o.cli = cli;
+  o.state_dir = ContainerStateDir(agent_state_dir);
+  DCU_ASSIGN_OR_RETURN(std::unique_ptr<ContainerRuntime> rt, ContainerRuntime::Create(std::move(o), runner));
+  DCU_ASSIGN_OR_RETURN(std::vector<RuntimeInstance> all, rt->List());
+  for (const RuntimeInstance& ri : all) {
+    if (ri.running) running.push_back(ri.instance_id);
+  }
+  return running;
+}
+
 RuntimeRegistry RuntimeRegistry::WithBuiltins() {
   RuntimeRegistry r;
   r.Register("bare", [](const RuntimeConfig& c) -> absl::StatusOr<std::unique_ptr<Runtime>> {
@@ -104,7 +128,7 @@ RuntimeRegistry RuntimeRegistry::WithBuiltins() {
     }
     ContainerRuntimeOptions o;
     o.cli = c.container_cli;
-    o.state_dir = absl::StrCat(c.state_dir, "/container");
+    o.state_dir = ContainerStateDir(c.state_dir);
     o.skip_missing_devices = c.skip_missing_devices;
     o.host_root = c.host_root;
     auto rt = ContainerRuntime::Create(std::move(o),

@@ -49,6 +49,17 @@ std::string BareStateDir(const std::string& agent_state_dir);
 // instances' processes are its own holders, not leftovers). Reads only.
 absl::StatusOr<std::vector<std::string>> RunningBareInstances(const std::string& agent_state_dir);
 
+// Where the container runtime keeps its records under an agent's --state-dir.
+std::string ContainerStateDir(const std::string& agent_state_dir);
+
+// The same for the containers that agent's container runtime started
+// (`CLI ps` by its owner label), running now: empty when the agent never
+// ran that runtime (no ContainerStateDir) or `cli` is empty. Asks the CLI,
+// writes nothing.
+absl::StatusOr<std::vector<std::string>> RunningContainerInstances(const std::string& agent_state_dir,
+                                                                   const std::string& cli,
+                                                                   common::ProcessRunner* runner);
+
 // Name → factory (Mesos' containerizer `creators`): "bare", "container",
 // "fake". main.cc selects with --runtimes=bare,container; a new backend
 // (Slurm) registers here and needs no other wiring.

@@ -3,6 +3,7 @@
 // server. Where no engine answers, the engine tests are skipped with the
 // reason. The argv rendering test needs no engine.
 #include "agent/runtime/container_runtime.h"
+#include "agent/runtime/runtime_registry.h"
 
 #include <unistd.h>
 
@@ -309,6 +310,40 @@ TEST_F(ContainerRuntimeTest, LogPositionsGiveEveryLineOnceHoweverAlike) {
   ASSERT_TRUE(cut.ok());
   EXPECT_LE(cut->text.size(), 200u);
   EXPECT_GT(cut->skipped_bytes, 0);
+}
+
+// `dcu-agent inventory` beside a running agent learns that agent's running
+// containers from its --state-dir (their processes are its holders, not
+// leftovers): only its own, only while they run.
+TEST_F(ContainerRuntimeTest, RunningContainersOfAnAgentsStateDirAreListed) {
+  REQUIRE_ENGINE();
+  const std::string agent_dir = root_ + "/agent";
+  ContainerRuntimeOptions o;
+  o.cli = Cli();
+  o.state_dir = ContainerStateDir(agent_dir);
+  o.host_root = root_ + "/host";
+  o.default_shm_size = "256m";
+  auto agents = ContainerRuntime::Create(o, runner_);
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  auto spec = Spec("ctr-listed");
+  std::ofstream(model_ + "/serve.json") << R"({"load_seconds": 0.1})";
+  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/serve.json";
+  ASSERT_TRUE((*agents)->Start(spec).ok());
+  auto listed = RunningContainerInstances(agent_dir, Cli(), runner_);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_THAT(*listed, Contains(spec.instance_id()));
+  // Another directory (no agent ran containers there), or no CLI: none,
+  // and nothing is created.
+  auto other = RunningContainerInstances(root_ + "/other", Cli(), runner_);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_TRUE(other->empty());
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/other"));
+  EXPECT_TRUE(RunningContainerInstances(agent_dir, "", runner_)->empty());
+  ASSERT_TRUE((*agents)->Stop(spec.instance_id(), absl::Seconds(2)).ok());
+  listed = RunningContainerInstances(agent_dir, Cli(), runner_);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_THAT(*listed, Not(Contains(spec.instance_id())));
+  (*agents)->Remove(spec.instance_id()).IgnoreError();
 }
 
 TEST_F(ContainerRuntimeTest, RecoverFindsContainersByLabelWithoutDuplicating) {

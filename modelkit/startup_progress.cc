@@ -583,6 +583,14 @@ void StartupLogFollower::Advance(absl::string_view tail, bool starts_at_line,
   }
 }
 
+void StartupLogFollower::AdvanceFrom(absl::string_view lines, absl::string_view partial,
+                                     StartupProgress* progress) {
+  AdvanceStartupProgress(lines, {.starts_at_line = true, .keep_evidence = false}, progress);
+  if (!partial.empty()) {
+    AdvanceStartupProgress(partial, {.starts_at_line = true, .keep_evidence = false}, progress);
+  }
+}
+
 StartupProgress ParseStartupLog(absl::string_view text, const StartupParseOptions& options) {
   StartupProgress p;
   AdvanceStartupProgress(text, options, &p);

@@ -61,9 +61,18 @@ void AdvanceStartupProgress(absl::string_view text, const StartupParseOptions& o
 // complete lines ended is found in the new one by their last bytes; a tail
 // that does not hold them (the log grew by more than a tail, or was
 // replaced) is read whole, its first line skipped unless `starts_at_line`.
+//
+// Where the log has positions (the runtime reads on from where the last
+// read ended), AdvanceFrom applies what a read gives, no mark needed.
 class StartupLogFollower {
  public:
   void Advance(absl::string_view tail, bool starts_at_line, dcufleet::v1::StartupProgress* progress);
+
+  // `lines`: the complete lines written since the last read, none seen
+  // before, starting at a line; `partial`: the line still being written
+  // after them, read now and again until it ends (as Advance does).
+  void AdvanceFrom(absl::string_view lines, absl::string_view partial,
+                   dcufleet::v1::StartupProgress* progress);
 
   // The mark: the last kMarkBytes of the complete lines applied so far. Its
   // first place in a new tail is taken as the old end, so only a log that

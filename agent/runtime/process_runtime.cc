@@ -890,6 +890,7 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
   const size_t complete = last_nl == std::string::npos ? 0 : last_nl + 1;
   const int64_t partial = static_cast<int64_t>(text.size() - complete);
   if (partial <= static_cast<int64_t>(current.data.size())) {
+    chunk.partial = text.substr(complete);
     text.resize(complete);
     end -= partial;
   } else {

@@ -54,6 +54,10 @@ struct LogChunk {
   // max_bytes arrived); -1 when the log was replaced (an earlier position
   // no longer exists in it) and `text` is read from its start.
   int64_t skipped_bytes = 0;
+  // The line still being written after `text` (no '\n' yet: a progress
+  // bar's latest redraw), not covered by next_offset: the next read gives
+  // it again, whole once it ends. Empty where the runtime gives whole lines.
+  std::string partial;
 };
 
 // Runs instances on this node: a bare process from a conda env, a container,

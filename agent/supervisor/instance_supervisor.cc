@@ -163,10 +163,22 @@ void InstanceSupervisor::UpdateProgress() {
 void InstanceSupervisor::AdvanceProgress() {
   const dcufleet::v1::StartupProgress before = progress_;
   constexpr size_t kTailBytes = 64 << 10;
-  auto tail = runtime_->ReadLogTail(spec_.instance_id(), kTailBytes);
-  if (tail.ok()) {
-    // Successive tails overlap: each line is applied once.
-    log_follower_.Advance(*tail, /*starts_at_line=*/tail->size() < kTailBytes, &progress_);
+  if (log_position_) {
+    // What was written since the last read, each line once however alike.
+    auto chunk = runtime_->ReadLogSince(spec_.instance_id(), *log_position_, kTailBytes);
+    if (chunk.ok()) {
+      log_follower_.AdvanceFrom(chunk->text, chunk->partial, &progress_);
+      log_position_ = chunk->next_offset;
+    } else if (absl::IsUnimplemented(chunk.status())) {
+      log_position_.reset();
+    }
+  }
+  if (!log_position_) {
+    auto tail = runtime_->ReadLogTail(spec_.instance_id(), kTailBytes);
+    if (tail.ok()) {
+      // Successive tails overlap: each line is applied once.
+      log_follower_.Advance(*tail, /*starts_at_line=*/tail->size() < kTailBytes, &progress_);
+    }
   }
   if (!triton_cache_dir_.empty()) {
     FileCounter* counter =

@@ -125,6 +125,9 @@ class InstanceSupervisor {
   DirectoryFileCounter default_file_counter_;
   dcufleet::v1::StartupProgress progress_;
   modelkit::StartupLogFollower log_follower_;
+  // Where the next read of the log starts (Runtime::ReadLogSince); none
+  // once the runtime said its logs have no positions: tails, then.
+  std::optional<int64_t> log_position_ = 0;
   absl::Time last_progress_ = absl::InfinitePast();
   std::string triton_cache_dir_;
 

@@ -488,6 +488,8 @@ TEST_F(ReadLogSinceTest, APartialLineWaitsForItsEnd) {
   Append(log_, "dcufleet: starting instance inst-a\nLoading safetensors checkpoint shards:  50%");
   LogChunk first = Since(-1);
   EXPECT_EQ(first.text, "dcufleet: starting instance inst-a\n");
+  // Given apart, for a reader that shows a bar's latest redraw at once.
+  EXPECT_EQ(first.partial, "Loading safetensors checkpoint shards:  50%");
   Append(log_, " Completed\nready\n");
   EXPECT_EQ(Since(first.next_offset).text, "Loading safetensors checkpoint shards:  50% Completed\nready\n");
 }

@@ -128,6 +128,38 @@ TEST(StartupProgressTest, AFollowerShowsABarsLatestRedrawBeforeItEnds) {
   EXPECT_FALSE(StartupAdvanced(ParseStartupLog(log, {.keep_evidence = false}), p));
 }
 
+// What a runtime with positions gives (ReadLogSince): the complete lines
+// written since the last read, and the line still being written.
+TEST(StartupProgressTest, AFollowerFromPositionsEndsWhereOneReadEnds) {
+  std::string filler;
+  for (int i = 0; filler.size() < 5000; ++i) filler += "(VllmWorker pid=99) DEBUG 07-10 12:00:04 the same line\n";
+  // A block that repeats to the byte (the mark a tail follower looks for
+  // occurs twice), then a bar redrawn in place.
+  const std::string log = std::string(kV1) + filler + filler +
+                          "\rLoading safetensors checkpoint shards:   0% Completed | 0/17 [00:00<?, ?it/s]"
+                          "\rLoading safetensors checkpoint shards:   6% Completed | 1/17 [00:03<00:45,  3.00s/it]"
+                          "\rLoading safetensors checkpoint shards: 100% Completed | 17/17 [00:51<00:00,  3.00s/it]\n"
+                          "INFO 07-10 12:01:10 [gpu_model_runner.py:1801] Model loading took 3.5 GiB and 2.10 seconds\n";
+  const StartupProgress whole = ParseStartupLog(log, {.keep_evidence = false});
+  StartupLogFollower follower;
+  StartupProgress live;
+  size_t position = 0;  // just after the last complete line read
+  // Just after the bar's second redraw, before the third.
+  const size_t second_redraw = log.find("3.00s/it]") + 9;
+  // Polls as the log grows, cut anywhere, some with no growth.
+  for (size_t written : {size_t{40}, log.size() / 3, log.size() / 3, second_redraw, log.size() - 30,
+                         log.size(), log.size()}) {
+    const std::string so_far = log.substr(0, written);
+    const size_t complete = so_far.rfind('\n') == std::string::npos ? 0 : so_far.rfind('\n') + 1;
+    follower.AdvanceFrom(so_far.substr(position, complete - position), so_far.substr(complete), &live);
+    position = complete;
+    if (written == second_redraw) EXPECT_EQ(live.shards_loaded(), 1) << "the bar's latest redraw, at once";
+  }
+  EXPECT_FALSE(StartupAdvanced(whole, live));
+  EXPECT_EQ(live.phase(), dcufleet::v1::STARTUP_WEIGHTS_LOADED);
+  EXPECT_EQ(live.shards_loaded(), 17);
+}
+
 TEST(StartupProgressTest, AFollowerAppliesEachLineOnceFromOverlappingTails) {
   // A worker process that starts late prints the platform line again (vLLM's
   // compile workers import vllm too). Read once, that line cannot move the

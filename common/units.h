@@ -12,6 +12,11 @@ inline constexpr int64_t kKiB = 1024;
 inline constexpr int64_t kMiB = 1024 * kKiB;
 inline constexpr int64_t kGiB = 1024 * kMiB;
 
+// Device memory not free that no live holder explains, tolerated before a
+// device counts as holding stranded memory: the agent's finding and the
+// scheduler's refusal to place there (and dcuctl's free capacity) use it.
+inline constexpr int64_t kUnreclaimedToleranceBytes = kGiB;
+
 // "63.98 GiB", "512 MiB", "0 B". Binary units, two decimals above KiB.
 std::string HumanBytes(int64_t bytes);
 

@@ -41,13 +41,14 @@ std::string Arches(const dcufleet::v1::NodeInventory& inv) {
 // device it would place on. A placement never shares a device with an
 // instance, so the memory left beside a serving engine (a tenth of the card
 // at --gpu-memory-utilization 0.9) is not free capacity; nor is a device a
-// leftover or zombie holds (the scheduler skips it until it is reaped). A
-// process dcufleet did not start leaves the device placeable, its memory
-// already out of the figure.
+// leftover or zombie holds, or one holding stranded memory (the scheduler
+// skips both until reaped or reset). A process dcufleet did not start
+// leaves the device placeable, its memory already out of the figure.
 int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   int64_t total = 0;
   for (const auto& d : inv.devices()) {
     const bool placeable =
+        d.unreclaimed_bytes() <= common::kUnreclaimedToleranceBytes &&
         std::none_of(d.holders().begin(), d.holders().end(), [](const dcufleet::v1::ProcessHolder& h) {
           return h.holder_class() == dcufleet::v1::HOLDER_MANAGED ||
                  h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||

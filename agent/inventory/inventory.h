@@ -44,7 +44,7 @@ struct InventoryOptions {
   // every `full_scan_every`-th call (and CollectFull) reads every process's
   // fds (1: always; 0: never, only CollectFull). See FdScan in agent/procscan/proc_scanner.h.
   int full_scan_every = 30;
-  int64_t unreclaimed_tolerance_bytes = common::kGiB;
+  int64_t unreclaimed_tolerance_bytes = common::kUnreclaimedToleranceBytes;
   // Inside a batch job (agent/inventory/slurm_allocation.h): only the
   // devices whose index the job was given are reported, and the report
   // carries the allocation. Absent: every device on the node.

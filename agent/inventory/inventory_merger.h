@@ -21,7 +21,7 @@ struct BackendResult {
 struct MergeOptions {
   // Device-view "used" below this (the memprobe's own context, driver
   // reservations) is not called unreclaimed.
-  int64_t unreclaimed_tolerance_bytes = common::kGiB;
+  int64_t unreclaimed_tolerance_bytes = common::kUnreclaimedToleranceBytes;
   const ProductTable* products = nullptr;  // default: builtin
 };
 

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "common/units.h"
 #include "controller/core/model_sources.h"
 #include "controller/core/small_int_set.h"
 #include "dcufleet/v1/catalog.pb.h"
@@ -87,7 +88,7 @@ struct ScheduleNode {
 // Devices whose unreclaimed memory exceeds the tolerance are avoided (a
 // leftover process or stranded allocation); they can be freed by reaping.
 ScheduleNode MakeScheduleNode(const dcufleet::v1::NodeView& view,
-                              int64_t unreclaimed_tolerance_bytes = 1LL << 30);
+                              int64_t unreclaimed_tolerance_bytes = common::kUnreclaimedToleranceBytes);
 
 using MemoryCheckPtr = std::shared_ptr<const MemoryCheck>;
 

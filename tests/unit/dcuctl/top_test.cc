@@ -112,9 +112,10 @@ TEST(TopNodesTest, SortsByWhatIsUsedOrStrandedMostFirst) {
 }
 
 // get nodes -o wide's SCHEDULABLE FREE is what a new placement could use:
-// a device an instance or a leftover holds adds nothing, however much it has left (before,
+// a device an instance or a leftover holds, or one with stranded memory,
+// adds nothing, however much it has left (before,
 // a serving engine's devices added their tenth of the card each).
-TEST(NodeRowTest, SchedulableFreeLeavesOutDevicesAnInstanceHolds) {
+TEST(NodeRowTest, SchedulableFreeCountsOnlyDevicesAPlacementCouldUse) {
   dcufleet::v1::NodeView node;
   node.set_name("node-k100");
   Reading(AddDevice(&node, 60 * kGiB, 60 * kGiB, 0)->mutable_schedulable_free(), 60 * kGiB);
@@ -132,6 +133,9 @@ TEST(NodeRowTest, SchedulableFreeLeavesOutDevicesAnInstanceHolds) {
   dcufleet::v1::Device* stranded = AddDevice(&node, 20 * kGiB, 20 * kGiB, 0);
   Reading(stranded->mutable_schedulable_free(), 20 * kGiB);
   stranded->add_holders()->set_holder_class(dcufleet::v1::HOLDER_LEFTOVER);
+  // So is one holding more stranded memory than the scheduler tolerates
+  // (seed 000's device 0: 59 GiB no live process explains).
+  Reading(AddDevice(&node, 5 * kGiB, 64 * kGiB, 59 * kGiB)->mutable_schedulable_free(), 5 * kGiB);
   const std::vector<std::string> row = NodeRow(node, /*wide=*/true);
   ASSERT_GT(row.size(), 6u);
   EXPECT_EQ(row[6], common::HumanBytes(90 * kGiB));

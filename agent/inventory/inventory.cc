@@ -77,6 +77,8 @@ std::string HolderClassName(dcufleet::v1::HolderClass c) {
       return "leftover";
     case dcufleet::v1::HOLDER_UNMANAGED:
       return "unmanaged";
+    case dcufleet::v1::HOLDER_EXITED:
+      return "exited";
     case dcufleet::v1::HOLDER_ZOMBIE:
       return "zombie";
     default:

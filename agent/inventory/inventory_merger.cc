@@ -216,14 +216,14 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
     std::vector<std::string> unknown, leftovers, zombies, exited;
     int64_t zombie_vram = 0;
     for (const auto& h : d.holders()) {
-      bool live = h.holder_class() != dcufleet::v1::HOLDER_ZOMBIE && h.state() != "?";
+      bool live = h.holder_class() != dcufleet::v1::HOLDER_ZOMBIE && h.holder_class() != dcufleet::v1::HOLDER_EXITED;
       if (live && h.vram_bytes() < 0) unknown.push_back(absl::StrCat(h.pid()));
       if (h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER) {
         leftovers.push_back(absl::StrCat(h.pid(), " '", h.cmdline().substr(0, 60), "'"));
       }
       if (!live) {
         // A zombie has a parent that can still reap it; a record whose
-        // process has left /proc (state "?") has nobody.
+        // process has left /proc (HOLDER_EXITED) has nobody.
         if (h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE) {
           zombies.push_back(absl::StrCat(h.pid(), h.ppid() > 0 ? absl::StrCat(" (parent ", h.ppid(), " '", h.parent_cmdline().substr(0, 40), "')") : ""));
         } else {

@@ -20,6 +20,7 @@ const char* HolderClassLabel(dcufleet::v1::HolderClass c) {
     case dcufleet::v1::HOLDER_LEFTOVER: return "leftover";
     case dcufleet::v1::HOLDER_UNMANAGED: return "unmanaged";
     case dcufleet::v1::HOLDER_ZOMBIE: return "zombie";
+    case dcufleet::v1::HOLDER_EXITED: return "exited";
     default: return "unknown";
   }
 }
@@ -46,7 +47,7 @@ constexpr dcufleet::v1::InstancePhase kPhases[] = {
 
 constexpr dcufleet::v1::HolderClass kClasses[] = {
     dcufleet::v1::HOLDER_MANAGED, dcufleet::v1::HOLDER_LEFTOVER, dcufleet::v1::HOLDER_UNMANAGED,
-    dcufleet::v1::HOLDER_ZOMBIE};
+    dcufleet::v1::HOLDER_ZOMBIE, dcufleet::v1::HOLDER_EXITED};
 
 }  // namespace
 

@@ -287,7 +287,7 @@ absl::StatusOr<ProcScanResult> ScanDeviceHolders(const ProcScanOptions& options,
         // /proc): KFD may still hold its memory; keep it, marked unknown.
         ph.set_state("?");
         ph.set_class_reason("process not in /proc (exited?)");
-        ph.set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+        ph.set_holder_class(dcufleet::v1::HOLDER_EXITED);
       }
     } else {
       const int ppid = stat->ppid;
@@ -389,7 +389,8 @@ void AttachHolders(const ProcScanResult& scan, std::vector<Device>* devices,
         ph->set_vram_source(vram_source);
         // Zombies and processes already gone explain nothing: memory KFD
         // still attributes to them is what a reap cannot give back.
-        if (sp.holder.holder_class() != dcufleet::v1::HOLDER_ZOMBIE && sp.holder.state() != "?") {
+        if (sp.holder.holder_class() != dcufleet::v1::HOLDER_ZOMBIE &&
+            sp.holder.holder_class() != dcufleet::v1::HOLDER_EXITED) {
           vram_sum[i] += vram;
           vram_known[i] = true;
         }

@@ -76,7 +76,7 @@ ReapReport Reaper::Reap(const dcufleet::v1::NodeInventory& before, const ReapOpt
     a.set_dry_run(options.dry_run);
     a.set_at_ms(absl::ToUnixMillis(clock_->Now()));
     bool target = false;
-    if (h.state() == "?") {
+    if (h.holder_class() == dcufleet::v1::HOLDER_EXITED) {
       // KFD's record of a process that has left /proc (seed 000's 59 GiB):
       // there is nobody to signal, with or without --include-unmanaged.
       a.set_action("report");

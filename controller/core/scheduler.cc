@@ -538,6 +538,10 @@ std::string Scheduler::DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit
         std::vector<std::string> holders;
         for (const auto& h : pd.holders()) {
           if (h.holder_class() == dcufleet::v1::HOLDER_MANAGED) continue;
+          if (h.holder_class() == dcufleet::v1::HOLDER_EXITED) {
+            holders.push_back(absl::StrCat("pid ", h.pid(), " exited, its record outlived it"));
+            continue;
+          }
           std::string cmd = h.cmdline().substr(0, 40);
           holders.push_back(absl::StrCat("pid ", h.pid(), " `", cmd, h.cmdline().size() > 40 ? "…" : "",
                                          "`", h.parent_alive() ? "" : ", exited parent"));

@@ -50,7 +50,7 @@ async function api(path) {
 
 const NODE_STATE = { NODE_READY: 'Ready', NODE_NOT_READY: 'NotReady', NODE_LOST: 'Lost' };
 const HOLDER_CLASS = { HOLDER_MANAGED: 'managed', HOLDER_LEFTOVER: 'leftover',
-  HOLDER_UNMANAGED: 'unmanaged', HOLDER_ZOMBIE: 'zombie' };
+  HOLDER_UNMANAGED: 'unmanaged', HOLDER_ZOMBIE: 'zombie', HOLDER_EXITED: 'exited' };
 
 function deviceRow(nodeName, d) {
   const total = reading(d.total) ?? reading(d.device_total) ?? 0;

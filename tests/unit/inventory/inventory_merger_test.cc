@@ -224,7 +224,7 @@ TEST(ComputeMemoryVerdictsTest, AnExitedHoldersRecordIsNoZombie) {
   auto* h = d->add_holders();
   h->set_pid(32768);
   h->set_state("?");
-  h->set_holder_class(dcufleet::v1::HOLDER_UNMANAGED);
+  h->set_holder_class(dcufleet::v1::HOLDER_EXITED);
   h->set_vram_bytes(59 * kGiB);
   ComputeMemoryVerdicts({}, &node);
   EXPECT_GT(node.devices(0).unreclaimed_bytes(), 59 * kGiB);

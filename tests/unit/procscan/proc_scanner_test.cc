@@ -141,6 +141,24 @@ TEST_F(ProcScanTest, ZombieWithKfdMemoryIsReportedWithParent) {
   EXPECT_EQ(p->kfd_vram[0], (std::pair<uint32_t, int64_t>{50000, 8589934592}));
 }
 
+// KFD's record of a process that has left /proc (seed 000's 59 GiB) is a
+// holder of its own class: no live process, no signal reaches it.
+TEST_F(ProcScanTest, AKfdRecordWithNoProcessIsAnExitedHolder) {
+  // pid_max: pids are below it, so no process has this one.
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  int gone = 0;
+  ASSERT_TRUE(in >> gone);
+  dcu::testing::WriteFile(absl::StrCat(root_, "/sys/class/kfd/kfd/proc/", gone, "/vram_50000"), "63350767616\n");
+  auto r = ScanDeviceHolders(options_, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ScannedProcess* p = Find(*r, gone);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->holder.holder_class(), dcufleet::v1::HOLDER_EXITED) << p->holder.class_reason();
+  EXPECT_EQ(p->holder.state(), "?");
+  ASSERT_EQ(p->kfd_vram.size(), 1u);
+  EXPECT_EQ(p->kfd_vram[0].second, 63350767616);
+}
+
 TEST_F(ProcScanTest, FilesOutsideTheRootDoNotCount) {
   // The same names, but outside the fixture: not this root's devices.
   TempDir other;

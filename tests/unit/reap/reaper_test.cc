@@ -131,6 +131,7 @@ TEST_F(ReaperTest, ARecordWithNoLiveProcessIsReportedNotOffered) {
     ASSERT_EQ(a.size(), 1u) << r.DebugString();
     EXPECT_EQ(a[0].action(), "report");
     EXPECT_EQ(a[0].result(), "not signalled");
+    EXPECT_EQ(a[0].holder_class(), dcufleet::v1::HOLDER_EXITED);
     EXPECT_TRUE(absl::StrContains(a[0].reason(), "no live process")) << a[0].reason();
     EXPECT_FALSE(absl::StrContains(a[0].reason(), "--include-unmanaged")) << a[0].reason();
   }

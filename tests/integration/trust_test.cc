@@ -550,6 +550,14 @@ std::string DeployRepeatingEngine(testing::FleetHarness& h) {
   return d.exit_code == 0 ? "" : d.out + d.err + h.Logs();
 }
 
+// `dcuctl logs alike -f --tail TAIL`, its output in follow.log.
+std::unique_ptr<ChildProcess> FollowAlike(testing::FleetHarness& h, int tail) {
+  return std::make_unique<ChildProcess>(
+      std::vector<std::string>{testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f",
+                               "--tail", absl::StrCat(tail)},
+      h.Join("follow.log"));
+}
+
 // Where each mark starts in a follower's output.
 std::vector<size_t> MarksIn(const std::string& log) {
   std::vector<size_t> at;
@@ -582,9 +590,8 @@ TEST(Logs, FollowPrintsEveryLineOfALogThatRepeatsItself) {
   // A tail of 60 lines, a poll a second (~20 new lines: room for a poll
   // three seconds late on a loaded host), marks every 100: windows of
   // identical lines between marks.
-  testing::ChildProcess follow(
-      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "60"},
-      h.Join("follow.log"));
+  auto follower = FollowAlike(h, 60);
+  ChildProcess& follow = *follower;
   ASSERT_TRUE(WaitFor([&] { return MarksIn(follow.Log()).size() >= 2; }, absl::Seconds(40))) << follow.Log();
   follow.Signal(SIGTERM);
   follow.Wait(absl::Seconds(10));
@@ -605,9 +612,8 @@ TEST(Logs, FollowWaitsOutAnAgentRestart) {
   testing::FleetHarness h;
   ASSERT_EQ(DeployRepeatingEngine(h), "");
   // Room for 15 s of lines while the agent is away.
-  testing::ChildProcess follow(
-      {testing::BinPath("dcuctl"), "--controller", h.Addr(), "logs", "alike", "-f", "--tail", "300"},
-      h.Join("follow.log"));
+  auto follower = FollowAlike(h, 300);
+  ChildProcess& follow = *follower;
   ASSERT_TRUE(WaitFor([&] { return !MarksIn(follow.Log()).empty(); }, absl::Seconds(40))) << follow.Log();
   h.StopAgent("node-k100", SIGKILL);
   ASSERT_TRUE(WaitFor([&] { return follow.Log().find("--- waiting for instance alike-") != std::string::npos; },

@@ -468,10 +468,18 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
   // docker 20.10, 5,000 lines written in one burst. A line of the other
   // stream stamped before the last one but written after the read would be
   // missed: a window of microseconds.)
-  std::vector<std::string> selection = {"--tail", "2000"};
+  //
+  // At most the last `bound` lines either way: an adopted container's first
+  // read from position 0 would otherwise stream its whole log (days of
+  // access lines) through the CLI for the end that fits. Lines are seldom
+  // under 32 bytes, so the bound rarely cuts into what fits; what it leaves
+  // out beyond that is skipped uncounted (skipped_bytes is then a floor).
+  const std::string bound = absl::StrCat(std::max<size_t>(2000, max_bytes / 32));
+  std::vector<std::string> selection = {"--tail", bound};
   if (since_offset >= 0) {
-    selection = {"--since", absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", absl::FromUnixNanos(since_offset),
-                                             absl::UTCTimeZone())};
+    selection = {"--since",
+                 absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", absl::FromUnixNanos(since_offset), absl::UTCTimeZone()),
+                 "--tail", bound};
   }
   DCU_ASSIGN_OR_RETURN(std::vector<TimedLine> lines, ReadTimedLines(instance_id, selection));
   LogChunk chunk;

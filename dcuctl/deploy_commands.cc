@@ -655,7 +655,9 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     }
     if (switched) printed.clear();
     if (!resp.waiting().empty() && resp.waiting() != waiting) {
-      err << "--- waiting for instance " << resp.instance_id() << ": " << resp.waiting() << " ---\n";
+      // The node's own words: no control sequences reach the terminal.
+      err << "--- waiting for instance " << TerminalSafe(resp.instance_id()) << ": "
+          << TerminalSafe(resp.waiting()) << " ---\n";
     }
     waiting = resp.waiting();
     for (size_t i = start; i < lines.size(); ++i) {

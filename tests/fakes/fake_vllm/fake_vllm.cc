@@ -345,9 +345,11 @@ struct Scenario {
   std::string device_root;
   // While serving, `repeat_line` every `repeat_every_seconds`, and after
   // each `repeat_mark_every` of them "fake-vllm: mark N" (0: no marks).
+  // `repeat_burst` lines each time (a burst of access lines).
   std::string repeat_line;
   double repeat_every_seconds = 0;
   int repeat_mark_every = 0;
+  int repeat_burst = 1;
 };
 
 bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
@@ -389,6 +391,7 @@ bool LoadScenario(const std::string& path, Scenario* sc, std::string* error) {
       sc->repeat_line = r.value("line", std::string());
       sc->repeat_every_seconds = r.value("every_seconds", 0.1);
       sc->repeat_mark_every = r.value("mark_every", 0);
+      sc->repeat_burst = std::clamp(r.value("burst", 1), 1, 100000);
     }
     if (j.contains("service")) {
       if (!j["service"].is_object()) {
@@ -1460,9 +1463,11 @@ int Serve(Context* c) {
     if (!c->sc.repeat_line.empty() && std::chrono::steady_clock::now() >= next_repeat) {
       // The same line again and again: uvicorn's access lines of requests
       // on one keep-alive connection are alike to the byte.
-      fprintf(stdout, "%s\n", c->sc.repeat_line.c_str());
-      if (c->sc.repeat_mark_every > 0 && ++repeats % c->sc.repeat_mark_every == 0) {
-        fprintf(stdout, "fake-vllm: mark %ld\n", ++marks);
+      for (int i = 0; i < c->sc.repeat_burst; ++i) {
+        fprintf(stdout, "%s\n", c->sc.repeat_line.c_str());
+        if (c->sc.repeat_mark_every > 0 && ++repeats % c->sc.repeat_mark_every == 0) {
+          fprintf(stdout, "fake-vllm: mark %ld\n", ++marks);
+        }
       }
       fflush(stdout);
       next_repeat += std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -315,6 +315,31 @@ TEST_F(ContainerRuntimeTest, LogPositionsGiveEveryLineOnceHoweverAlike) {
 // `dcu-agent inventory` beside a running agent learns that agent's running
 // containers from its --state-dir (their processes are its holders, not
 // leftovers): only its own, only while they run.
+// A read from the start of a long container log (the supervisor's first
+// after an agent restart adopts a container serving for days) asks the CLI
+// for a bounded end, not the whole log: 6,000 lines written at once, read
+// with room for 64 KB, come back as the last 2,000 at most, ending with the
+// last line written.
+TEST_F(ContainerRuntimeTest, AReadFromTheStartOfALongLogIsBounded) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-long");
+  std::ofstream(model_ + "/burst.json")
+      << R"({"load_seconds": 0.1, "repeat": {"line": "INFO: burst", "every_seconds": 3600, "burst": 6000, "mark_every": 6000}})";
+  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/burst.json";
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto t = runtime_->ReadLogTail(spec.instance_id(), 1 << 20);
+    return t.ok() && absl::StrContains(*t, "fake-vllm: mark 1");
+  }));
+  auto c = runtime_->ReadLogSince(spec.instance_id(), 0, 64000);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int lines = static_cast<int>(std::count(c->text.begin(), c->text.end(), '\n'));
+  EXPECT_LE(lines, 2000);
+  EXPECT_GT(lines, 1000);
+  EXPECT_TRUE(absl::EndsWith(c->text, "fake-vllm: mark 1\n")) << c->text.substr(c->text.size() - 200);
+  EXPECT_EQ(c->skipped_bytes, 0) << "the bound's cut is not counted: a floor";
+}
+
 TEST_F(ContainerRuntimeTest, RunningContainersOfAnAgentsStateDirAreListed) {
   REQUIRE_ENGINE();
   const std::string agent_dir = root_ + "/agent";

@@ -3,6 +3,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <ostream>
 #include <sstream>
 
@@ -303,10 +305,13 @@ std::string FormatInventoryTable(const NodeInventory& inv) {
   std::vector<std::vector<std::string>> rows = {{"IDX", "PRODUCT", "ARCH (SOURCE)", "PCI", "TOTAL", "HOST FREE",
                                                  "DEVICE FREE", "UNRECLAIMED", "SCHED FREE", "HOLDERS"}};
   for (const auto& d : inv.devices()) {
-    int counts[5] = {0, 0, 0, 0, 0};
-    for (const auto& h : d.holders()) counts[std::clamp<int>(h.holder_class(), 0, 4)]++;
+    // Indexed by the enum's value: every class the proto has, whatever it adds.
+    std::array<int, dcufleet::v1::HolderClass_ARRAYSIZE> counts{};
+    for (const auto& h : d.holders()) {
+      counts[std::clamp<int>(h.holder_class(), 0, dcufleet::v1::HolderClass_ARRAYSIZE - 1)]++;
+    }
     std::vector<std::string> parts;
-    for (int c = 1; c <= 4; ++c) {
+    for (int c = 1; c < dcufleet::v1::HolderClass_ARRAYSIZE; ++c) {
       if (counts[c]) parts.push_back(absl::StrCat(counts[c], " ", HolderClassName(static_cast<dcufleet::v1::HolderClass>(c))));
     }
     std::string unrec = d.unreclaimed().valid() ? HumanBytes(d.unreclaimed_bytes())

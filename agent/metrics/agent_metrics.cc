@@ -1,5 +1,7 @@
 #include "agent/metrics/agent_metrics.h"
 
+#include <array>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -130,10 +132,11 @@ MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::N
 
   b.Gauge("dcu_device_holders", "Processes holding the device, by class.");
   for (const auto& d : inv.devices()) {
-    int count[5] = {0, 0, 0, 0, 0};
+    // Indexed by the enum's value: every class the proto has, whatever it adds.
+    std::array<int, dcufleet::v1::HolderClass_ARRAYSIZE> count{};
     for (const auto& h : d.holders()) {
-      int c = h.holder_class();
-      if (c >= 1 && c <= 4) ++count[c];
+      const int c = h.holder_class();
+      if (c > 0 && c < dcufleet::v1::HolderClass_ARRAYSIZE) ++count[c];
     }
     for (auto c : kClasses) {
       auto l = dev(d);
@@ -144,10 +147,10 @@ MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::N
   b.Gauge("dcu_device_holder_memory_bytes",
           "Device memory held by processes, by holder class (where the backend attributes it).");
   for (const auto& d : inv.devices()) {
-    double bytes[5] = {0, 0, 0, 0, 0};
+    std::array<double, dcufleet::v1::HolderClass_ARRAYSIZE> bytes{};
     for (const auto& h : d.holders()) {
-      int c = h.holder_class();
-      if (c >= 1 && c <= 4) bytes[c] += static_cast<double>(h.vram_bytes());
+      const int c = h.holder_class();
+      if (c > 0 && c < dcufleet::v1::HolderClass_ARRAYSIZE) bytes[c] += static_cast<double>(h.vram_bytes());
     }
     for (auto c : kClasses) {
       auto l = dev(d);

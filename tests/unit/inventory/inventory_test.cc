@@ -346,5 +346,19 @@ TEST(InventoryCommandTest, HealthyNodeExitsZero) {
   EXPECT_TRUE(absl::StrContains(out.str(), "FINDINGS none")) << out.str();
 }
 
+// The one-shot's table counts holders by class, each under its own name:
+// an exited holder's record is not a zombie (the table clamped every class
+// past zombie into it).
+TEST(InventoryTableTest, HoldersAreCountedByTheirOwnClass) {
+  NodeInventory inv;
+  Device* d = inv.add_devices();
+  d->set_index(0);
+  for (auto c : {dcufleet::v1::HOLDER_ZOMBIE, dcufleet::v1::HOLDER_EXITED, dcufleet::v1::HOLDER_EXITED}) {
+    d->add_holders()->set_holder_class(c);
+  }
+  const std::string table = FormatInventoryTable(inv);
+  EXPECT_TRUE(absl::StrContains(table, "1 zombie, 2 exited")) << table;
+}
+
 }  // namespace
 }  // namespace dcu::agent

@@ -69,7 +69,19 @@ TEST(AgentMetrics, MemoryByViewAndKindUnreclaimedAndSchedulable) {
 }
 
 TEST(AgentMetrics, HoldersByClassAndInstancePhases) {
-  std::string t = Text(Seed000Like());
+  dcufleet::v1::NodeStatus s = Seed000Like();
+  // Seed 000's device 0: KFD's record of a process gone from /proc.
+  auto* gone = s.mutable_inventory()->mutable_devices(0)->add_holders();
+  gone->set_pid(32768);
+  gone->set_state("?");
+  gone->set_holder_class(dcufleet::v1::HOLDER_EXITED);
+  gone->set_vram_bytes(59 * kGiB);
+  std::string t = Text(s);
+  EXPECT_THAT(t, HasSubstr(R"(dcu_device_holders{node="node-k100",device="0",class="exited"} 1)"));
+  EXPECT_THAT(t, HasSubstr(absl::StrCat(
+                     R"(dcu_device_holder_memory_bytes{node="node-k100",device="0",class="exited"} )",
+                     59 * kGiB, "\n")));
+  EXPECT_THAT(t, HasSubstr(R"(dcu_device_holders{node="node-k100",device="0",class="unmanaged"} 0)"));
   EXPECT_THAT(t, HasSubstr(R"(dcu_device_holders{node="node-k100",device="1",class="leftover"} 1)"));
   EXPECT_THAT(t, HasSubstr(R"(dcu_device_holders{node="node-k100",device="1",class="managed"} 0)"));
   EXPECT_THAT(t, HasSubstr(absl::StrCat(

@@ -115,6 +115,23 @@ std::optional<FindingSeverity> ParseFindingSeverity(absl::string_view name) {
   return ParseIn(kFindingSeverities, name);
 }
 
+absl::string_view HolderClassName(dcufleet::v1::HolderClass holder_class) {
+  switch (holder_class) {
+    case dcufleet::v1::HOLDER_MANAGED:
+      return "managed";
+    case dcufleet::v1::HOLDER_LEFTOVER:
+      return "leftover";
+    case dcufleet::v1::HOLDER_UNMANAGED:
+      return "unmanaged";
+    case dcufleet::v1::HOLDER_ZOMBIE:
+      return "zombie";
+    case dcufleet::v1::HOLDER_EXITED:
+      return "exited";
+    default:
+      return "unknown";
+  }
+}
+
 absl::string_view NodeStateName(dcufleet::v1::NodeState state) {
   switch (state) {
     case dcufleet::v1::NODE_READY:

@@ -47,4 +47,9 @@ absl::string_view StartupPhaseName(dcufleet::v1::StartupPhase phase);
 // is a normal state, not an unnamed one).
 absl::string_view StartupActivityName(dcufleet::v1::StartupActivity activity);
 
+// "managed", "leftover", "unmanaged", "zombie", "exited" (the words of the
+// inventory table, describe node and the metrics' class label); "unknown"
+// for anything else.
+absl::string_view HolderClassName(dcufleet::v1::HolderClass holder_class);
+
 }  // namespace dcu::common

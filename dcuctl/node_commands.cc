@@ -1,7 +1,6 @@
 #include "dcuctl/node_commands.h"
 
 #include <algorithm>
-
 #include <map>
 #include <set>
 
@@ -14,6 +13,7 @@
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
+#include "modelkit/memory_plan.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -40,21 +40,21 @@ std::string Arches(const dcufleet::v1::NodeInventory& inv) {
 // The free memory a new placement could use: the scheduler's figure of each
 // device it would place on. A placement never shares a device with an
 // instance, so the memory left beside a serving engine (a tenth of the card
-// at --gpu-memory-utilization 0.9) is not free capacity; nor is a device a
-// leftover or zombie holds, or one holding stranded memory (the scheduler
-// skips both until reaped or reset). A process dcufleet did not start
-// leaves the device placeable, its memory already out of the figure.
+// at --gpu-memory-utilization 0.9) is not free capacity; nor is a device the
+// scheduler's own rule blocks (modelkit::DeviceBlockOf: stranded memory, a
+// holder to reap). A process dcufleet did not start leaves the device
+// placeable, its memory already out of the figure.
 int64_t SchedulableFree(const dcufleet::v1::NodeInventory& inv) {
   int64_t total = 0;
   for (const auto& d : inv.devices()) {
-    const bool placeable =
-        d.unreclaimed_bytes() <= common::kUnreclaimedToleranceBytes &&
-        std::none_of(d.holders().begin(), d.holders().end(), [](const dcufleet::v1::ProcessHolder& h) {
-          return h.holder_class() == dcufleet::v1::HOLDER_MANAGED ||
-                 h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
-                 h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE;
+    const bool instance_holds =
+        std::any_of(d.holders().begin(), d.holders().end(), [](const dcufleet::v1::ProcessHolder& h) {
+          return h.holder_class() == dcufleet::v1::HOLDER_MANAGED;
         });
-    if (d.schedulable_free().valid() && placeable) total += d.schedulable_free().bytes();
+    if (d.schedulable_free().valid() && !instance_holds &&
+        modelkit::DeviceBlockOf(d, common::kUnreclaimedToleranceBytes) == modelkit::DeviceBlock::kNone) {
+      total += d.schedulable_free().bytes();
+    }
   }
   return total;
 }
@@ -209,13 +209,11 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
         out << "\nProcesses holding devices:\n";
         any_holder = true;
       }
-      std::string cls = dcufleet::v1::HolderClass_Name(h.holder_class());
-      if (cls.rfind("HOLDER_", 0) == 0) cls = cls.substr(7);
-      for (auto& ch : cls) ch = static_cast<char>(std::tolower(ch));
-      out << "  device " << d.index() << ": pid " << h.pid() << " (" << cls << ", state "
+      out << "  device " << d.index() << ": pid " << h.pid() << " (" << common::HolderClassName(h.holder_class())
+          << ", state "
           << h.state() << ", ppid " << h.ppid() << (h.parent_alive() ? "" : " exited") << ")"
           << (h.vram_bytes() > 0 ? absl::StrCat(" ", common::HumanBytes(h.vram_bytes())) : "")
-          << (h.cmdline().empty() ? " (no live process: KFD record only)"
+          << (h.holder_class() == dcufleet::v1::HOLDER_EXITED ? " (no live process: KFD record only)"
                                   : absl::StrCat(" `", h.cmdline().substr(0, 80), "`"))
           << "\n";
     }
@@ -225,10 +223,8 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
       out << "\nProcesses holding devices:\n";
       any_holder = true;
     }
-    std::string cls = dcufleet::v1::HolderClass_Name(h.holder_class());
-    if (cls.rfind("HOLDER_", 0) == 0) cls = cls.substr(7);
-    for (auto& ch : cls) ch = static_cast<char>(std::tolower(ch));
-    out << "  device ?: pid " << h.pid() << " (" << cls << ", state " << h.state() << ", ppid "
+    out << "  device ?: pid " << h.pid() << " (" << common::HolderClassName(h.holder_class())
+        << ", state " << h.state() << ", ppid "
         << h.ppid() << (h.parent_alive() ? "" : " exited") << ") `" << h.cmdline().substr(0, 80)
         << "` (holds /dev/kfd; device not identified)\n";
   }

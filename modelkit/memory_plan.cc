@@ -104,6 +104,19 @@ MemoryPlan PlanAt(const ModelShape& m, const MemoryPlanRequest& req, int tp, std
 
 }  // namespace
 
+bool HolderToReap(const dcufleet::v1::ProcessHolder& holder) {
+  return holder.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
+         holder.holder_class() == dcufleet::v1::HOLDER_ZOMBIE;
+}
+
+DeviceBlock DeviceBlockOf(const dcufleet::v1::Device& device, int64_t unreclaimed_tolerance_bytes) {
+  if (device.unreclaimed_bytes() > unreclaimed_tolerance_bytes) return DeviceBlock::kStrandedMemory;
+  for (const auto& h : device.holders()) {
+    if (HolderToReap(h)) return DeviceBlock::kHolderToReap;
+  }
+  return DeviceBlock::kNone;
+}
+
 std::string GiBText(int64_t bytes) {
   std::string s = absl::StrFormat("%.2f", static_cast<double>(bytes) / common::kGiB);
   while (s.size() > 1 && s.back() == '0') s.pop_back();

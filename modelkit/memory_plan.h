@@ -69,6 +69,17 @@ std::vector<std::string> PlacementMemoryLines(const dcufleet::v1::Placement& pla
 // them (the scheduler's reasons and a placement's memory lines both say it).
 std::string DevicesRunningOthersText(absl::Span<const int32_t> devices);
 
+// Why no placement goes to a device whatever it asks (the fleet's own
+// instances on it aside): more memory stranded on it than tolerated, or a
+// holder to reap first. The scheduler's rule, and what dcuctl's free
+// capacity leaves out.
+enum class DeviceBlock : uint8_t { kNone, kStrandedMemory, kHolderToReap };
+DeviceBlock DeviceBlockOf(const dcufleet::v1::Device& device, int64_t unreclaimed_tolerance_bytes);
+// A leftover of an ended instance or a zombie: reaped before its device is
+// placed on. (An exited holder's record is stranded memory, not a holder to
+// reap: no signal reaches it.)
+bool HolderToReap(const dcufleet::v1::ProcessHolder& holder);
+
 // "4.8", "63.98", "57.59": GiB with at most two decimals, as vLLM prints them.
 std::string GiBText(int64_t bytes);
 

@@ -71,23 +71,6 @@ void KeepAllocatedDevices(const dcufleet::v1::NodeAllocation& a, std::vector<dcu
 
 }  // namespace
 
-std::string HolderClassName(dcufleet::v1::HolderClass c) {
-  switch (c) {
-    case dcufleet::v1::HOLDER_MANAGED:
-      return "managed";
-    case dcufleet::v1::HOLDER_LEFTOVER:
-      return "leftover";
-    case dcufleet::v1::HOLDER_UNMANAGED:
-      return "unmanaged";
-    case dcufleet::v1::HOLDER_EXITED:
-      return "exited";
-    case dcufleet::v1::HOLDER_ZOMBIE:
-      return "zombie";
-    default:
-      return "unknown";
-  }
-}
-
 absl::StatusOr<std::unique_ptr<InventoryCollector>> InventoryCollector::Create(InventoryOptions options) {
   static const DeviceProbeRegistry* builtin = new DeviceProbeRegistry(DeviceProbeRegistry::WithBuiltins());
   const DeviceProbeRegistry* registry = options.registry ? options.registry : builtin;
@@ -312,7 +295,7 @@ std::string FormatInventoryTable(const NodeInventory& inv) {
     }
     std::vector<std::string> parts;
     for (int c = 1; c < dcufleet::v1::HolderClass_ARRAYSIZE; ++c) {
-      if (counts[c]) parts.push_back(absl::StrCat(counts[c], " ", HolderClassName(static_cast<dcufleet::v1::HolderClass>(c))));
+      if (counts[c]) parts.push_back(absl::StrCat(counts[c], " ", common::HolderClassName(static_cast<dcufleet::v1::HolderClass>(c))));
     }
     std::string unrec = d.unreclaimed().valid() ? HumanBytes(d.unreclaimed_bytes())
                         : d.unreclaimed().source().empty() ? "-"
@@ -326,7 +309,7 @@ std::string FormatInventoryTable(const NodeInventory& inv) {
 
   std::vector<std::vector<std::string>> hrows = {{"IDX", "PID", "CLASS", "STATE", "VRAM", "INSTANCE", "PARENT", "CMDLINE"}};
   auto holder_row = [&](const std::string& idx, const dcufleet::v1::ProcessHolder& h) {
-    hrows.push_back({idx, absl::StrCat(h.pid()), HolderClassName(h.holder_class()), h.state(),
+    hrows.push_back({idx, absl::StrCat(h.pid()), std::string(common::HolderClassName(h.holder_class())), h.state(),
                      h.vram_bytes() >= 0 ? HumanBytes(h.vram_bytes()) : "?", h.instance_id().empty() ? "-" : h.instance_id(),
                      h.ppid() > 0 ? absl::StrCat(h.ppid(), h.parent_alive() ? "" : " (gone)") : "-",
                      h.cmdline().substr(0, 70)});

@@ -155,8 +155,5 @@ int RunInventoryCommand(const InventoryArgs& args, std::ostream& out, std::ostre
 
 // The table RunInventoryCommand prints (exposed for dcuctl describe node).
 std::string FormatInventoryTable(const dcufleet::v1::NodeInventory& inv);
-// Holder class as a word ("managed", "leftover", "unmanaged", "zombie",
-// "exited").
-std::string HolderClassName(dcufleet::v1::HolderClass c);
 
 }  // namespace dcu::agent

@@ -16,17 +16,6 @@ using dcufleet::v1::MemoryReading;
 
 namespace {
 
-const char* HolderClassLabel(dcufleet::v1::HolderClass c) {
-  switch (c) {
-    case dcufleet::v1::HOLDER_MANAGED: return "managed";
-    case dcufleet::v1::HOLDER_LEFTOVER: return "leftover";
-    case dcufleet::v1::HOLDER_UNMANAGED: return "unmanaged";
-    case dcufleet::v1::HOLDER_ZOMBIE: return "zombie";
-    case dcufleet::v1::HOLDER_EXITED: return "exited";
-    default: return "unknown";
-  }
-}
-
 const char* PhaseLabel(dcufleet::v1::InstancePhase p) {
   switch (p) {
     case dcufleet::v1::INSTANCE_PENDING: return "pending";
@@ -140,7 +129,7 @@ MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::N
     }
     for (auto c : kClasses) {
       auto l = dev(d);
-      l.emplace_back("class", HolderClassLabel(c));
+      l.emplace_back("class", common::HolderClassName(c));
       b.Add(l, count[c]);
     }
   }
@@ -154,7 +143,7 @@ MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::N
     }
     for (auto c : kClasses) {
       auto l = dev(d);
-      l.emplace_back("class", HolderClassLabel(c));
+      l.emplace_back("class", common::HolderClassName(c));
       b.Add(l, bytes[c]);
     }
   }

@@ -76,16 +76,6 @@ ReapReport Reaper::Reap(const dcufleet::v1::NodeInventory& before, const ReapOpt
     a.set_dry_run(options.dry_run);
     a.set_at_ms(absl::ToUnixMillis(clock_->Now()));
     bool target = false;
-    if (h.holder_class() == dcufleet::v1::HOLDER_EXITED) {
-      // KFD's record of a process that has left /proc (seed 000's 59 GiB):
-      // there is nobody to signal, with or without --include-unmanaged.
-      a.set_action("report");
-      a.set_reason(absl::StrCat("no live process: KFD's record of pid ", pid,
-                                " outlived it; signals do nothing (reset the device)"));
-      a.set_result("not signalled");
-      *report.add_actions() = a;
-      continue;
-    }
     switch (h.holder_class()) {
       case dcufleet::v1::HOLDER_MANAGED:
         a.set_action("skip");
@@ -95,6 +85,14 @@ ReapReport Reaper::Reap(const dcufleet::v1::NodeInventory& before, const ReapOpt
         a.set_action("report");
         a.set_reason(absl::StrCat("zombie: only its parent ", h.ppid(), " ('", h.parent_cmdline().substr(0, 80),
                                   "') can reap it; signals do nothing"));
+        a.set_result("not signalled");
+        break;
+      case dcufleet::v1::HOLDER_EXITED:
+        // KFD's record of a process that has left /proc (seed 000's 59 GiB):
+        // there is nobody to signal, with or without --include-unmanaged.
+        a.set_action("report");
+        a.set_reason(absl::StrCat("no live process: KFD's record of pid ", pid,
+                                  " outlived it; signals do nothing (reset the device)"));
         a.set_result("not signalled");
         break;
       case dcufleet::v1::HOLDER_LEFTOVER:

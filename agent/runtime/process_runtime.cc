@@ -386,22 +386,6 @@ absl::StatusOr<std::unique_ptr<ProcessRuntime>> ProcessRuntime::Create(
       new ProcessRuntime(std::move(options), runner, std::move(owned)));
 }
 
-absl::StatusOr<std::vector<std::string>> ProcessRuntime::RunningInstances(const std::string& state_dir) {
-  std::error_code ec;
-  if (state_dir.empty() || !fs::is_directory(fs::path(state_dir) / "instances", ec)) {
-    return std::vector<std::string>{};
-  }
-  ProcessRuntimeOptions o;
-  o.state_dir = state_dir;
-  DCU_ASSIGN_OR_RETURN(std::unique_ptr<ProcessRuntime> rt, Create(o));
-  DCU_ASSIGN_OR_RETURN(std::vector<RuntimeInstance> all, rt->List());
-  std::vector<std::string> ids;
-  for (const auto& ri : all) {
-    if (ri.running) ids.push_back(ri.instance_id);
-  }
-  return ids;
-}
-
 std::string ProcessRuntime::InstanceDir(absl::string_view instance_id) const {
   return absl::StrCat(options_.state_dir, "/instances/", instance_id);
 }
@@ -818,8 +802,6 @@ absl::StatusOr<std::string> ProcessRuntime::ReadLogTail(absl::string_view instan
   LogTail t = TailOfLog(absl::StrCat(dir, "/", kLogFile), max_bytes);
   return t.rotated.data + t.current.data;
 }
-
-
 
 absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance_id,
                                                       int64_t since_offset, size_t max_bytes) {

@@ -83,12 +83,6 @@ class ProcessRuntime final : public Runtime {
   // <state_dir>/instances/<id>.
   std::string InstanceDir(absl::string_view instance_id) const;
 
-  // The ids of the bare instances running from `state_dir` (another
-  // process's: `dcu-agent inventory` beside the running agent, whose
-  // instances are its own holders, not leftovers). Reads only: nothing is
-  // created when `state_dir` has no instances/ directory (then none).
-  static absl::StatusOr<std::vector<std::string>> RunningInstances(const std::string& state_dir);
-
  private:
   ProcessRuntime(ProcessRuntimeOptions options, common::ProcessRunner* runner,
                  std::unique_ptr<common::ProcessRunner> owned_runner);

@@ -82,8 +82,33 @@ absl::StatusOr<std::vector<std::string>> RuntimeRegistry::ParseKinds(absl::strin
 
 std::string BareStateDir(const std::string& agent_state_dir) { return agent_state_dir + "/bare"; }
 
+namespace {
+
+// The ids of a runtime's instances that run now.
+absl::StatusOr<std::vector<std::string>> RunningIdsOf(Runtime& runtime) {
+  DCU_ASSIGN_OR_RETURN(std::vector<RuntimeInstance> all, runtime.List());
+  std::vector<std::string> running;
+  for (const RuntimeInstance& ri : all) {
+    if (ri.running) running.push_back(ri.instance_id);
+  }
+  return running;
+}
+
+// Whether `dir` exists: each runtime's Create() makes its records'
+// directory, and a reader beside an agent must not.
+bool IsDirectory(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::is_directory(dir, ec);
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::string>> RunningBareInstances(const std::string& agent_state_dir) {
-  return ProcessRuntime::RunningInstances(BareStateDir(agent_state_dir));
+  if (!IsDirectory(BareStateDir(agent_state_dir) + "/instances")) return std::vector<std::string>{};
+  ProcessRuntimeOptions o;
+  o.state_dir = BareStateDir(agent_state_dir);
+  DCU_ASSIGN_OR_RETURN(std::unique_ptr<ProcessRuntime> rt, ProcessRuntime::Create(std::move(o)));
+  return RunningIdsOf(*rt);
 }
 
 std::string ContainerStateDir(const std::string& agent_state_dir) { return agent_state_dir + "/container"; }
@@ -91,21 +116,14 @@ std::string ContainerStateDir(const std::string& agent_state_dir) { return agent
 absl::StatusOr<std::vector<std::string>> RunningContainerInstances(const std::string& agent_state_dir,
                                                                    const std::string& cli,
                                                                    common::ProcessRunner* runner) {
-  std::vector<std::string> running;
-  std::error_code ec;
-  // Create() would make the records' directory: only where it is already.
-  if (cli.empty() || !std::filesystem::is_directory(ContainerStateDir(agent_state_dir) + "/containers", ec)) {
-    return running;
+  if (cli.empty() || !IsDirectory(ContainerStateDir(agent_state_dir) + "/containers")) {
+    return std::vector<std::string>{};
   }
   ContainerRuntimeOptions o;
   o.cli = cli;
   o.state_dir = ContainerStateDir(agent_state_dir);
   DCU_ASSIGN_OR_RETURN(std::unique_ptr<ContainerRuntime> rt, ContainerRuntime::Create(std::move(o), runner));
-  DCU_ASSIGN_OR_RETURN(std::vector<RuntimeInstance> all, rt->List());
-  for (const RuntimeInstance& ri : all) {
-    if (ri.running) running.push_back(ri.instance_id);
-  }
-  return running;
+  return RunningIdsOf(*rt);
 }
 
 RuntimeRegistry RuntimeRegistry::WithBuiltins() {

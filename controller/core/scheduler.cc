@@ -40,16 +40,16 @@ int64_t TotalOf(const Device& d) {
   return d.total().bytes();
 }
 
-bool IsLeftover(const dcufleet::v1::ProcessHolder& h) {
-  return h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
-         h.holder_class() == dcufleet::v1::HOLDER_ZOMBIE;
-}
-
-// Why a device is unusable whatever is asked (ScheduleNode::Dev::dead).
+// Why a device is unusable whatever is asked (ScheduleNode::Dev::dead):
+// modelkit's rule, kept here in the summary's one-byte form.
 Dev::Dead DeadCause(const Device& d, int64_t tolerance) {
-  if (d.unreclaimed_bytes() > tolerance) return Dev::Dead::kUnreclaimed;
-  for (const auto& h : d.holders()) {
-    if (IsLeftover(h)) return Dev::Dead::kLeftoverHolder;
+  switch (modelkit::DeviceBlockOf(d, tolerance)) {
+    case modelkit::DeviceBlock::kStrandedMemory:
+      return Dev::Dead::kUnreclaimed;
+    case modelkit::DeviceBlock::kHolderToReap:
+      return Dev::Dead::kLeftoverHolder;
+    case modelkit::DeviceBlock::kNone:
+      break;
   }
   return Dev::Dead::kNo;
 }
@@ -550,7 +550,7 @@ std::string Scheduler::DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit
         return why;
       }
       for (const auto& h : pd.holders()) {
-        if (IsLeftover(h)) return absl::StrCat("device ", d.index, " is held by leftover pid ", h.pid());
+        if (modelkit::HolderToReap(h)) return absl::StrCat("device ", d.index, " is held by leftover pid ", h.pid());
       }
       return absl::StrCat("device ", d.index, " is held by a leftover process");
     case DeviceFit::kLowFree:

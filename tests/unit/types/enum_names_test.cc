@@ -1,5 +1,8 @@
 #include "common/enum_names.h"
 
+#include <set>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace dcu::common {
@@ -52,6 +55,20 @@ TEST(EnumNamesTest, UnspecifiedAndUnknownAreNeverAnotherValue) {
   }
   EXPECT_FALSE(ParseVerdictState("unspecified"));
   EXPECT_FALSE(ParseFindingSeverity("warn"));
+}
+
+// Every holder class has a word of its own (the metrics' class label, the
+// inventory table and describe node use it): a class the proto adds is
+// never "unknown" nor another's word.
+TEST(EnumNamesTest, EveryHolderClassHasItsOwnWord) {
+  std::set<std::string> words;
+  for (int v = HolderClass_MIN + 1; v <= HolderClass_MAX; ++v) {
+    const std::string word(HolderClassName(static_cast<HolderClass>(v)));
+    EXPECT_NE(word, "unknown") << v;
+    EXPECT_TRUE(words.insert(word).second) << word;
+  }
+  EXPECT_EQ(HolderClassName(HOLDER_EXITED), "exited");
+  EXPECT_EQ(HolderClassName(HOLDER_CLASS_UNSPECIFIED), "unknown");
 }
 
 }  // namespace

@@ -863,6 +863,22 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
         chunk.skipped_bytes += dropped;
         current.start += dropped;
       }
+    } else if (chunk.skipped_bytes == 0 &&
+               !(before.empty() ? current.starts_at_line : before_starts_at_line)) {
+      // A position inside a line: the rest of a line an earlier read cut and
+      // dropped whole (longer than that read's room). Its end is skipped
+      // too, or it would arrive as a line of its own; until the line ends
+      // nothing is answered and the position stays, so the bytes are
+      // counted once, when its end is found.
+      std::string& head = before.empty() ? current.data : before;
+      const size_t nl = head.find('\n');
+      if (nl == std::string::npos && before.empty()) {
+        chunk.next_offset = since_offset;
+        return chunk;
+      }
+      const int64_t dropped = DropPartialFirstLine(&head, /*starts_at_line=*/false);
+      chunk.skipped_bytes += dropped;
+      if (before.empty()) current.start += dropped;
     }
   }
   std::string text = before + current.data;

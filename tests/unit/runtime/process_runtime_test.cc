@@ -518,6 +518,39 @@ TEST_F(ReadLogSinceTest, ASkipEndingAtALineKeepsIt) {
   EXPECT_EQ(Since(-1, std::string("line three\n").size()).text, "line three\n");
 }
 
+// A line longer than a read's room is skipped whole, however many reads
+// it spans: before, the read that cut it moved past it and the next gave
+// the line's end as a line of its own.
+TEST_F(ReadLogSinceTest, ALineLongerThanTheRoomIsSkippedToItsEnd) {
+  Append(log_, "dcufleet: starting instance inst-a\n");
+  LogChunk first = Since(-1);
+  // A bar redrawn with carriage returns and no newline, far past 32 bytes.
+  const std::string redraw(100, '#');
+  Append(log_, redraw + "\r" + redraw);
+  LogChunk cut = Since(first.next_offset, 32);
+  EXPECT_EQ(cut.text, "");
+  EXPECT_EQ(cut.partial, "");
+  EXPECT_EQ(cut.skipped_bytes, static_cast<int64_t>(2 * redraw.size() + 1));
+  // The line goes on: nothing is answered, nothing counted twice.
+  Append(log_, redraw);
+  LogChunk going = Since(cut.next_offset, 1 << 20);
+  EXPECT_EQ(going.text, "");
+  EXPECT_EQ(going.partial, "");
+  EXPECT_EQ(going.skipped_bytes, 0);
+  EXPECT_EQ(going.next_offset, cut.next_offset);
+  // It ends: its rest is skipped and counted, the next line is whole.
+  Append(log_, "] done\nnext line\n");
+  LogChunk after = Since(going.next_offset, 1 << 20);
+  EXPECT_EQ(after.text, "next line\n");
+  EXPECT_EQ(after.skipped_bytes, static_cast<int64_t>(redraw.size() + std::string("] done\n").size()));
+  // A tail cut inside such a line does the same.
+  Append(log_, redraw);
+  LogChunk tail = Since(-1, 32);
+  EXPECT_EQ(tail.text, "");
+  Append(log_, "\nlast\n");
+  EXPECT_EQ(Since(tail.next_offset, 1 << 20).text, "last\n");
+}
+
 TEST_F(ReadLogSinceTest, ReadsOnAcrossACopyTruncate) {
   Append(log_, "dcufleet: starting instance inst-a\nbefore\n");
   LogChunk first = Since(-1);

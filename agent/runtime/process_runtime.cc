@@ -868,11 +868,13 @@ absl::StatusOr<LogChunk> ProcessRuntime::ReadLogSince(absl::string_view instance
       // A position inside a line: the rest of a line an earlier read cut and
       // dropped whole (longer than that read's room). Its end is skipped
       // too, or it would arrive as a line of its own; until the line ends
-      // nothing is answered and the position stays, so the bytes are
-      // counted once, when its end is found.
+      // no line is answered and the position stays, so the bytes are
+      // counted once, when its end is found. What it has so far is the
+      // partial line (a bar's latest redraw, for the start-up follower).
       std::string& head = before.empty() ? current.data : before;
       const size_t nl = head.find('\n');
       if (nl == std::string::npos && before.empty()) {
+        chunk.partial = std::move(current.data);
         chunk.next_offset = since_offset;
         return chunk;
       }

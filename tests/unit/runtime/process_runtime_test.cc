@@ -531,18 +531,19 @@ TEST_F(ReadLogSinceTest, ALineLongerThanTheRoomIsSkippedToItsEnd) {
   EXPECT_EQ(cut.text, "");
   EXPECT_EQ(cut.partial, "");
   EXPECT_EQ(cut.skipped_bytes, static_cast<int64_t>(2 * redraw.size() + 1));
-  // The line goes on: nothing is answered, nothing counted twice.
-  Append(log_, redraw);
+  // The line goes on: no line is answered, nothing counted twice; its
+  // latest redraw is the partial line, as for any line being written.
+  Append(log_, "\r" + redraw);
   LogChunk going = Since(cut.next_offset, 1 << 20);
   EXPECT_EQ(going.text, "");
-  EXPECT_EQ(going.partial, "");
+  EXPECT_EQ(going.partial, "\r" + redraw);
   EXPECT_EQ(going.skipped_bytes, 0);
   EXPECT_EQ(going.next_offset, cut.next_offset);
   // It ends: its rest is skipped and counted, the next line is whole.
   Append(log_, "] done\nnext line\n");
   LogChunk after = Since(going.next_offset, 1 << 20);
   EXPECT_EQ(after.text, "next line\n");
-  EXPECT_EQ(after.skipped_bytes, static_cast<int64_t>(redraw.size() + std::string("] done\n").size()));
+  EXPECT_EQ(after.skipped_bytes, static_cast<int64_t>(redraw.size() + std::string("\r] done\n").size()));
   // A tail cut inside such a line does the same.
   Append(log_, redraw);
   LogChunk tail = Since(-1, 32);

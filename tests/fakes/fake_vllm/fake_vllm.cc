@@ -646,20 +646,30 @@ void OpenDevices(const Context& c) {
   WriteHoldRecord();
 }
 
-// Holds `bytes` of each device, else `fraction` of its total: what the
-// engine has allocated so far (the weights, then the KV cache up to
-// --gpu-memory-utilization).
-void HoldDeviceMemory(const Context& c, double fraction, long long bytes = 0) {
+// Holds what `want_of(total)` says of each device (never more than its
+// total, never less than it holds already): what the engine has allocated
+// so far, the weights, then the KV cache up to --gpu-memory-utilization.
+template <typename WantOf>
+void HoldDeviceMemory(const Context& c, WantOf want_of) {
   OpenDevices(c);
   if (g_hold.root.empty()) return;
   for (HeldDevice& d : g_hold.devices) {
-    long long want = bytes > 0 ? std::min(bytes, d.total)
-                               : static_cast<long long>(fraction * static_cast<double>(d.total));
+    const long long want = std::min(want_of(d.total), d.total);
     if (want <= d.held) continue;
     if (!d.used_path.empty()) AddToCounter(g_hold.root, d.used_path, want - d.held);
     d.held = want;
   }
   WriteHoldRecord();
+}
+
+void HoldDeviceBytes(const Context& c, long long bytes) {
+  HoldDeviceMemory(c, [bytes](long long) { return bytes; });
+}
+
+void HoldDeviceFraction(const Context& c, double fraction) {
+  HoldDeviceMemory(c, [fraction](long long total) {
+    return static_cast<long long>(fraction * static_cast<double>(total));
+  });
 }
 
 void ReleaseDevices() {
@@ -1678,7 +1688,7 @@ int StartAndServe(Context* c, const std::vector<std::string>& argv, size_t first
   snprintf(tbuf, sizeof(tbuf), "%.2f", took);
   Log("INFO", "default_loader.py:272", std::string("Loading weights took ") + tbuf + " seconds");
   Log("INFO", "gpu_model_runner.py:1801", std::string("Model loading took 15.2661 GiB and ") + tbuf + " seconds");
-  HoldDeviceMemory(*c, 0, static_cast<long long>(15.2661 * 1073741824.0));
+  HoldDeviceBytes(*c, static_cast<long long>(15.2661 * 1073741824.0));
   // Stage 5: profiling / compilation. vLLM V1 logs the torch.compile cache
   // and then is silent while Inductor and Triton work; Triton writes one
   // cache directory per kernel under $TRITON_CACHE_DIR.
@@ -1720,7 +1730,7 @@ int StartAndServe(Context* c, const std::vector<std::string>& argv, size_t first
         "Reserved " + std::to_string(*c->args.kv_cache_memory_bytes) +
             " bytes for the KV cache as requested (--kv-cache-memory-bytes)");
   }
-  HoldDeviceMemory(*c, c->args.gpu_memory_utilization);
+  HoldDeviceFraction(*c, c->args.gpu_memory_utilization);
   Log("INFO", "gpu_worker.py:227", "Available KV cache memory: 39.43 GiB");
   Log("INFO", "kv_cache_utils.py:716", "GPU KV cache size: 646,000 tokens");
   Log("INFO", "kv_cache_utils.py:720",

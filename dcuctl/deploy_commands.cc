@@ -608,11 +608,19 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
   // What the last answer said it waits for, said once until it changes.
   std::string waiting;
   const size_t keep = static_cast<size_t>(args.tail > 0 ? args.tail : 200);
+  // --tail is how much of the log to show first, as kubectl's is; a read
+  // from a position takes what was written since, up to its own bound
+  // (before, every read of -f was bounded by --tail: `--tail 3` lost all
+  // but 3 lines a second of an engine's start-up).
+  const int per_read = std::max(args.tail, kFollowReadLines);
   while (true) {
     dcufleet::v1::GetLogsRequest req;
     req.set_deployment(name);
     req.set_instance_id(args.instance);
-    req.set_tail_lines(args.tail);
+    // After the first read: a position's lines, or a new attempt's log
+    // from its start (a switch), take a whole read.
+    const int asked = follow && (offset || !previous_instance.empty()) ? per_read : args.tail;
+    req.set_tail_lines(asked);
     if (args.replica >= 0) req.set_replica(args.replica);
     req.set_previous(args.previous);
     if (follow) {
@@ -637,15 +645,19 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     if (resp.has_next_offset() && (offset || switched)) {
       // Read from a position: all of it is new.
       if (resp.skipped_bytes() > 0 && switched) {
-        err << "--- the first " << resp.skipped_bytes() << " bytes of its log are beyond --tail " << keep
-            << ": not shown (dcuctl logs --instance " << resp.instance_id() << " --tail N) ---\n";
+        err << "--- the first " << resp.skipped_bytes() << " bytes of its log are beyond the " << asked
+            << " lines a read takes: not shown (dcuctl logs --instance " << resp.instance_id()
+            << " --tail N) ---\n";
       } else if (resp.skipped_bytes() > 0) {
-        err << "--- " << resp.skipped_bytes() << " bytes arrived beyond --tail " << keep
-            << " between two reads: not shown (raise --tail) ---\n";
+        err << "--- " << resp.skipped_bytes() << " bytes arrived beyond the " << asked
+            << " lines a read takes: not shown (a --tail above " << asked << " raises it) ---\n";
       } else if (resp.skipped_bytes() < 0) {
         err << "--- the log was replaced: from its start ---\n";
       }
     } else if (!previous_instance.empty() && !switched) {
+      // Tails are compared at the size printed (--tail): a longer one
+      // would not begin where the last ended.
+      if (lines.size() > keep) lines.erase(lines.begin(), lines.end() - static_cast<long>(keep));
       bool gap = false;
       start = NewLinesStart(std::vector<std::string>(printed.begin(), printed.end()), lines, &gap);
       if (gap) {
@@ -656,8 +668,10 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     if (switched) printed.clear();
     if (!resp.waiting().empty() && resp.waiting() != waiting) {
       // The node's own words: no control sequences reach the terminal.
-      err << "--- waiting for instance " << TerminalSafe(resp.instance_id()) << ": "
-          << TerminalSafe(resp.waiting()) << " ---\n";
+      // No instance yet: the deployment's own words say whose launch.
+      err << "--- waiting"
+          << (resp.instance_id().empty() ? "" : " for instance " + TerminalSafe(resp.instance_id()))
+          << ": " << TerminalSafe(resp.waiting()) << " ---\n";
     }
     waiting = resp.waiting();
     for (size_t i = start; i < lines.size(); ++i) {
@@ -669,7 +683,10 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     if (!follow) return kExitOk;
     previous_instance = resp.instance_id();
     offset = resp.has_next_offset() ? std::optional<int64_t>(resp.next_offset()) : std::nullopt;
-    absl::SleepFor(absl::Seconds(1));
+    // A read that was full (the log grows faster than a read a second
+    // takes) is followed by the next at once.
+    const bool full = resp.has_next_offset() && (resp.skipped_bytes() > 0 || lines.size() >= static_cast<size_t>(asked));
+    if (!full) absl::SleepFor(absl::Seconds(1));
   }
 }
 

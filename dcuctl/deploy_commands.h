@@ -45,6 +45,11 @@ struct LogsArgs {
   int tail = 200;
   bool follow = false;
 };
+// What one read of `logs -f` takes from a position at most, in lines (an
+// agent reads ~400 bytes a line: 800 KB), when --tail asks for less: a
+// follower a second apart keeps up with 2,000 lines a second, and one that
+// finds its read full reads again at once.
+inline constexpr int kFollowReadLines = 2000;
 // Exit 0; 3 unknown deployment, replica or instance, or no earlier attempt.
 // With `follow`, a new attempt (a restart) is followed from its first line,
 // announced on stderr.

@@ -259,7 +259,8 @@ int main(int argc, char** argv) {
   logs->add_option("--replica", logs_replica, "that replica's instance (its index, as get -o wide shows)")
       ->check(CLI::Range(0, 255));
   logs->add_flag("-p,--previous", logs_previous, "the attempt before the latest (kubectl's --previous)");
-  logs->add_option("--tail", logs_tail, "lines from the end")->check(CLI::Range(1, 100000));
+  logs->add_option("--tail", logs_tail, "lines from the end (with -f: shown first, then every new line)")
+      ->check(CLI::Range(1, 100000));
   logs->add_flag("-f,--follow", logs_follow, "keep printing new lines");
 
   // scale, rollout status

@@ -387,7 +387,7 @@ absl::StatusOr<Deployment> DeployController::Get(const std::string& name) const 
   return *std::move(d);
 }
 
-absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
+absl::StatusOr<DeployController::FoundAttempt> DeployController::FindAttempt(
     const std::string& name, const AttemptSelector& which) const {
   if (!which.instance_id.empty() && (which.replica || which.previous)) {
     return absl::InvalidArgumentError(
@@ -399,7 +399,7 @@ absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
   if (!which.instance_id.empty()) {
     for (const Deployment* r : replicas) {
       for (const auto& a : r->status().attempts()) {
-        if (a.instance_id() == which.instance_id) return a;
+        if (a.instance_id() == which.instance_id) return FoundAttempt{a, ""};
       }
     }
     return absl::NotFoundError(
@@ -427,15 +427,20 @@ absl::StatusOr<dcufleet::v1::Attempt> DeployController::FindAttempt(
                                            ? absl::StrCat("replica ", chosen->replica(), " of ")
                                            : "",
                                        "deployment '", name, "'");
-  if (attempts.empty()) return absl::NotFoundError(absl::StrCat(who, " has not launched yet"));
+  if (attempts.empty()) {
+    if (which.previous) return absl::NotFoundError(absl::StrCat(who, " has not launched yet"));
+    const std::string& status = chosen->status().message();
+    return FoundAttempt{std::nullopt, absl::StrCat(who, " has not launched yet",
+                                                   status.empty() ? "" : ": ", status)};
+  }
   if (which.previous) {
     if (attempts.size() < 2) {
       return absl::NotFoundError(absl::StrCat(who, " has had one attempt (", attempts[0].instance_id(),
                                               "): there is no previous instance"));
     }
-    return attempts[attempts.size() - 2];
+    return FoundAttempt{attempts[attempts.size() - 2], ""};
   }
-  return attempts[attempts.size() - 1];
+  return FoundAttempt{attempts[attempts.size() - 1], ""};
 }
 
 absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {

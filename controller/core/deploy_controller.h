@@ -137,11 +137,19 @@ class DeployController : public FleetListener {
     // The attempt before its latest (kubectl logs --previous).
     bool previous = false;
   };
+  struct FoundAttempt {
+    // None while the chosen replica has not launched: it is being placed,
+    // its model fetched, or it waits for room. A follower waits for it;
+    // a single read says so (NOT_FOUND).
+    std::optional<dcufleet::v1::Attempt> attempt;
+    // Then why: "replica 0 of deployment 'q' has not launched yet: <what
+    // its status says>".
+    std::string not_launched;
+  };
   // The attempt `which` selects: NOT_FOUND naming what is not there (the
   // deployment, the replica and the ones it has, an earlier attempt),
   // INVALID_ARGUMENT for an instance id given with another choice.
-  absl::StatusOr<dcufleet::v1::Attempt> FindAttempt(const std::string& name,
-                                                    const AttemptSelector& which) const
+  absl::StatusOr<FoundAttempt> FindAttempt(const std::string& name, const AttemptSelector& which) const
       ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until the deployment's revision exceeds `after_revision`, it is
   // gone (nullopt), or `timeout` passes (the current state).

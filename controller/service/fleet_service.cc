@@ -383,9 +383,18 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
   which.instance_id = req->instance_id();
   if (req->has_replica()) which.replica = req->replica();
   which.previous = req->previous();
-  auto attempt = deps_.deployments->FindAttempt(req->deployment(), which);
-  if (!attempt.ok()) return Done(ctx, attempt.status());
-  dcufleet::v1::Attempt a = *std::move(attempt);
+  auto found = deps_.deployments->FindAttempt(req->deployment(), which);
+  if (!found.ok()) return Done(ctx, found.status());
+  if (!found->attempt) {
+    if (!req->has_since_offset()) return Done(ctx, absl::NotFoundError(found->not_launched));
+    // A follower waits for the first attempt (`dcuctl deploy` then `logs
+    // -f` at once, a model still copying): everything it will write comes
+    // after the follower asked, so it reads from the first line.
+    resp->set_waiting(found->not_launched);
+    resp->set_next_offset(0);
+    return Done(ctx, absl::OkStatus());
+  }
+  dcufleet::v1::Attempt a = *std::move(found->attempt);
   FleetState* fleet = deps_.fleet;
   int tail = req->tail_lines() ? req->tail_lines() : 200;
   // A position belongs to the instance it came from: when the caller
@@ -435,7 +444,16 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
       // restart. It ends with the attempt (a failure, a lost node), after
       // which this answers from the stored tail or fails as below.
       resp->set_waiting(why);
-      if (*since >= 0) resp->set_next_offset(*since);
+      if (*since >= 0) {
+        resp->set_next_offset(*since);
+      } else if ((a.phase() == dcufleet::v1::INSTANCE_PENDING ||
+                  a.phase() == dcufleet::v1::INSTANCE_PHASE_UNSPECIFIED) &&
+                 a.readopted_from() == 0) {
+        // Not started yet (a re-adopted instance has run all along): every
+        // line it writes comes after the follower asked, so it reads them
+        // all from the first, not a tail of them.
+        resp->set_next_offset(0);
+      }
       return absl::OkStatus();
     }
     return absl::UnavailableError(absl::StrCat("no logs for instance '", a.instance_id(), "': ", why));

@@ -192,23 +192,30 @@ replica table. `dcuctl logs NAME` prints the latest attempt's log of the
 replica `get` shows; `--replica K` picks another replica, `-p/--previous`
 the attempt before the latest (kubectl's `--previous`: the crash before a
 restart, its stored tail when the node is away), `--instance ID` one
-attempt by id (alone); what is not there exits 3 and says what is. `-f`
-polls each second and prints what was written since the last read: it asks
-from the position the last answer ended at (a bare instance's log by byte,
-where the agent answers complete lines only and reads on across the
+attempt by id (alone); what is not there exits 3 and says what is. With
+`-f`, `--tail` is how much of the log to show first, as kubectl's is; then
+it polls each second and prints everything written since the last read: it
+asks from the position the last answer ended at (a bare instance's log by
+byte, where the agent answers complete lines only and reads on across the
 copy-truncate of a long-running log; a container's by the engine's
 nanosecond line stamps), so a log that repeats one line (NCCL's WARN lines,
-access lines on one keep-alive connection) loses none; the tail kept with a
-failed attempt whose node is away has no positions, and there it prints
-what follows the overlap of two tails. When
-the latest attempt changes (a restart, a failover) it goes on with the new
-one from its first line, saying so on stderr, and when more than `--tail`
-lines arrived between two reads it says that some are not shown. While the
-attempt it follows has not ended but its node cannot answer (the agent is
-still fetching the model, checking shards or pulling an image; the agent is
-restarting) it says on stderr what it waits for and keeps its place, and
-goes on from there once the node answers; the attempt's end ends the wait.
-Without `-f` the same read exits 4 naming the node that is away.
+access lines on one keep-alive connection) loses none. A read from a
+position takes up to 2,000 lines (or `--tail`, when larger), and one that
+comes back full is followed by the next at once; what still does not fit
+is said on stderr as not shown. The tail kept with a failed attempt whose
+node is away has no positions, and there it prints what follows the
+overlap of two tails of `--tail` lines. When the latest attempt changes (a
+restart, a failover) it goes on with the new one from its first line,
+saying so on stderr. While the attempt it follows has not ended but its
+node cannot answer (the agent is still fetching the model, checking shards
+or pulling an image; the agent is restarting) it says on stderr what it
+waits for and keeps its place, and goes on from there once the node
+answers; the attempt's end ends the wait. Before the first attempt (`logs
+-f` right after `deploy`, a model still being copied, no node with room)
+it waits too, saying what the deployment's status says, and then prints
+the new instance's log from its first line. Without `-f` the same reads
+exit 4 naming the node that is away, and 3 for a deployment that has not
+launched yet.
 
 ## Changing a deployment (rollouts)
 

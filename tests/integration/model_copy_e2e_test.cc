@@ -191,6 +191,13 @@ TEST_F(ModelCopyE2ETest, DeployPinnedToANodeWithoutTheModelCopiesItFirstThenServ
   StartAgent("b");
   auto d = h_.Dcuctl({"deploy", "qwen3-32b", "--node", "node-b", "--tp", "2"});
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err << h_.Logs();
+  // `logs -f` at once, as a person types it after deploy: it waits for the
+  // launch, saying why, then shows the log from its first line (--tail 3
+  // is how much of a log already written to show). Before, it ended at
+  // once: "has not launched yet" (exit 3).
+  testing::ChildProcess follow({testing::BinPath("dcuctl"), "--controller", h_.Addr(), "logs", "qwen3-32b",
+                                "-f", "--tail", "3"},
+                               h_.Join("follow.log"));
   // While it copies, the deployment (deploy --watch, describe) says how far.
   std::string copying;
   EXPECT_TRUE(testing::WaitFor(
@@ -211,6 +218,18 @@ TEST_F(ModelCopyE2ETest, DeployPinnedToANodeWithoutTheModelCopiesItFirstThenServ
   EXPECT_THAT(dep.dump(), HasSubstr(ModelB()));
   EXPECT_THAT(dep.dump(), HasSubstr("ModelCopyStarted")) << dep.dump();
   EXPECT_EQ(Transfer().value("state", ""), "MODEL_TRANSFER_DONE") << Transfer().dump();
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return follow.Log().find("Application startup complete") != std::string::npos; },
+      absl::Seconds(20)))
+      << follow.Log();
+  EXPECT_TRUE(follow.Running()) << follow.Log();
+  follow.Signal(SIGTERM);
+  follow.Wait(absl::Seconds(10));
+  const std::string log = follow.Log();
+  EXPECT_THAT(log, HasSubstr("--- waiting: deployment 'qwen3-32b' has not launched yet: node-b: copying "
+                             "Qwen3-32B from node-a"));
+  EXPECT_THAT(log, HasSubstr("dcufleet: starting instance 'qwen3-32b-")) << log;
+  EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
 }
 
 TEST_F(ModelCopyE2ETest, UnpinnedDeployCopiesToTheNodeThatFitsWhenTheNodeWithTheModelCannot) {

@@ -394,8 +394,9 @@ TEST_F(DeployControllerTest, DeterministicFailureFailsOverAtOnceAndMarksBroken) 
   previous.previous = true;
   auto failed = controller_->FindAttempt("qwen3-32b", previous);
   ASSERT_TRUE(failed.ok()) << failed.status();
-  EXPECT_EQ(failed->instance_id(), first.instance_id());
-  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", {})->instance_id(), d.status().attempts(1).instance_id());
+  EXPECT_EQ(failed->attempt->instance_id(), first.instance_id());
+  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", {})->attempt->instance_id(),
+            d.status().attempts(1).instance_id());
   ASSERT_FALSE(knowledge_.outcomes.empty());
   EXPECT_EQ(knowledge_.outcomes[0].scope, "stack_arch");
   EXPECT_EQ(knowledge_.outcomes[0].failure_class, "triton_unsupported_gpu_target");
@@ -506,6 +507,25 @@ TEST_F(DeployControllerTest, UnschedulableNamesEveryNode) {
   EXPECT_THAT(d.status().rejections(1).reason(), HasSubstr("gfx90a has no known stack"));
   EXPECT_THAT(d.status().rejections(2).reason(), HasSubstr("not found"));
   EXPECT_TRUE(a.assignments.empty() || a.last().instances().empty());
+}
+
+// A log reader of a replica that has not launched (here: no node fits) is
+// told so with what its status says; a follower waits on that (GetLogs).
+// Asking for the attempt before it is still NOT_FOUND.
+TEST_F(DeployControllerTest, AnUnlaunchedReplicaHasNoAttemptAndSaysWhy) {
+  RecordingSession a;
+  Connect("node-a", &a, "gfx90a", 4);  // no stack for the arch
+  ASSERT_TRUE(controller_->Deploy(Spec(), false).ok());
+  controller_->ReconcileOnceForTest();
+  auto found = controller_->FindAttempt("qwen3-32b", {});
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_FALSE(found->attempt.has_value());
+  EXPECT_THAT(found->not_launched, HasSubstr("deployment 'qwen3-32b' has not launched yet: "));
+  EXPECT_THAT(found->not_launched, HasSubstr(Get("qwen3-32b").status().message()));
+  DeployController::AttemptSelector previous;
+  previous.previous = true;
+  EXPECT_EQ(controller_->FindAttempt("qwen3-32b", previous).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(controller_->FindAttempt("nope", {}).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(DeployControllerTest, UnschedulableNamesEveryBlockerOfANode) {
@@ -1195,7 +1215,7 @@ TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
   auto ib = b_.last().instances(0);
   auto found = controller_->FindAttempt("qwen3-32b", {ib.instance_id()});
   ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(found->placement().node(), "node-b");
+  EXPECT_EQ(found->attempt->placement().node(), "node-b");
   EXPECT_EQ(controller_->FindAttempt("qwen3-32b", {"qwen3-32b-9-zzzzzz"}).status().code(),
             absl::StatusCode::kNotFound);
   // By replica (dcuctl logs --replica): each its own node.
@@ -1205,7 +1225,7 @@ TEST_F(ReplicaTest, LogsFindAnInstanceOfAnyReplica) {
     by_replica.replica = r;
     auto a = controller_->FindAttempt("qwen3-32b", by_replica);
     ASSERT_TRUE(a.ok()) << a.status();
-    nodes.insert(a->placement().node());
+    nodes.insert(a->attempt->placement().node());
   }
   EXPECT_EQ(nodes, (std::set<std::string>{"node-a", "node-b"}));
   by_replica.replica = 5;

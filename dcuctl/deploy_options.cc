@@ -48,6 +48,25 @@ CLI::Validator RuleValidator(const DeploymentNumberRule& rule) {
 
 }  // namespace
 
+CLI::Validator ScaleReplicasValidator() {
+  const DeploymentNumberRule& rule = *common::FindDeploymentNumberRule("replicas");
+  const int min = static_cast<int>(rule.min), max = static_cast<int>(rule.max);
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        int n = -1;
+        if (!absl::SimpleAtoi(text, &n)) return absl::StrCat("'", text, "' is not a whole number");
+        if (n == 0) {
+          return "0: a deployment keeps at least one replica (its spec lives in its replicas). To free "
+                 "its devices and keep its spec: dcuctl get deployment NAME -o yaml > NAME.yaml && "
+                 "dcuctl delete deployment NAME --wait; later: dcuctl apply -f NAME.yaml";
+        }
+        // Not deploy's wording: here 0 is not "the default".
+        if (n < min || n > max) return absl::StrCat(n, " is outside ", min, "-", max);
+        return std::string();
+      },
+      absl::StrCat("INT in [", min, " - ", max, "]"));
+}
+
 void AddDeploymentSpecOptions(CLI::App* deploy, dcufleet::v1::DeploymentSpec* spec) {
   using Spec = dcufleet::v1::DeploymentSpec;
   auto text = [&](const std::string& flag, std::function<void(Spec*, const std::string&)> set,

@@ -12,4 +12,9 @@ namespace dcu::dcuctl {
 // what the controller would and says it in the same words.
 void AddDeploymentSpecOptions(CLI::App* deploy, dcufleet::v1::DeploymentSpec* spec);
 
+// `scale --replicas`: the same rule as deploy's --replicas, and for 0
+// (kubectl's scale to zero) why not and what frees the devices instead: a
+// deployment's spec lives in its replicas.
+CLI::Validator ScaleReplicasValidator();
+
 }  // namespace dcu::dcuctl

@@ -265,18 +265,19 @@ int main(int argc, char** argv) {
 
   // scale, rollout status
   std::string scale_name;
-  int scale_replicas = 0;  // 0: not given (CLI11's range check keeps it 1..256 when given)
+  int scale_replicas = 0;  // 0: not given (the validator refuses 0 when given)
   bool scale_wait = false;
   double scale_timeout = 600;
   auto* scale = app.add_subcommand("scale", "change the number of replicas")->require_subcommand(1);
   // Before the object too, as kubectl's own example has it:
   // `scale --replicas=3 deployment/NAME`.
-  scale->add_option("--replicas", scale_replicas, "replicas wanted")->check(CLI::Range(1, 256));
+  scale->add_option("--replicas", scale_replicas, "replicas wanted")
+      ->check(dcu::dcuctl::ScaleReplicasValidator());
   auto* scale_deployment = scale->add_subcommand("deployment", "dcuctl scale deployment NAME --replicas N");
   scale_deployment->alias("deployments")->alias("deploy");
   scale_deployment->add_option("NAME", scale_name, "deployment name")->required();
   scale_deployment->add_option("--replicas", scale_replicas, "replicas wanted (required)")
-      ->check(CLI::Range(1, 256));
+      ->check(dcu::dcuctl::ScaleReplicasValidator());
   scale_deployment->add_flag("--wait", scale_wait, "wait until every replica is Ready");
   scale_deployment->add_option("--timeout", scale_timeout, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);

@@ -181,7 +181,10 @@ supervised, remediated and failed over on its own. `dcuctl scale deployment
 NAME --replicas N [--wait]` changes the count (a scale-down removes the
 worst placed first: not Ready, then the node with most replicas, then the
 highest index); deploying the same spec again with another `--replicas` is
-the same scale. `dcuctl rollout status deployment/NAME` waits until every
+the same scale. There is no scale to zero: a deployment's spec lives in its
+replicas, and `--replicas 0` is refused saying how to free the devices and
+keep the spec (`get deployment NAME -o yaml > NAME.yaml`, `delete
+deployment NAME --wait`, later `apply -f NAME.yaml`). `dcuctl rollout status deployment/NAME` waits until every
 replica is Ready and every removed one has stopped (exit 0; `N old
 replicas are pending termination...` meanwhile, as kubectl says it),
 printing kubectl's progress line; exit 5 when a

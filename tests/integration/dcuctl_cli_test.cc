@@ -91,6 +91,10 @@ TEST(DcuctlKinds, SingularPluralAndShortFormsAreAccepted) {
     std::string why;
   } refused[] = {
       {{"scale", "deployment", "d1"}, "scale needs --replicas N"},
+      // kubectl's scale to zero: why not, and what frees the devices.
+      {{"scale", "deployment", "d1", "--replicas", "0"}, "dcuctl delete deployment NAME --wait; later: dcuctl apply"},
+      {{"scale", "--replicas=0", "deploy/d1"}, "a deployment keeps at least one replica"},
+      {{"scale", "deployment", "d1", "--replicas", "257"}, "--replicas: 257 is outside 1-256"},
       {{"logs", "node/n1"}, "logs takes a deployment"},
       {{"rollout", "status", "pod", "x"}, "'pod' followed by 'x'"},
       {{"rollout", "status", "node", "n1"}, "rollout status takes deployment/NAME"},

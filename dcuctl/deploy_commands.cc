@@ -192,16 +192,25 @@ std::vector<std::string> UnschedulableHints(const Deployment& d) {
 
 void PrintPlan(const Deployment& d, std::ostream& out) {
   const auto& st = d.status();
-  out << "Plans (in the order they would be tried):\n";
+  // The verdicts are those of the last placement's ranking: a stack shown
+  // "untested" there may be serving now, which the running attempt's mark
+  // says (get stacks shows the matrix as it is now).
+  out << "Plans (as ranked at the last placement, in the order they would be tried):\n";
   if (st.plans().empty()) out << "  none\n";
+  const auto* latest = LastAttempt(d);
+  bool marked = false;
   for (int i = 0; i < st.plans_size(); ++i) {
     const auto& p = st.plans(i);
     out << "  " << (i + 1) << ". " << p.stack_id() << "  (" << common::RuntimeKindName(p.runtime_kind())
         << ")  "
         << (p.verdict_reason().empty()
                 ? absl::StrCat(common::VerdictStateName(p.verdict()), " on ", p.arch())
-                                       : p.verdict_reason())
-        << "\n";
+                                       : p.verdict_reason());
+    if (!marked && latest != nullptr && latest->ended_at_ms() == 0 && latest->stack_id() == p.stack_id()) {
+      marked = true;
+      out << "  <- attempt " << latest->number() << ", " << InstPhase(latest->phase());
+    }
+    out << "\n";
   }
   for (const auto& p : st.excluded_plans()) {
     out << "  x  " << p.stack_id() << "  excluded: " << p.excluded_reason() << "\n";

@@ -133,6 +133,34 @@ TEST(DescribeDeployment, MemoryLinesComeFromThePlacementsFiguresOrItsStoredLines
   EXPECT_THAT(old.str(), HasSubstr("Memory (per device):\n  weights: 15.26 GiB / TP 4 = 3.81 GiB per device (stored)\n"));
 }
 
+// The plans are the last placement's ranking: the stack the running attempt
+// uses is marked, so a plan ranked "untested" that now serves says so.
+TEST(DescribePlans, TheRunningAttemptsPlanIsMarked) {
+  dcufleet::v1::Deployment d;
+  auto* st = d.mutable_status();
+  for (const char* id : {"vllm-0.11.0-bare", "vllm-0.9.2-bare"}) {
+    auto* p = st->add_plans();
+    p->set_stack_id(id);
+    p->set_runtime_kind(dcufleet::v1::RUNTIME_BARE);
+    p->set_verdict_reason("untested on gfx928: no evidence");
+  }
+  auto* failed = st->add_attempts();
+  failed->set_number(1);
+  failed->set_stack_id("vllm-0.11.0-bare");
+  failed->set_phase(dcufleet::v1::INSTANCE_FAILED);
+  failed->set_ended_at_ms(1);
+  auto* serving = st->add_attempts();
+  serving->set_number(2);
+  serving->set_stack_id("vllm-0.9.2-bare");
+  serving->set_phase(dcufleet::v1::INSTANCE_READY);
+  std::ostringstream out;
+  PrintPlan(d, out);
+  EXPECT_THAT(out.str(), HasSubstr("as ranked at the last placement"));
+  EXPECT_THAT(out.str(), HasSubstr("2. vllm-0.9.2-bare  (bare)  untested on gfx928: no evidence  <- attempt 2, Ready\n"));
+  EXPECT_THAT(out.str(), HasSubstr("1. vllm-0.11.0-bare  (bare)  untested on gfx928: no evidence\n"))
+      << "an ended attempt marks nothing";
+}
+
 TEST(UnschedulableHints, NameWhatTheRejectionsSay) {
   dcufleet::v1::Deployment d;
   d.mutable_spec()->set_model("qwen3-32b");

@@ -279,7 +279,7 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
     }
     if (!exited.empty()) {
       AddFinding(d.mutable_findings(),
-                 MakeFinding(kWarning, kZombieHolders, "holders",
+                 MakeFinding(kWarning, kExitedHolders, "holders",
                              absl::StrCat("exited holder(s): ", absl::StrJoin(exited, ", "),
                                           ": no live process; KFD's record outlived it and no signal reaches it "
                                           "(reset the device)")));

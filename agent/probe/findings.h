@@ -32,6 +32,9 @@ inline constexpr char kUnreclaimedUnknown[] = "unreclaimed_undetermined";
 inline constexpr char kDeviceUnmatched[] = "device_not_matched";
 inline constexpr char kLeftoverHolders[] = "leftover_holders";
 inline constexpr char kZombieHolders[] = "zombie_holders";
+// KFD's record of a process no longer in /proc: a reset, not a reap, returns
+// its memory (a zombie's parent can still reap it).
+inline constexpr char kExitedHolders[] = "exited_holders";
 inline constexpr char kProcUnreadable[] = "proc_unreadable";
 
 inline dcufleet::v1::Finding MakeFinding(dcufleet::v1::FindingSeverity severity, absl::string_view code,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/probe/findings.h"
+#include "common/holder_class.h"
 #include "common/units.h"
 
 namespace dcu::agent {
@@ -216,7 +217,7 @@ void ComputeMemoryVerdicts(const MergeOptions& options, NodeInventory* node) {
     std::vector<std::string> unknown, leftovers, zombies, exited;
     int64_t zombie_vram = 0;
     for (const auto& h : d.holders()) {
-      bool live = h.holder_class() != dcufleet::v1::HOLDER_ZOMBIE && h.holder_class() != dcufleet::v1::HOLDER_EXITED;
+      const bool live = common::HolderIsLive(h.holder_class());
       if (live && h.vram_bytes() < 0) unknown.push_back(absl::StrCat(h.pid()));
       if (h.holder_class() == dcufleet::v1::HOLDER_LEFTOVER) {
         leftovers.push_back(absl::StrCat(h.pid(), " '", h.cmdline().substr(0, 60), "'"));

@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "agent/probe/findings.h"
 #include "common/fs_util.h"
+#include "common/holder_class.h"
 #include "common/proc_stat.h"
 
 namespace dcu::agent {
@@ -389,8 +390,7 @@ void AttachHolders(const ProcScanResult& scan, std::vector<Device>* devices,
         ph->set_vram_source(vram_source);
         // Zombies and processes already gone explain nothing: memory KFD
         // still attributes to them is what a reap cannot give back.
-        if (sp.holder.holder_class() != dcufleet::v1::HOLDER_ZOMBIE &&
-            sp.holder.holder_class() != dcufleet::v1::HOLDER_EXITED) {
+        if (common::HolderIsLive(sp.holder.holder_class())) {
           vram_sum[i] += vram;
           vram_known[i] = true;
         }

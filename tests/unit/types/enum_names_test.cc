@@ -1,4 +1,5 @@
 #include "common/enum_names.h"
+#include "common/holder_class.h"
 
 #include <set>
 #include <string>
@@ -60,6 +61,18 @@ TEST(EnumNamesTest, UnspecifiedAndUnknownAreNeverAnotherValue) {
 // Every holder class has a word of its own (the metrics' class label, the
 // inventory table and describe node use it): a class the proto adds is
 // never "unknown" nor another's word.
+// Only a running process's memory is live: a zombie's and an exited
+// record's is stranded (what the scanner leaves out of its sum and the
+// merger reports as unreclaimed).
+TEST(HolderClassTest, OnlyARunningProcessIsLive) {
+  for (int c = dcufleet::v1::HolderClass_MIN; c <= dcufleet::v1::HolderClass_MAX; ++c) {
+    if (!dcufleet::v1::HolderClass_IsValid(c)) continue;
+    const auto holder_class = static_cast<dcufleet::v1::HolderClass>(c);
+    const bool stranded = holder_class == dcufleet::v1::HOLDER_ZOMBIE || holder_class == dcufleet::v1::HOLDER_EXITED;
+    EXPECT_EQ(common::HolderIsLive(holder_class), !stranded) << dcufleet::v1::HolderClass_Name(holder_class);
+  }
+}
+
 TEST(EnumNamesTest, EveryHolderClassHasItsOwnWord) {
   std::set<std::string> words;
   for (int v = HolderClass_MIN + 1; v <= HolderClass_MAX; ++v) {

@@ -344,6 +344,22 @@ int main(int argc, char** argv) {
   reap->add_flag("--include-unmanaged", reap_unmanaged,
                  "also end processes dcufleet did not start (careful)");
 
+  // cordon, drain, uncordon (kubectl's, for a node's maintenance)
+  dcu::dcuctl::CordonArgs cordon_args;
+  auto* cordon = app.add_subcommand("cordon", "take no new replicas on a node; what runs there stays");
+  auto* drain = app.add_subcommand(
+      "drain", "cordon a node and move its replicas elsewhere, each once its replacement is Ready");
+  auto* uncordon = app.add_subcommand("uncordon", "let a cordoned or drained node take replicas again");
+  for (CLI::App* sub : {cordon, drain, uncordon}) {
+    sub->add_option("NODE", cordon_args.node, "node name (or node/NAME)")->required();
+  }
+  for (CLI::App* sub : {cordon, drain}) {
+    sub->add_option("--reason", cordon_args.reason, "why, shown in get nodes -o wide and describe node");
+  }
+  drain->add_flag("--wait", cordon_args.wait, "wait until no replica is left on the node");
+  drain->add_option("--timeout", cordon_args.timeout_s, "seconds to wait (0 = forever)")
+      ->check(CLI::NonNegativeNumber);
+
   // wait
   WaitArgs wait_args;
   auto* wait = app.add_subcommand(
@@ -586,6 +602,12 @@ int main(int argc, char** argv) {
     return RunLogs(client, logs_args, std::cout, std::cerr);
   }
   if (*reap) return RunReapNode(client, reap_node, reap_dry, reap_unmanaged, std::cout, std::cerr);
+  if (*cordon || *drain || *uncordon) {
+    cordon_args.action = *cordon ? dcu::dcuctl::CordonArgs::Action::kCordon
+                         : *drain ? dcu::dcuctl::CordonArgs::Action::kDrain
+                                  : dcu::dcuctl::CordonArgs::Action::kUncordon;
+    return RunCordon(client, cordon_args, std::cout, std::cerr);
+  }
   if (*describe_node) return RunDescribeNode(client, node_name, std::cout, std::cerr);
   if (*top_nodes) return RunTopNodes(client, top_name, top_sort, std::cout, std::cerr);
   return kExitUsage;

@@ -11,6 +11,7 @@
 #include "common/enum_names.h"
 #include "common/units.h"
 #include "dcuctl/exit_codes.h"
+#include "dcuctl/object_ref.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
 #include "modelkit/memory_plan.h"
@@ -87,6 +88,7 @@ std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
   // one here reads "Ready,Draining".
   std::string status(common::NodeStateName(n.state()));
   if (n.has_drain() && n.state() != dcufleet::v1::NODE_LOST) absl::StrAppend(&status, ",Draining");
+  if (n.has_cordon()) absl::StrAppend(&status, ",SchedulingDisabled");
   std::vector<std::string> row = {n.name(), status,
                                   DeviceSummary(n.inventory()), Arches(n.inventory()),
                                   Ago(n.last_seen_ms()), n.agent_version()};
@@ -168,6 +170,14 @@ void PrintNodeDescription(const dcufleet::v1::NodeView& n, std::ostream& out) {
         << absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(n.drain().deadline_ms()),
                             absl::UTCTimeZone())
         << "\n";
+  }
+  if (n.has_cordon()) {
+    out << (n.cordon().drain() ? "Drained:        " : "Cordoned:       ")
+        << (n.cordon().reason().empty() ? "(no reason given)" : n.cordon().reason()) << "; since "
+        << Ago(n.cordon().since_ms())
+        << (n.cordon().drain() ? ": nothing new is placed here and its replicas are moved"
+                               : ": nothing new is placed here; what runs stays")
+        << " (dcuctl uncordon " << n.name() << ")\n";
   }
   out << "Agent:          " << n.agent_version() << "\n";
   out << "Last seen:      " << Ago(n.last_seen_ms()) << "\n";
@@ -262,6 +272,84 @@ int RunDescribeNode(Client& client, const std::string& name, std::ostream& out,
   };
   return RunQuery(client, &dcufleet::v1::FleetService::Stub::GetNode, req,
                   absl::StrCat("describing node '", name, "'"), view, out, err);
+}
+
+}  // namespace dcu::dcuctl
+
+namespace dcu::dcuctl {
+
+namespace {
+
+// Replicas whose latest attempt is on `node`, as "deployment/replica".
+std::vector<std::string> ReplicasOn(const dcufleet::v1::ListDeploymentsResponse& list, const std::string& node) {
+  std::vector<std::string> out;
+  for (const auto& d : list.deployments()) {
+    for (const auto& r : d.replicas()) {
+      if (r.node() == node) out.push_back(absl::StrCat(d.spec().name(), "/", r.index()));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunCordon(Client& client, const CordonArgs& given, std::ostream& out, std::ostream& err) {
+  using Action = CordonArgs::Action;
+  CordonArgs args = given;
+  if (args.node.find('/') != std::string::npos) {
+    // kubectl's node/NAME.
+    absl::StatusOr<ObjectRef> ref = ParseObjectRef(args.node);
+    if (!ref.ok() || ref->kind != "node") {
+      err << "error: " << (ref.ok() ? absl::StrCat("'", args.node, "' is not a node: give NAME or node/NAME")
+                                    : std::string(ref.status().message()))
+          << "\n";
+      return kExitUsage;
+    }
+    args.node = ref->name;
+  }
+  dcufleet::v1::CordonNodeRequest req;
+  req.set_name(args.node);
+  if (args.action != Action::kUncordon) {
+    req.mutable_cordon()->set_reason(args.reason);
+    req.mutable_cordon()->set_drain(args.action == Action::kDrain);
+  }
+  dcufleet::v1::NodeView node;
+  const char* verb = args.action == Action::kCordon ? "cordoning" : args.action == Action::kDrain ? "draining" : "uncordoning";
+  grpc::Status s = CallFleet(client, &dcufleet::v1::FleetService::Stub::CordonNode, req, &node);
+  if (!s.ok()) return client.Fail(s, absl::StrCat(verb, " node '", args.node, "'"), err);
+  const char* done = args.action == Action::kCordon ? "cordoned" : args.action == Action::kDrain ? "draining" : "uncordoned";
+  out << "node/" << args.node << " " << done << "\n";
+  if (args.action != Action::kDrain) return kExitOk;
+  dcufleet::v1::ListDeploymentsResponse list;
+  const absl::Time deadline =
+      args.timeout_s > 0 ? absl::Now() + absl::Seconds(args.timeout_s) : absl::InfiniteFuture();
+  std::string said;
+  while (true) {
+    s = CallFleet(client, &dcufleet::v1::FleetService::Stub::ListDeployments, dcufleet::v1::ListDeploymentsRequest(),
+                  &list);
+    if (!s.ok()) return client.Fail(s, absl::StrCat("listing what runs on node '", args.node, "'"), err);
+    const std::vector<std::string> left = ReplicasOn(list, args.node);
+    if (left.empty()) {
+      out << "node/" << args.node << " drained\n";
+      return kExitOk;
+    }
+    if (!args.wait) {
+      out << left.size() << " replica(s) to move: " << absl::StrJoin(left, ", ")
+          << " (each once its replacement is Ready; dcuctl get deployments shows them)\n";
+      return kExitOk;
+    }
+    const std::string now = absl::StrJoin(left, ", ");
+    if (now != said) {
+      err << "waiting for " << left.size() << " replica(s) to move off " << args.node << ": " << now << "\n";
+      said = now;
+    }
+    if (absl::Now() >= deadline) {
+      err << "error: node '" << args.node << "' still runs " << now << " after " << args.timeout_s
+          << " s: a replacement may have nowhere to go (dcuctl describe deployment NAME says why)\n";
+      return kExitFailed;
+    }
+    absl::SleepFor(absl::Seconds(1));
+  }
 }
 
 }  // namespace dcu::dcuctl

@@ -23,4 +23,20 @@ std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& node, bool wide);
 // The human description of one node (used by describe and tests).
 void PrintNodeDescription(const dcufleet::v1::NodeView& node, std::ostream& out);
 
+// dcuctl cordon NODE, drain NODE, uncordon NODE (kubectl's): a cordoned node
+// gets no new replicas and keeps what it runs; a drained one also has its
+// replicas moved elsewhere, each only once its replacement is Ready. Kept by
+// the controller across restarts. Exit 0; 3 no such node; 1 a drain --wait
+// that timed out.
+struct CordonArgs {
+  enum class Action { kCordon, kDrain, kUncordon };
+  Action action = Action::kCordon;
+  std::string node;
+  std::string reason;
+  // drain: wait until no replica is on the node (0 = forever).
+  bool wait = false;
+  double timeout_s = 600;
+};
+int RunCordon(Client& client, const CordonArgs& args, std::ostream& out, std::ostream& err);
+
 }  // namespace dcu::dcuctl

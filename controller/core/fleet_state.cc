@@ -48,6 +48,10 @@ absl::Status FleetState::Load() {
     *v->mutable_inventory() = r.inventory;
     v->set_registered_at_ms(r.registered_at_ms);
     v->set_last_seen_ms(r.last_seen_ms);
+    if (r.cordon) {
+      *v->mutable_cordon() = *r.cordon;
+      if (r.cordon->drain()) drained_by_cordon_.insert(r.name);
+    }
     // Until the agent reconnects we know nothing current about the node. A
     // node that was already Lost stays Lost.
     NodeState stored = ParseNodeState(r.state);
@@ -194,6 +198,8 @@ void FleetState::RegisterHellos(std::vector<PendingHello>& batch) {
       v->set_state_reason("agent connected");
       TakeDrainLocked(hello.node_name(), hello.has_drain() ? &hello.drain() : nullptr, v.get(),
                       &events);
+      // A person's cordon outlives the agent's sessions.
+      if (!inserted && e.view->has_cordon()) *v->mutable_cordon() = e.view->cordon();
       PublishLocked(e, std::move(v));
       e.last_seen = now;
       e.inventory_persisted = now;
@@ -389,6 +395,7 @@ absl::Status FleetState::OnStatus(const std::string& node, dcufleet::v1::NodeSta
       v->set_connected_since_ms(old.connected_since_ms());
       v->set_address(old.address());
       if (old.has_drain()) *v->mutable_drain() = old.drain();
+      if (old.has_cordon()) *v->mutable_cordon() = old.cordon();
       // Whether anything a reader acts on changes (else the view keeps its
       // revision: SnapshotVersioned).
       bool visible = full;
@@ -637,7 +644,76 @@ bool FleetState::TakeDrainLocked(const std::string& node, const dcufleet::v1::No
 
 std::vector<std::string> FleetState::DrainingNodes() const {
   absl::MutexLock lock(&mu_);
-  return {draining_.begin(), draining_.end()};
+  std::set<std::string> all = draining_;
+  for (const std::string& node : drained_by_cordon_) {
+    // A Lost node has left: its replicas are rescheduled, not moved.
+    auto it = nodes_.find(node);
+    if (it != nodes_.end() && it->second.view->state() != dcufleet::v1::NODE_LOST) all.insert(node);
+  }
+  return {all.begin(), all.end()};
+}
+
+absl::StatusOr<dcufleet::v1::NodeView> FleetState::SetCordon(const std::string& node,
+                                                             std::optional<dcufleet::v1::NodeCordon> cordon) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("node '", node, "' not found"));
+    // Cordoned already (a drain after a cordon, a drain --wait again): it
+    // has been out of scheduling since then, for the reason given then
+    // unless a new one is.
+    if (cordon && it->second.view->has_cordon()) {
+      const dcufleet::v1::NodeCordon& was = it->second.view->cordon();
+      cordon->set_since_ms(was.since_ms());
+      if (cordon->reason().empty()) cordon->set_reason(was.reason());
+    }
+  }
+  if (cordon && cordon->reason().size() > kMaxDrainReason) {
+    cordon->set_reason(absl::StrCat(cordon->reason().substr(0, kMaxDrainReason), "…"));
+  }
+  // Stored first: what the view shows is what a restart or a standby loads.
+  absl::Status stored = store_->SetNodeCordon(node, cordon ? &*cordon : nullptr);
+  if (!stored.ok()) return stored;
+  std::vector<Event> events;
+  dcufleet::v1::NodeView out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("node '", node, "' was forgotten meanwhile"));
+    NodeEntry& e = it->second;
+    const bool was = e.view->has_cordon(), was_drain = was && e.view->cordon().drain();
+    dcufleet::v1::NodeView* view = MutableView(e);
+    const int64_t now_ms = common::ToUnixMillis(clock_->Now());
+    if (cordon) {
+      const std::string why = cordon->reason().empty() ? "" : absl::StrCat(" (", cordon->reason(), ")");
+      if (cordon->drain()) {
+        drained_by_cordon_.insert(node);
+        if (!was_drain) {
+          events.push_back(Event{0, now_ms, "node", node, "Warning", "Draining",
+                                 absl::StrCat("drained by a person", why, ": nothing new is placed here, and its "
+                                              "replicas are moved, each once its replacement is Ready")});
+        }
+      } else {
+        drained_by_cordon_.erase(node);
+        if (!was || was_drain) {
+          events.push_back(Event{0, now_ms, "node", node, "Warning", "Cordoned",
+                                 absl::StrCat("cordoned", why, ": nothing new is placed here; what runs stays")});
+        }
+      }
+      *view->mutable_cordon() = *std::move(cordon);
+    } else {
+      drained_by_cordon_.erase(node);
+      view->clear_cordon();
+      if (was) {
+        events.push_back(Event{0, now_ms, "node", node, "Normal", "Uncordoned",
+                               "uncordoned: the node takes replicas again"});
+      }
+    }
+    out = *view;
+  }
+  FlushEvents(events);
+  if (listener_) listener_->OnFleetChanged();
+  return out;
 }
 
 void FleetState::SetStateLocked(NodeEntry& e, NodeState state, const std::string& reason,
@@ -744,6 +820,7 @@ void FleetState::Tick() {
     for (const std::string& name : forget) {
       nodes_.erase(name);
       draining_.erase(name);
+      drained_by_cordon_.erase(name);
     }
   }
   // The row goes after the view: an agent that said Hello in between has

@@ -141,6 +141,15 @@ class FleetState {
   // and are not Lost, in name order. Few or none: a reconcile pass asks
   // every time.
   std::vector<std::string> DrainingNodes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // A person's cordon (dcuctl cordon, drain) or, with nullopt, its end
+  // (uncordon): stored first, then shown in the node's view (NodeView.cordon),
+  // which the scheduler reads; a drain's node is among DrainingNodes, so its
+  // replicas are moved as an agent's drain moves them. A Hello or a report
+  // keeps it. NOT_FOUND for a node the controller does not know. Returns the
+  // node's view.
+  absl::StatusOr<dcufleet::v1::NodeView> SetCordon(const std::string& node,
+                                                   std::optional<dcufleet::v1::NodeCordon> cordon)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The longest drain reason kept from a report (a node is not trusted to
   // say much; docs/security.md).
   static constexpr size_t kMaxDrainReason = 256;
@@ -300,6 +309,8 @@ class FleetState {
   mutable absl::Mutex mu_;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> draining_ ABSL_GUARDED_BY(mu_);
+  // Nodes a person drains (NodeView.cordon.drain), Lost or not.
+  std::set<std::string> drained_by_cordon_ ABSL_GUARDED_BY(mu_);
   // The last revision given to a view (NodeEntry::revision).
   uint64_t last_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // Hellos waiting for the next registration commit, and whether a thread

@@ -96,6 +96,8 @@ enum class Fit : uint8_t {
   kNotReady,
   // Ready, but its agent drains it (issue 20): nothing new goes there.
   kDraining,
+  // Ready, but a person cordoned it (dcuctl cordon / drain).
+  kCordoned,
   kNoDevices,
   kNoArch,
   kNoStack,
@@ -111,6 +113,7 @@ const char* SummaryName(Fit f) {
   switch (f) {
     case Fit::kNotReady: return "not Ready";
     case Fit::kDraining: return "draining";
+    case Fit::kCordoned: return "cordoned";
     case Fit::kNoDevices: return "no accelerators";
     case Fit::kNoArch: return "arch unknown";
     case Fit::kNoStack: return "no working stack for the arch";
@@ -249,7 +252,7 @@ class Scheduler {
     return {ap.min_rank, replicas, tp};
   }
   bool CanReachBelow(const ScheduleNode& n, Rank rank) {
-    return n.ready && !n.draining && !n.arch.empty() &&
+    return n.ready && !n.draining && !n.cordoned && !n.arch.empty() &&
            Reach(n.arch, n.device_total, ReplicasOn(n)) < rank;
   }
 
@@ -369,6 +372,7 @@ const TotalFit& Scheduler::FitsFor(int64_t total) {
 Fit Scheduler::CheckNode(const ScheduleNode& n) const {
   if (!n.ready) return Fit::kNotReady;
   if (n.draining) return Fit::kDraining;
+  if (n.cordoned) return Fit::kCordoned;
   if (n.view->inventory().devices().empty()) return Fit::kNoDevices;
   if (n.arch.empty()) return Fit::kNoArch;
   return Fit::kFits;
@@ -476,6 +480,9 @@ std::string Scheduler::NodeText(const ScheduleNode& n, Fit f) const {
                           node.state_reason().empty() ? "" : absl::StrCat(" (", node.state_reason(), ")"));
     case Fit::kDraining:
       return absl::StrCat("node is draining (", node.drain().reason(), ")");
+    case Fit::kCordoned:
+      return absl::StrCat("node is cordoned", node.cordon().reason().empty() ? "" : " (" + node.cordon().reason() + ")",
+                          "; dcuctl uncordon ", node.name(), " takes replicas there again");
     case Fit::kNoDevices: return "no accelerators reported";
     case Fit::kNoArch: return "arch of its devices is unknown (see dcuctl describe node)";
     default: return SummaryName(f);
@@ -788,6 +795,7 @@ ScheduleNode MakeScheduleNode(const NodeView& view, int64_t tolerance) {
   n.view = &view;
   n.ready = view.state() == dcufleet::v1::NODE_READY;
   n.draining = view.has_drain();
+  n.cordoned = view.has_cordon();
   n.arch = NodeArch(view);
   const auto& devices = view.inventory().devices();
   for (int slot = 0; slot < devices.size(); ++slot) {

@@ -67,6 +67,8 @@ struct ScheduleNode {
   bool ready = false;
   // Its agent drains it (NodeView.drain, issue 20): no new placements.
   bool draining = false;
+  // A person cordoned or drained it (NodeView.cordon): no new placements.
+  bool cordoned = false;
   // Arch of the node's first device with one; "" when unknown.
   std::string arch;
   // Total bytes of the first device of `arch`.

@@ -116,6 +116,30 @@ class WatchReactor : public LoopingWriter<dcufleet::v1::GetDeploymentResponse> {
 
 }  // namespace
 
+grpc::ServerUnaryReactor* FleetServiceImpl::CordonNode(grpc::CallbackServerContext* ctx,
+                                                       const dcufleet::v1::CordonNodeRequest* req,
+                                                       dcufleet::v1::NodeView* resp) {
+  absl::Status s = common::CheckName("node", req->name());
+  if (!s.ok()) return Done(ctx, s);
+  std::optional<dcufleet::v1::NodeCordon> cordon;
+  if (req->has_cordon()) {
+    s = common::CheckText("cordon reason", req->cordon().reason(), FleetState::kMaxDrainReason);
+    if (!s.ok()) return Done(ctx, s);
+    cordon = req->cordon();
+    // The controller's clock, not the caller's.
+    cordon->set_since_ms(absl::ToUnixMillis(absl::Now()));
+  }
+  FleetState* fleet = deps_.fleet;
+  const std::string name = req->name();
+  // A store write: off the gRPC thread, as a reap's command is.
+  return Async(ctx, commands_, [fleet, name, cordon, resp]() -> absl::Status {
+    absl::StatusOr<dcufleet::v1::NodeView> view = fleet->SetCordon(name, cordon);
+    if (!view.ok()) return view.status();
+    *resp = *std::move(view);
+    return absl::OkStatus();
+  });
+}
+
 grpc::ServerUnaryReactor* FleetServiceImpl::ReapNode(grpc::CallbackServerContext* ctx,
                                                      const dcufleet::v1::ReapNodeRequest* req,
                                                      dcufleet::v1::ReapNodeResponse* resp) {

@@ -32,6 +32,9 @@ class FleetServiceImpl final : public dcufleet::v1::FleetService::CallbackServic
   grpc::ServerUnaryReactor* ReapNode(grpc::CallbackServerContext* ctx,
                                      const dcufleet::v1::ReapNodeRequest* req,
                                      dcufleet::v1::ReapNodeResponse* resp) override;
+  grpc::ServerUnaryReactor* CordonNode(grpc::CallbackServerContext* ctx,
+                                       const dcufleet::v1::CordonNodeRequest* req,
+                                       dcufleet::v1::NodeView* resp) override;
   grpc::ServerUnaryReactor* Deploy(grpc::CallbackServerContext* ctx,
                                    const dcufleet::v1::DeployRequest* req,
                                    dcufleet::v1::DeployResponse* resp) override;

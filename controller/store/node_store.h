@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dcufleet/v1/fleet.pb.h"
 #include "dcufleet/v1/types.pb.h"
 
 namespace dcu::controller {
@@ -21,6 +23,8 @@ struct NodeRecord {
   std::string state_reason;
   int64_t registered_at_ms = 0;
   int64_t last_seen_ms = 0;
+  // A person's cordon or drain (dcuctl cordon / drain); none: schedulable.
+  std::optional<dcufleet::v1::NodeCordon> cordon;
 };
 
 // Durable node rows. Implementations must be safe to call from any thread.
@@ -66,6 +70,10 @@ class NodeStore {
     return absl::OkStatus();
   }
   virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+  // Sets (or with nullptr clears) the node's cordon. A Hello's
+  // registration and a report's updates leave it as it is. NOT_FOUND when
+  // no node has that name.
+  virtual absl::Status SetNodeCordon(const std::string& name, const dcufleet::v1::NodeCordon* cordon) = 0;
   // Removes the node's row: the node is forgotten (a Slurm job's node, long
   // after its job ended). NOT_FOUND when no node has that name.
   virtual absl::Status DeleteNode(const std::string& name) = 0;

@@ -33,6 +33,7 @@ class SqlStore : public NodeStore, public EventLog {
       const std::vector<std::pair<std::string, const dcufleet::v1::NodeInventory*>>& inventories,
       int64_t last_seen_ms) override;
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
+  absl::Status SetNodeCordon(const std::string& name, const dcufleet::v1::NodeCordon* cordon) override;
   absl::Status DeleteNode(const std::string& name) override;
 
   absl::Status AppendEvent(const Event& event) override;

@@ -36,12 +36,18 @@ NodeRecord ReadNodeRow(const Statement& st) {
   r.state_reason = st.ColumnText(6);
   r.registered_at_ms = st.ColumnInt(7);
   r.last_seen_ms = st.ColumnInt(8);
+  // NULL (no cordon) reads as empty; a stored cordon is never empty bytes
+  // (since_ms is always set).
+  if (std::string cordon = st.ColumnBlob(9); !cordon.empty()) {
+    r.cordon.emplace();
+    r.cordon->ParseFromString(cordon);
+  }
   return r;
 }
 
 constexpr char kNodeColumns[] =
     "node_id, name, agent_version, capabilities, inventory, state, state_reason, "
-    "registered_at_ms, last_seen_ms";
+    "registered_at_ms, last_seen_ms, cordon";
 
 }  // namespace
 
@@ -212,6 +218,23 @@ absl::Status SqlStore<Db>::DeleteNode(const std::string& name) {
     DCU_ASSIGN_OR_RETURN(bool row, del->Step());
     if (!row) return absl::NotFoundError(absl::StrCat("node '", name, "' not found"));
     return del->Run();
+  });
+}
+
+template <typename Db>
+absl::Status SqlStore<Db>::SetNodeCordon(const std::string& name, const dcufleet::v1::NodeCordon* cordon) {
+  return db_->Write([&](Db& db) -> absl::Status {
+    DCU_ASSIGN_OR_RETURN(auto upd, db.Prepare(cordon != nullptr
+                                                  ? "UPDATE nodes SET cordon = ?1 WHERE name = ?2 RETURNING node_id"
+                                                  : "UPDATE nodes SET cordon = NULL WHERE name = ?1 RETURNING node_id"));
+    if (cordon != nullptr) {
+      upd->BindBlob(1, cordon->SerializeAsString()).Bind(2, name);
+    } else {
+      upd->Bind(1, name);
+    }
+    DCU_ASSIGN_OR_RETURN(bool row, upd->Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("node '", name, "' not found"));
+    return upd->Run();
   });
 }
 

@@ -333,6 +333,23 @@ first (else by name, as kubectl). A node that is not Ready shows
 own view was not read counts as "(N unread)". It prints a table only: the
 figures it sums are in `get nodes -o json` (exit 2 names it).
 
+## Node maintenance (`cordon`, `drain`, `uncordon`)
+
+kubectl's three, for a node's maintenance. `dcuctl cordon NODE [--reason
+TEXT]` places nothing new on the node and leaves what runs there; `get
+nodes` shows it `Ready,SchedulingDisabled`, `describe node` says why and
+since when, and a placement there is refused with "node is cordoned
+(REASON); dcuctl uncordon NODE takes replicas there again". `dcuctl drain
+NODE [--reason TEXT] [--wait [--timeout S]]` also moves its replicas
+elsewhere, each only once its replacement is Ready (the make-before-break
+of a Slurm job's drain, issue 20); without `--wait` it says how many are
+left to move, with it it waits until none is (exit 1 at the timeout,
+naming them). `dcuctl uncordon NODE` ends either. The controller keeps a
+cordon in its store: it survives a controller restart, a standby's
+takeover and the agent's reconnects; the agent knows nothing of it (a
+Slurm job's own drain is the agent's). Each is a node event (`Cordoned`,
+`Draining`, `Uncordoned`). Needs the admin role. `node/NAME` is taken too.
+
 ## Endpoints
 
 An endpoint is `HOST:PORT` where HOST is the node's `dcu-agent

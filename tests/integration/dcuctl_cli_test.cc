@@ -172,6 +172,41 @@ class DcuctlFleet : public ::testing::Test {
   testing::FleetHarness h_;
 };
 
+// kubectl's cordon / uncordon through the real controller: the node shows
+// Ready,SchedulingDisabled and why, a placement there is refused naming it,
+// the cordon survives a controller restart (the store keeps it), and
+// uncordon ends it. drain on a node running nothing is drained at once.
+TEST_F(DcuctlFleet, CordonShowsRefusesSurvivesARestartAndUncordonEndsIt) {
+  testing::CmdResult r = h_.Dcuctl({"cordon", "node-k100", "--reason", "firmware update"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "node/node-k100 cordoned\n");
+  auto cordoned = [&] {
+    testing::CmdResult g = h_.Dcuctl({"get", "nodes", "--no-headers"});
+    return g.out.find("Ready,SchedulingDisabled") != std::string::npos;
+  };
+  EXPECT_TRUE(cordoned());
+  r = h_.Dcuctl({"describe", "node", "node-k100"});
+  EXPECT_THAT(r.out, HasSubstr("Cordoned:       firmware update; since ")) << r.out;
+  r = h_.Dcuctl({"deploy", "qwen3-32b", "--name", "pinned", "--tp", "4", "--node", "node-k100", "--dry-run"});
+  EXPECT_THAT(r.out + r.err, HasSubstr("node is cordoned (firmware update)")) << r.out << r.err;
+  h_.KillController(SIGKILL);
+  ASSERT_TRUE(h_.StartController({"--status-interval", "0.5", "--reconcile-interval", "0.2"})) << h_.Logs();
+  ASSERT_TRUE(h_.WaitNodeState("node-k100", "NODE_READY", 30)) << h_.Logs();
+  EXPECT_TRUE(cordoned()) << "kept across a controller restart and the agent's reconnect";
+  r = h_.Dcuctl({"uncordon", "node/node-k100"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "node/node-k100 uncordoned\n");
+  EXPECT_FALSE(cordoned());
+  r = h_.Dcuctl({"drain", "node-k100", "--wait", "--timeout", "10"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "node/node-k100 draining\nnode/node-k100 drained\n");
+  EXPECT_EQ(h_.Dcuctl({"cordon", "nowhere"}).exit_code, 3);
+  EXPECT_EQ(h_.Dcuctl({"cordon", "deployment/x"}).exit_code, 2);
+  auto events = h_.Dcuctl({"get", "events", "--for", "node/node-k100"});
+  EXPECT_THAT(events.out, HasSubstr("Cordoned")) << events.out;
+  EXPECT_THAT(events.out, HasSubstr("Uncordoned")) << events.out;
+}
+
 TEST_F(DcuctlFleet, OutputNameJsonpathAndNoHeaders) {
   testing::CmdResult r = h_.Dcuctl({"get", "deployments", "-o", "name"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

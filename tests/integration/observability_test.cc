@@ -293,9 +293,18 @@ TEST_F(ObservabilityTest, TheDashboardInHeadlessChromiumShowsTheFleetAndTheFailo
     argv.push_back(target);
     return testing::RunCmd(argv, {}, 90);
   };
+  // Cordoned for the DOM's read (what runs stays), uncordoned before the
+  // screenshots: the node card says so, with the reason.
+  testing::CmdResult cordon = fleet->h.Dcuctl({"cordon", "node-k100", "--reason", "firmware update"});
+  ASSERT_EQ(cordon.exit_code, 0) << cordon.out << cordon.err;
   testing::CmdResult dom = run({"--dump-dom"}, url);
+  testing::CmdResult uncordon = fleet->h.Dcuctl({"uncordon", "node-k100"});
+  ASSERT_EQ(uncordon.exit_code, 0) << uncordon.out << uncordon.err;
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   const std::string& html = dom.out;
+  EXPECT_THAT(html, HasSubstr(R"(data-node="node-k100" data-state="Ready" data-scheduling="disabled")"));
+  EXPECT_THAT(html, HasSubstr(R"(<span class="badge held" title="firmware update">Cordoned</span>)"));
+  EXPECT_THAT(html, HasSubstr("cordoned: firmware update"));
   ASSERT_THAT(html, HasSubstr("data-loaded=\"true\"")) << html.substr(0, 4000);
   // Fleet: device 0 of node-k100 shown as unreclaimed, with its figure;
   // device 1 not.

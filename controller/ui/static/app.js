@@ -117,10 +117,17 @@ function renderFleet(nodes) {
     const devs = (n.inventory && n.inventory.devices) || [];
     const archs = [...new Set(devs.map((d) => d.arch).filter(Boolean))].join(', ') || 'arch unknown';
     const products = [...new Set(devs.map((d) => d.product_name).filter(Boolean))].join(', ');
-    const card = el('div', { class: 'node state-' + state, 'data-node': n.name, 'data-state': state },
-      el('h2', {}, el('span', { text: n.name }), el('span', { class: 'badge ' + state, text: state })),
+    // A person's cordon or drain (dcuctl cordon / drain), or the agent's own
+    // drain (a Slurm job ending): nothing new goes there.
+    const held = n.cordon ? (n.cordon.drain ? 'Drained' : 'Cordoned') : (n.drain ? 'Draining' : '');
+    const heldWhy = n.cordon ? n.cordon.reason : (n.drain ? n.drain.reason : '');
+    const card = el('div', { class: 'node state-' + state, 'data-node': n.name, 'data-state': state,
+      'data-scheduling': held ? 'disabled' : 'enabled' },
+      el('h2', {}, el('span', { text: n.name }), el('span', { class: 'badge ' + state, text: state }),
+        held ? el('span', { class: 'badge held', text: held, title: heldWhy || 'no reason given' }) : ''),
       el('div', { class: 'meta', text: archs + (products ? ' · ' + products : '') + ' · ' +
-        devs.length + ' devices' + (state !== 'Ready' && n.state_reason ? ' · ' + n.state_reason : '') }));
+        devs.length + ' devices' + (state !== 'Ready' && n.state_reason ? ' · ' + n.state_reason : '') +
+        (held && heldWhy ? ' · ' + held.toLowerCase() + ': ' + heldWhy : '') }));
     for (const d of devs) card.appendChild(deviceRow(n.name, d));
     grid.appendChild(card);
   }

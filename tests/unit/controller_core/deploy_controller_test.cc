@@ -1701,6 +1701,45 @@ TEST_F(DrainTest, AReplicaLeavesADrainingNodeOnlyOnceItsReplacementIsReady) {
   EXPECT_THAT(Get("second").status().message(), HasSubstr("node is draining (slurm job '12'"));
 }
 
+// dcuctl cordon / drain: a person's drain moves replicas as an agent's
+// does (make-before-break); a cordon alone keeps what runs and places nothing
+// new, saying why; uncordon takes replicas again.
+TEST_F(DrainTest, APersonsDrainMovesReplicasAndACordonPlacesNothingNew) {
+  Add("node-a", &a_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  Round();
+  ASSERT_EQ(Get("qwen3-32b").ready_replicas(), 1);
+  Add("node-b", &b_);
+  // Cordoned: the replica stays; a deployment pinned there is refused.
+  dcufleet::v1::NodeCordon cordon;
+  cordon.set_reason("firmware update");
+  ASSERT_TRUE(fleet_->SetCordon("node-a", cordon).ok());
+  auto pinned = ReplicaSpec(1);
+  pinned.set_name("pinned");
+  pinned.set_node("node-a");
+  ASSERT_TRUE(controller_->Deploy(pinned, false).ok());
+  for (int i = 0; i < 3; ++i) Round();
+  EXPECT_EQ(Placed(), (std::map<int, std::string>{{0, "node-a"}})) << "a cordon moves nothing";
+  EXPECT_THAT(Get("pinned").status().message(),
+              HasSubstr("node is cordoned (firmware update); dcuctl uncordon node-a takes replicas there again"));
+  // Drained: moved to node-b once its replacement is Ready.
+  cordon.set_drain(true);
+  ASSERT_TRUE(fleet_->SetCordon("node-a", cordon).ok());
+  for (int i = 0; i < 8; ++i) {
+    Round();
+    clock_.Advance(absl::Seconds(1));
+    EXPECT_GE(Get("qwen3-32b").ready_replicas(), 1) << "round " << i << ": never a gap";
+  }
+  auto placed = Placed();  // the replacement has the next index
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed.begin()->second, "node-b");
+  EXPECT_TRUE(running_["node-a"].empty()) << "the drained node runs nothing";
+  // Uncordoned: the pinned deployment is placed there.
+  ASSERT_TRUE(fleet_->SetCordon("node-a", std::nullopt).ok());
+  for (int i = 0; i < 3; ++i) Round();
+  EXPECT_EQ(Get("pinned").ready_replicas(), 1) << Get("pinned").status().message();
+}
+
 TEST_F(DrainTest, WithoutRoomElsewhereTheReplicaServesUntilTheNodeLeaves) {
   Add("node-a", &a_);
   ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());

@@ -88,6 +88,9 @@ class GatedNodeStore : public NodeStore {
   }
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override { return real_->ListNodes(); }
   absl::Status DeleteNode(const std::string& name) override { return real_->DeleteNode(name); }
+  absl::Status SetNodeCordon(const std::string& name, const dcufleet::v1::NodeCordon* cordon) override {
+    return real_->SetNodeCordon(name, cordon);
+  }
 
   std::vector<size_t> BatchSizes() {
     absl::MutexLock lock(&mu_);
@@ -340,6 +343,58 @@ TEST_F(FleetStateTest, ADrainIsTakenFromReportsAndEndsWithTheNode) {
   ASSERT_TRUE(fleet_->OnStatus("node-a", dcufleet::v1::NodeStatus(), &again).ok());
   EXPECT_TRUE(fleet_->DrainingNodes().empty());
   EXPECT_FALSE(fleet_->GetNode("node-a")->has_drain());
+}
+
+// A person's cordon (dcuctl cordon / drain) outlives what the agent says:
+// a report without a drain, a Hello after a reconnect, and a controller
+// restart (loaded from the store). A drained node is among DrainingNodes, so
+// its replicas are moved; uncordon ends both.
+TEST_F(FleetStateTest, APersonsCordonOutlivesReportsReconnectsAndRestarts) {
+  RecordingSession s;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &s).ok());
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-b", 1), &s).ok());
+  dcufleet::v1::NodeCordon cordon;
+  cordon.set_reason("firmware update");
+  cordon.set_since_ms(1234);
+  auto v = fleet_->SetCordon("node-a", cordon);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->cordon().reason(), "firmware update");
+  EXPECT_TRUE(fleet_->DrainingNodes().empty()) << "a cordon alone moves nothing";
+  // Drained after the cordon, with no reason given: the cordon's reason
+  // and time stay.
+  dcufleet::v1::NodeCordon drain;
+  drain.set_drain(true);
+  drain.set_since_ms(9999);
+  auto drained = fleet_->SetCordon("node-a", drain);
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  EXPECT_EQ(drained->cordon().reason(), "firmware update");
+  EXPECT_EQ(drained->cordon().since_ms(), 1234);
+  EXPECT_EQ(fleet_->DrainingNodes(), std::vector<std::string>{"node-a"});
+  // The agent reports (no drain of its own) and reconnects: still drained.
+  ASSERT_TRUE(fleet_->OnStatus("node-a", dcufleet::v1::NodeStatus(), &s).ok());
+  EXPECT_TRUE(fleet_->GetNode("node-a")->cordon().drain());
+  RecordingSession again;
+  ASSERT_TRUE(fleet_->OnHello(MakeHello("node-a", 1), &again).ok());
+  EXPECT_TRUE(fleet_->GetNode("node-a")->has_cordon());
+  EXPECT_EQ(fleet_->DrainingNodes(), std::vector<std::string>{"node-a"});
+  // A restarted controller loads it.
+  FleetState restarted(store_.get(), store_.get(), &clock_, opts_);
+  ASSERT_TRUE(restarted.Load().ok());
+  EXPECT_EQ(restarted.GetNode("node-a")->cordon().reason(), "firmware update");
+  EXPECT_FALSE(restarted.GetNode("node-b")->has_cordon());
+  EXPECT_EQ(restarted.DrainingNodes(), std::vector<std::string>{"node-a"});
+  // Uncordon: schedulable, not draining, and said in events.
+  ASSERT_TRUE(fleet_->SetCordon("node-a", std::nullopt).ok());
+  EXPECT_FALSE(fleet_->GetNode("node-a")->has_cordon());
+  EXPECT_TRUE(fleet_->DrainingNodes().empty());
+  auto events = store_->ListEvents("node", "node-a", 0);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> reasons;
+  for (const auto& e : *events) {
+    if (e.reason == "Cordoned" || e.reason == "Draining" || e.reason == "Uncordoned") reasons.push_back(e.reason);
+  }
+  EXPECT_EQ(reasons, (std::vector<std::string>{"Cordoned", "Draining", "Uncordoned"}));
+  EXPECT_EQ(fleet_->SetCordon("nowhere", cordon).status().code(), absl::StatusCode::kNotFound);
 }
 
 // Issue 20: every ended job would leave its Lost node behind for good; a

@@ -74,7 +74,8 @@ TEST_F(PgTest, EmbeddedMigrationsHaveTheSameVersionsInBothDialects) {
     }
     EXPECT_THAT(code, Not(HasSubstr("BLOB"))) << m.name;
     EXPECT_THAT(code, Not(HasSubstr("AUTOINCREMENT"))) << m.name;
-    EXPECT_THAT(code, HasSubstr("CREATE TABLE")) << m.name;
+    // Not an empty file: each makes or changes a table.
+    EXPECT_THAT(code, ::testing::ContainsRegex("(CREATE|ALTER) TABLE")) << m.name;
   }
 }
 

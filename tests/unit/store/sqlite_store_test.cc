@@ -134,6 +134,36 @@ TEST_P(StoreConformance, StateUpdatesInOneBatchSkipAMissingNodeAndNameIt) {
   EXPECT_EQ(by_name["node-b"].state, "Lost");
 }
 
+// A person's cordon (dcuctl cordon / drain) is kept on the node's row: a
+// Hello's re-registration and a report's updates leave it; uncordon clears it.
+TEST_P(StoreConformance, ACordonIsKeptUntilCleared) {
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-a", 8)).ok());
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-b", 8)).ok());
+  dcufleet::v1::NodeCordon cordon;
+  cordon.set_reason("firmware update");
+  cordon.set_since_ms(5000);
+  cordon.set_drain(true);
+  ASSERT_TRUE(nodes_->SetNodeCordon("node-a", &cordon).ok());
+  // The agent says Hello again and reports: the cordon stays.
+  ASSERT_TRUE(nodes_->RegisterNode(MakeNode("node-a", 8)).ok());
+  ASSERT_TRUE(nodes_->UpdateInventory("node-a", MakeNode("node-a", 4).inventory, 6000).ok());
+  ASSERT_TRUE(nodes_->UpdateNodeStates({{"node-a", "Ready", "reporting", 6000}}).ok());
+  auto all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok()) << all.status();
+  std::map<std::string, NodeRecord> by_name;
+  for (const auto& n : *all) by_name[n.name] = n;
+  ASSERT_TRUE(by_name["node-a"].cordon.has_value());
+  EXPECT_EQ(by_name["node-a"].cordon->reason(), "firmware update");
+  EXPECT_EQ(by_name["node-a"].cordon->since_ms(), 5000);
+  EXPECT_TRUE(by_name["node-a"].cordon->drain());
+  EXPECT_FALSE(by_name["node-b"].cordon.has_value());
+  ASSERT_TRUE(nodes_->SetNodeCordon("node-a", nullptr).ok());
+  all = nodes_->ListNodes();
+  ASSERT_TRUE(all.ok());
+  for (const auto& n : *all) EXPECT_FALSE(n.cordon.has_value()) << n.name;
+  EXPECT_EQ(nodes_->SetNodeCordon("nowhere", &cordon).code(), absl::StatusCode::kNotFound);
+}
+
 TEST_P(StoreConformance, DeletedNodeIsGoneAndMayRegisterAgainAsNew) {
   auto a = nodes_->RegisterNode(MakeNode("hpc-12", 2));
   ASSERT_TRUE(a.ok()) << a.status();

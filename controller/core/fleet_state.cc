@@ -655,6 +655,7 @@ std::vector<std::string> FleetState::DrainingNodes() const {
 
 absl::StatusOr<dcufleet::v1::NodeView> FleetState::SetCordon(const std::string& node,
                                                              std::optional<dcufleet::v1::NodeCordon> cordon) {
+  absl::MutexLock one_at_a_time(&cordon_mu_);
   {
     absl::MutexLock lock(&mu_);
     auto it = nodes_.find(node);

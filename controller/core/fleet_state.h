@@ -149,7 +149,7 @@ class FleetState {
   // node's view.
   absl::StatusOr<dcufleet::v1::NodeView> SetCordon(const std::string& node,
                                                    std::optional<dcufleet::v1::NodeCordon> cordon)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_LOCKS_EXCLUDED(mu_, cordon_mu_);
   // The longest drain reason kept from a report (a node is not trusted to
   // say much; docs/security.md).
   static constexpr size_t kMaxDrainReason = 256;
@@ -306,6 +306,9 @@ class FleetState {
   const Options options_;
 
   FleetListener* listener_ = nullptr;
+  // One SetCordon at a time, its store write and its view change together:
+  // two people's cordons land in the store and the view in one order.
+  absl::Mutex cordon_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> draining_ ABSL_GUARDED_BY(mu_);

@@ -161,12 +161,23 @@ common::MetricFamilies FleetStateFamilies(const FleetState& fleet,
   auto views = fleet.Snapshot();
   std::map<std::string, int> by_state = {{"Ready", 0}, {"NotReady", 0}, {"Lost", 0}};
   int connected = 0;
+  // Out of scheduling, by why: a person's cordon or drain, an agent's drain.
+  std::map<std::string, int> held = {{"cordoned", 0}, {"drained", 0}, {"agent_drain", 0}};
   for (const auto& v : views) {
     ++by_state[std::string(common::NodeStateName(v->state()))];
     if (v->state() == dcufleet::v1::NODE_READY && v->connected_since_ms() != 0) ++connected;
+    if (v->has_cordon()) {
+      ++held[v->cordon().drain() ? "drained" : "cordoned"];
+    } else if (v->has_drain()) {
+      ++held["agent_drain"];
+    }
   }
   b.Gauge("dcu_nodes", "Registered nodes, by state.");
   for (const auto& [state, n] : by_state) b.Add({{"state", state}}, n);
+  b.Gauge("dcu_nodes_unschedulable",
+          "Nodes that take no new replicas, by why: cordoned or drained by a person (dcuctl cordon, drain), "
+          "or drained by their agent (a Slurm job ending).");
+  for (const auto& [why, n] : held) b.Add({{"reason", why}}, n);
   b.Gauge("dcu_controller_connected_agents", "Agents with a live stream (nodes Ready and connected).");
   b.Add({}, connected);
   if (!deployments) return out;

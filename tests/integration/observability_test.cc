@@ -298,7 +298,12 @@ TEST_F(ObservabilityTest, TheDashboardInHeadlessChromiumShowsTheFleetAndTheFailo
   testing::CmdResult cordon = fleet->h.Dcuctl({"cordon", "node-k100", "--reason", "firmware update"});
   ASSERT_EQ(cordon.exit_code, 0) << cordon.out << cordon.err;
   testing::CmdResult dom = run({"--dump-dom"}, url);
+  // The controller's metrics count it too.
+  auto scrape = HttpGet(fleet->controller_http, "/metrics");
   testing::CmdResult uncordon = fleet->h.Dcuctl({"uncordon", "node-k100"});
+  ASSERT_TRUE(scrape.ok()) << scrape.status();
+  EXPECT_THAT(scrape->body, HasSubstr("dcu_nodes_unschedulable{reason=\"cordoned\"} 1\n"));
+  EXPECT_THAT(scrape->body, HasSubstr("dcu_nodes_unschedulable{reason=\"drained\"} 0\n"));
   ASSERT_EQ(uncordon.exit_code, 0) << uncordon.out << uncordon.err;
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   const std::string& html = dom.out;

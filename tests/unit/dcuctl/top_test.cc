@@ -139,6 +139,12 @@ TEST(NodeRowTest, SchedulableFreeCountsOnlyDevicesAPlacementCouldUse) {
   const std::vector<std::string> row = NodeRow(node, /*wide=*/true);
   ASSERT_GT(row.size(), 6u);
   EXPECT_EQ(row[6], common::HumanBytes(90 * kGiB));
+  // Cordoned (or drained): nothing is schedulable there, and STATUS says so.
+  node.set_state(dcufleet::v1::NODE_READY);
+  node.mutable_cordon()->set_reason("firmware update");
+  const std::vector<std::string> cordoned = NodeRow(node, /*wide=*/true);
+  EXPECT_EQ(cordoned[1], "Ready,SchedulingDisabled");
+  EXPECT_EQ(cordoned[6], common::HumanBytes(0));
 }
 
 }  // namespace

@@ -294,6 +294,25 @@ std::vector<std::string> ReplicasOn(const dcufleet::v1::ListDeploymentsResponse&
   return out;
 }
 
+// Why replacements wait: each Unschedulable replica of a deployment that
+// still has a replica on `node`, with what its status says (no node fits,
+// and why for each).
+std::vector<std::string> StuckReplacements(const dcufleet::v1::ListDeploymentsResponse& list,
+                                           const std::string& node) {
+  std::vector<std::string> out;
+  for (const auto& d : list.deployments()) {
+    bool there = false;
+    for (const auto& r : d.replicas()) there |= r.node() == node;
+    if (!there) continue;
+    for (const auto& r : d.replicas()) {
+      if (r.phase() == dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE) {
+        out.push_back(absl::StrCat(d.spec().name(), "/", r.index(), " cannot be placed: ", r.message()));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int RunCordon(Client& client, const CordonArgs& given, std::ostream& out, std::ostream& err) {
@@ -342,9 +361,14 @@ int RunCordon(Client& client, const CordonArgs& given, std::ostream& out, std::o
       return kExitOk;
     }
     const std::string now = absl::StrJoin(left, ", ");
-    if (now != said) {
+    const std::vector<std::string> stuck = StuckReplacements(list, args.node);
+    const std::string saying = absl::StrCat(now, "\n", absl::StrJoin(stuck, "\n"));
+    if (saying != said) {
       err << "waiting for " << left.size() << " replica(s) to move off " << args.node << ": " << now << "\n";
-      said = now;
+      // Make-before-break: a replica whose replacement has nowhere to go
+      // keeps serving here; say why, not only that it waits.
+      for (const std::string& s : stuck) err << "  " << s << "\n";
+      said = saying;
     }
     if (absl::Now() >= deadline) {
       err << "error: node '" << args.node << "' still runs " << now << " after " << args.timeout_s

@@ -343,8 +343,9 @@ since when, and a placement there is refused with "node is cordoned
 NODE [--reason TEXT] [--wait [--timeout S]]` also moves its replicas
 elsewhere, each only once its replacement is Ready (the make-before-break
 of a Slurm job's drain, issue 20); without `--wait` it says how many are
-left to move, with it it waits until none is (exit 1 at the timeout,
-naming them). `dcuctl uncordon NODE` ends either. The controller keeps a
+left to move, with it it waits until none is, saying for each replacement
+that cannot be placed why the scheduler refuses every node (exit 1 at the
+timeout, naming what is left). `dcuctl uncordon NODE` ends either. The controller keeps a
 cordon in its store: it survives a controller restart, a standby's
 takeover and the agent's reconnects; the agent knows nothing of it (a
 Slurm job's own drain is the agent's). Each is a node event (`Cordoned`,

@@ -607,6 +607,23 @@ TEST(Logs, FollowShowsEveryLineWhateverItsTail) {
   EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
 }
 
+// `drain --wait` on the one node that serves: the replacement has nowhere
+// to go, so the replica keeps serving (make-before-break), and the wait
+// says why before it gives up (exit 1), naming the replacement and the
+// scheduler's reason (before, only that it waited).
+TEST(Drain, AWaitForAReplacementWithNowhereToGoSaysWhy) {
+  testing::FleetHarness h;
+  ASSERT_EQ(DeployRepeatingEngine(h), "");
+  CmdResult drain = h.Dcuctl({"drain", "node-k100", "--reason", "firmware update", "--wait", "--timeout", "3"});
+  EXPECT_EQ(drain.exit_code, 1) << drain.out << drain.err;
+  EXPECT_THAT(drain.err, HasSubstr("waiting for 1 replica(s) to move off node-k100: alike/0")) << drain.err;
+  EXPECT_THAT(drain.err, ::testing::ContainsRegex("alike/[0-9]+ cannot be placed: .*node is cordoned \\(firmware update\\)"))
+      << drain.err;
+  EXPECT_THAT(drain.err, HasSubstr("error: node 'node-k100' still runs alike/0 after 3 s")) << drain.err;
+  EXPECT_EQ(h.Deployment("alike")["deployment"]["ready_replicas"], 1) << "it kept serving";
+  ASSERT_EQ(h.Dcuctl({"uncordon", "node-k100"}).exit_code, 0);
+}
+
 // An agent restart (an upgrade, a crash) does not end `logs -f`: while the
 // node cannot be asked, the follower says what it waits for and keeps its
 // place; once the agent is back (the engine kept serving, adopted), it goes

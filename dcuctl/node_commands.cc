@@ -95,9 +95,9 @@ std::vector<std::string> NodeRow(const dcufleet::v1::NodeView& n, bool wide) {
   if (wide) {
     int findings = n.inventory().findings_size();
     for (const auto& d : n.inventory().devices()) findings += d.findings_size();
-    // A node that takes no new replicas (cordoned, drained, an agent's
-    // drain) has none of its free memory to schedule on.
-    const bool takes_none = n.has_cordon() || n.has_drain();
+    // A node the scheduler places nothing on (not Ready, drained, cordoned)
+    // has none of its free memory to schedule on.
+    const bool takes_none = modelkit::NodeBlockOf(n) != modelkit::NodeBlock::kNone;
     row.push_back(common::HumanBytes(takes_none ? 0 : SchedulableFree(n.inventory())));
     row.push_back(absl::StrCat(findings));
     row.push_back(JobText(n.inventory()));

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/holder_class.h"
 #include "common/units.h"
 #include "modelkit/config_audit.h"
 
@@ -104,17 +105,19 @@ MemoryPlan PlanAt(const ModelShape& m, const MemoryPlanRequest& req, int tp, std
 
 }  // namespace
 
-bool HolderToReap(const dcufleet::v1::ProcessHolder& holder) {
-  return holder.holder_class() == dcufleet::v1::HOLDER_LEFTOVER ||
-         holder.holder_class() == dcufleet::v1::HOLDER_ZOMBIE;
-}
-
 DeviceBlock DeviceBlockOf(const dcufleet::v1::Device& device, int64_t unreclaimed_tolerance_bytes) {
   if (device.unreclaimed_bytes() > unreclaimed_tolerance_bytes) return DeviceBlock::kStrandedMemory;
   for (const auto& h : device.holders()) {
-    if (HolderToReap(h)) return DeviceBlock::kHolderToReap;
+    if (common::HolderToReap(h.holder_class())) return DeviceBlock::kHolderToReap;
   }
   return DeviceBlock::kNone;
+}
+
+NodeBlock NodeBlockOf(const dcufleet::v1::NodeView& node) {
+  if (node.state() != dcufleet::v1::NODE_READY) return NodeBlock::kNotReady;
+  if (node.has_drain()) return NodeBlock::kAgentDrain;
+  if (node.has_cordon()) return NodeBlock::kCordoned;
+  return NodeBlock::kNone;
 }
 
 std::string GiBText(int64_t bytes) {

@@ -7,6 +7,7 @@
 #include "absl/types/span.h"
 #include "dcufleet/v1/catalog.pb.h"
 #include "dcufleet/v1/deploy.pb.h"
+#include "dcufleet/v1/fleet.pb.h"
 
 namespace dcu::modelkit {
 
@@ -74,11 +75,15 @@ std::string DevicesRunningOthersText(absl::Span<const int32_t> devices);
 // holder to reap first. The scheduler's rule, and what dcuctl's free
 // capacity leaves out.
 enum class DeviceBlock : uint8_t { kNone, kStrandedMemory, kHolderToReap };
+// (A holder to reap: common::HolderToReap.)
 DeviceBlock DeviceBlockOf(const dcufleet::v1::Device& device, int64_t unreclaimed_tolerance_bytes);
-// A leftover of an ended instance or a zombie: reaped before its device is
-// placed on. (An exited holder's record is stranded memory, not a holder to
-// reap: no signal reaches it.)
-bool HolderToReap(const dcufleet::v1::ProcessHolder& holder);
+
+// Why no placement goes to a node whatever it asks, in the order the
+// scheduler checks: not Ready, its agent drains it (a Slurm job ending),
+// a person cordoned or drained it (dcuctl cordon / drain). The scheduler's
+// rule, and why dcuctl counts no schedulable free memory there.
+enum class NodeBlock : uint8_t { kNone, kNotReady, kAgentDrain, kCordoned };
+NodeBlock NodeBlockOf(const dcufleet::v1::NodeView& node);
 
 // "4.8", "63.98", "57.59": GiB with at most two decimals, as vLLM prints them.
 std::string GiBText(int64_t bytes);

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <ostream>
 #include <sstream>
 
@@ -22,6 +21,7 @@
 #include "agent/probe/sysfs_kfd_device_probe.h"
 #include "agent/procscan/proc_scanner.h"
 #include "common/enum_names.h"
+#include "common/holder_class.h"
 #include "common/fs_util.h"
 #include "common/proc_stat.h"
 #include "common/units.h"
@@ -288,14 +288,12 @@ std::string FormatInventoryTable(const NodeInventory& inv) {
   std::vector<std::vector<std::string>> rows = {{"IDX", "PRODUCT", "ARCH (SOURCE)", "PCI", "TOTAL", "HOST FREE",
                                                  "DEVICE FREE", "UNRECLAIMED", "SCHED FREE", "HOLDERS"}};
   for (const auto& d : inv.devices()) {
-    // Indexed by the enum's value: every class the proto has, whatever it adds.
-    std::array<int, dcufleet::v1::HolderClass_ARRAYSIZE> counts{};
-    for (const auto& h : d.holders()) {
-      counts[std::clamp<int>(h.holder_class(), 0, dcufleet::v1::HolderClass_ARRAYSIZE - 1)]++;
-    }
+    const common::HolderTally tally = common::TallyHolders(d);
     std::vector<std::string> parts;
     for (int c = 1; c < dcufleet::v1::HolderClass_ARRAYSIZE; ++c) {
-      if (counts[c]) parts.push_back(absl::StrCat(counts[c], " ", common::HolderClassName(static_cast<dcufleet::v1::HolderClass>(c))));
+      if (tally.count[c]) {
+        parts.push_back(absl::StrCat(tally.count[c], " ", common::HolderClassName(static_cast<dcufleet::v1::HolderClass>(c))));
+      }
     }
     std::string unrec = d.unreclaimed().valid() ? HumanBytes(d.unreclaimed_bytes())
                         : d.unreclaimed().source().empty() ? "-"

@@ -1,11 +1,10 @@
 #include "agent/metrics/agent_metrics.h"
 
-#include <array>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/enum_names.h"
+#include "common/holder_class.h"
 
 namespace dcu::agent {
 
@@ -121,30 +120,21 @@ MetricFamilies NodeStatusFamilies(const std::string& node, const dcufleet::v1::N
 
   b.Gauge("dcu_device_holders", "Processes holding the device, by class.");
   for (const auto& d : inv.devices()) {
-    // Indexed by the enum's value: every class the proto has, whatever it adds.
-    std::array<int, dcufleet::v1::HolderClass_ARRAYSIZE> count{};
-    for (const auto& h : d.holders()) {
-      const int c = h.holder_class();
-      if (c > 0 && c < dcufleet::v1::HolderClass_ARRAYSIZE) ++count[c];
-    }
+    const common::HolderTally tally = common::TallyHolders(d);
     for (auto c : kClasses) {
       auto l = dev(d);
       l.emplace_back("class", common::HolderClassName(c));
-      b.Add(l, count[c]);
+      b.Add(l, tally.count[c]);
     }
   }
   b.Gauge("dcu_device_holder_memory_bytes",
           "Device memory held by processes, by holder class (where the backend attributes it).");
   for (const auto& d : inv.devices()) {
-    std::array<double, dcufleet::v1::HolderClass_ARRAYSIZE> bytes{};
-    for (const auto& h : d.holders()) {
-      const int c = h.holder_class();
-      if (c > 0 && c < dcufleet::v1::HolderClass_ARRAYSIZE) bytes[c] += static_cast<double>(h.vram_bytes());
-    }
+    const common::HolderTally tally = common::TallyHolders(d);
     for (auto c : kClasses) {
       auto l = dev(d);
       l.emplace_back("class", common::HolderClassName(c));
-      b.Add(l, bytes[c]);
+      b.Add(l, static_cast<double>(tally.vram_bytes[c]));
     }
   }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/enum_names.h"
+#include "common/holder_class.h"
 #include "common/units.h"
 #include "modelkit/memory_plan.h"
 
@@ -252,7 +253,7 @@ class Scheduler {
     return {ap.min_rank, replicas, tp};
   }
   bool CanReachBelow(const ScheduleNode& n, Rank rank) {
-    return n.ready && !n.draining && !n.cordoned && !n.arch.empty() &&
+    return n.block == modelkit::NodeBlock::kNone && !n.arch.empty() &&
            Reach(n.arch, n.device_total, ReplicasOn(n)) < rank;
   }
 
@@ -370,9 +371,12 @@ const TotalFit& Scheduler::FitsFor(int64_t total) {
 // --- The checks.
 
 Fit Scheduler::CheckNode(const ScheduleNode& n) const {
-  if (!n.ready) return Fit::kNotReady;
-  if (n.draining) return Fit::kDraining;
-  if (n.cordoned) return Fit::kCordoned;
+  switch (n.block) {
+    case modelkit::NodeBlock::kNotReady: return Fit::kNotReady;
+    case modelkit::NodeBlock::kAgentDrain: return Fit::kDraining;
+    case modelkit::NodeBlock::kCordoned: return Fit::kCordoned;
+    case modelkit::NodeBlock::kNone: break;
+  }
   if (n.view->inventory().devices().empty()) return Fit::kNoDevices;
   if (n.arch.empty()) return Fit::kNoArch;
   return Fit::kFits;
@@ -557,7 +561,7 @@ std::string Scheduler::DeviceText(const ScheduleNode& n, const Dev& d, DeviceFit
         return why;
       }
       for (const auto& h : pd.holders()) {
-        if (modelkit::HolderToReap(h)) return absl::StrCat("device ", d.index, " is held by leftover pid ", h.pid());
+        if (common::HolderToReap(h.holder_class())) return absl::StrCat("device ", d.index, " is held by leftover pid ", h.pid());
       }
       return absl::StrCat("device ", d.index, " is held by a leftover process");
     case DeviceFit::kLowFree:
@@ -793,9 +797,8 @@ ScheduleResult Scheduler::Run() {
 ScheduleNode MakeScheduleNode(const NodeView& view, int64_t tolerance) {
   ScheduleNode n;
   n.view = &view;
-  n.ready = view.state() == dcufleet::v1::NODE_READY;
-  n.draining = view.has_drain();
-  n.cordoned = view.has_cordon();
+  n.block = modelkit::NodeBlockOf(view);
+  n.ready = n.block != modelkit::NodeBlock::kNotReady;
   n.arch = NodeArch(view);
   const auto& devices = view.inventory().devices();
   for (int slot = 0; slot < devices.size(); ++slot) {

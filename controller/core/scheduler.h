@@ -18,6 +18,7 @@
 #include "dcufleet/v1/catalog.pb.h"
 #include "dcufleet/v1/deploy.pb.h"
 #include "dcufleet/v1/fleet.pb.h"
+#include "modelkit/memory_plan.h"
 
 namespace dcu::controller {
 
@@ -65,10 +66,9 @@ struct ScheduleNode {
   };
   const dcufleet::v1::NodeView* view = nullptr;
   bool ready = false;
-  // Its agent drains it (NodeView.drain, issue 20): no new placements.
-  bool draining = false;
-  // A person cordoned or drained it (NodeView.cordon): no new placements.
-  bool cordoned = false;
+  // Why nothing new goes there (modelkit::NodeBlockOf): not Ready, its
+  // agent drains it (issue 20), a person cordoned or drained it.
+  modelkit::NodeBlock block = modelkit::NodeBlock::kNone;
   // Arch of the node's first device with one; "" when unknown.
   std::string arch;
   // Total bytes of the first device of `arch`.

@@ -118,6 +118,7 @@ TEST(TopNodesTest, SortsByWhatIsUsedOrStrandedMostFirst) {
 TEST(NodeRowTest, SchedulableFreeCountsOnlyDevicesAPlacementCouldUse) {
   dcufleet::v1::NodeView node;
   node.set_name("node-k100");
+  node.set_state(dcufleet::v1::NODE_READY);
   Reading(AddDevice(&node, 60 * kGiB, 60 * kGiB, 0)->mutable_schedulable_free(), 60 * kGiB);
   dcufleet::v1::Device* serving = AddDevice(&node, 6 * kGiB, 6 * kGiB, 0);
   Reading(serving->mutable_schedulable_free(), 6 * kGiB);
@@ -139,12 +140,15 @@ TEST(NodeRowTest, SchedulableFreeCountsOnlyDevicesAPlacementCouldUse) {
   const std::vector<std::string> row = NodeRow(node, /*wide=*/true);
   ASSERT_GT(row.size(), 6u);
   EXPECT_EQ(row[6], common::HumanBytes(90 * kGiB));
-  // Cordoned (or drained): nothing is schedulable there, and STATUS says so.
-  node.set_state(dcufleet::v1::NODE_READY);
+  // Cordoned (or drained): nothing is schedulable there, and STATUS says so;
+  // the same for a node that is not Ready (the scheduler's NodeBlockOf).
   node.mutable_cordon()->set_reason("firmware update");
   const std::vector<std::string> cordoned = NodeRow(node, /*wide=*/true);
   EXPECT_EQ(cordoned[1], "Ready,SchedulingDisabled");
   EXPECT_EQ(cordoned[6], common::HumanBytes(0));
+  node.clear_cordon();
+  node.set_state(dcufleet::v1::NODE_LOST);
+  EXPECT_EQ(NodeRow(node, /*wide=*/true)[6], common::HumanBytes(0));
 }
 
 }  // namespace

@@ -73,6 +73,29 @@ TEST(HolderClassTest, OnlyARunningProcessIsLive) {
   }
 }
 
+// Counted by the enum's value, every class; a value beyond the enum (a
+// newer agent's) as unspecified, and an unknown VRAM (-1) adds nothing.
+TEST(HolderClassTest, TallyCountsEveryClassAndItsMemory) {
+  Device d;
+  auto add = [&](int holder_class, int64_t vram) {
+    auto* h = d.add_holders();
+    h->set_holder_class(static_cast<HolderClass>(holder_class));
+    h->set_vram_bytes(vram);
+  };
+  add(HOLDER_EXITED, 59);
+  add(HOLDER_ZOMBIE, 7);
+  add(HOLDER_ZOMBIE, -1);
+  add(HolderClass_MAX + 3, 100);
+  const HolderTally t = TallyHolders(d);
+  EXPECT_EQ(t.count[HOLDER_EXITED], 1);
+  EXPECT_EQ(t.vram_bytes[HOLDER_EXITED], 59);
+  EXPECT_EQ(t.count[HOLDER_ZOMBIE], 2);
+  EXPECT_EQ(t.vram_bytes[HOLDER_ZOMBIE], 7);
+  EXPECT_EQ(t.count[HOLDER_CLASS_UNSPECIFIED], 1);
+  EXPECT_TRUE(HolderToReap(HOLDER_ZOMBIE) && HolderToReap(HOLDER_LEFTOVER));
+  EXPECT_FALSE(HolderToReap(HOLDER_EXITED) || HolderToReap(HOLDER_MANAGED) || HolderToReap(HOLDER_UNMANAGED));
+}
+
 TEST(EnumNamesTest, EveryHolderClassHasItsOwnWord) {
   std::set<std::string> words;
   for (int v = HolderClass_MIN + 1; v <= HolderClass_MAX; ++v) {

@@ -1,6 +1,7 @@
 #include "common/engine_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -35,6 +36,10 @@ std::optional<double> SampleOf(absl::string_view line, absl::string_view name) {
   absl::string_view value = line.substr(0, line.find(' '));
   double v = 0;
   if (!absl::SimpleAtod(absl::StripAsciiWhitespace(value), &v)) return std::nullopt;
+  // Prometheus text allows NaN and ±Inf, and SimpleAtod reads them; none is
+  // a count of requests or a cache fraction, and a NaN that reached the
+  // gateway's picker compared false with every other replica's load.
+  if (!std::isfinite(v) || v < 0) return std::nullopt;
   return v;
 }
 

@@ -51,7 +51,8 @@ size_t BodyEnd(const std::string& raw, size_t header_end, const std::string& hea
                                                             ? std::string::npos
                                                             : eol - (cl + 17))),
                          &n)) {
-      return raw.size() >= body_start + n ? body_start + n : std::string::npos;
+      // Compared without adding: a Content-Length near SIZE_MAX would wrap.
+      return raw.size() - body_start >= n ? body_start + n : std::string::npos;
     }
   }
   if (head_lower.find("transfer-encoding: chunked") != std::string::npos) {
@@ -98,9 +99,20 @@ absl::StatusOr<HttpResponse> ParseHttpResponse(const std::string& raw) {
         return absl::DataLossError(absl::StrCat("bad chunk size '", size_text, "'"));
       }
       if (n == 0) break;
-      if (eol + 2 + n > body.size()) return absl::DataLossError("truncated chunk");
-      decoded.append(body, eol + 2, n);
-      pos = eol + 2 + n + 2;
+      // Compared without adding: a chunk size near SIZE_MAX wrapped the
+      // sum, passed the check and took the rest of the body as the chunk,
+      // once for each such line (a body of them grew quadratically).
+      const size_t data_at = eol + 2;
+      if (n > body.size() - data_at) {
+        return absl::DataLossError(absl::StrCat("truncated chunk: ", n, " bytes announced, ",
+                                                body.size() - data_at, " left"));
+      }
+      if (body.compare(data_at + n, 2, "\r\n") != 0) {
+        return absl::DataLossError(
+            absl::StrCat("chunk of ", n, " bytes at body offset ", data_at, " not followed by CRLF"));
+      }
+      decoded.append(body, data_at, n);
+      pos = data_at + n + 2;
     }
     body = std::move(decoded);
   } else if (auto cl = resp.headers.find("content-length"); cl != resp.headers.end()) {

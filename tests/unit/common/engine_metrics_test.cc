@@ -30,5 +30,23 @@ TEST(EngineMetricsTest, GarbageAndTruncatedPagesGiveNoLoad) {
   EXPECT_EQ(load->kv_cache_usage, 1.0);
 }
 
+// Prometheus text allows NaN and ±Inf as sample values. None is a count or
+// a fraction: such a sample is read as absent (the gateway's own scrape has
+// no other check before its picker compares loads).
+TEST(EngineMetricsTest, NotFiniteAndNegativeSamplesAreNotLoad) {
+  EXPECT_FALSE(ParseVllmLoad("vllm:num_requests_running NaN\nvllm:num_requests_waiting +Inf\n")
+                   .has_value());
+  auto load = ParseVllmLoad(
+      "vllm:num_requests_running{engine=\"0\"} 3\n"
+      "vllm:num_requests_running{engine=\"1\"} NaN\n"
+      "vllm:num_requests_waiting -2\n"
+      "vllm:kv_cache_usage_perc NaN\n"
+      "vllm:gpu_cache_usage_perc 0.5\n");
+  ASSERT_TRUE(load.has_value());
+  EXPECT_EQ(load->running, 3);
+  EXPECT_EQ(load->waiting, 0);
+  EXPECT_EQ(load->kv_cache_usage, 0.5);
+}
+
 }  // namespace
 }  // namespace dcu::common

@@ -89,6 +89,45 @@ TEST(HttpClientTest, ChunkedBody) {
   EXPECT_EQ(r->headers["transfer-encoding"], "chunked");
 }
 
+// What a port-squatting or broken peer answers a health check or a
+// /metrics scrape with. Each is refused with what was wrong, and nothing
+// decoded is larger than what arrived.
+TEST(ParseHttpResponseTest, HostileChunkSizesAndLengthsAreRefused) {
+  const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  // 2^64 - 2: the sum wrapped to the line's own end, the check passed, the
+  // whole rest of the body was taken as the chunk and the next line read as
+  // the next size, so each line copied the rest again (these 18 KB: 9 MB
+  // copied; the 64 MiB answer the client accepts: ~10^14 bytes).
+  std::string wrapping = head;
+  for (int i = 0; i < 1000; ++i) wrapping += "fffffffffffffffe\r\n";
+  auto r = ParseHttpResponse(wrapping);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.status().message(), testing::HasSubstr("truncated chunk: 18446744073709551614 bytes announced"));
+
+  // A size that ends exactly at the body's end, with no CRLF after it.
+  r = ParseHttpResponse(head + "4\r\nWiki");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), testing::HasSubstr("chunk of 4 bytes at body offset 3 not followed by CRLF"));
+  // A chunk longer than it says.
+  r = ParseHttpResponse(head + "4\r\nWikipedia\r\n0\r\n\r\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), testing::HasSubstr("not followed by CRLF"));
+  r = ParseHttpResponse(head + "zz\r\nWiki\r\n0\r\n\r\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), testing::HasSubstr("bad chunk size 'zz'"));
+
+  // A Content-Length near SIZE_MAX is a truncated body, not a wrapped one.
+  r = ParseHttpResponse("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nabc");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), testing::HasSubstr("truncated body"));
+
+  // The well-formed answer next to them still reads.
+  r = ParseHttpResponse(head + "4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body, "Wikipedia");
+}
+
 TEST(HttpClientTest, RefusedTimeoutAndGarbage) {
   SocketHttpClient http;
   HttpRequest req;

@@ -36,6 +36,11 @@ absl::StatusOr<int64_t> StatvfsFreeBytes(const std::string& path) {
 
 namespace {
 
+// What one model's files may add up to: 1 PiB, a thousand times the largest
+// open checkpoints (DeepSeek-V3's 671B in BF16 is ~1.3 TiB). Sums of sizes
+// up to it stay far inside int64_t.
+constexpr int64_t kMaxListedBytes = int64_t{1} << 50;
+
 absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
@@ -120,9 +125,19 @@ absl::StatusOr<FetchResult> ModelFetcher::Fetch(ModelSource& source, const std::
   what = absl::StrCat("fetching model '", model, "' from ", from);
   if (files.empty()) return absl::NotFoundError(absl::StrCat(what, ": the source lists no files"));
   std::set<std::string> seen;
+  int64_t listed_bytes = 0;
   for (const auto& f : files) {
     DCU_RETURN_IF_ERROR(common::Annotate(CheckRelativeFileName(f.name, "file"), what));
     if (f.size < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": file '", f.name, "' has a negative size"));
+    // A mirror's Content-Length or a peer's listing is its word: sizes that
+    // add up past any model are refused here, before the sums below
+    // (which would overflow, and pass the disk-space check) take them.
+    if (f.size > kMaxListedBytes - listed_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the listed sizes add up to more than ", common::HumanBytes(kMaxListedBytes), " (file '", f.name,
+          "' is listed at ", f.size, " bytes); the source is broken or not a model store"));
+    }
+    listed_bytes += f.size;
     if (absl::EndsWith(f.name, ".part")) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": file '", f.name, "' ends in .part (reserved)"));
     }

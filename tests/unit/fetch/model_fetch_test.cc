@@ -287,6 +287,45 @@ TEST_F(ModelFetchTest, NotEnoughSpaceIsRefusedBeforeAnyByteIsWritten) {
   EXPECT_FALSE(fs::exists(dst_root() + "/Tiny"));
 }
 
+// Lists the real files with sizes of its own choosing (a mirror's
+// Content-Length, a peer's listing).
+class ClaimingSource : public ModelSource {
+ public:
+  ClaimingSource(ModelSource& inner, int64_t claimed) : inner_(inner), claimed_(claimed) {}
+  std::string Describe() const override { return "claiming " + inner_.Describe(); }
+  absl::StatusOr<std::vector<SourceFile>> List(const std::string& model) override {
+    auto files = inner_.List(model);
+    if (files.ok()) {
+      for (auto& f : *files) f.size = claimed_;
+    }
+    return files;
+  }
+  absl::Status Read(const std::string& model, const std::string& name, int64_t offset,
+                    const std::function<absl::Status(absl::string_view)>& sink) override {
+    return inner_.Read(model, name, offset, sink);
+  }
+
+ private:
+  ModelSource& inner_;
+  int64_t claimed_;
+};
+
+// Sizes a source claims that add up past any model: refused before the sum
+// is taken (two files of 2^62 bytes overflowed int64_t, wrapped negative and
+// passed the disk-space check), and nothing is written.
+TEST_F(ModelFetchTest, ListedSizesBeyondAnyModelAreRefusedBeforeTheSum) {
+  DirectoryModelSource inner(src_root());
+  ClaimingSource source(inner, int64_t{1} << 62);
+  ModelFetcher fetcher(dst_root(), common::RealClock::Get(),
+                       [](const std::string&) -> absl::StatusOr<int64_t> { return int64_t{1} << 40; });
+  auto r = fetcher.Fetch(source, "Tiny", FetchOptions{});
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("the listed sizes add up to more than 1.00 PiB"));
+  EXPECT_THAT(r.status().message(), HasSubstr("is listed at 4611686018427387904 bytes"));
+  EXPECT_FALSE(fs::exists(fetcher.PartialDir("Tiny")));
+  EXPECT_FALSE(fs::exists(dst_root() + "/Tiny"));
+}
+
 TEST_F(ModelFetchTest, RealStatvfsReportsTheTemporaryFileSystem) {
   auto free_bytes = StatvfsFreeBytes(dst_root());
   ASSERT_TRUE(free_bytes.ok()) << free_bytes.status();

@@ -104,6 +104,10 @@ absl::StatusOr<ProcessOutput> SubprocessRunner::Run(const std::vector<std::strin
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
+    if (options.cancel != nullptr && options.cancel->load()) {
+      result.cancelled = true;
+      break;
+    }
     int wait_ms = -1;
     if (deadline != absl::InfiniteFuture()) {
       absl::Duration left = deadline - absl::Now();
@@ -113,6 +117,7 @@ absl::StatusOr<ProcessOutput> SubprocessRunner::Run(const std::vector<std::strin
       }
       wait_ms = static_cast<int>(absl::ToInt64Milliseconds(left)) + 1;
     }
+    if (options.cancel != nullptr && (wait_ms < 0 || wait_ms > 100)) wait_ms = 100;
     int rc = poll(fds, 2, wait_ms);
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) break;
@@ -126,10 +131,11 @@ absl::StatusOr<ProcessOutput> SubprocessRunner::Run(const std::vector<std::strin
       } else {
         AppendCapped(i == 0 ? &result.stdout_data : &result.stderr_data, buf,
                      static_cast<size_t>(n), options.max_output_bytes);
+        if (options.on_output) options.on_output(i + 1, absl::string_view(buf, static_cast<size_t>(n)));
       }
     }
   }
-  if (result.timed_out) kill(-pid, SIGKILL);
+  if (result.timed_out || result.cancelled) kill(-pid, SIGKILL);
   for (auto& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
@@ -137,7 +143,7 @@ absl::StatusOr<ProcessOutput> SubprocessRunner::Run(const std::vector<std::strin
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   // Whatever the child left in its group (grandchildren) goes too on timeout.
-  if (result.timed_out) kill(-pid, SIGKILL);
+  if (result.timed_out || result.cancelled) kill(-pid, SIGKILL);
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

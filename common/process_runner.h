@@ -1,10 +1,13 @@
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace dcu::common {
@@ -20,12 +23,20 @@ struct ProcessOptions {
   // Captured output is cut to this many bytes per stream (the tail is kept).
   size_t max_output_bytes = 4 << 20;
   std::string stdin_data;
+  // Called on the calling thread with each piece of output as it is read
+  // (1: stdout, 2: stderr), besides capturing it: a child that runs for
+  // long and whose output matters while it runs (`docker attach`).
+  std::function<void(int stream, absl::string_view data)> on_output;
+  // Checked at least every 100 ms; once true, the child's process group is
+  // killed and Run returns (`cancelled` set).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ProcessOutput {
   int exit_code = -1;   // -1 when killed by a signal
   int term_signal = 0;  // the signal, when killed by one
   bool timed_out = false;
+  bool cancelled = false;  // ended through ProcessOptions::cancel
   std::string stdout_data;
   std::string stderr_data;
 };

@@ -58,6 +58,31 @@ absl::Time ParseDockerTime(const std::string& s) {
   return t;
 }
 
+// The log driver keeps a line longer than its buffer as pieces of 16 KiB
+// (moby's copier, defaultBufSize), and `logs --timestamps` prints a stamp
+// before each piece: "T AAAA…T AAAA…T AA…" for one line (measured on Docker
+// 20.10: the line's first stamp, repeated). The stamps between the pieces
+// are not the engine's output; a piece followed by anything else is left
+// as it is.
+constexpr size_t kLogPieceBytes = 16 * 1024;
+
+std::string JoinLogPieces(absl::string_view text, absl::string_view stamp_and_space) {
+  std::string out;
+  out.reserve(text.size());
+  const size_t w = stamp_and_space.size();
+  while (text.size() > kLogPieceBytes) {
+    absl::string_view next = text.substr(kLogPieceBytes);
+    if (next.size() < w || next[w - 1] != ' ' ||
+        ParseDockerTime(std::string(next.substr(0, w - 1))) == absl::InfinitePast()) {
+      break;
+    }
+    out.append(text.data(), kLogPieceBytes);
+    text = next.substr(w);
+  }
+  out.append(text.data(), text.size());
+  return out;
+}
+
 absl::StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
@@ -309,6 +334,9 @@ absl::StatusOr<RuntimeInstance> ContainerRuntime::Inspect(absl::string_view inst
   if (std::string why = ValidateInstanceId(instance_id); !why.empty()) {
     return absl::InvalidArgumentError(why);
   }
+  // The supervisor inspects every instance it runs now and then: a tail
+  // that was read once (a `logs -f` that ended) does not run for days.
+  EndTails(absl::Now());
   std::string name = ContainerName(instance_id);
   DCU_ASSIGN_OR_RETURN(common::ProcessOutput out,
                        Cli({"inspect", "--type", "container", name}, options_.cli_timeout));
@@ -362,6 +390,7 @@ absl::StatusOr<RuntimeInstance> ContainerRuntime::Inspect(absl::string_view inst
 }
 
 absl::Status ContainerRuntime::Stop(absl::string_view instance_id, absl::Duration grace) {
+  EndTails(absl::Now(), instance_id);
   DCU_ASSIGN_OR_RETURN(RuntimeInstance ri, Inspect(instance_id));
   if (!ri.running) return absl::OkStatus();
   std::string dir = SpecDir(instance_id);
@@ -430,15 +459,18 @@ absl::StatusOr<std::vector<ContainerRuntime::TimedLine>> ContainerRuntime::ReadT
   // stdout and stderr come back separately; their timestamps restore the
   // order in which the instance wrote them.
   std::vector<TimedLine> lines;
+  int stream_number = 0;
   for (const std::string* stream : {&out.stdout_data, &out.stderr_data}) {
+    ++stream_number;
     for (absl::string_view l : absl::StrSplit(*stream, '\n', absl::SkipEmpty())) {
       size_t sp = l.find(' ');
-      TimedLine line{absl::InfinitePast(), std::string(l)};
+      TimedLine line{absl::InfinitePast(), std::string(l), stream_number};
       if (sp != absl::string_view::npos) {
         absl::Time t = ParseDockerTime(std::string(l.substr(0, sp)));
         if (t != absl::InfinitePast()) {
           line.at = t;
-          line.text = std::string(l.substr(sp + 1));
+          line.text = JoinLogPieces(l.substr(sp + 1), l.substr(0, sp + 1));
+          line.whole_pieces = !line.text.empty() && line.text.size() % kLogPieceBytes == 0;
         }
       }
       lines.push_back(std::move(line));
@@ -481,8 +513,34 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
                  absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", absl::FromUnixNanos(since_offset), absl::UTCTimeZone()),
                  "--tail", bound};
   }
+  // Started before the read: what the container writes from now on is seen
+  // by one or the other.
+  const absl::Time now = absl::Now();
+  std::shared_ptr<AttachedTail> tail = TailOf(instance_id, now);
   DCU_ASSIGN_OR_RETURN(std::vector<TimedLine> lines, ReadTimedLines(instance_id, selection));
   LogChunk chunk;
+  if (tail != nullptr && tail->Running()) {
+    // A stream's last line that is whole 16 KiB pieces while that stream
+    // is still writing a line is that line's beginning, stamped with its
+    // first piece: the whole line comes later with the same stamp, which a
+    // position past it would drop. It and everything stamped from it on
+    // wait for the next read (the position stays before it).
+    absl::Time hold_from = absl::InfiniteFuture();
+    for (int stream = 1; stream <= 2; ++stream) {
+      for (size_t i = lines.size(); i > 0; --i) {
+        const TimedLine& l = lines[i - 1];
+        if (l.stream != stream) continue;
+        if (l.whole_pieces && !tail->Unended(stream).empty()) hold_from = std::min(hold_from, l.at);
+        break;
+      }
+    }
+    if (hold_from != absl::InfiniteFuture()) {
+      lines.erase(std::find_if(lines.begin(), lines.end(),
+                               [&](const TimedLine& l) { return l.at >= hold_from; }),
+                  lines.end());
+    }
+    if (const int s = tail->LatestUnended(); s != 0) chunk.partial = tail->Unended(s);
+  }
   chunk.next_offset = std::max<int64_t>(0, since_offset);
   size_t first = 0;
   if (since_offset >= 0) {
@@ -508,10 +566,46 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
   return chunk;
 }
 
+std::shared_ptr<AttachedTail> ContainerRuntime::TailOf(absl::string_view instance_id, absl::Time now) {
+  EndTails(now);
+  absl::MutexLock lock(&tails_mu_);
+  auto it = tails_.find(instance_id);
+  if (it == tails_.end()) {
+    it = tails_
+             .emplace(std::string(instance_id),
+                      std::make_shared<AttachedTail>(
+                          runner_, std::vector<std::string>{options_.cli, "attach", "--no-stdin",
+                                                            "--sig-proxy=false", ContainerName(instance_id)}))
+             .first;
+  }
+  it->second->Use(now);
+  return it->second;
+}
+
+void ContainerRuntime::EndTails(absl::Time now, absl::string_view instance_id) {
+  std::vector<std::shared_ptr<AttachedTail>> ended;
+  {
+    absl::MutexLock lock(&tails_mu_);
+    for (auto it = tails_.begin(); it != tails_.end();) {
+      // One whose attach ended (the container exited) is kept while it is
+      // read: another attach of a stopped container would fail again.
+      const bool end = it->first == instance_id || now - it->second->last_used() > kTailIdle;
+      if (end) {
+        ended.push_back(std::move(it->second));
+        it = tails_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Destroyed here, outside the lock: each ends its attach and joins.
+}
+
 absl::Status ContainerRuntime::Remove(absl::string_view instance_id) {
   if (std::string why = ValidateInstanceId(instance_id); !why.empty()) {
     return absl::InvalidArgumentError(why);
   }
+  EndTails(absl::Now(), instance_id);
   auto ri = Inspect(instance_id);
   if (ri.ok() && ri->running) {
     return absl::FailedPreconditionError(

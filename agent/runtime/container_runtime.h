@@ -1,8 +1,13 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/runtime/attached_tail.h"
 
 #include "agent/runtime/env_recipe.h"
 #include "agent/runtime/runtime.h"
@@ -63,7 +68,9 @@ class ContainerRuntime final : public Runtime {
   absl::StatusOr<std::string> ReadLogTail(absl::string_view instance_id,
                                           size_t max_bytes) override;
   // Positions are the engine's line stamps in nanoseconds (`logs
-  // --timestamps --since`), not bytes.
+  // --timestamps --since`), not bytes. `partial` is the line the container
+  // is still writing, from an `attach` started at the first read of the
+  // instance (AttachedTail) and ended once nobody reads it for a minute.
   absl::StatusOr<LogChunk> ReadLogSince(absl::string_view instance_id, int64_t since_offset,
                                         size_t max_bytes) override;
   absl::Status Remove(absl::string_view instance_id) override;
@@ -84,10 +91,15 @@ class ContainerRuntime final : public Runtime {
   absl::StatusOr<common::ProcessOutput> Cli(const std::vector<std::string>& args,
                                             absl::Duration timeout);
   absl::StatusOr<EnvMap> ImageEnv(const std::string& image);
-  // A line of `logs --timestamps` and its stamp (InfinitePast when it has none).
+  // A line of `logs --timestamps` and its stamp (InfinitePast when it has
+  // none), the stream it came from (1: stdout, 2: stderr), and whether it
+  // is a whole number of the log driver's 16 KiB pieces (kLogPieceBytes),
+  // so possibly the start of a line still being written.
   struct TimedLine {
     absl::Time at;
     std::string text;
+    int stream = 1;
+    bool whole_pieces = false;
   };
   // `logs --timestamps SELECTION NAME`, both streams, in stamp order.
   absl::StatusOr<std::vector<TimedLine>> ReadTimedLines(absl::string_view instance_id,
@@ -100,6 +112,16 @@ class ContainerRuntime final : public Runtime {
   // The state directory, absolute: the value of the owner label.
   const std::string owner_;
   common::ProcessRunner* runner_;
+
+  // The attach of a container being read (ReadLogSince), started on the
+  // first read; `now`: when it is read.
+  std::shared_ptr<AttachedTail> TailOf(absl::string_view instance_id, absl::Time now);
+  // Ends tails nobody read for kTailIdle, and `instance_id`'s when given
+  // (the container stops or goes).
+  void EndTails(absl::Time now, absl::string_view instance_id = "");
+  static constexpr absl::Duration kTailIdle = absl::Seconds(60);
+  absl::Mutex tails_mu_;
+  std::map<std::string, std::shared_ptr<AttachedTail>, std::less<>> tails_ ABSL_GUARDED_BY(tails_mu_);
 };
 
 }  // namespace dcu::agent

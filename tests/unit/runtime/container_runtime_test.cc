@@ -4,12 +4,15 @@
 // reason. The argv rendering test needs no engine.
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/runtime_registry.h"
+#include "agent/supervisor/instance_manager.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -310,6 +313,96 @@ TEST_F(ContainerRuntimeTest, LogPositionsGiveEveryLineOnceHoweverAlike) {
   ASSERT_TRUE(cut.ok());
   EXPECT_LE(cut->text.size(), 200u);
   EXPECT_GT(cut->skipped_bytes, 0);
+}
+
+// A weights load in a container, as the start-up follower reads it. tqdm
+// redraws its bar with '\r' and ends the line only when the load is over;
+// `docker logs` shows a line once it ends, or each 16 KiB of it with the
+// line's first stamp, the pieces joined by stamps (Docker 20.10, measured).
+// Before: no progress could be read while the bar ran (a load longer than
+// the loading window was a "stall"), a 16 KiB piece read as a line made the
+// position pass the whole line's stamp, so the finished bar never came,
+// and a long line carried Docker's stamps inside it. Now the line being
+// written is the read's `partial` (from `docker attach`), a piece waits for
+// its line, and the bar's line comes once, whole.
+TEST_F(ContainerRuntimeTest, AProgressBarIsReadWhileItIsDrawnAndItsLineComesOnceWhole) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-bar");
+  // 200 redraws of ~95 bytes: the bar's line passes 16 KiB mid-load.
+  std::ofstream(model_ + "/bar.json") << R"({"load_seconds": 5, "shards": 200})";
+  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/bar.json";
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  std::string followed;
+  std::set<std::string> shard_counts_seen;
+  int64_t at = -1;
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < until && !absl::StrContains(followed, "Loading weights took")) {
+    auto c = runtime_->ReadLogSince(spec.instance_id(), at, 1 << 20);
+    ASSERT_TRUE(c.ok()) << c.status();
+    followed += c->text;
+    at = c->next_offset;
+    // The latest redraw of the line still being written.
+    const size_t cr = c->partial.rfind('\r');
+    const std::string redraw = cr == std::string::npos ? c->partial : c->partial.substr(cr + 1);
+    if (absl::StartsWith(redraw, "Loading safetensors checkpoint shards:") &&
+        !absl::StrContains(followed, "Loading safetensors checkpoint shards:")) {
+      const size_t bar = redraw.find(" | ");
+      if (bar != std::string::npos) shard_counts_seen.insert(redraw.substr(bar + 3, redraw.find(' ', bar + 3) - bar - 3));
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_TRUE(absl::StrContains(followed, "Loading weights took")) << followed.substr(0, 2000);
+  // Read while the bar was drawn, advancing (five seconds at 200 ms reads).
+  EXPECT_GE(shard_counts_seen.size(), 5u) << absl::StrJoin(shard_counts_seen, " ");
+  // The bar's line once, whole (ending in its last redraw), without stamps.
+  std::vector<std::string> bar_lines;
+  for (absl::string_view l : absl::StrSplit(followed, '\n')) {
+    if (absl::StrContains(l, "Loading safetensors checkpoint shards:")) bar_lines.emplace_back(l);
+  }
+  ASSERT_EQ(bar_lines.size(), 1u) << "a piece of the bar's line was read as a line, or the line twice";
+  EXPECT_GT(bar_lines[0].size(), 16u * 1024);
+  EXPECT_TRUE(absl::StrContains(bar_lines[0], "| 200/200 [")) << bar_lines[0].substr(bar_lines[0].size() - 200);
+  EXPECT_FALSE(std::regex_search(bar_lines[0], std::regex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z ")))
+      << "a stamp of Docker's inside the engine's line";
+  EXPECT_EQ(std::count(bar_lines[0].begin(), bar_lines[0].end(), '\r'), 201);
+}
+
+// The same bar through the agent's supervisor: a weights load in a
+// container longer than the loading window is progress while its bar
+// advances, not a stall. Before, the follower saw nothing of the bar until
+// the load was over, and failed this start-up as "stuck at loading_weights".
+TEST_F(ContainerRuntimeTest, AContainerWeightsLoadLongerThanItsStallWindowBecomesReady) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-slow-load");
+  std::ofstream(model_ + "/slow.json") << R"({"load_seconds": 9, "shards": 9})";
+  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/slow.json";
+  // A shard a second, three seconds allowed between two.
+  spec.mutable_startup_stall()->set_loading_weights_s(3);
+  spec.set_startup_timeout_s(90);
+  absl::Mutex mu;
+  std::optional<dcufleet::v1::InstanceStatus> last;
+  common::SocketHttpClient http;
+  InstanceManager::Options o;
+  o.supervisor.poll_interval = absl::Milliseconds(200);
+  o.supervisor.ready_check_interval = absl::Milliseconds(200);
+  o.housekeeping_interval = absl::Milliseconds(200);
+  InstanceManager manager({{"container", runtime_.get()}}, &http, &common::RealClock::Get(), o,
+                          [&](const dcufleet::v1::InstanceStatus& st) {
+                            absl::MutexLock lock(&mu);
+                            if (st.instance_id() == spec.instance_id()) last = st;
+                          });
+  manager.Apply(1, {spec});
+  auto phase = [&]() {
+    absl::MutexLock lock(&mu);
+    return last ? last->phase() : dcufleet::v1::INSTANCE_PHASE_UNSPECIFIED;
+  };
+  ASSERT_TRUE(WaitUntil([&] {
+    auto p = phase();
+    return p == dcufleet::v1::INSTANCE_READY || p == dcufleet::v1::INSTANCE_FAILED;
+  }, absl::Seconds(60)));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(last->phase(), dcufleet::v1::INSTANCE_READY) << last->message();
+  EXPECT_EQ(last->startup().shards_total(), 9);
 }
 
 // `dcu-agent inventory` beside a running agent learns that agent's running

@@ -1,8 +1,12 @@
 // Registry, recipe rendering helpers and FakeRuntime.
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/process_runner.h"
 #include "agent/runtime/env_recipe.h"
 #include "agent/runtime/fake_runtime.h"
 #include "agent/runtime/runtime_registry.h"
@@ -116,6 +120,35 @@ TEST(EnvRecipeTest, CaptureSourcedEnvNeedsOnlyTheShell) {
   // `set -a`: what the script assigns without `export` is kept too.
   EXPECT_EQ((*env)["PLAIN"], "not-exported");
   EXPECT_EQ(env->count("__dcufleet_v"), 0u);
+}
+
+// A long-running child whose output matters while it runs (`docker
+// attach`): each piece arrives as it is written, by stream, and a cancel
+// ends the child and its group within the 100 ms it is checked at.
+TEST(SubprocessRunnerTest, OutputArrivesWhileTheChildRunsAndACancelEndsIt) {
+  common::SubprocessRunner runner;
+  std::atomic<bool> cancel{false};
+  std::string out, err;
+  absl::Time first_err;
+  common::ProcessOptions o;
+  o.timeout = absl::InfiniteDuration();
+  o.cancel = &cancel;
+  o.on_output = [&](int stream, absl::string_view data) {
+    if (stream == 2 && err.empty()) first_err = absl::Now();
+    (stream == 1 ? out : err).append(data.data(), data.size());
+    // The redraw without a newline came through: stop the child.
+    if (absl::StrContains(err, "2/3")) cancel = true;
+  };
+  const absl::Time start = absl::Now();
+  auto r = runner.Run({"/bin/bash", "-c",
+                       "echo first; for i in 1 2 3; do printf '\\rshard %d/3' $i >&2; sleep 1; done; sleep 30"},
+                      o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_EQ(out, "first\n");
+  EXPECT_EQ(err, "\rshard 1/3\rshard 2/3");
+  EXPECT_LT(first_err - start, absl::Milliseconds(900)) << "the first redraw waited for more output";
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "the cancel did not end the child";
 }
 
 TEST(EnvRecipeTest, ModelOverlayReplacesConfigWithoutTouchingTheModel) {

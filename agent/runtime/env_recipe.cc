@@ -87,6 +87,13 @@ std::string PrependSearchPath(const std::vector<std::string>& prefixes,
 }
 
 void ApplyRecipe(const dcufleet::v1::InstanceSpec& spec, EnvMap* env) {
+  // Python block-buffers stdout written to a file or a pipe (8 KiB): a
+  // print() reaches the log, the start-up follower and the diagnosis only
+  // when the buffer fills or the process exits, and not at all when it is
+  // killed (a stall, a stop). vLLM's own log lines flush, print()s and some
+  // libraries' lines do not. What the env or the image sets, and spec.env,
+  // win.
+  env->emplace(kPythonUnbufferedEnv, "1");
   for (const auto& [k, v] : spec.env()) (*env)[k] = v;
   if (spec.ld_library_path_prefix_size() > 0) {
     std::vector<std::string> prefixes(spec.ld_library_path_prefix().begin(),

@@ -48,7 +48,10 @@ absl::StatusOr<EnvMap> CaptureSourcedEnv(common::ProcessRunner& runner, absl::st
 std::string PrependSearchPath(const std::vector<std::string>& prefixes,
                               absl::string_view existing);
 
-// Applies, in this order: spec.env, LD_LIBRARY_PATH prefixes, the visible
+inline constexpr char kPythonUnbufferedEnv[] = "PYTHONUNBUFFERED";
+
+// Applies, in this order: PYTHONUNBUFFERED=1 where the environment has no
+// value for it, spec.env, LD_LIBRARY_PATH prefixes, the visible
 // devices variable (spec.visible_devices_env, default HIP_VISIBLE_DEVICES),
 // DCUFLEET_PORT and the DCUFLEET_INSTANCE marker. The marker and the device
 // variable win over anything in spec.env.

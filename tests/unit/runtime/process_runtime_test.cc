@@ -210,6 +210,37 @@ TEST_F(ProcessRuntimeTest, CleanEnvironmentWithRecipeApplied) {
   unsetenv("DCU_AGENT_ONLY_SECRET");
 }
 
+// A Python engine's print() reaches the log when it is made, not when 8 KiB
+// of them have (Python block-buffers stdout to a file): the start-up
+// follower reads it, and a hang or a kill does not swallow the last lines.
+// spec.env can still ask for buffering. (The printed texts are built at run
+// time: the log's launch header quotes the argv.)
+TEST_F(ProcessRuntimeTest, APythonEnginesPrintReachesTheLogWhenItIsMade) {
+  auto spec = Spec("inst-print", "");
+  spec.clear_argv();
+  for (const char* a : {"/usr/bin/python3", "-c", "import time; print('weights: shard %d/2' % 1); time.sleep(30)"}) {
+    spec.add_argv(a);
+  }
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  auto buffered = Spec("inst-buffered", "");
+  buffered.clear_argv();
+  for (const char* a : {"/usr/bin/python3", "-c", "import time; print('held in the %s' % 'buffer'); time.sleep(30)"}) {
+    buffered.add_argv(a);
+  }
+  (*buffered.mutable_env())["PYTHONUNBUFFERED"] = "";
+  ASSERT_TRUE(runtime_->Start(buffered).ok());
+  std::string log;
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < until && !absl::StrContains(log, "weights: shard 1/2")) {
+    absl::SleepFor(absl::Milliseconds(100));
+    log = runtime_->ReadLogTail("inst-print", 1 << 16).value_or("");
+  }
+  EXPECT_THAT(log, HasSubstr("weights: shard 1/2"));
+  EXPECT_THAT(runtime_->ReadLogTail("inst-buffered", 1 << 16).value_or(""), Not(HasSubstr("held in the buffer")));
+  runtime_->Stop("inst-print", absl::Seconds(1)).IgnoreError();
+  runtime_->Stop("inst-buffered", absl::Seconds(1)).IgnoreError();
+}
+
 TEST_F(ProcessRuntimeTest, CrashRecordsExitCodeAndLogHasTheRealMessage) {
   auto spec = Spec("inst-crash", Env(R"({"crash": {"after_seconds": 0.2, "exit_code": 3}})"));
   ASSERT_TRUE(runtime_->Start(spec).ok());

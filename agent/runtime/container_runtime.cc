@@ -516,7 +516,8 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
   // Started before the read: what the container writes from now on is seen
   // by one or the other.
   const absl::Time now = absl::Now();
-  std::shared_ptr<AttachedTail> tail = TailOf(instance_id, now);
+  bool attach_started = false;
+  std::shared_ptr<AttachedTail> tail = TailOf(instance_id, now, &attach_started);
   DCU_ASSIGN_OR_RETURN(std::vector<TimedLine> lines, ReadTimedLines(instance_id, selection));
   LogChunk chunk;
   if (tail != nullptr && tail->Running()) {
@@ -524,13 +525,17 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
     // is still writing a line is that line's beginning, stamped with its
     // first piece: the whole line comes later with the same stamp, which a
     // position past it would drop. It and everything stamped from it on
-    // wait for the next read (the position stays before it).
+    // wait for the next read (the position stays before it). On the read
+    // that starts the attach (the first after an agent restart) nothing
+    // tells yet whether the line goes on: it waits one read.
     absl::Time hold_from = absl::InfiniteFuture();
     for (int stream = 1; stream <= 2; ++stream) {
       for (size_t i = lines.size(); i > 0; --i) {
         const TimedLine& l = lines[i - 1];
         if (l.stream != stream) continue;
-        if (l.whole_pieces && !tail->Unended(stream).empty()) hold_from = std::min(hold_from, l.at);
+        if (l.whole_pieces && (attach_started || !tail->Unended(stream).empty())) {
+          hold_from = std::min(hold_from, l.at);
+        }
         break;
       }
     }
@@ -566,10 +571,12 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
   return chunk;
 }
 
-std::shared_ptr<AttachedTail> ContainerRuntime::TailOf(absl::string_view instance_id, absl::Time now) {
+std::shared_ptr<AttachedTail> ContainerRuntime::TailOf(absl::string_view instance_id, absl::Time now,
+                                                       bool* started) {
   EndTails(now);
   absl::MutexLock lock(&tails_mu_);
   auto it = tails_.find(instance_id);
+  *started = it == tails_.end();
   if (it == tails_.end()) {
     it = tails_
              .emplace(std::string(instance_id),

@@ -114,8 +114,8 @@ class ContainerRuntime final : public Runtime {
   common::ProcessRunner* runner_;
 
   // The attach of a container being read (ReadLogSince), started on the
-  // first read; `now`: when it is read.
-  std::shared_ptr<AttachedTail> TailOf(absl::string_view instance_id, absl::Time now);
+  // first read (`*started` set then); `now`: when it is read.
+  std::shared_ptr<AttachedTail> TailOf(absl::string_view instance_id, absl::Time now, bool* started);
   // Ends tails nobody read for kTailIdle, and `instance_id`'s when given
   // (the container stops or goes).
   void EndTails(absl::Time now, absl::string_view instance_id = "");

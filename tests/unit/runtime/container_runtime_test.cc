@@ -367,6 +367,43 @@ TEST_F(ContainerRuntimeTest, AProgressBarIsReadWhileItIsDrawnAndItsLineComesOnce
   EXPECT_EQ(std::count(bar_lines[0].begin(), bar_lines[0].end(), '\r'), 201);
 }
 
+// An agent restarted while a bar's line is past 16 KiB and still being
+// written: the new agent's first read starts its attach and cannot tell yet
+// whether the 16 KiB piece `docker logs` shows is the whole line. It waits
+// a read, and the bar's line still comes once, whole. Before, the piece was
+// read as the line and the rest of it lost.
+TEST_F(ContainerRuntimeTest, AReadAfterAnAgentRestartMidBarWaitsForTheLine) {
+  REQUIRE_ENGINE();
+  auto spec = Spec("ctr-restart-bar");
+  // 400 redraws over 8 s: past 16 KiB after ~3.4 s, drawn until 8 s.
+  std::ofstream(model_ + "/bar.json") << R"({"load_seconds": 8, "shards": 400})";
+  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/bar.json";
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  std::string followed;
+  int64_t at = -1;
+  const absl::Time start = absl::Now();
+  bool restarted = false;
+  while (absl::Now() < start + absl::Seconds(40) && !absl::StrContains(followed, "Loading weights took")) {
+    if (!restarted && absl::Now() > start + absl::Seconds(5)) {
+      runtime_ = NewRuntime();  // the agent restarts; the container runs on
+      restarted = true;
+    }
+    auto c = runtime_->ReadLogSince(spec.instance_id(), at, 1 << 20);
+    ASSERT_TRUE(c.ok()) << c.status();
+    followed += c->text;
+    at = c->next_offset;
+    absl::SleepFor(absl::Milliseconds(restarted ? 200 : 1000));
+  }
+  ASSERT_TRUE(restarted);
+  ASSERT_TRUE(absl::StrContains(followed, "Loading weights took")) << followed.substr(0, 2000);
+  std::vector<std::string> bar_lines;
+  for (absl::string_view l : absl::StrSplit(followed, '\n')) {
+    if (absl::StrContains(l, "Loading safetensors checkpoint shards:")) bar_lines.emplace_back(l);
+  }
+  ASSERT_EQ(bar_lines.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(bar_lines[0], "| 400/400 [")) << bar_lines[0].size() << " bytes";
+}
+
 // The same bar through the agent's supervisor: a weights load in a
 // container longer than the loading window is progress while its bar
 // advances, not a stall. Before, the follower saw nothing of the bar until

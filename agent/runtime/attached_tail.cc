@@ -41,20 +41,20 @@ void AttachedTail::Append(int stream, const char* data, size_t n) {
   changed_[stream - 1] = absl::Now();
 }
 
-std::string AttachedTail::Unended(int stream) const {
-  if (stream != 1 && stream != 2) return "";
+bool AttachedTail::Writing(int stream) const {
+  if (stream != 1 && stream != 2) return false;
   absl::MutexLock lock(&mu_);
-  return unended_[stream - 1];
+  return !unended_[stream - 1].empty();
 }
 
-int AttachedTail::LatestUnended() const {
+std::string AttachedTail::Latest() const {
   absl::MutexLock lock(&mu_);
-  int latest = 0;
-  for (int s = 1; s <= 2; ++s) {
-    if (unended_[s - 1].empty()) continue;
-    if (latest == 0 || changed_[s - 1] > changed_[latest - 1]) latest = s;
+  int latest = -1;
+  for (int s = 0; s < 2; ++s) {
+    if (unended_[s].empty()) continue;
+    if (latest < 0 || changed_[s] > changed_[latest]) latest = s;
   }
-  return latest;
+  return latest < 0 ? std::string() : unended_[latest];
 }
 
 bool AttachedTail::Running() const {

@@ -32,12 +32,12 @@ class AttachedTail {
   AttachedTail(const AttachedTail&) = delete;
   AttachedTail& operator=(const AttachedTail&) = delete;
 
-  // What stream 1 (stdout) or 2 (stderr) wrote after its last '\n' since
-  // the attach began: empty when its last byte was a '\n', or when it wrote
-  // nothing since.
-  std::string Unended(int stream) const;
-  // The stream whose unended line changed last (0: neither has one).
-  int LatestUnended() const;
+  // Whether stream 1 (stdout) or 2 (stderr) is writing a line: it wrote
+  // since the attach began, and its last byte was not a '\n'.
+  bool Writing(int stream) const;
+  // The unended line (what followed the last '\n') of the stream that
+  // wrote last of those writing one; empty when neither is.
+  std::string Latest() const;
   // Whether the attach still runs.
   bool Running() const;
   // When a reader last asked; the runtime ends tails nobody reads.

@@ -533,7 +533,7 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
       for (size_t i = lines.size(); i > 0; --i) {
         const TimedLine& l = lines[i - 1];
         if (l.stream != stream) continue;
-        if (l.whole_pieces && (attach_started || !tail->Unended(stream).empty())) {
+        if (l.whole_pieces && (attach_started || tail->Writing(stream))) {
           hold_from = std::min(hold_from, l.at);
         }
         break;
@@ -544,7 +544,7 @@ absl::StatusOr<LogChunk> ContainerRuntime::ReadLogSince(absl::string_view instan
                                [&](const TimedLine& l) { return l.at >= hold_from; }),
                   lines.end());
     }
-    if (const int s = tail->LatestUnended(); s != 0) chunk.partial = tail->Unended(s);
+    chunk.partial = tail->Latest();
   }
   chunk.next_offset = std::max<int64_t>(0, since_offset);
   size_t first = 0;

@@ -34,6 +34,15 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// The lines of `text` that hold tqdm's weights bar.
+std::vector<std::string> BarLines(absl::string_view text) {
+  std::vector<std::string> out;
+  for (absl::string_view l : absl::StrSplit(text, '\n')) {
+    if (absl::StrContains(l, "Loading safetensors checkpoint shards:")) out.emplace_back(l);
+  }
+  return out;
+}
+
 bool WaitUntil(const std::function<bool()>& pred, absl::Duration limit = absl::Seconds(20)) {
   absl::Time deadline = absl::Now() + limit;
   while (absl::Now() < deadline) {
@@ -147,6 +156,15 @@ class ContainerRuntimeTest : public ::testing::Test {
     }
     s.add_argv(absl::StrCat(s.port()));
     started_.push_back(s.instance_id());
+    return s;
+  }
+
+  // Spec(id) whose fake engine plays `scenario_json` (FAKE_VLLM_SCENARIO).
+  dcufleet::v1::InstanceSpec SpecWithScenario(const std::string& id, const std::string& scenario_json) {
+    auto s = Spec(id);
+    const std::string file = absl::StrCat(model_, "/", id, ".json");
+    std::ofstream(file) << scenario_json;
+    (*s.mutable_env())["FAKE_VLLM_SCENARIO"] = file;
     return s;
   }
 
@@ -273,10 +291,7 @@ TEST_F(ContainerRuntimeTest, WithoutRemediationExitsWithTheRealMessageInOrder) {
 // window of identical lines for the same window.
 TEST_F(ContainerRuntimeTest, LogPositionsGiveEveryLineOnceHoweverAlike) {
   REQUIRE_ENGINE();
-  auto spec = Spec("ctr-repeat");
-  std::ofstream(model_ + "/repeat.json")
-      << R"({"load_seconds": 0.1, "repeat": {"line": "INFO: same", "every_seconds": 0.05, "mark_every": 10}})";
-  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/repeat.json";
+  auto spec = SpecWithScenario("ctr-repeat", R"({"load_seconds": 0.1, "repeat": {"line": "INFO: same", "every_seconds": 0.05, "mark_every": 10}})");
   ASSERT_TRUE(runtime_->Start(spec).ok());
   std::string followed;
   int64_t at = -1;
@@ -327,10 +342,8 @@ TEST_F(ContainerRuntimeTest, LogPositionsGiveEveryLineOnceHoweverAlike) {
 // its line, and the bar's line comes once, whole.
 TEST_F(ContainerRuntimeTest, AProgressBarIsReadWhileItIsDrawnAndItsLineComesOnceWhole) {
   REQUIRE_ENGINE();
-  auto spec = Spec("ctr-bar");
   // 200 redraws of ~95 bytes: the bar's line passes 16 KiB mid-load.
-  std::ofstream(model_ + "/bar.json") << R"({"load_seconds": 5, "shards": 200})";
-  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/bar.json";
+  auto spec = SpecWithScenario("ctr-bar", R"({"load_seconds": 5, "shards": 200})");
   ASSERT_TRUE(runtime_->Start(spec).ok());
   std::string followed;
   std::set<std::string> shard_counts_seen;
@@ -355,10 +368,7 @@ TEST_F(ContainerRuntimeTest, AProgressBarIsReadWhileItIsDrawnAndItsLineComesOnce
   // Read while the bar was drawn, advancing (five seconds at 200 ms reads).
   EXPECT_GE(shard_counts_seen.size(), 5u) << absl::StrJoin(shard_counts_seen, " ");
   // The bar's line once, whole (ending in its last redraw), without stamps.
-  std::vector<std::string> bar_lines;
-  for (absl::string_view l : absl::StrSplit(followed, '\n')) {
-    if (absl::StrContains(l, "Loading safetensors checkpoint shards:")) bar_lines.emplace_back(l);
-  }
+  const std::vector<std::string> bar_lines = BarLines(followed);
   ASSERT_EQ(bar_lines.size(), 1u) << "a piece of the bar's line was read as a line, or the line twice";
   EXPECT_GT(bar_lines[0].size(), 16u * 1024);
   EXPECT_TRUE(absl::StrContains(bar_lines[0], "| 200/200 [")) << bar_lines[0].substr(bar_lines[0].size() - 200);
@@ -374,10 +384,8 @@ TEST_F(ContainerRuntimeTest, AProgressBarIsReadWhileItIsDrawnAndItsLineComesOnce
 // read as the line and the rest of it lost.
 TEST_F(ContainerRuntimeTest, AReadAfterAnAgentRestartMidBarWaitsForTheLine) {
   REQUIRE_ENGINE();
-  auto spec = Spec("ctr-restart-bar");
   // 400 redraws over 8 s: past 16 KiB after ~3.4 s, drawn until 8 s.
-  std::ofstream(model_ + "/bar.json") << R"({"load_seconds": 8, "shards": 400})";
-  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/bar.json";
+  auto spec = SpecWithScenario("ctr-restart-bar", R"({"load_seconds": 8, "shards": 400})");
   ASSERT_TRUE(runtime_->Start(spec).ok());
   std::string followed;
   int64_t at = -1;
@@ -396,10 +404,7 @@ TEST_F(ContainerRuntimeTest, AReadAfterAnAgentRestartMidBarWaitsForTheLine) {
   }
   ASSERT_TRUE(restarted);
   ASSERT_TRUE(absl::StrContains(followed, "Loading weights took")) << followed.substr(0, 2000);
-  std::vector<std::string> bar_lines;
-  for (absl::string_view l : absl::StrSplit(followed, '\n')) {
-    if (absl::StrContains(l, "Loading safetensors checkpoint shards:")) bar_lines.emplace_back(l);
-  }
+  const std::vector<std::string> bar_lines = BarLines(followed);
   ASSERT_EQ(bar_lines.size(), 1u);
   EXPECT_TRUE(absl::StrContains(bar_lines[0], "| 400/400 [")) << bar_lines[0].size() << " bytes";
 }
@@ -410,9 +415,7 @@ TEST_F(ContainerRuntimeTest, AReadAfterAnAgentRestartMidBarWaitsForTheLine) {
 // the load was over, and failed this start-up as "stuck at loading_weights".
 TEST_F(ContainerRuntimeTest, AContainerWeightsLoadLongerThanItsStallWindowBecomesReady) {
   REQUIRE_ENGINE();
-  auto spec = Spec("ctr-slow-load");
-  std::ofstream(model_ + "/slow.json") << R"({"load_seconds": 9, "shards": 9})";
-  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/slow.json";
+  auto spec = SpecWithScenario("ctr-slow-load", R"({"load_seconds": 9, "shards": 9})");
   // A shard a second, three seconds allowed between two.
   spec.mutable_startup_stall()->set_loading_weights_s(3);
   spec.set_startup_timeout_s(90);
@@ -452,10 +455,7 @@ TEST_F(ContainerRuntimeTest, AContainerWeightsLoadLongerThanItsStallWindowBecome
 // last line written.
 TEST_F(ContainerRuntimeTest, AReadFromTheStartOfALongLogIsBounded) {
   REQUIRE_ENGINE();
-  auto spec = Spec("ctr-long");
-  std::ofstream(model_ + "/burst.json")
-      << R"({"load_seconds": 0.1, "repeat": {"line": "INFO: burst", "every_seconds": 3600, "burst": 6000, "mark_every": 6000}})";
-  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/burst.json";
+  auto spec = SpecWithScenario("ctr-long", R"({"load_seconds": 0.1, "repeat": {"line": "INFO: burst", "every_seconds": 3600, "burst": 6000, "mark_every": 6000}})");
   ASSERT_TRUE(runtime_->Start(spec).ok());
   ASSERT_TRUE(WaitUntil([&] {
     auto t = runtime_->ReadLogTail(spec.instance_id(), 1 << 20);
@@ -480,9 +480,7 @@ TEST_F(ContainerRuntimeTest, RunningContainersOfAnAgentsStateDirAreListed) {
   o.default_shm_size = "256m";
   auto agents = ContainerRuntime::Create(o, runner_);
   ASSERT_TRUE(agents.ok()) << agents.status();
-  auto spec = Spec("ctr-listed");
-  std::ofstream(model_ + "/serve.json") << R"({"load_seconds": 0.1})";
-  (*spec.mutable_env())["FAKE_VLLM_SCENARIO"] = model_ + "/serve.json";
+  auto spec = SpecWithScenario("ctr-listed", R"({"load_seconds": 0.1})");
   ASSERT_TRUE((*agents)->Start(spec).ok());
   auto listed = RunningContainerInstances(agent_dir, Cli(), runner_);
   ASSERT_TRUE(listed.ok()) << listed.status();

@@ -63,9 +63,13 @@ const FieldDescriptor* FieldOf(const DeploymentNumberRule& rule) {
 }
 
 // The value the deployment will run with: the field's, or the default when
-// it is 0 and the rule has one (ApplyDeploymentDefaults writes the same).
+// it is 0 and the rule has one (ApplyDeploymentDefaults writes the same). A
+// field with presence (`optional`: replicas) takes the default only when
+// unset; set to 0 it is 0 (replicas 0: scaled to zero).
 double EffectiveDeploymentNumber(const DeploymentSpec& spec, const DeploymentNumberRule& rule) {
   const double v = GetDeploymentNumber(spec, rule);
+  const FieldDescriptor* f = FieldOf(rule);
+  if (f->has_presence() && spec.GetReflection()->HasField(spec, f)) return v;
   return v == 0 && rule.default_value != 0 ? rule.default_value : v;
 }
 

@@ -72,6 +72,7 @@ const dcufleet::v1::Attempt* LastAttempt(const Deployment& d) {
 int ExitFor(const Deployment& d) {
   switch (d.status().phase()) {
     case dcufleet::v1::DEPLOYMENT_READY:
+    case dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO:  // what was asked for
       return kExitOk;
     case dcufleet::v1::DEPLOYMENT_UNSCHEDULABLE:
       // A rollout's new replica waits for the room an old one leaves.
@@ -102,7 +103,9 @@ std::vector<std::string> DeploymentRow(const Deployment& d, bool wide) {
   // READY n/m over replicas; RESTARTS summed over them; NODE and STACK of
   // the replica the row speaks for (the one needing attention), "+K" for
   // the nodes of the others.
-  const int desired = std::max(1, d.spec().replicas());
+  // Scaled to zero: none wanted, and no node once its instance has stopped.
+  const bool at_zero = d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO;
+  const int desired = at_zero ? 0 : std::max(1, d.spec().replicas());
   int restarts = 0;
   std::set<std::string> nodes;
   std::vector<std::string> endpoints;
@@ -115,7 +118,7 @@ std::vector<std::string> DeploymentRow(const Deployment& d, bool wide) {
     restarts = std::max(0, d.status().attempts_size() - 1);
     if (!d.status().endpoint().empty()) endpoints.push_back(d.status().endpoint());
   }
-  std::string node = a ? a->placement().node() : "-";
+  std::string node = a && !(at_zero && nodes.empty()) ? a->placement().node() : "-";
   if (nodes.size() > 1) absl::StrAppend(&node, " +", nodes.size() - 1);
   std::vector<std::string> row = {
       d.spec().name(), absl::StrCat(d.ready_replicas(), "/", desired), Phase(d.status().phase()),

@@ -36,6 +36,12 @@ CLI::Validator RuleValidator(const DeploymentNumberRule& rule) {
   return CLI::Validator(
       [&rule](std::string& text) -> std::string {
         absl::StatusOr<double> v = ParseNumber(rule, text);
+        if (v.ok() && *v == 0 && rule.field == "replicas") {
+          // A replicas field set to 0 is zero replicas (not the default), and
+          // a deploy is asked for to run the model.
+          return "0: a deploy starts at least one replica; to keep a deployment with none running, "
+                 "scale it: dcuctl scale deployment NAME --replicas 0";
+        }
         absl::Status s = v.ok() ? common::CheckDeploymentNumber(rule, *v, rule.flag) : v.status();
         if (s.ok()) return std::string();
         // CLI11 puts the option's name in front itself.
@@ -55,16 +61,12 @@ CLI::Validator ScaleReplicasValidator() {
       [min, max](std::string& text) -> std::string {
         int n = -1;
         if (!absl::SimpleAtoi(text, &n)) return absl::StrCat("'", text, "' is not a whole number");
-        if (n == 0) {
-          return "0: a deployment keeps at least one replica (its spec lives in its replicas). To free "
-                 "its devices and keep its spec: dcuctl get deployment NAME -o yaml > NAME.yaml && "
-                 "dcuctl delete deployment NAME --wait; later: dcuctl apply -f NAME.yaml";
-        }
-        // Not deploy's wording: here 0 is not "the default".
-        if (n < min || n > max) return absl::StrCat(n, " is outside ", min, "-", max);
+        // Not deploy's wording: here 0 is not "the default" but zero (every
+        // instance stopped, the deployment kept).
+        if (n != 0 && (n < min || n > max)) return absl::StrCat(n, " is outside 0-", max);
         return std::string();
       },
-      absl::StrCat("INT in [", min, " - ", max, "]"));
+      absl::StrCat("INT in [0 - ", max, "]"));
 }
 
 void AddDeploymentSpecOptions(CLI::App* deploy, dcufleet::v1::DeploymentSpec* spec) {

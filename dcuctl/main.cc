@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
 
   // scale, rollout status
   std::string scale_name;
-  int scale_replicas = 0;  // 0: not given (the validator refuses 0 when given)
+  int scale_replicas = -1;  // -1: not given (the validator refuses negatives when given)
   bool scale_wait = false;
   double scale_timeout = 600;
   auto* scale = app.add_subcommand("scale", "change the number of replicas")->require_subcommand(1);
@@ -278,7 +278,8 @@ int main(int argc, char** argv) {
   scale_deployment->add_option("NAME", scale_name, "deployment name")->required();
   scale_deployment->add_option("--replicas", scale_replicas, "replicas wanted (required)")
       ->check(dcu::dcuctl::ScaleReplicasValidator());
-  scale_deployment->add_flag("--wait", scale_wait, "wait until every replica is Ready");
+  scale_deployment->add_flag("--wait", scale_wait,
+                             "wait until every replica is Ready (to zero: until every instance has stopped)");
   scale_deployment->add_option("--timeout", scale_timeout, "seconds to wait (0 = forever)")
       ->check(CLI::NonNegativeNumber);
   dcu::dcuctl::RolloutArgs rollout_args;
@@ -440,7 +441,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const bool is_get = get->parsed();
-  if (*scale_deployment && scale_replicas == 0) {
+  if (*scale_deployment && scale_replicas < 0) {
     std::cerr << "error: scale needs --replicas N, for example: dcuctl scale deployment "
               << (scale_name.empty() ? "NAME" : scale_name) << " --replicas 2\n";
     return kExitUsage;

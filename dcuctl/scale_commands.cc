@@ -23,7 +23,19 @@ namespace {
 using dcufleet::v1::Deployment;
 using FleetStub = dcufleet::v1::FleetService::Stub;
 
-int Desired(const Deployment& d) { return std::max(1, d.spec().replicas()); }
+bool AtZero(const Deployment& d) { return d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO; }
+
+// Replicas 0 in a spec: one written before replicas existed (one), unless
+// the deployment is scaled to zero.
+int Desired(const Deployment& d) { return AtZero(d) ? 0 : std::max(1, d.spec().replicas()); }
+
+// Instances a deployment scaled to zero still has to stop (the replica it
+// keeps shows its instance only until that has stopped).
+int StillStopping(const Deployment& d) {
+  int n = 0;
+  for (const auto& r : d.replicas()) n += !r.instance_id().empty();
+  return n;
+}
 
 // What the rollout waits for, and what ends it early.
 enum class Rollout { kDone, kUnschedulable, kFailed, kWaiting };
@@ -40,6 +52,7 @@ int PendingTermination(const Deployment& d) {
 }
 
 Rollout StateOf(const Deployment& d) {
+  if (AtZero(d)) return StillStopping(d) == 0 ? Rollout::kDone : Rollout::kWaiting;
   if (!Rolling(d) && d.ready_replicas() >= Desired(d) &&
       d.status().phase() == dcufleet::v1::DEPLOYMENT_READY && PendingTermination(d) == 0) {
     return Rollout::kDone;
@@ -60,6 +73,11 @@ Rollout StateOf(const Deployment& d) {
 }
 
 std::string Progress(const Deployment& d) {
+  if (AtZero(d)) {
+    const int n = StillStopping(d);
+    return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" to scale to zero: ", n,
+                        n == 1 ? " instance is" : " instances are", " still stopping...");
+  }
   if (Rolling(d)) {
     // kubectl's wording, with the replica that holds the rollout up.
     std::string held;
@@ -108,7 +126,10 @@ int RunScale(Client& client, const std::string& name, int replicas, bool wait, d
       out << "; removing " << named(resp.removed())
           << " (worst placed first: not Ready, then the most crowded node)";
     }
-    if (resp.added().empty() && resp.removed().empty()) out << " (unchanged)";
+    if (replicas == 0 && resp.previous_replicas() > 0) {
+      out << "; the deployment stays, with no instance (scale it up to serve again)";
+    }
+    if (resp.previous_replicas() == replicas) out << " (unchanged)";
     out << "\n";
   }
   if (!wait) return kExitOk;
@@ -177,6 +198,12 @@ int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::o
       },
       [&](const dcufleet::v1::DeployResponse& resp) {
         const int n = Desired(resp.deployment());
+        if (n == 0) {
+          out << "deployment \"" << args.name
+              << "\" is scaled to zero: nothing runs to restart; replicas it is scaled up to start "
+                 "afresh\n";
+          return;
+        }
         out << "deployment \"" << args.name << "\" restarting: " << n << (n == 1 ? " replica" : " replicas")
             << " replaced one at a time, a new one first while devices allow (none stops serving "
                "before its replacement is Ready)\n";
@@ -273,6 +300,10 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
     }
     ctx.TryCancel();
     reader->Finish();
+    if (state == Rollout::kDone && AtZero(last)) {
+      out << "deployment \"" << args.name << "\" scaled to zero (no instance runs)\n";
+      return kExitOk;
+    }
     if (state == Rollout::kDone) {
       out << "deployment \"" << args.name << "\" successfully rolled out (" << last.ready_replicas()
           << "/" << Desired(last) << " replicas Ready)\n";

@@ -296,6 +296,15 @@ void ClientSession::TryPick() {
       StartAttempt(model->replicas[*index]);
       return;
     }
+    if (model->scaled_to_zero && attempts_ == 0) {
+      LeaveQueue();
+      SendError(503,
+                absl::StrCat("model '", requested_model_, "' is scaled to zero: no replica runs. "
+                             "Scale it up: dcuctl scale deployment ", model->deployment,
+                             " --replicas 1"),
+                "server_error", "model_scaled_to_zero", !request_.keep_alive());
+      return;
+    }
   }
   if (attempts_ > 0) {
     // The retry found no other ready replica.

@@ -22,6 +22,7 @@ absl::StatusOr<ServingSet> ServingSetOf(const dcufleet::v1::ServingSnapshot& sna
     ServedModel model;
     model.deployment = m.deployment();
     model.served_model_name = m.served_model_name();
+    model.scaled_to_zero = m.scaled_to_zero();
     for (const auto& r : m.replicas()) {
       if (r.host().empty() || r.port() <= 0 || r.port() > 65535) {
         return absl::InvalidArgumentError(absl::StrCat("deployment '", m.deployment(),

@@ -38,6 +38,9 @@ struct ServedModel {
   std::string deployment;         // the deployment's name
   std::string served_model_name;  // what the engine answers to ("" = the deployment name)
   std::vector<Replica> replicas;
+  // Scaled to zero by a person: no replica is coming, so a request is
+  // refused at once instead of waiting in the queue.
+  bool scaled_to_zero = false;
 
   // The name the engine expects in the request's "model".
   const std::string& EngineModelName() const {

@@ -129,6 +129,12 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::ApplyToExisting(
                                  spec.replicas() == 1 ? " replica" : " replicas"));
     return resp;
   }
+  if (spec.replicas() == 0) {
+    // To zero with another spec: stopped first, so that nothing rolls; the
+    // kept document then takes the spec.
+    auto scaled = Scale(spec.name(), 0);
+    if (!scaled.ok()) return scaled.status();
+  }
   std::string changes;
   auto rolled = StartRollout(spec, &changes);
   if (!rolled.ok()) return rolled.status();
@@ -295,7 +301,9 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
   }
   *write = DeployWrite::kCreate;
   const std::string uid = common::NewId("d");
-  for (int r = 0; r < spec.replicas(); ++r) {
+  // Created at zero replicas (`apply -f` of a deployment scaled to zero):
+  // one document holds the spec, with nothing to place.
+  for (int r = 0; r < std::max(1, spec.replicas()); ++r) {
     Deployment& d = create->emplace_back();
     *d.mutable_spec() = spec;
     d.set_uid(uid);
@@ -305,6 +313,7 @@ std::optional<absl::StatusOr<dcufleet::v1::DeployResponse>> DeployController::Ad
     d.mutable_status()->set_message("waiting to be scheduled");
     d.mutable_status()->set_created_at_ms(absl::ToUnixMillis(now));
     d.mutable_status()->set_updated_at_ms(absl::ToUnixMillis(now));
+    if (spec.replicas() == 0) d = ParkedReplica(d, absl::ToUnixMillis(now));
     d.set_revision(1);
   }
   *created = Event{0, absl::ToUnixMillis(now), "deployment", spec.name(), "Normal", "Created",
@@ -487,9 +496,10 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
     const std::string& name, int replicas) {
   const common::DeploymentNumberRule* rule = common::FindDeploymentNumberRule("replicas");
   if (rule) {
+    // 0 is a value of its own here (scale to zero), not the default.
     if (absl::Status s = common::CheckDeploymentNumber(*rule, replicas, "replicas");
-        !s.ok() || replicas < 1) {
-      return s.ok() ? absl::InvalidArgumentError("replicas: must be at least 1") : s;
+        !s.ok() || replicas < 0) {
+      return s.ok() ? absl::InvalidArgumentError("replicas: must be at least 0") : s;
     }
   }
   const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
@@ -507,18 +517,31 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
         return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
       }
       const Deployment* live = nullptr;
+      const Deployment* parked = nullptr;
       for (const Deployment* r : current) {
         if (!r->status().deleted()) {
           live = r;
           ++before;
         }
+        if (ScaledToZero(*r)) parked = r;
       }
       if (!live) {
         return absl::FailedPreconditionError(
             absl::StrCat("deployment '", name, "' is being deleted; wait until it is gone"));
       }
-      std::vector<int> remove = ReplicasToRemove(current, replicas);
-      std::vector<int> add = ReplicasToAdd(current, replicas);
+      if (parked) before = 0;
+      resp.set_previous_replicas(before);
+      if (parked && replicas > 0 && deploy_internal::HasActiveAttempt(*parked)) {
+        const Attempt& a = parked->status().attempts(parked->status().attempts_size() - 1);
+        return absl::FailedPreconditionError(absl::StrCat(
+            "deployment '", name, "' is still stopping instance '", a.instance_id(), "' on node '",
+            a.placement().node(), "' (scaled to zero); scale it up once that has stopped "
+            "(dcuctl scale deployment ", name, " --replicas 0 --wait waits for it)"));
+      }
+      // To zero, one document stays (the best placed: it holds the spec);
+      // from zero, that document is replaced by a placed replica.
+      std::vector<int> remove = ReplicasToRemove(current, std::max(1, replicas));
+      std::vector<int> add = ReplicasToAdd(current, std::max(1, replicas));
       // Every live replica carries the new count; the removed ones are
       // marked as every removal is (RemovedReplica), the added ones made as
       // every addition is (AddedReplica), on the live ones' target spec.
@@ -532,8 +555,24 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
         if (std::find(remove.begin(), remove.end(), r->replica()) != remove.end()) {
           resp.add_removed(r->replica());
           docs.push_back(RemovedReplica(
-              with_count(*r), absl::StrCat("removed by the scale-down to ", replicas, " replicas"),
+              with_count(*r),
+              replicas == 0 ? std::string("removed by the scale to zero")
+                            : absl::StrCat("removed by the scale-down to ", replicas, " replicas"),
               now_ms));
+          continue;
+        }
+        if (replicas == 0) {
+          if (!parked) docs.push_back(ParkedReplica(*r, now_ms));
+          continue;
+        }
+        if (r == parked) {
+          // Placed afresh, as an added replica (its stopped attempts stay
+          // in the deployment's events, not in the new document).
+          Deployment d = AddedReplica(with_count(*r), TargetSpec(*r), r->replica(),
+                                      "waiting to be scheduled", now_ms);
+          d.set_revision(r->revision() + 1);
+          resp.add_added(r->replica());
+          docs.push_back(std::move(d));
           continue;
         }
         if (r->spec().replicas() == replicas) continue;
@@ -576,7 +615,10 @@ absl::StatusOr<dcufleet::v1::ScaleDeploymentResponse> DeployController::Scale(
                             ? ""
                             : absl::StrCat("; removing ", named(resp.removed()),
                                            " (worst placed first: not Ready, then the most "
-                                           "crowded node)"))});
+                                           "crowded node)"),
+                        replicas == 0 ? "; the deployment stays, with no instance (scale it up "
+                                        "to serve again)"
+                                      : "")});
     }
   }
   auto d = Get(name);
@@ -592,6 +634,10 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
   std::vector<Deployment> docs;
   std::string changes;
   std::optional<Deployment> answer;
+  // Scaled to zero: the spec is taken at once, and replicas the spec asks
+  // for are added after it.
+  bool parked = false;
+  int scale_after = 0;
   {
     // From the copies to memory, as Scale.
     absl::MutexLock order(&doc_write_mu_);
@@ -602,8 +648,19 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
         if (changes.empty()) changes = SpecChanges(TargetSpec(*r), spec);
         Deployment d = *r;
         StartRevision(&d, spec, now_ms, changes.empty() ? "spec changed" : changes);
-        *d.mutable_target_spec() = spec;
-        d.mutable_spec()->set_replicas(spec.replicas());
+        if (ScaledToZero(d)) {
+          // Nothing runs, so nothing rolls: the kept document takes the
+          // spec, and a scale up (below, when the spec asks for replicas)
+          // places it.
+          *d.mutable_spec() = spec;
+          d.mutable_spec()->set_replicas(0);
+          d.clear_target_spec();
+          parked = true;
+          scale_after = spec.replicas();
+        } else {
+          *d.mutable_target_spec() = spec;
+          d.mutable_spec()->set_replicas(spec.replicas());
+        }
         d.set_revision(d.revision() + 1);
         d.mutable_status()->set_updated_at_ms(now_ms);
         docs.push_back(std::move(d));
@@ -620,7 +677,7 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
     {
       absl::MutexLock lock(&mu_);
       for (auto& d : docs) TakeInWritten(std::move(d));
-      rolling_.insert(name);
+      if (!parked) rolling_.insert(name);
       NoteChange(name);
       dirty_ = true;
       answer = AggregateOf(name);
@@ -629,11 +686,19 @@ absl::StatusOr<Deployment> DeployController::StartRollout(const DeploymentSpec& 
     // comes from a pass, after this.
     if (events_) {
       (void)events_->AppendEvent(
-          {0, now_ms, "deployment", name, "Normal", "RolloutStarted",
+          {0, now_ms, "deployment", name, "Normal", parked ? "SpecChanged" : "RolloutStarted",
            absl::StrCat(changes.empty() ? "spec changed" : changes,
-                        "; replicas are replaced one at a time (a new one first while devices "
-                        "allow, so none stops serving before its replacement is Ready)")});
+                        parked ? "; scaled to zero, so nothing is replaced: replicas added from "
+                                 "now on run it"
+                               : "; replicas are replaced one at a time (a new one first while "
+                                 "devices allow, so none stops serving before its replacement "
+                                 "is Ready)")});
     }
+  }
+  if (parked && scale_after > 0) {
+    auto scaled = Scale(name, scale_after);
+    if (!scaled.ok()) return scaled.status();
+    answer = std::move(*scaled->mutable_deployment());
   }
   if (!answer) return absl::NotFoundError(absl::StrCat("deployment '", name, "' not found"));
   *changes_out = std::move(changes);
@@ -659,6 +724,11 @@ void DeployController::AdvanceRollouts(std::vector<Event>* events) {
         live = r;
         ++live_count;
         if (!OnTargetSpec(*r)) behind = true;
+      }
+      // Scaled to zero: its one document took the target spec (ParkedReplica).
+      if (live && ScaledToZero(*live)) {
+        it = rolling_.erase(it);
+        continue;
       }
       bool leaving = std::any_of(replicas.begin(), replicas.end(),
                                  [](const Deployment* r) { return r->status().deleted(); });
@@ -837,6 +907,8 @@ Deployment DeployController::DryRun(const DeploymentSpec& spec) {
     if (it != deployments_.end() && !it->second->status().deleted()) {
       *d.mutable_status() = it->second->status();
       d.mutable_status()->clear_attempts();
+      // A launch is what is planned, scaled to zero or not.
+      d.mutable_status()->set_scaled_to_zero(false);
     }
     // Others' attempts hold their devices; this deployment's own active
     // attempt does not: its next launch comes after that attempt ends.

@@ -131,7 +131,8 @@ void DeployController::PutDoc(Deployment d) {
 }
 
 void DeployController::TakeInWritten(Deployment d) {
-  if (d.status().deleted()) {
+  // A node whose instance this document no longer wants is told again.
+  if (!deploy_internal::WantsInstance(d)) {
     for (const auto& a : d.status().attempts()) recompute_.insert(a.placement().node());
   }
   PutDoc(std::move(d));

@@ -69,8 +69,9 @@ void DeployController::CollectPoolDemandOf(const Deployment& d, StepContext& ctx
     }
   });
   // A replica with no instance that still wants one (waiting, backing
-  // off) keeps its job; a failed or deleted one does not.
-  if (d.status().deleted() || deploy_internal::HasActiveAttempt(d) ||
+  // off) keeps its job; a failed or deleted one, or one scaled to zero,
+  // does not.
+  if (!deploy_internal::WantsInstance(d) || deploy_internal::HasActiveAttempt(d) ||
       d.status().phase() == dcufleet::v1::DEPLOYMENT_FAILED) {
     return;
   }

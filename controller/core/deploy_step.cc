@@ -20,6 +20,7 @@
 #include "common/units.h"
 #include "controller/core/deploy_step_context.h"
 #include "controller/core/model_sources.h"
+#include "controller/core/replica_set.h"
 #include "modelkit/startup_progress.h"
 #include "modelkit/startup_stall.h"
 #include "modelkit/learned_fix.h"
@@ -173,7 +174,9 @@ DeployController::Transition DeployController::Observe(const Deployment& d,
   if (!st.attempts().empty() && AttemptActive(st.attempts(st.attempts_size() - 1))) {
     a = &st.attempts(st.attempts_size() - 1);
   }
-  if (st.deleted()) {
+  // A replica being removed, or the document of a deployment scaled to
+  // zero: its instance is stopped, nothing is placed for it.
+  if (!deploy_internal::WantsInstance(d)) {
     if (!a) return Transition::kNone;
     const NodeView* nv = node_named(a->placement().node());
     if (!nv || nv->state() == dcufleet::v1::NODE_LOST) return Transition::kStopDeleted;
@@ -578,6 +581,12 @@ bool DeployController::Step(Deployment& d, StepContext& ctx) {
       a.set_phase(dcufleet::v1::INSTANCE_STOPPED);
       ctx.Release(a.placement());
       ctx.touched.insert(a.placement().node());
+      if (d.status().scaled_to_zero() && !d.status().deleted()) {
+        d.mutable_status()->set_message(ScaledToZeroMessage(d));
+        AddEvent(ctx, d, "Normal", "Stopped",
+                 absl::StrCat("instance '", a.instance_id(), "' on node '", a.placement().node(),
+                              "' stopped (scaled to zero)"));
+      }
       return true;
     case Transition::kNodeLost:
       EndOnLostNode(d, a, ctx);

@@ -122,13 +122,20 @@ namespace deploy_internal {
 
 inline bool AttemptActive(const dcufleet::v1::Attempt& a) { return a.ended_at_ms() == 0; }
 
+// Whether `d` wants an instance: not a replica being removed (deleted), not
+// the document a deployment scaled to zero keeps. One rule for what the
+// nodes are told to run and what the pass stops.
+inline bool WantsInstance(const dcufleet::v1::Deployment& d) {
+  return !d.status().deleted() && !d.status().scaled_to_zero();
+}
+
 inline bool HasActiveAttempt(const dcufleet::v1::Deployment& d) {
   return !d.status().attempts().empty() &&
          AttemptActive(d.status().attempts(d.status().attempts_size() - 1));
 }
 
 inline const dcufleet::v1::Attempt* LatestActive(const dcufleet::v1::Deployment& d) {
-  if (d.status().deleted() || !HasActiveAttempt(d)) return nullptr;
+  if (!WantsInstance(d) || !HasActiveAttempt(d)) return nullptr;
   return &d.status().attempts(d.status().attempts_size() - 1);
 }
 
@@ -143,7 +150,7 @@ inline dcufleet::v1::Attempt* ActiveAttempt(dcufleet::v1::Deployment& d) {
 // run there). One rule for the desired sets, the held devices and AssignedTo.
 template <typename F>
 void ForEachAssignedAttempt(const dcufleet::v1::Deployment& d, F&& f) {
-  if (d.status().deleted()) return;
+  if (!WantsInstance(d)) return;
   const auto& attempts = d.status().attempts();
   for (int i = 0; i < attempts.size(); ++i) {
     const bool latest_active = i == attempts.size() - 1 && AttemptActive(attempts[i]);

@@ -31,6 +31,42 @@ int Restarts(const Deployment& d) {
   return n;
 }
 
+bool ScaledToZero(const Deployment& d) {
+  return d.status().scaled_to_zero() && !d.status().deleted();
+}
+
+Deployment ParkedReplica(const Deployment& r, int64_t now_ms) {
+  Deployment d = r;
+  if (d.has_target_spec()) {
+    *d.mutable_spec() = d.target_spec();
+    d.clear_target_spec();
+  }
+  d.mutable_spec()->set_replicas(0);
+  auto* st = d.mutable_status();
+  st->set_scaled_to_zero(true);
+  st->set_phase(dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  st->set_endpoint("");
+  st->set_ready_at_ms(0);
+  st->set_next_attempt_at_ms(0);
+  st->set_unserved_at_ms(0);
+  st->clear_rejections();
+  st->set_updated_at_ms(now_ms);
+  st->set_message(ScaledToZeroMessage(d));
+  d.set_revision(d.revision() + 1);
+  return d;
+}
+
+std::string ScaledToZeroMessage(const Deployment& d) {
+  const auto& attempts = d.status().attempts();
+  if (!attempts.empty() && attempts[attempts.size() - 1].ended_at_ms() == 0) {
+    const auto& a = attempts[attempts.size() - 1];
+    return absl::StrCat("scaled to zero: stopping instance '", a.instance_id(), "' on node '",
+                        a.placement().node(), "'");
+  }
+  return absl::StrCat("scaled to zero: no instance runs; 'dcuctl scale deployment ",
+                      d.spec().name(), " --replicas N' starts N again");
+}
+
 ReplicaView ViewOfReplica(const Deployment& d) {
   ReplicaView v;
   const auto& st = d.status();
@@ -44,7 +80,10 @@ ReplicaView ViewOfReplica(const Deployment& d) {
   v.set_created_at_ms(st.created_at_ms());
   v.set_updated(OnTargetSpec(d));
   v.set_unserved(st.unserved_at_ms() != 0);
-  if (!st.attempts().empty()) {
+  // A deployment scaled to zero shows its last instance only while it stops.
+  const bool shows_attempt = !st.attempts().empty() &&
+                             (!ScaledToZero(d) || st.attempts(st.attempts_size() - 1).ended_at_ms() == 0);
+  if (shows_attempt) {
     const auto& a = st.attempts(st.attempts_size() - 1);
     v.set_node(a.placement().node());
     for (int i : a.placement().device_indices()) v.add_device_indices(i);
@@ -138,7 +177,9 @@ Deployment AggregateReplicas(const std::vector<const Deployment*>& replicas, int
     out.mutable_status()->set_message(out.rollout_message());
   }
   out.set_revision(revision);
-  const int desired = out.spec().replicas() > 0 ? out.spec().replicas() : 1;
+  // Spec replicas 0: a document written before replicas existed (one), or
+  // a deployment scaled to zero (none).
+  const int desired = ScaledToZero(*shown) ? 0 : std::max(1, out.spec().replicas());
   auto* st = out.mutable_status();
   // The incarnation's creation is the deployment's (AGE, and where its
   // events start): the oldest replica's was, until a rollout or a scale
@@ -246,7 +287,9 @@ std::string RevisionSummary(const dcufleet::v1::DeploymentSpec& spec) {
 
 std::string CreationSummary(const dcufleet::v1::DeploymentSpec& spec) {
   return absl::StrCat(RevisionSummary(spec),
-                      spec.replicas() > 1 ? absl::StrCat(" replicas=", spec.replicas()) : "");
+                      spec.replicas() > 1 ? absl::StrCat(" replicas=", spec.replicas()) : "",
+                      spec.has_replicas() && spec.replicas() == 0 ? " replicas=0 (scaled to zero)"
+                                                                  : "");
 }
 
 dcufleet::v1::SpecRevision CurrentRevision(const Deployment& d) {
@@ -442,6 +485,13 @@ EvacuationStep NextEvacuationStep(const std::vector<const Deployment*>& replicas
     return d.status().phase() == dcufleet::v1::DEPLOYMENT_READY;
   };
   std::vector<const Deployment*> evacuees, staying;
+  for (const Deployment* r : replicas) {
+    // Scaled to zero: nothing to move (its instance is being stopped).
+    if (ScaledToZero(*r)) {
+      step.done = true;
+      return step;
+    }
+  }
   for (const Deployment* r : replicas) {
     if (Leaving(*r)) return step;  // one change at a time
     (draining.count(node_of(*r)) ? evacuees : staying).push_back(r);

@@ -67,6 +67,24 @@ std::vector<int> ReplicasToRemove(const std::vector<const dcufleet::v1::Deployme
 std::vector<int> ReplicasToAdd(const std::vector<const dcufleet::v1::Deployment*>& replicas,
                                int target);
 
+// Scale to zero. A deployment scaled to zero keeps one document, so that
+// its spec, its name at the gateway and its events stay: spec.replicas 0,
+// status.scaled_to_zero, phase SCALED_TO_ZERO. Its instance is stopped as a
+// removed replica's is (deploy_internal::WantsInstance), nothing is placed
+// for it, and a scale up replaces it with placed replicas (Scale).
+
+// `d` is the document a deployment scaled to zero keeps (not one being
+// deleted).
+bool ScaledToZero(const dcufleet::v1::Deployment& d);
+// `r` as the document that holds its deployment's spec at zero replicas:
+// on the target spec when a rollout was under way (nothing is left to roll),
+// revision bumped; its attempts are kept (the active one is stopped by the
+// pass).
+dcufleet::v1::Deployment ParkedReplica(const dcufleet::v1::Deployment& r, int64_t now_ms);
+// The message of such a document: whether its instance is still stopping,
+// and how to start it again.
+std::string ScaledToZeroMessage(const dcufleet::v1::Deployment& d);
+
 // Rollouts. A deployment deployed again with another spec (not only another
 // replica count) records the new spec as every live replica's
 // `target_spec`; replicas on an older spec are replaced one at a time.

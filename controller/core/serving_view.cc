@@ -63,6 +63,7 @@ dcufleet::v1::ServingSnapshot ServingSnapshotOf(
     auto* model = snapshot.add_models();
     model->set_deployment(d.spec().name());
     model->set_served_model_name(d.spec().served_model_name());
+    model->set_scaled_to_zero(d.status().scaled_to_zero());
     // One entry per replica that has an endpoint (Ready, or was and is
     // being followed); a deployment none of whose replicas has one is still
     // listed, so that its requests wait in the gateway's queue, not 404.

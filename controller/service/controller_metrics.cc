@@ -20,6 +20,7 @@ std::string PhaseLabel(dcufleet::v1::DeploymentPhase p) {
     case dcufleet::v1::DEPLOYMENT_BACKOFF: return "BackOff";
     case dcufleet::v1::DEPLOYMENT_FAILED: return "Failed";
     case dcufleet::v1::DEPLOYMENT_DELETING: return "Deleting";
+    case dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO: return "ScaledToZero";
     default: return "Unknown";
   }
 }
@@ -184,7 +185,7 @@ common::MetricFamilies FleetStateFamilies(const FleetState& fleet,
 
   auto list = deployments->List();
   std::map<std::string, int> by_phase;
-  for (int p = dcufleet::v1::DEPLOYMENT_PENDING; p <= dcufleet::v1::DEPLOYMENT_DELETING; ++p) {
+  for (int p = dcufleet::v1::DEPLOYMENT_PENDING; p <= dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO; ++p) {
     by_phase[PhaseLabel(static_cast<dcufleet::v1::DeploymentPhase>(p))] = 0;
   }
   for (const auto& d : list) ++by_phase[PhaseLabel(d.status().phase())];

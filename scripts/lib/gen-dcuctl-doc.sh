@@ -181,10 +181,20 @@ supervised, remediated and failed over on its own. `dcuctl scale deployment
 NAME --replicas N [--wait]` changes the count (a scale-down removes the
 worst placed first: not Ready, then the node with most replicas, then the
 highest index); deploying the same spec again with another `--replicas` is
-the same scale. There is no scale to zero: a deployment's spec lives in its
-replicas, and `--replicas 0` is refused saying how to free the devices and
-keep the spec (`get deployment NAME -o yaml > NAME.yaml`, `delete
-deployment NAME --wait`, later `apply -f NAME.yaml`). `dcuctl rollout status deployment/NAME` waits until every
+the same scale. `scale deployment NAME --replicas 0` scales to zero, as
+kubectl's does: every instance stops and its devices are free, while the
+deployment stays — its spec, its identity and events, its name at the
+gateway (which answers its requests at once with 503
+`model_scaled_to_zero`, saying how to scale it up, instead of queueing
+them). `get` shows `0/0 ScaledToZero`; `--wait` waits until every instance
+has stopped; a scale up (or deploying or applying the spec with replicas)
+places it afresh. A scale up while the last instance is still stopping is
+refused until it has stopped (a second engine would start on the devices
+it still holds). A spec applied at zero is taken at once (nothing runs to
+roll) and the replicas added later run it; `get -o yaml` says `replicas:
+0`, so `apply -f` of it keeps the deployment at zero, or creates it so.
+`deploy --replicas 0` is refused: a deploy is asked for to run the model.
+`dcuctl rollout status deployment/NAME` waits until every
 replica is Ready and every removed one has stopped (exit 0; `N old
 replicas are pending termination...` meanwhile, as kubectl says it),
 printing kubectl's progress line; exit 5 when a

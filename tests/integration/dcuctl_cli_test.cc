@@ -79,6 +79,8 @@ TEST(DcuctlKinds, SingularPluralAndShortFormsAreAccepted) {
            {"describe", "deployment/d1"}, {"get", "deploy/d1"}, {"describe", "no/n1"},
            {"describe", "stack/s1"}, {"delete", "deployments/d1", "--wait"},
            {"scale", "deployment/d1", "--replicas", "2"}, {"scale", "--replicas=2", "deploy/d1"},
+           // kubectl's scale to zero is a scale like any other.
+           {"scale", "deployment", "d1", "--replicas", "0"}, {"scale", "--replicas=0", "deploy/d1"},
            {"rollout", "status", "deployment", "d1"}, {"wait", "--for=delete", "deployment", "d1"},
            {"logs", "deployment/d1"}, {"delete", "deployment", "d1", "d2"},
            {"delete", "deploy/d1", "deployment/d2", "--wait"}}) {
@@ -91,10 +93,12 @@ TEST(DcuctlKinds, SingularPluralAndShortFormsAreAccepted) {
     std::string why;
   } refused[] = {
       {{"scale", "deployment", "d1"}, "scale needs --replicas N"},
-      // kubectl's scale to zero: why not, and what frees the devices.
-      {{"scale", "deployment", "d1", "--replicas", "0"}, "dcuctl delete deployment NAME --wait; later: dcuctl apply"},
-      {{"scale", "--replicas=0", "deploy/d1"}, "a deployment keeps at least one replica"},
-      {{"scale", "deployment", "d1", "--replicas", "257"}, "--replicas: 257 is outside 1-256"},
+      {{"scale", "deployment", "d1", "--replicas", "257"}, "--replicas: 257 is outside 0-256"},
+      {{"scale", "--replicas=-1", "deploy/d1"}, "--replicas: -1 is outside 0-256"},
+      // A deploy is asked for to run the model: zero is a scale.
+      {{"deploy", "qwen3-32b", "--replicas", "0"},
+       "a deploy starts at least one replica; to keep a deployment with none running, scale it: "
+       "dcuctl scale deployment NAME --replicas 0"},
       {{"logs", "node/n1"}, "logs takes a deployment"},
       {{"rollout", "status", "pod", "x"}, "'pod' followed by 'x'"},
       {{"rollout", "status", "node", "n1"}, "rollout status takes deployment/NAME"},
@@ -564,6 +568,43 @@ TEST_F(DcuctlFleet, ApplyAFileOfWhatGetPrinted) {
   r = h_.Dcuctl({"apply", "-f", h_.Join("missing.json")});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("missing.json: cannot be opened")) << r.err;
+}
+
+// A deployment scaled to zero round-trips through get -o yaml and apply -f
+// at zero (`replicas: 0` is zero, not the default), and a manifest that
+// says `replicas: 0` creates one at zero; `deploy` without --replicas and
+// a manifest without replicas still mean one.
+TEST_F(DcuctlFleet, ScaledToZeroAppliesBackAtZeroAndAManifestCanCreateOneSo) {
+  testing::CmdResult r = h_.Dcuctl({"scale", "deployment", "qwen3-32b", "--replicas", "0", "--wait", "--timeout", "30"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' scaled to 0 replicas")) << r.out;
+  nlohmann::json d = h_.Json({"get", "deployment", "qwen3-32b"});
+  EXPECT_EQ(d["status"]["phase"], "DEPLOYMENT_SCALED_TO_ZERO") << d.dump();
+  EXPECT_EQ(d["spec"]["replicas"], 0) << d.dump();
+
+  testing::CmdResult got = h_.Dcuctl({"get", "deployment", "qwen3-32b", "-o", "yaml"});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  EXPECT_THAT(got.out, HasSubstr("  replicas: 0\n")) << got.out;
+  const std::string yaml = h_.Join("zero.yaml");
+  std::ofstream(yaml) << got.out;
+  r = h_.Dcuctl({"apply", "-f", yaml});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'qwen3-32b' unchanged")) << r.out;
+  EXPECT_EQ(h_.Json({"get", "deployment", "qwen3-32b"})["status"]["phase"], "DEPLOYMENT_SCALED_TO_ZERO");
+
+  const std::string manifest = h_.Join("parked.yaml");
+  std::ofstream(manifest) << "model: qwen3-32b\nname: parked\ntp: 4\nreplicas: 0\n---\n"
+                             "model: qwen3-32b\nname: one\ntp: 4\nnode: nowhere\n";
+  r = h_.Dcuctl({"apply", "-f", manifest});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deployment 'parked' created")) << r.out;
+  nlohmann::json parked = h_.Json({"get", "deployment", "parked"});
+  EXPECT_EQ(parked["status"]["phase"], "DEPLOYMENT_SCALED_TO_ZERO") << parked.dump();
+  EXPECT_EQ(parked["status"]["attempts"].size(), 0u) << parked.dump();
+  EXPECT_EQ(h_.Json({"get", "deployment", "one"})["spec"]["replicas"], 1);
+  testing::CmdResult table = h_.Dcuctl({"get", "deployments", "--no-headers"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("parked +0/0 +ScaledToZero")) << table.out;
 }
 
 // kubectl edit: the editor ($EDITOR, here scripts) gets the deployment as

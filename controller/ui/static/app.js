@@ -144,10 +144,13 @@ function fmtTime(ms) {
 function renderDeployment(full) {
   const d = full.deployment;
   const st = d.status || {};
+  // replicas 0 (or absent, in a document from before replicas): one, unless
+  // the deployment is scaled to zero.
+  const desired = st.phase === 'DEPLOYMENT_SCALED_TO_ZERO' ? 0 : (d.spec.replicas || 1);
   const box = el('div', { class: 'deployment', 'data-deployment': d.spec.name },
     el('h2', {}, el('span', { text: d.spec.name + ' ' }),
       el('span', { class: 'phase-' + st.phase, text: shortEnum(st.phase, 'DEPLOYMENT_') }),
-      el('span', { class: 'hint', text: '  ' + (d.ready_replicas || 0) + '/' + (d.spec.replicas || 1) +
+      el('span', { class: 'hint', text: '  ' + (d.ready_replicas || 0) + '/' + desired +
         ' ready · model ' + d.spec.model + (st.message ? ' · ' + st.message : '') })));
   const reps = el('table', { class: 'list replicas' },
     el('tr', {}, ...['replica', 'phase', 'node', 'devices', 'endpoint', 'stack', 'restarts']

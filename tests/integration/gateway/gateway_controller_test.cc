@@ -301,5 +301,62 @@ TEST_F(GatewayControllerTest, ApiKeysMadeWithDcuctlAreEnforcedByTheGatewayAndRev
   EXPECT_THAT(h_.Logs(), Not(HasSubstr(key)));
 }
 
+// kubectl's scale to zero, end to end: the engine process stops, the
+// gateway refuses a request for the model at once (not after its queue
+// timeout, not 404) saying how to scale it up; `get` shows 0/0; a scale up
+// serves again under the same deployment.
+TEST_F(GatewayControllerTest, ScaledToZeroTheEngineStopsTheGatewayRefusesAtOnceAndAScaleUpServes) {
+  DeployQwen();
+  // A queue timeout far beyond the test's: a refusal that comes is the
+  // scaled-to-zero one, not the queue's.
+  ASSERT_TRUE(g_.StartGateway({"--controller", h_.Addr(), "--queue-timeout", "600"},
+                              /*use_file=*/false))
+      << g_.Logs();
+  ASSERT_TRUE(WaitFor([&] { return GatewayServes("qwen3-32b"); }, absl::Seconds(20))) << g_.Logs();
+  EXPECT_EQ(Chat("qwen3-32b"), 200) << g_.Logs();
+  nlohmann::json before = h_.Deployment("qwen3-32b");
+  const std::string uid = before["deployment"]["uid"].get<std::string>();
+  const std::string endpoint = before["deployment"]["status"]["endpoint"].get<std::string>();
+  const int engine_port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  ASSERT_EQ(g_.Get(engine_port, "/health")->status, 200);
+
+  auto zero = h_.Dcuctl({"scale", "deployment", "qwen3-32b", "--replicas", "0", "--wait", "--timeout", "60"});
+  ASSERT_EQ(zero.exit_code, 0) << zero.out << zero.err << h_.Logs();
+  EXPECT_THAT(zero.out, HasSubstr("scaled to zero (no instance runs)"));
+  // The engine's process is gone: its port answers nothing.
+  EXPECT_FALSE(g_.Get(engine_port, "/health").ok()) << "the engine still answers on " << engine_port;
+  auto get = h_.Dcuctl({"get", "deployments"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("0/0"));
+  EXPECT_THAT(get.out, HasSubstr("ScaledToZero"));
+
+  // /v1/models lists what serves; the gateway still knows the name, and
+  // says why it does not serve it (not 404, not a wait in the queue).
+  EXPECT_TRUE(WaitFor([&] { return !GatewayServes("qwen3-32b"); }, absl::Seconds(20)));
+  common::HttpResponse refused;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = g_.Post(g_.gateway_port(), "/v1/chat/completions",
+                         R"({"model": "qwen3-32b", "messages": [{"role": "user", "content": "hi"}]})");
+        if (!r.ok()) return false;
+        refused = *r;
+        return r->status == 503;
+      },
+      absl::Seconds(20)))
+      << g_.Logs();
+  auto error = nlohmann::json::parse(refused.body, nullptr, false);
+  ASSERT_FALSE(error.is_discarded()) << refused.body;
+  EXPECT_EQ(error["error"]["code"], "model_scaled_to_zero") << refused.body;
+  EXPECT_THAT(error["error"]["message"].get<std::string>(),
+              HasSubstr("dcuctl scale deployment qwen3-32b --replicas 1"));
+
+  auto up = h_.Dcuctl({"scale", "deployment", "qwen3-32b", "--replicas", "1", "--wait", "--timeout", "90"});
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err << h_.Logs();
+  EXPECT_TRUE(WaitFor([&] { return Chat("qwen3-32b") == 200; }, absl::Seconds(20))) << g_.Logs();
+  nlohmann::json after = h_.Deployment("qwen3-32b");
+  EXPECT_EQ(after["deployment"]["uid"].get<std::string>(), uid);
+  EXPECT_EQ(after["deployment"]["status"]["phase"], "DEPLOYMENT_READY");
+}
+
 }  // namespace
 }  // namespace dcu::testing

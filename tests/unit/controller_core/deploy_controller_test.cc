@@ -143,7 +143,8 @@ class DeployControllerTest : public ::testing::Test {
     EXPECT_TRUE(docs.ok());
     if (!docs.ok()) return out;
     for (const auto& d : *docs) {
-      if (d.status().deleted()) continue;
+      // Being removed, or the document a deployment scaled to zero keeps.
+      if (d.status().deleted() || d.status().scaled_to_zero()) continue;
       const auto& attempts = d.status().attempts();
       for (int i = 0; i < attempts.size(); ++i) {
         const bool latest_active = i == attempts.size() - 1 && attempts[i].ended_at_ms() == 0;
@@ -1135,9 +1136,169 @@ TEST_F(ReplicaTest, ScaleUpAddsTheLowestFreeIndexAndSurvivesARestart) {
   EXPECT_EQ(rolled->deployment().spec().max_model_len(), 4096);
   EXPECT_EQ(rolled->deployment().updated_replicas(), 0);
   EXPECT_THAT(rolled->deployment().rollout_message(), HasSubstr("0 of 2"));
-  EXPECT_EQ(controller_->Scale("qwen3-32b", 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(controller_->Scale("qwen3-32b", -1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(controller_->Scale("qwen3-32b", 257).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(controller_->Scale("nope", 2).status().code(), absl::StatusCode::kNotFound);
   ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
+}
+
+// kubectl's scale to zero: every instance stops and its devices are free,
+// the deployment (spec, identity, events) stays, through a restart; a scale
+// up places it again.
+TEST_F(ReplicaTest, ScaleToZeroStopsEveryInstanceKeepsTheDeploymentAndScalesBackUp) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  const auto ready = Get("qwen3-32b");
+  ASSERT_EQ(ready.ready_replicas(), 2);
+  const std::string uid = ready.uid();
+  const auto ia = a_.last().instances(0), ib = b_.last().instances(0);
+
+  auto r = controller_->Scale("qwen3-32b", 0);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->removed(), ::testing::ElementsAre(1)) << "both Ready: the highest index goes";
+  EXPECT_TRUE(r->added().empty());
+  EXPECT_EQ(r->previous_replicas(), 2);
+  controller_->ReconcileOnceForTest();
+  // Neither node is told to run anything now.
+  EXPECT_THAT(Ids(a_), ::testing::IsEmpty());
+  EXPECT_THAT(Ids(b_), ::testing::IsEmpty());
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  EXPECT_EQ(d.ready_replicas(), 0);
+  EXPECT_EQ(d.spec().replicas(), 0);
+  EXPECT_EQ(d.uid(), uid);
+  EXPECT_THAT(d.status().message(), HasSubstr("stopping instance '" + ia.instance_id() + "'"));
+  // Scaling up while that instance still stops would put a second engine
+  // beside it on the same devices: refused, saying what to wait for.
+  auto early = controller_->Scale("qwen3-32b", 1);
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(early.status().message(), HasSubstr("still stopping instance"));
+
+  Report("node-a", &a_, ia, dcufleet::v1::INSTANCE_STOPPED);
+  Report("node-b", &b_, ib, dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  ASSERT_EQ(d.replicas_size(), 1) << d.DebugString();
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  EXPECT_THAT(d.status().message(), HasSubstr("no instance runs"));
+  EXPECT_TRUE(d.replicas(0).instance_id().empty());
+  EXPECT_TRUE(d.replicas(0).node().empty());
+  EXPECT_EQ(d.status().attempts(d.status().attempts_size() - 1).phase(),
+            dcufleet::v1::INSTANCE_STOPPED);
+  EXPECT_EQ(Restarts(d), 0) << "stopped on purpose";
+  // Passes with nothing to do place nothing.
+  clock_.Advance(absl::Minutes(10));
+  controller_->ReconcileOnceForTest();
+  EXPECT_THAT(Ids(a_), ::testing::IsEmpty());
+  EXPECT_THAT(Ids(b_), ::testing::IsEmpty());
+  // Scaling to zero again changes nothing.
+  auto again = controller_->Scale("qwen3-32b", 0);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->removed().empty());
+  EXPECT_EQ(again->previous_replicas(), 0) << "dcuctl says (unchanged)";
+
+  // A restarted controller keeps it at zero.
+  MakeController();
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  EXPECT_THAT(controller_->AssignedTo("node-a"), ::testing::IsEmpty());
+  EXPECT_THAT(controller_->AssignedTo("node-b"), ::testing::IsEmpty());
+
+  // kubectl apply of the same spec with replicas 2 scales it up: two new
+  // instances, placed afresh, under the same identity.
+  auto up = controller_->Deploy(ReplicaSpec(2), false);
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_FALSE(up->created());
+  controller_->ReconcileOnceForTest();
+  d = Get("qwen3-32b");
+  EXPECT_EQ(d.uid(), uid);
+  EXPECT_EQ(d.spec().replicas(), 2);
+  EXPECT_NE(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  ASSERT_EQ(d.replicas_size(), 2);
+  EXPECT_EQ(Ids(a_).size() + Ids(b_).size(), 2u);
+  for (const auto& rv : d.replicas()) {
+    EXPECT_FALSE(rv.instance_id().empty());
+    EXPECT_NE(rv.instance_id(), ia.instance_id());
+    EXPECT_NE(rv.instance_id(), ib.instance_id());
+  }
+  EXPECT_THAT(EventMessages("qwen3-32b"),
+              ::testing::IsSupersetOf({HasSubstr("replicas 2 -> 0"), HasSubstr("replicas 0 -> 2")}));
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
+}
+
+// A spec applied while at zero is taken at once (nothing runs to roll), and
+// replicas added later run it; `apply -f` of a deployment that says
+// `replicas: 0` creates it at zero.
+TEST_F(ReplicaTest, ASpecAppliedAtZeroIsTakenWithoutARolloutAndCreatingAtZeroPlacesNothing) {
+  Connect("node-a", &a_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
+  controller_->ReconcileOnceForTest();
+  const auto inst = a_.last().instances(0);
+  Report("node-a", &a_, inst, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  // To zero and another max_model_len in one apply.
+  auto other = ReplicaSpec(0);
+  other.set_max_model_len(4096);
+  auto applied = controller_->Deploy(other, false);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  controller_->ReconcileOnceForTest();
+  EXPECT_THAT(Ids(a_), ::testing::IsEmpty());
+  Report("node-a", &a_, inst, dcufleet::v1::INSTANCE_STOPPED);
+  controller_->ReconcileOnceForTest();
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  EXPECT_EQ(d.spec().max_model_len(), 4096);
+  EXPECT_TRUE(d.rollout_message().empty()) << d.rollout_message();
+  EXPECT_EQ(d.current_revision().number(), 2);
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Contains("SpecChanged"));
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Not(::testing::Contains("RolloutStarted")));
+  // Scaled up: the new replica runs the spec applied at zero.
+  ASSERT_TRUE(controller_->Scale("qwen3-32b", 1).ok());
+  controller_->ReconcileOnceForTest();
+  ASSERT_EQ(Ids(a_).size(), 1u);
+  // The stored replica, placed on its own spec: the one applied at zero.
+  auto docs = deploy_store_->ListDeployments();
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  int placed = 0;
+  for (const auto& doc : *docs) {
+    if (doc.spec().name() != "qwen3-32b") continue;
+    ++placed;
+    EXPECT_EQ(doc.spec().max_model_len(), 4096);
+    EXPECT_FALSE(doc.status().scaled_to_zero());
+    ASSERT_FALSE(doc.status().attempts().empty());
+    EXPECT_EQ(doc.status().attempts(doc.status().attempts_size() - 1).ended_at_ms(), 0);
+    EXPECT_EQ(doc.status().attempts(doc.status().attempts_size() - 1).instance_id(), Ids(a_)[0]);
+  }
+  EXPECT_EQ(placed, 1);
+
+  // Created at zero: one document, nothing placed.
+  auto zero = ReplicaSpec(0);
+  zero.set_name("parked");
+  auto created = controller_->Deploy(zero, false);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_TRUE(created->created());
+  controller_->ReconcileOnceForTest();
+  d = Get("parked");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  EXPECT_TRUE(d.status().attempts().empty());
+  EXPECT_EQ(Ids(a_).size(), 1u) << "only qwen3-32b's instance";
+  // Without replicas in the request: the default, one.
+  auto unset = Spec();
+  unset.set_name("defaulted");
+  ASSERT_FALSE(unset.has_replicas());
+  auto one = controller_->Deploy(unset, false);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->deployment().spec().replicas(), 1);
+  ExpectAssignedMatchesTheDocuments({"node-a"});
 }
 
 TEST_F(ReplicaTest, DeleteStopsEveryReplicaThenForgetsThem) {

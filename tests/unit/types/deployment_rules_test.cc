@@ -154,7 +154,15 @@ TEST_F(DeploymentRulesTest, CliEdgeAndCoreAgreeAtEveryBoundary) {
       EXPECT_EQ(edge.ok, allowed) << edge.why;
       // A number no deploy option sets (restarted_at_ms: rollout restart's)
       // has no CLI side to agree.
-      if (!rule.flag.empty()) {
+      // One deliberate difference: replicas 0 set in a request is zero
+      // replicas (apply -f of a deployment scaled to zero), which the edge
+      // takes; `deploy --replicas 0` is refused, pointing at scale.
+      if (!rule.flag.empty() && rule.field == "replicas" && value == 0) {
+        Answer cli = Cli(rule, Text(value, integer));
+        EXPECT_FALSE(cli.ok);
+        EXPECT_THAT(cli.why, ::testing::HasSubstr("dcuctl scale deployment NAME --replicas 0"));
+        EXPECT_TRUE(edge.ok) << edge.why;
+      } else if (!rule.flag.empty()) {
         Answer cli = Cli(rule, Text(value, integer));
         EXPECT_EQ(cli.ok, edge.ok) << cli.why;
         EXPECT_EQ(cli.why, edge.why);
@@ -166,6 +174,27 @@ TEST_F(DeploymentRulesTest, CliEdgeAndCoreAgreeAtEveryBoundary) {
     }
   }
   EXPECT_EQ(checked, 6 * static_cast<int>(common::DeploymentNumberRules().size()));
+}
+
+// replicas has presence: unset takes the default, 0 set is zero (a
+// deployment scaled to zero), for every other number 0 is the default.
+TEST_F(DeploymentRulesTest, AnUnsetReplicasIsTheDefaultAndAZeroOneIsZero) {
+  dcufleet::v1::DeploymentSpec unset;
+  unset.set_model("qwen3-32b");
+  EXPECT_EQ(common::ApplyDeploymentDefaults(unset).replicas(), 1);
+  dcufleet::v1::DeploymentSpec zero = unset;
+  zero.set_replicas(0);
+  zero.set_max_num_seqs(0);
+  const dcufleet::v1::DeploymentSpec applied = common::ApplyDeploymentDefaults(zero);
+  EXPECT_TRUE(applied.has_replicas());
+  EXPECT_EQ(applied.replicas(), 0);
+  EXPECT_EQ(applied.max_num_seqs(), 16) << "a number without presence: 0 is the default";
+  // The same through the wire: an older client never sends replicas 0.
+  dcufleet::v1::DeploymentSpec parsed;
+  ASSERT_TRUE(parsed.ParseFromString(zero.SerializeAsString()));
+  EXPECT_TRUE(parsed.has_replicas());
+  ASSERT_TRUE(parsed.ParseFromString(unset.SerializeAsString()));
+  EXPECT_FALSE(parsed.has_replicas());
 }
 
 TEST_F(DeploymentRulesTest, NonFiniteAndFractionsAreRefusedEverywhere) {

@@ -1235,6 +1235,54 @@ TEST_F(ReplicaTest, ScaleToZeroStopsEveryInstanceKeepsTheDeploymentAndScalesBack
   ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
 }
 
+// Scaled to zero in the middle of a rollout: the rollout ends (nothing runs
+// to replace), the kept document holds the new spec, and no pass adds a
+// replica while the deployment is at zero.
+TEST_F(ReplicaTest, ScaleToZeroDuringARolloutEndsItOnTheNewSpecAndPlacesNothing) {
+  Connect("node-a", &a_);
+  Connect("node-b", &b_);
+  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+  controller_->ReconcileOnceForTest();
+  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+  controller_->ReconcileOnceForTest();
+  auto other = ReplicaSpec(2);
+  other.set_max_model_len(4096);
+  ASSERT_TRUE(controller_->Deploy(other, false).ok());
+  controller_->ReconcileOnceForTest();  // the rollout's first step: a surge replica
+  ASSERT_EQ(Get("qwen3-32b").replicas_size(), 3) << Get("qwen3-32b").DebugString();
+  ASSERT_TRUE(controller_->Scale("qwen3-32b", 0).ok());
+  for (int round = 0; round < 4; ++round) {
+    controller_->ReconcileOnceForTest();
+    // Whatever the nodes were told to stop has stopped.
+    for (auto* s : {&a_, &b_}) {
+      const std::string node = s == &a_ ? "node-a" : "node-b";
+      const auto now = Get("qwen3-32b");  // held: a range-for over a temporary's field dangles
+      for (const auto& r : now.replicas()) {
+        if (r.instance_id().empty() || r.node() != node) continue;
+        dcufleet::v1::InstanceSpec gone;
+        gone.set_instance_id(r.instance_id());
+        Report(node, s, gone, dcufleet::v1::INSTANCE_STOPPED);
+      }
+    }
+  }
+  auto d = Get("qwen3-32b");
+  EXPECT_EQ(d.status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  EXPECT_EQ(d.replicas_size(), 1) << d.DebugString();
+  EXPECT_EQ(d.spec().max_model_len(), 4096) << "the rollout's target is the spec kept";
+  EXPECT_TRUE(d.rollout_message().empty()) << d.rollout_message();
+  // Ended by the scale, not completed: no replica runs the new spec.
+  EXPECT_THAT(EventReasons("qwen3-32b"), ::testing::Not(::testing::Contains("RolloutComplete")));
+  EXPECT_THAT(Ids(a_), ::testing::IsEmpty());
+  EXPECT_THAT(Ids(b_), ::testing::IsEmpty());
+  clock_.Advance(absl::Minutes(5));
+  controller_->ReconcileOnceForTest();
+  EXPECT_EQ(Get("qwen3-32b").replicas_size(), 1);
+  EXPECT_THAT(Ids(a_), ::testing::IsEmpty());
+  EXPECT_THAT(Ids(b_), ::testing::IsEmpty());
+  ExpectAssignedMatchesTheDocuments({"node-a", "node-b"});
+}
+
 // A spec applied while at zero is taken at once (nothing runs to roll), and
 // replicas added later run it; `apply -f` of a deployment that says
 // `replicas: 0` creates it at zero.
@@ -1998,6 +2046,12 @@ TEST(EvacuationStepTest, OneChangeAtATime) {
   step = NextEvacuationStep({&i, &j, &k}, draining, kNow, kDrain);
   EXPECT_EQ(step.remove, 2);
   EXPECT_THAT(step.why, HasSubstr("nothing is left on a draining node"));
+  // Scaled to zero with its instance still stopping on a draining node:
+  // nothing to move (a replacement would start what was scaled away).
+  auto parked = ParkedReplica(doc(0, "x", DEPLOYMENT_READY), kNow);
+  step = NextEvacuationStep({&parked}, draining, kNow, kDrain);
+  EXPECT_TRUE(step.done);
+  EXPECT_EQ(step.add, -1) << step.why;
 }
 
 TEST(RolloutStepTest, OneChangeAtATime) {
@@ -2189,6 +2243,20 @@ TEST_F(DeployPoolTest, APlacementOnTheFleetCancelsThePendingJob) {
   Pass();
   EXPECT_EQ(Get("qwen3-32b").status().attempts(0).placement().node(), "node-a");
   EXPECT_THAT(slurm_.cancelled(), ::testing::ElementsAre("100"));
+}
+
+// Scaled to zero, a deployment waits for nothing: its pending job is
+// cancelled and no other is submitted.
+TEST_F(DeployPoolTest, ScaledToZeroGivesUpItsPendingJob) {
+  ASSERT_TRUE(controller_->Deploy(Spec(4), false).ok());
+  Pass();
+  ASSERT_EQ(slurm_.requests().size(), 1u);
+  ASSERT_TRUE(controller_->Scale("qwen3-32b", 0).ok());
+  Pass();
+  Pass();
+  EXPECT_THAT(slurm_.cancelled(), ::testing::ElementsAre("100"));
+  EXPECT_EQ(slurm_.requests().size(), 1u);
+  EXPECT_EQ(Get("qwen3-32b").status().phase(), dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
 }
 
 TEST_F(DeployPoolTest, MoreDevicesThanAJobMayHaveStaysUnschedulable) {

@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/redraw.h"
 #include "common/deployment_rules.h"
 #include "common/enum_names.h"
 #include "google/protobuf/util/json_util.h"
@@ -416,7 +417,7 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
       for (size_t i = printed; i < static_cast<size_t>(update.events_size()); ++i) {
         const auto& e = update.events(static_cast<int>(i));
         if (tty && bar_open) {
-          out << "\r\033[K";
+          WriteTerminalControl(out, kRedrawLine);
           bar_open = false;
         }
         out << Clock(e.at_ms()) << "  " << e.reason() << "  " << e.message() << "\n";
@@ -429,19 +430,20 @@ int RunDeploy(Client& client, const DeployArgs& args, std::ostream& out, std::os
       if (a && a->has_startup() && a->ready_at_ms() == 0 && a->ended_at_ms() == 0 &&
           a->startup().phase() != dcufleet::v1::STARTUP_PHASE_UNSPECIFIED) {
         if (tty) {
-          out << "\r\033[K  " << TerminalSafe(StartupLine(a->startup(), common::ToUnixMillis(absl::Now())))
+          WriteTerminalControl(out, kRedrawLine);
+          out << "  " << TerminalSafe(StartupLine(a->startup(), common::ToUnixMillis(absl::Now())))
               << std::flush;
           bar_open = true;
         }
       } else if (tty && a && a->shards_total() > 0 && a->ready_at_ms() == 0 && a->ended_at_ms() == 0) {
-        out << "\r\033[K  loading shards " << Bar(a->shards_loaded(), a->shards_total())
-            << std::flush;
+        WriteTerminalControl(out, kRedrawLine);
+        out << "  loading shards " << Bar(a->shards_loaded(), a->shards_total()) << std::flush;
         bar_open = true;
       }
     }
     int code = ExitFor(last);
     if (code >= 0) {
-      if (tty && bar_open) out << "\r\033[K";
+      if (tty && bar_open) WriteTerminalControl(out, kRedrawLine);
       wctx.TryCancel();
       reader->Finish();
       if (code == kExitOk && last.replicas_size() > 1) {
@@ -625,6 +627,7 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
   // (before, every read of -f was bounded by --tail: `--tail 3` lost all
   // but 3 lines a second of an engine's start-up).
   const int per_read = std::max(args.tail, kFollowReadLines);
+  LiveLine live(out, follow && args.terminal, args.columns);
   while (true) {
     dcufleet::v1::GetLogsRequest req;
     req.set_deployment(name);
@@ -647,6 +650,9 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     std::vector<std::string> lines(resp.lines().begin(), resp.lines().end());
     size_t start = 0;
     const bool switched = !previous_instance.empty() && resp.instance_id() != previous_instance;
+    // What follows is written over the line still being written, if one
+    // is shown; it is shown again below (Show) while it goes on.
+    live.Clear();
     if (switched) {
       // Following the latest attempt, and there is a new one (a restart, a
       // failover): its log from the top, said on stderr so that stdout
@@ -687,10 +693,15 @@ int RunLogs(Client& client, const LogsArgs& args, std::ostream& out, std::ostrea
     }
     waiting = resp.waiting();
     for (size_t i = start; i < lines.size(); ++i) {
-      out << lines[i] << "\n";
+      if (args.terminal) {
+        out << common::LastRedraw(lines[i]) << "\n";
+      } else {
+        out << lines[i] << "\n";
+      }
       printed.push_back(lines[i]);
       if (printed.size() > keep) printed.pop_front();
     }
+    if (follow) live.Show(resp.partial());
     out.flush();
     if (!follow) return kExitOk;
     previous_instance = resp.instance_id();

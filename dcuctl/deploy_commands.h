@@ -44,6 +44,12 @@ struct LogsArgs {
   bool previous = false;
   int tail = 200;
   bool follow = false;
+  // stdout is a terminal of `columns`: a line redrawn with '\r' (a
+  // progress bar's) is shown as the terminal would show it, its last
+  // redraw (elsewhere its '\r's are escaped, "\x0d"), and -f shows the line
+  // still being written in place below the others.
+  bool terminal = false;
+  size_t columns = 80;
 };
 // What one read of `logs -f` takes from a position at most, in lines (an
 // agent reads ~400 bytes a line: 800 KB), when --tail asks for less: a

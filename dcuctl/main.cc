@@ -1,5 +1,6 @@
 // dcuctl: the command line for dcufleet. Parses flags and dispatches to one
 // file per command group; each returns the process exit code (exit_codes.h).
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -600,6 +601,10 @@ int main(int argc, char** argv) {
   if (*logs) {
     dcu::dcuctl::LogsArgs logs_args{logs_name, logs_instance, logs_replica, logs_previous, logs_tail,
                                     logs_follow};
+    logs_args.terminal = ::isatty(STDOUT_FILENO) != 0;
+    if (struct winsize ws {}; logs_args.terminal && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+      logs_args.columns = ws.ws_col;
+    }
     return RunLogs(client, logs_args, std::cout, std::cerr);
   }
   if (*reap) return RunReapNode(client, reap_node, reap_dry, reap_unmanaged, std::cout, std::cerr);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "common/enum_names.h"
 #include "common/units.h"
+#include "dcuctl/terminal_safe.h"
 #include "modelkit/catalog_loader.h"
 #include "modelkit/config_audit.h"
 #include "modelkit/memory_plan.h"
@@ -261,7 +262,8 @@ int RunModelAudit(const ModelAuditArgs& args, std::ostream& out, std::ostream& e
       double secs = std::chrono::duration<double>(now - started).count();
       double frac = p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1.0;
       int filled = static_cast<int>(frac * 30);
-      err << absl::StrFormat("\r[%s%s] %3.0f%% %s of %s, %.0f MB/s  %s\x1b[K", std::string(filled, '='),
+      WriteTerminalControl(err, kRedrawLine);
+      err << absl::StrFormat("[%s%s] %3.0f%% %s of %s, %.0f MB/s  %s", std::string(filled, '='),
                              std::string(30 - filled, ' '), frac * 100, common::HumanBytes(p.done),
                              common::HumanBytes(p.total), secs > 0 ? static_cast<double>(p.done) / 1e6 / secs : 0.0,
                              p.file)

@@ -1,6 +1,7 @@
 #include "dcuctl/terminal_safe.h"
 
 #include "absl/strings/str_format.h"
+#include "common/redraw.h"
 
 namespace dcu::dcuctl {
 namespace {
@@ -58,6 +59,50 @@ std::streamsize TerminalSafeStreambuf::xsputn(const char* s, std::streamsize n) 
     if (!Put(static_cast<unsigned char>(s[i]))) return i;
   }
   return n;
+}
+
+bool TerminalSafeStreambuf::WriteControl(absl::string_view control) {
+  if (pending_c2_) {
+    pending_c2_ = false;
+    if (sink_->sputc('\xc2') == traits_type::eof()) return false;
+  }
+  return sink_->sputn(control.data(), static_cast<std::streamsize>(control.size())) ==
+         static_cast<std::streamsize>(control.size());
+}
+
+void WriteTerminalControl(std::ostream& out, absl::string_view control) {
+  if (auto* filter = dynamic_cast<TerminalSafeStreambuf*>(out.rdbuf())) {
+    if (!filter->WriteControl(control)) out.setstate(std::ios::badbit);
+    return;
+  }
+  out << control;
+}
+
+void LiveLine::Show(absl::string_view text) {
+  if (!on_) return;
+  std::string line = TerminalSafe(common::LastRedraw(text));
+  // Cut at a character boundary (UTF-8 continuation bytes are 10xxxxxx),
+  // counting characters as columns: close enough for a bar's text.
+  size_t chars = 0, cut = line.size();
+  for (size_t i = 0; i < line.size(); ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xc0) == 0x80) continue;
+    if (++chars > columns_ - 1) {
+      cut = i;
+      break;
+    }
+  }
+  line.resize(cut);
+  if (line == shown_) return;
+  WriteTerminalControl(out_, kRedrawLine);
+  out_ << line << std::flush;
+  shown_ = std::move(line);
+}
+
+void LiveLine::Clear() {
+  if (!on_ || shown_.empty()) return;
+  WriteTerminalControl(out_, kRedrawLine);
+  out_.flush();
+  shown_.clear();
 }
 
 int TerminalSafeStreambuf::sync() {

@@ -23,6 +23,9 @@ class TerminalSafeStreambuf : public std::streambuf {
  public:
   explicit TerminalSafeStreambuf(std::streambuf* sink) : sink_(sink) {}
 
+  // Writes `control` to the sink as it is (WriteTerminalControl).
+  bool WriteControl(absl::string_view control);
+
  protected:
   int_type overflow(int_type ch) override;
   std::streamsize xsputn(const char* s, std::streamsize n) override;
@@ -33,6 +36,41 @@ class TerminalSafeStreambuf : public std::streambuf {
   std::streambuf* sink_;
   // A 0xC2 byte waiting to see whether a C1 control follows.
   bool pending_c2_ = false;
+};
+
+// Back to the start of the line and erase it: how dcuctl redraws a line in
+// place on a terminal (deploy --watch's start-up line, logs -f's line still
+// being written, model audit's hashing bar).
+inline constexpr char kRedrawLine[] = "\r\033[K";
+
+// Writes one of dcuctl's own cursor controls (kRedrawLine): past the
+// TerminalSafe filter on `out`, the only bytes that are, so never text that
+// came from a node. Before, they went through the filter too, and `deploy
+// --watch` on a terminal printed "\x0d\x1b[K" before each redraw. To a
+// stream without the filter (a test's ostringstream) they are written as
+// they are.
+void WriteTerminalControl(std::ostream& out, absl::string_view control);
+
+// A line redrawn in place below what has been printed: `logs -f`'s line
+// still being written (a progress bar's latest redraw). Show() redraws it
+// when it changed, Clear() erases it before other output is written. Off
+// (not a terminal): nothing is ever written, so a pipe or a file gets the
+// log's whole lines only.
+class LiveLine {
+ public:
+  // `columns`: the terminal's width; a longer line is cut to it (a wrapped
+  // line is not erased by a redraw).
+  LiveLine(std::ostream& out, bool on, size_t columns)
+      : out_(out), on_(on), columns_(columns < 20 ? 20 : columns) {}
+  // `text` comes from a node: shown TerminalSafe, its last '\r' redraw.
+  void Show(absl::string_view text);
+  void Clear();
+
+ private:
+  std::ostream& out_;
+  const bool on_;
+  const size_t columns_;
+  std::string shown_;
 };
 
 // Installs a TerminalSafeStreambuf on `stream` for its lifetime (flushes and

@@ -5,9 +5,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/redraw.h"
 #include "nlohmann/json.hpp"
 
 namespace dcu::agent {
+
+std::string LatestRedraw(absl::string_view partial) {
+  // A bar redraws with '\r' (tqdm, vLLM's loaders).
+  partial = common::LastRedraw(partial);
+  // A line that never ends (a bar with no newline, a runaway write) is
+  // shown by its end, bounded.
+  if (partial.size() > kMaxLiveLineBytes) partial.remove_prefix(partial.size() - kMaxLiveLineBytes);
+  return std::string(partial);
+}
 
 absl::StatusOr<std::string> AnswerFetchLogs(const dcufleet::v1::FetchLogsCommand& command,
                                             const std::map<std::string, Runtime*>& runtimes,
@@ -52,6 +62,10 @@ absl::StatusOr<std::string> AnswerFetchLogs(const dcufleet::v1::FetchLogsCommand
     int64_t skipped = chunk->skipped_bytes;
     if (command.since_offset() >= 0 && skipped >= 0) skipped += dropped_bytes;
     j["skipped_bytes"] = skipped;
+    // The line still being written (a progress bar): its latest redraw, for
+    // a follower to show in place. Not a line of the log yet: it comes
+    // again, whole, once it ends.
+    if (const std::string live = LatestRedraw(chunk->partial); !live.empty()) j["partial"] = live;
   }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -449,6 +449,13 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
           if (j.contains("skipped_bytes") && j["skipped_bytes"].is_number_integer()) {
             resp->set_skipped_bytes(std::max<int64_t>(-1, j["skipped_bytes"].get<int64_t>()));
           }
+          // A node's word, bounded as the agent bounds it (the client
+          // makes it terminal-safe).
+          if (j.contains("partial") && j["partial"].is_string()) {
+            std::string partial = j["partial"].get<std::string>();
+            if (partial.size() > 1024) partial.erase(0, partial.size() - 1024);
+            resp->set_partial(std::move(partial));
+          }
         }
         return absl::OkStatus();
       }

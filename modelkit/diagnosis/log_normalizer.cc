@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "common/redraw.h"
 
 namespace dcu::modelkit {
 namespace {
@@ -333,20 +334,6 @@ bool StripSlogPrefix(absl::string_view& s, LineSeverity& severity) {
   return true;
 }
 
-// The text a terminal shows for a line redrawn with '\r' (a progress bar, or a
-// message printed over one): what follows the last '\r' that has text after it.
-absl::string_view LastRedraw(absl::string_view line) {
-  size_t end = line.size();
-  while (end > 0) {
-    size_t cr = line.rfind('\r', end - 1);
-    if (cr == absl::string_view::npos) return line.substr(0, end);
-    absl::string_view after = line.substr(cr + 1, end - cr - 1);
-    if (after.find_first_not_of(" \t") != absl::string_view::npos) return after;
-    end = cr;  // a '\r' followed by blanks only: look at the segment before it
-  }
-  return line.substr(0, end);
-}
-
 void StripRepeatedSuffix(absl::string_view& s) {
   // Ray: "... [repeated 6x across cluster]".
   if (!absl::EndsWith(s, " across cluster]")) return;
@@ -493,7 +480,7 @@ NormalizedLine NormalizeLogLine(absl::string_view raw_line) {
   }
   // Only a line with control characters can hold a '\r' redraw.
   if (needs_copy && raw_line.find('\r') != absl::string_view::npos) {
-    raw_line = LastRedraw(raw_line);
+    raw_line = common::LastRedraw(raw_line);
   }
   absl::string_view s = raw_line;
   if (needs_copy) {

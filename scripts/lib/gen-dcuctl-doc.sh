@@ -228,7 +228,13 @@ answers; the attempt's end ends the wait. Before the first attempt (`logs
 it waits too, saying what the deployment's status says, and then prints
 the new instance's log from its first line. Without `-f` the same reads
 exit 4 naming the node that is away, and 3 for a deployment that has not
-launched yet.
+launched yet. On a terminal, `-f` also shows the line the engine is still
+writing (its weights bar: `Loading safetensors checkpoint shards:  40%
+...`) in place below the log's lines, redrawn as it moves and replaced by
+the finished line once it ends; a line redrawn with carriage returns is
+shown as the terminal shows it, its last redraw. Piped or redirected, only
+whole lines are written, their carriage returns escaped (`\x0d`) as every
+control character a node sends is.
 
 ## Changing a deployment (rollouts)
 

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
@@ -605,6 +606,54 @@ TEST(Logs, FollowShowsEveryLineWhateverItsTail) {
   const std::string log = follow.Log();
   ExpectEveryLineOnceBetweenMarks(log);
   EXPECT_EQ(log.find("not shown"), std::string::npos) << log;
+}
+
+// On a terminal (a pty from script(1), as a person's): `deploy --watch`
+// redraws its start-up line in place and `logs -f` shows the engine's
+// weights bar while it is drawn, in place below the log's lines, then its
+// finished line once. Before, the watch's redraws reached the terminal as
+// visible "\x0d\x1b[K" (the terminal-safety filter escaped dcuctl's own
+// control sequences), and logs -f showed nothing of the bar until it ended,
+// then one line of "\x0d"-joined redraws.
+TEST(Logs, OnATerminalTheWatchAndTheFollowerRedrawInPlace) {
+  testing::FleetHarness h;
+  ASSERT_NE(StartSimFleet(h, R"({"load_seconds": 6, "shards": 6})"), nullptr) << h.Logs();
+  auto on_a_terminal = [&](const std::string& command, const std::string& log) {
+    return std::make_unique<ChildProcess>(
+        std::vector<std::string>{"/usr/bin/script", "-qfec", command, "/dev/null"}, h.Join(log));
+  };
+  const std::string dcuctl = testing::BinPath("dcuctl") + " --controller " + h.Addr();
+  auto watch = on_a_terminal(dcuctl + " deploy qwen3-32b --name bar --tp 2 --watch", "watch.log");
+  ASSERT_TRUE(WaitFor([&] { return h.Deployment("bar").contains("deployment"); }, absl::Seconds(20)))
+      << watch->Log();
+  auto follow = on_a_terminal("timeout 20 " + dcuctl + " logs bar -f", "follow.log");
+  ASSERT_EQ(watch->Wait(absl::Seconds(60)), 0) << watch->Log() << h.Logs();
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(follow->Log(), "Loading weights took"); },
+                      absl::Seconds(20)))
+      << follow->Log();
+  follow->Signal(SIGTERM);
+  follow->Wait(absl::Seconds(10));
+  const std::string watched = watch->Log(), followed = follow->Log();
+  EXPECT_THAT(watched, HasSubstr("\r\x1b[K  loading_weights")) << watched;
+  EXPECT_THAT(watched, ::testing::Not(HasSubstr("\\x0d"))) << watched;
+  // The bar while it is drawn: a redraw below 100% (a shard a second, a
+  // read a second), in place.
+  int drawn = 0;
+  for (const char* k : {" 17% Completed | 1/6", " 33% Completed | 2/6", " 50% Completed | 3/6",
+                        " 67% Completed | 4/6", " 83% Completed | 5/6"}) {
+    drawn += absl::StrContains(followed, absl::StrCat("\r\x1b[KLoading safetensors checkpoint shards: ", k));
+  }
+  EXPECT_GE(drawn, 2) << followed;
+  EXPECT_THAT(followed, ::testing::Not(HasSubstr("\\x0d"))) << followed;
+  // Its finished line on one row, as a terminal shows it (the last
+  // redraw): what a row ends up showing is what follows its last erase.
+  size_t finished = 0;
+  for (absl::string_view row : absl::StrSplit(followed, '\n')) {
+    const size_t erase = row.rfind("\x1b[K");
+    if (erase != absl::string_view::npos) row.remove_prefix(erase + 3);
+    finished += absl::StrContains(row, "shards: 100% Completed");
+  }
+  EXPECT_EQ(finished, 1u) << followed;
 }
 
 // `drain --wait` on the one node that serves: the replacement has nowhere

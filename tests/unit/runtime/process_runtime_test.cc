@@ -15,11 +15,13 @@
 #include "absl/strings/str_split.h"
 #include <sstream>
 #include "absl/time/clock.h"
+#include "agent/runtime/log_fetch.h"
 #include "agent/runtime/proc_util.h"
 #include "common/http_client.h"
 #include "common/proc_stat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/fakes/fake_vllm/fake_env.h"
 
 namespace dcu::agent {
@@ -523,6 +525,39 @@ TEST_F(ReadLogSinceTest, APartialLineWaitsForItsEnd) {
   EXPECT_EQ(first.partial, "Loading safetensors checkpoint shards:  50%");
   Append(log_, " Completed\nready\n");
   EXPECT_EQ(Since(first.next_offset).text, "Loading safetensors checkpoint shards:  50% Completed\nready\n");
+}
+
+// What the agent answers a follower (dcuctl logs -f): the whole lines, and
+// apart from them the line still being written as a terminal would show it
+// (the bar's latest redraw), bounded; asked without a position, no partial.
+TEST_F(ReadLogSinceTest, TheAnswerToAFollowerCarriesTheBarsLatestRedraw) {
+  Append(log_, "dcufleet: starting instance inst-a\n"
+               "Loading safetensors checkpoint shards:   0% Completed | 0/4\r"
+               "Loading safetensors checkpoint shards:  50% Completed | 2/4\r");
+  const std::map<std::string, Runtime*> runtimes = {{"bare", runtime_.get()}};
+  dcufleet::v1::FetchLogsCommand follow;
+  follow.set_instance_id("inst-a");
+  follow.set_since_offset(0);
+  auto answer = AnswerFetchLogs(follow, runtimes, "node-a");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  auto j = nlohmann::json::parse(*answer);
+  EXPECT_EQ(j["lines"], nlohmann::json::array({"dcufleet: starting instance inst-a"}));
+  EXPECT_EQ(j["partial"], "Loading safetensors checkpoint shards:  50% Completed | 2/4");
+  // A runaway line is shown by its end.
+  Append(log_, std::string(5000, 'x') + "end");
+  j = nlohmann::json::parse(*AnswerFetchLogs(follow, runtimes, "node-a"));
+  ASSERT_TRUE(j["partial"].is_string());
+  EXPECT_EQ(j["partial"].get<std::string>().size(), kMaxLiveLineBytes);
+  EXPECT_TRUE(absl::EndsWith(j["partial"].get<std::string>(), "xxend"));
+  // Once the line ends it is a line, and there is no partial.
+  Append(log_, "\n");
+  j = nlohmann::json::parse(*AnswerFetchLogs(follow, runtimes, "node-a"));
+  EXPECT_FALSE(j.contains("partial")) << j.dump();
+  EXPECT_EQ(j["lines"].size(), 2u);
+  dcufleet::v1::FetchLogsCommand tail;
+  tail.set_instance_id("inst-a");
+  j = nlohmann::json::parse(*AnswerFetchLogs(tail, runtimes, "node-a"));
+  EXPECT_FALSE(j.contains("partial"));
 }
 
 TEST_F(ReadLogSinceTest, MoreThanFitsIsSkippedAndSaidSo) {

@@ -977,6 +977,17 @@ class ReplicaTest : public DeployControllerTest {
     ASSERT_FALSE(s->assignments.empty());
     for (const auto& i : s->last().instances()) Report(node, s, i, p);
   }
+  // node-a and node-b connect, two replicas of the default spec are
+  // deployed, one on each, and both report Ready.
+  void ServeTwoReplicas() {
+    Connect("node-a", &a_);
+    Connect("node-b", &b_);
+    ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
+    controller_->ReconcileOnceForTest();
+    ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
+    ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
+    controller_->ReconcileOnceForTest();
+  }
   RecordingSession a_, b_;
 };
 
@@ -1040,13 +1051,7 @@ TEST_F(ReplicaTest, ReadyOnlyWhenEveryReplicaIsAndEachHasItsEndpoint) {
 }
 
 TEST_F(ReplicaTest, AFailedReplicaIsHandledAloneAndItsSiblingKeepsServing) {
-  Connect("node-a", &a_);
-  Connect("node-b", &b_);
-  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
-  controller_->ReconcileOnceForTest();
-  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
-  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
+  ServeTwoReplicas();
   const auto serving_a = Ids(a_);
   ASSERT_EQ(serving_a.size(), 1u);
   // Replica 1's instance dies with an unexplained failure.
@@ -1146,13 +1151,7 @@ TEST_F(ReplicaTest, ScaleUpAddsTheLowestFreeIndexAndSurvivesARestart) {
 // the deployment (spec, identity, events) stays, through a restart; a scale
 // up places it again.
 TEST_F(ReplicaTest, ScaleToZeroStopsEveryInstanceKeepsTheDeploymentAndScalesBackUp) {
-  Connect("node-a", &a_);
-  Connect("node-b", &b_);
-  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
-  controller_->ReconcileOnceForTest();
-  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
-  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
+  ServeTwoReplicas();
   const auto ready = Get("qwen3-32b");
   ASSERT_EQ(ready.ready_replicas(), 2);
   const std::string uid = ready.uid();
@@ -1239,13 +1238,7 @@ TEST_F(ReplicaTest, ScaleToZeroStopsEveryInstanceKeepsTheDeploymentAndScalesBack
 // to replace), the kept document holds the new spec, and no pass adds a
 // replica while the deployment is at zero.
 TEST_F(ReplicaTest, ScaleToZeroDuringARolloutEndsItOnTheNewSpecAndPlacesNothing) {
-  Connect("node-a", &a_);
-  Connect("node-b", &b_);
-  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
-  controller_->ReconcileOnceForTest();
-  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
-  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
+  ServeTwoReplicas();
   auto other = ReplicaSpec(2);
   other.set_max_model_len(4096);
   ASSERT_TRUE(controller_->Deploy(other, false).ok());
@@ -1394,13 +1387,7 @@ TEST_F(ReplicaTest, EndpointsCarryTheAdvertisedAddress) {
 // once took the whole model out of the serving view, and the gateway
 // answered 404 while the other replica served (found by the drain test).
 TEST_F(ReplicaTest, AReplicaBeingRemovedLeavesTheModelServedByTheOthers) {
-  Connect("node-a", &a_);
-  Connect("node-b", &b_);
-  ASSERT_TRUE(controller_->Deploy(ReplicaSpec(2), false).ok());
-  controller_->ReconcileOnceForTest();
-  ReportAll("node-a", &a_, dcufleet::v1::INSTANCE_READY);
-  ReportAll("node-b", &b_, dcufleet::v1::INSTANCE_READY);
-  controller_->ReconcileOnceForTest();
+  ServeTwoReplicas();
   ASSERT_TRUE(controller_->Deploy(ReplicaSpec(1), false).ok());
   controller_->ReconcileOnceForTest();
   // One replica is leaving (its instance not stopped yet).

@@ -18,13 +18,20 @@ std::shared_ptr<const ServingSet> ServingTable::Current() const {
 
 const ServedModel* ServingTable::Find(const ServingSet& set, const std::string& name) {
   if (name.empty()) return nullptr;
+  // A deployment scaled to zero answers to its name only when no other
+  // does: a second deployment serving the same model goes on serving it.
+  const ServedModel* at_zero = nullptr;
   for (const auto& m : set.models) {
-    if (m.deployment == name) return &m;
+    if (m.deployment != name) continue;
+    if (!m.scaled_to_zero) return &m;
+    if (!at_zero) at_zero = &m;
   }
   for (const auto& m : set.models) {
-    if (m.served_model_name == name) return &m;
+    if (m.served_model_name != name) continue;
+    if (!m.scaled_to_zero) return &m;
+    if (!at_zero) at_zero = &m;
   }
-  return nullptr;
+  return at_zero;
 }
 
 std::vector<std::string> ServingTable::Names(const ServingSet& set) {

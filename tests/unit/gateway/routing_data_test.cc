@@ -67,6 +67,21 @@ TEST(ServingTableTest, FindsByDeploymentThenServedNameAndListsNames) {
   EXPECT_THAT(ServingTable::Names(*set), ElementsAre("a", "b", "org/A"));
 }
 
+// A deployment scaled to zero does not hide another that serves the same
+// model: the name goes to the one that serves, and to the one at zero (its
+// 503 says how to scale it up) only when nothing else answers to it.
+TEST(ServingTableTest, ADeploymentAtZeroYieldsItsNameToOneThatServes) {
+  ServingSet set;
+  set.models.push_back({.deployment = "qwen3-32b", .served_model_name = "qwen3-32b", .scaled_to_zero = true});
+  set.models.push_back({.deployment = "second", .served_model_name = "qwen3-32b"});
+  EXPECT_EQ(ServingTable::Find(set, "qwen3-32b")->deployment, "second");
+  EXPECT_EQ(ServingTable::Find(set, "second")->deployment, "second");
+  set.models.pop_back();
+  const ServedModel* alone = ServingTable::Find(set, "qwen3-32b");
+  ASSERT_NE(alone, nullptr);
+  EXPECT_TRUE(alone->scaled_to_zero);
+}
+
 TEST(OpenAiErrorsTest, UnknownModelIsOpenAiShapedAndListsServedModels) {
   auto j = nlohmann::json::parse(UnknownModelBody("gpt-5", {"a", "b"}));
   EXPECT_EQ(j["error"]["code"], "model_not_found");

@@ -449,7 +449,15 @@ absl::StatusOr<DeployController::FoundAttempt> DeployController::FindAttempt(
     }
     return FoundAttempt{attempts[attempts.size() - 2], ""};
   }
-  return FoundAttempt{attempts[attempts.size() - 1], ""};
+  FoundAttempt found{attempts[attempts.size() - 1], ""};
+  if (ScaledToZero(*chosen)) {
+    found.scaled_to_zero = absl::StrCat(
+        "deployment '", name, "' is scaled to zero: its last instance '",
+        attempts[attempts.size() - 1].instance_id(),
+        "' was stopped and its log went with it; 'dcuctl scale deployment ", name,
+        " --replicas 1' starts one again");
+  }
+  return found;
 }
 
 absl::StatusOr<Deployment> DeployController::Delete(const std::string& name) {

@@ -145,6 +145,10 @@ class DeployController : public FleetListener {
     // Then why: "replica 0 of deployment 'q' has not launched yet: <what
     // its status says>".
     std::string not_launched;
+    // Set when the replica is the one a deployment scaled to zero keeps:
+    // what to say when its last instance's log is gone with it (and how to
+    // start one again).
+    std::string scaled_to_zero;
   };
   // The attempt `which` selects: NOT_FOUND naming what is not there (the
   // deployment, the replica and the ones it has, an earlier attempt),

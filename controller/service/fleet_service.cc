@@ -419,6 +419,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
     return Done(ctx, absl::OkStatus());
   }
   dcufleet::v1::Attempt a = *std::move(found->attempt);
+  std::string at_zero = std::move(found->scaled_to_zero);
   FleetState* fleet = deps_.fleet;
   int tail = req->tail_lines() ? req->tail_lines() : 200;
   // A position belongs to the instance it came from: when the caller
@@ -428,7 +429,7 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
     const bool another = !req->offset_instance_id().empty() && req->offset_instance_id() != a.instance_id();
     since = another ? 0 : req->since_offset();
   }
-  return Async(ctx, commands_, [fleet, a, tail, since, resp]() -> absl::Status {
+  return Async(ctx, commands_, [fleet, a, tail, since, resp, at_zero]() -> absl::Status {
     resp->set_instance_id(a.instance_id());
     resp->set_node(a.placement().node());
     dcufleet::v1::Command cmd;
@@ -486,6 +487,15 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
         resp->set_next_offset(0);
       }
       return absl::OkStatus();
+    }
+    // Stopped on purpose (a scale to zero, a removed replica): the node
+    // forgot it with its log, and only a failed attempt keeps a tail. Not
+    // there, rather than a node to try again.
+    if (a.ended_at_ms() != 0 && a.phase() == dcufleet::v1::INSTANCE_STOPPED) {
+      if (!at_zero.empty()) return absl::NotFoundError(at_zero);
+      return absl::NotFoundError(absl::StrCat("instance '", a.instance_id(),
+                                              "' was stopped on purpose and its log went with it (",
+                                              why, ")"));
     }
     return absl::UnavailableError(absl::StrCat("no logs for instance '", a.instance_id(), "': ", why));
   });

@@ -188,7 +188,8 @@ gateway (which answers its requests at once with 503
 `model_scaled_to_zero`, saying how to scale it up, instead of queueing
 them). `get` shows `0/0 ScaledToZero`; `--wait` waits until every instance
 has stopped; a scale up (or deploying or applying the spec with replicas)
-places it afresh. A scale up while the last instance is still stopping is
+places it afresh. `logs` of a deployment at zero exits 3 saying so (its
+last instance's log went with it). A scale up while the last instance is still stopping is
 refused until it has stopped (a second engine would start on the devices
 it still holds). A spec applied at zero is taken at once (nothing runs to
 roll) and the replicas added later run it; `get -o yaml` says `replicas:

@@ -329,6 +329,13 @@ TEST_F(GatewayControllerTest, ScaledToZeroTheEngineStopsTheGatewayRefusesAtOnceA
   ASSERT_EQ(get.exit_code, 0) << get.err;
   EXPECT_THAT(get.out, HasSubstr("0/0"));
   EXPECT_THAT(get.out, HasSubstr("ScaledToZero"));
+  // Its last instance's log went with it: not there (3), saying why and
+  // what starts one, not "try the node again" (4) as before.
+  auto logs = h_.Dcuctl({"logs", "qwen3-32b", "--tail", "5"});
+  EXPECT_EQ(logs.exit_code, 3) << logs.out << logs.err;
+  EXPECT_THAT(logs.err, HasSubstr("deployment 'qwen3-32b' is scaled to zero"));
+  EXPECT_THAT(logs.err, HasSubstr("'dcuctl scale deployment qwen3-32b --replicas 1' starts one again"));
+  EXPECT_EQ(h_.Dcuctl({"logs", "qwen3-32b", "-f"}, 20).exit_code, 3) << "-f has nothing to follow";
 
   // /v1/models lists what serves; the gateway still knows the name, and
   // says why it does not serve it (not 404, not a wait in the queue).

@@ -222,7 +222,11 @@ void PrintPlan(const Deployment& d, std::ostream& out) {
   const auto* a = LastAttempt(d);
   if (a) {
     const auto& pl = a->placement();
-    out << "\nPlacement:\n  node " << pl.node() << " (" << pl.arch() << "), devices ["
+    // At zero the placement is history: the instance on it has stopped.
+    const bool last_only = d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO &&
+                           a->ended_at_ms() != 0;
+    out << (last_only ? "\nLast placement (stopped: scaled to zero):\n  node " : "\nPlacement:\n  node ")
+        << pl.node() << " (" << pl.arch() << "), devices ["
         << absl::StrJoin(pl.device_indices(), ",") << "], TP=" << pl.tp() << ", port "
         << pl.port() << ", stack " << a->stack_id() << "\n";
     const std::vector<std::string> memory = modelkit::PlacementMemoryLines(pl);

@@ -135,6 +135,27 @@ TEST(DescribeDeployment, MemoryLinesComeFromThePlacementsFiguresOrItsStoredLines
 
 // The plans are the last placement's ranking: the stack the running attempt
 // uses is marked, so a plan ranked "untested" that now serves says so.
+// At zero, the last placement is said to be history, not where it runs.
+TEST(DescribeDeployment, AtZeroTheLastPlacementIsHistory) {
+  dcufleet::v1::GetDeploymentResponse resp;
+  auto* d = resp.mutable_deployment();
+  d->mutable_spec()->set_name("qwen3-32b");
+  d->mutable_spec()->set_model("qwen3-32b");
+  auto* a = d->mutable_status()->add_attempts();
+  a->set_number(1);
+  a->set_phase(dcufleet::v1::INSTANCE_STOPPED);
+  a->set_ended_at_ms(1);
+  a->mutable_placement()->set_node("node-k100");
+  std::ostringstream running;
+  PrintDeploymentDescription(resp, running);
+  EXPECT_THAT(running.str(), HasSubstr("\nPlacement:\n  node node-k100"));
+  d->mutable_status()->set_phase(dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO);
+  std::ostringstream at_zero;
+  PrintDeploymentDescription(resp, at_zero);
+  EXPECT_THAT(at_zero.str(), HasSubstr("\nLast placement (stopped: scaled to zero):\n  node node-k100"));
+  EXPECT_THAT(at_zero.str(), Not(HasSubstr("\nPlacement:")));
+}
+
 TEST(DescribePlans, TheRunningAttemptsPlanIsMarked) {
   dcufleet::v1::Deployment d;
   auto* st = d.mutable_status();

@@ -173,7 +173,8 @@ int RolloutFrom(Client& client, const RolloutArgs& args, bool wait, const std::s
     PrintStructured(ProtoToJson(resp), client.options().output, out);
   } else {
     started(resp);
-    if (!wait && !resp.change().empty()) {
+    // At zero nothing rolls: there is nothing to follow.
+    if (!wait && !resp.change().empty() && Desired(resp.deployment()) > 0) {
       out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
     }
   }

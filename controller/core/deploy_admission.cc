@@ -138,8 +138,9 @@ absl::StatusOr<dcufleet::v1::DeployResponse> DeployController::ApplyToExisting(
   std::string changes;
   auto rolled = StartRollout(spec, &changes);
   if (!rolled.ok()) return rolled.status();
+  const bool at_zero = rolled->status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO;
   *resp.mutable_deployment() = *std::move(rolled);
-  resp.set_change(absl::StrCat("rolling out: ", changes));
+  resp.set_change(absl::StrCat(at_zero ? "taken at zero, nothing runs to roll: " : "rolling out: ", changes));
   return resp;
 }
 

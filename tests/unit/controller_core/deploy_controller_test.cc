@@ -1291,6 +1291,7 @@ TEST_F(ReplicaTest, ASpecAppliedAtZeroIsTakenWithoutARolloutAndCreatingAtZeroPla
   other.set_max_model_len(4096);
   auto applied = controller_->Deploy(other, false);
   ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->change(), "taken at zero, nothing runs to roll: max_model_len 8192 -> 4096");
   controller_->ReconcileOnceForTest();
   EXPECT_THAT(Ids(a_), ::testing::IsEmpty());
   Report("node-a", &a_, inst, dcufleet::v1::INSTANCE_STOPPED);

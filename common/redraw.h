@@ -1,8 +1,14 @@
 #pragma once
 
+#include <cstddef>
+
 #include "absl/strings/string_view.h"
 
 namespace dcu::common {
+
+// The most of a line still being written that a log follower is sent (the
+// agent cuts it to its end, the controller checks a node's word against it).
+inline constexpr size_t kMaxLiveLineBytes = 1024;
 
 // The text a terminal shows for a line redrawn with '\r' (a progress bar,
 // or a message printed over one): what follows the last '\r' that has text

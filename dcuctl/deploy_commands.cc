@@ -99,14 +99,20 @@ std::string Bar(int done, int total, int width = 30) {
 
 }  // namespace
 
+bool ScaledToZero(const Deployment& d) {
+  return d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO;
+}
+
+int DesiredReplicas(const Deployment& d) { return ScaledToZero(d) ? 0 : std::max(1, d.spec().replicas()); }
+
 std::vector<std::string> DeploymentRow(const Deployment& d, bool wide) {
   const auto* a = LastAttempt(d);
   // READY n/m over replicas; RESTARTS summed over them; NODE and STACK of
   // the replica the row speaks for (the one needing attention), "+K" for
   // the nodes of the others.
-  // Scaled to zero: none wanted, and no node once its instance has stopped.
-  const bool at_zero = d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO;
-  const int desired = at_zero ? 0 : std::max(1, d.spec().replicas());
+  // Scaled to zero: no node once its instance has stopped.
+  const bool at_zero = ScaledToZero(d);
+  const int desired = DesiredReplicas(d);
   int restarts = 0;
   std::set<std::string> nodes;
   std::vector<std::string> endpoints;
@@ -223,8 +229,7 @@ void PrintPlan(const Deployment& d, std::ostream& out) {
   if (a) {
     const auto& pl = a->placement();
     // At zero the placement is history: the instance on it has stopped.
-    const bool last_only = d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO &&
-                           a->ended_at_ms() != 0;
+    const bool last_only = ScaledToZero(d) && a->ended_at_ms() != 0;
     out << (last_only ? "\nLast placement (stopped: scaled to zero):\n  node " : "\nPlacement:\n  node ")
         << pl.node() << " (" << pl.arch() << "), devices ["
         << absl::StrJoin(pl.device_indices(), ",") << "], TP=" << pl.tp() << ", port "
@@ -268,7 +273,7 @@ void PrintDeploymentDescription(const dcufleet::v1::GetDeploymentResponse& resp,
       << (s.runtime().empty() ? "" : absl::StrCat(" runtime=", s.runtime())) << "\n";
   out << "Created:     " << Ago(st.created_at_ms()) << "\n";
   if (d.replicas_size() > 1 || s.replicas() > 1) {
-    out << "Replicas:    " << d.ready_replicas() << "/" << std::max(1, s.replicas())
+    out << "Replicas:    " << d.ready_replicas() << "/" << DesiredReplicas(d)
         << " Ready (below: replica " << d.replica() << ", the first not Ready)\n";
     Table rt({"REPLICA", "PHASE", "NODE", "DEVICES", "ENDPOINT", "RESTARTS", "MESSAGE"});
     for (const auto& r : d.replicas()) {

@@ -71,6 +71,11 @@ int RunReapNode(Client& client, const std::string& node, bool dry_run, bool incl
 // `get deployments`' table and one deployment's row (--watch prints rows).
 Table DeploymentsTable(const dcufleet::v1::ListDeploymentsResponse& resp, bool wide);
 std::vector<std::string> DeploymentRow(const dcufleet::v1::Deployment& d, bool wide);
+// The deployment is scaled to zero (the controller's phase says so).
+bool ScaledToZero(const dcufleet::v1::Deployment& d);
+// Replicas wanted, as get, describe and rollout status show them: none at
+// zero; spec.replicas 0 otherwise is a document from before replicas (one).
+int DesiredReplicas(const dcufleet::v1::Deployment& d);
 // "Ready", "Unschedulable", ... as the PHASE column has it.
 std::string DeploymentPhaseName(dcufleet::v1::DeploymentPhase phase);
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/units.h"
+#include "dcuctl/deploy_commands.h"
 #include "dcuctl/exit_codes.h"
 #include "dcuctl/output.h"
 #include "dcuctl/query.h"
@@ -23,11 +24,6 @@ namespace {
 using dcufleet::v1::Deployment;
 using FleetStub = dcufleet::v1::FleetService::Stub;
 
-bool AtZero(const Deployment& d) { return d.status().phase() == dcufleet::v1::DEPLOYMENT_SCALED_TO_ZERO; }
-
-// Replicas 0 in a spec: one written before replicas existed (one), unless
-// the deployment is scaled to zero.
-int Desired(const Deployment& d) { return AtZero(d) ? 0 : std::max(1, d.spec().replicas()); }
 
 // Instances a deployment scaled to zero still has to stop (the replica it
 // keeps shows its instance only until that has stopped).
@@ -52,8 +48,8 @@ int PendingTermination(const Deployment& d) {
 }
 
 Rollout StateOf(const Deployment& d) {
-  if (AtZero(d)) return StillStopping(d) == 0 ? Rollout::kDone : Rollout::kWaiting;
-  if (!Rolling(d) && d.ready_replicas() >= Desired(d) &&
+  if (ScaledToZero(d)) return StillStopping(d) == 0 ? Rollout::kDone : Rollout::kWaiting;
+  if (!Rolling(d) && d.ready_replicas() >= DesiredReplicas(d) &&
       d.status().phase() == dcufleet::v1::DEPLOYMENT_READY && PendingTermination(d) == 0) {
     return Rollout::kDone;
   }
@@ -73,7 +69,7 @@ Rollout StateOf(const Deployment& d) {
 }
 
 std::string Progress(const Deployment& d) {
-  if (AtZero(d)) {
+  if (ScaledToZero(d)) {
     const int n = StillStopping(d);
     return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" to scale to zero: ", n,
                         n == 1 ? " instance is" : " instances are", " still stopping...");
@@ -88,16 +84,16 @@ std::string Progress(const Deployment& d) {
       }
     }
     return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ",
-                        d.updated_replicas(), " out of ", Desired(d),
+                        d.updated_replicas(), " out of ", DesiredReplicas(d),
                         " new replicas have been updated, ", d.ready_replicas(), " Ready", held,
                         "...");
   }
-  if (const int old = PendingTermination(d); old > 0 && d.ready_replicas() >= Desired(d)) {
+  if (const int old = PendingTermination(d); old > 0 && d.ready_replicas() >= DesiredReplicas(d)) {
     return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ", old,
                         old == 1 ? " old replica is" : " old replicas are", " pending termination...");
   }
   return absl::StrCat("Waiting for deployment \"", d.spec().name(), "\" rollout to finish: ",
-                      d.ready_replicas(), " of ", Desired(d), " replicas are Ready...");
+                      d.ready_replicas(), " of ", DesiredReplicas(d), " replicas are Ready...");
 }
 
 }  // namespace
@@ -174,7 +170,7 @@ int RolloutFrom(Client& client, const RolloutArgs& args, bool wait, const std::s
   } else {
     started(resp);
     // At zero nothing rolls: there is nothing to follow.
-    if (!wait && !resp.change().empty() && Desired(resp.deployment()) > 0) {
+    if (!wait && !resp.change().empty() && DesiredReplicas(resp.deployment()) > 0) {
       out << "follow it with: dcuctl rollout status deployment/" << args.name << "\n";
     }
   }
@@ -198,7 +194,7 @@ int RunRolloutRestart(Client& client, const RolloutArgs& args, bool wait, std::o
         return spec;
       },
       [&](const dcufleet::v1::DeployResponse& resp) {
-        const int n = Desired(resp.deployment());
+        const int n = DesiredReplicas(resp.deployment());
         if (n == 0) {
           out << "deployment \"" << args.name
               << "\" is scaled to zero: nothing runs to restart; replicas it is scaled up to start "
@@ -301,13 +297,13 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
     }
     ctx.TryCancel();
     reader->Finish();
-    if (state == Rollout::kDone && AtZero(last)) {
+    if (state == Rollout::kDone && ScaledToZero(last)) {
       out << "deployment \"" << args.name << "\" scaled to zero (no instance runs)\n";
       return kExitOk;
     }
     if (state == Rollout::kDone) {
       out << "deployment \"" << args.name << "\" successfully rolled out (" << last.ready_replicas()
-          << "/" << Desired(last) << " replicas Ready)\n";
+          << "/" << DesiredReplicas(last) << " replicas Ready)\n";
       return kExitOk;
     }
     for (const auto& r : last.replicas()) {
@@ -324,7 +320,7 @@ int RunRolloutStatus(Client& client, const RolloutArgs& args, std::ostream& out,
   grpc::Status fs = reader->Finish();
   if (fs.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     err << "timed out after " << args.timeout_s << "s waiting for deployment '" << args.name
-        << "'" << (seen ? absl::StrCat(": ", last.ready_replicas(), " of ", Desired(last),
+        << "'" << (seen ? absl::StrCat(": ", last.ready_replicas(), " of ", DesiredReplicas(last),
                                        " replicas Ready; ", last.status().message())
                         : "")
         << "\n";

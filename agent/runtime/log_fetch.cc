@@ -15,7 +15,9 @@ std::string LatestRedraw(absl::string_view partial) {
   partial = common::LastRedraw(partial);
   // A line that never ends (a bar with no newline, a runaway write) is
   // shown by its end, bounded.
-  if (partial.size() > kMaxLiveLineBytes) partial.remove_prefix(partial.size() - kMaxLiveLineBytes);
+  if (partial.size() > common::kMaxLiveLineBytes) {
+    partial.remove_prefix(partial.size() - common::kMaxLiveLineBytes);
+  }
   return std::string(partial);
 }
 

@@ -10,12 +10,9 @@
 
 namespace dcu::agent {
 
-// The most of a line still being written that a follower is shown.
-inline constexpr size_t kMaxLiveLineBytes = 1024;
-
 // What a terminal would show of `partial` (a line without its '\n' yet):
 // the text after its last carriage return that has text after it (a
-// progress bar's latest redraw), its last kMaxLiveLineBytes at most.
+// progress bar's latest redraw), its last common::kMaxLiveLineBytes at most.
 std::string LatestRedraw(absl::string_view partial);
 
 // The answer to the controller's FetchLogsCommand, from whichever runtime

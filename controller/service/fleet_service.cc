@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/hash.h"
+#include "common/redraw.h"
 #include "common/ids.h"
 #include "common/input_rules.h"
 #include "common/version.h"
@@ -454,7 +455,9 @@ grpc::ServerUnaryReactor* FleetServiceImpl::GetLogs(grpc::CallbackServerContext*
           // makes it terminal-safe).
           if (j.contains("partial") && j["partial"].is_string()) {
             std::string partial = j["partial"].get<std::string>();
-            if (partial.size() > 1024) partial.erase(0, partial.size() - 1024);
+            if (partial.size() > common::kMaxLiveLineBytes) {
+              partial.erase(0, partial.size() - common::kMaxLiveLineBytes);
+            }
             resp->set_partial(std::move(partial));
           }
         }

@@ -16,6 +16,7 @@
 #include <sstream>
 #include "absl/time/clock.h"
 #include "agent/runtime/log_fetch.h"
+#include "common/redraw.h"
 #include "agent/runtime/proc_util.h"
 #include "common/http_client.h"
 #include "common/proc_stat.h"
@@ -547,7 +548,7 @@ TEST_F(ReadLogSinceTest, TheAnswerToAFollowerCarriesTheBarsLatestRedraw) {
   Append(log_, std::string(5000, 'x') + "end");
   j = nlohmann::json::parse(*AnswerFetchLogs(follow, runtimes, "node-a"));
   ASSERT_TRUE(j["partial"].is_string());
-  EXPECT_EQ(j["partial"].get<std::string>().size(), kMaxLiveLineBytes);
+  EXPECT_EQ(j["partial"].get<std::string>().size(), common::kMaxLiveLineBytes);
   EXPECT_TRUE(absl::EndsWith(j["partial"].get<std::string>(), "xxend"));
   // Once the line ends it is a line, and there is no partial.
   Append(log_, "\n");
